@@ -10,8 +10,8 @@
 #include <strings.h>
 
 static _Atomic int current_level = -1; /* -1: not yet read from VLM_LOG */
-static _Atomic(vlm_log_sink) current_sink = NULL;
-static _Atomic(void *) current_sink_user = NULL;
+static _Atomic(vlm_log_sink) current_sink; /* zero-initialised: no sink */
+static _Atomic(void *) current_sink_user;
 
 bool vlm_log_level_parse(const char *name, vlm_log_level *out) {
   static const struct {

@@ -677,7 +677,14 @@ static void append_number(vlm_string_builder *builder, const vlm_json_value *val
   double number = value->as.number.value;
   if (isnan(number)) vlm_sb_append(builder, "NaN", 3);
   else if (isinf(number)) vlm_sb_appendf(builder, "%sInfinity", number < 0 ? "-" : "");
-  else vlm_sb_appendf(builder, "%.17g", number);
+  else {
+    /* Keep a non-integer number non-integer on re-reading: -0.0 or 1e20 must
+     * not come back as the integers 0 or 100000000000000000000. */
+    char text[40];
+    snprintf(text, sizeof(text), "%.17g", number);
+    vlm_sb_append(builder, text, strlen(text));
+    if (!strpbrk(text, ".e")) vlm_sb_append(builder, ".0", 2);
+  }
 }
 
 void vlm_sb_append_json_value(vlm_string_builder *builder,
