@@ -36,8 +36,8 @@ vlm_status vlm_file_read_all(const char *path, size_t max_bytes, char **out_data
                              size_t *out_length) {
   *out_data = NULL;
   *out_length = 0;
-  int descriptor;
-  size_t size;
+  int descriptor = -1;
+  size_t size = 0;
   VLM_RETURN_IF_ERROR(open_regular(path, &descriptor, &size));
   if (size > max_bytes) {
     close(descriptor);
@@ -73,8 +73,8 @@ vlm_status vlm_file_read_all(const char *path, size_t max_bytes, char **out_data
 vlm_status vlm_file_map_open(const char *path, vlm_file_map *out_map) {
   memset(out_map, 0, sizeof(*out_map));
   out_map->descriptor = -1;
-  int descriptor;
-  size_t size;
+  int descriptor = -1;
+  size_t size = 0;
   VLM_RETURN_IF_ERROR(open_regular(path, &descriptor, &size));
   if (size == 0) {
     close(descriptor);

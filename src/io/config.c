@@ -1,0 +1,413 @@
+/* config.json: which class each section is, how the sections are found
+ * (nested, flat or legacy), and the model-level multimodal values. */
+#include "io/config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "io/config_families.h"
+#include "io/config_reader.h"
+
+/* The composite (multimodal) model types; their sections come from the
+ * class's sub_configs. Text decoder types are read as a single section. */
+static const char *const composite_model_types[] = {
+    "llava", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe",
+    "gemma3", "gemma3n", "phi4_multimodal", "molmo2",
+};
+
+static const char composite_names[] =
+    "llava, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, gemma3, gemma3n, molmo2";
+
+static bool is_composite(const char *model_type) {
+  for (size_t i = 0; i < sizeof(composite_model_types) / sizeof(composite_model_types[0]); i++)
+    if (strcmp(composite_model_types[i], model_type) == 0) return true;
+  return false;
+}
+
+static bool is_model_type(const char *model_type, const char *name) {
+  return strcmp(model_type, name) == 0;
+}
+
+/* Qwen2VLConfig / Qwen2_5_VLConfig.__post_init__ accept the text fields at
+ * the top level when text_config is absent (as the released Qwen2-VL and
+ * Qwen2.5-VL config.json files have them). */
+static bool has_flat_text_fallback(const char *model_type) {
+  return is_model_type(model_type, "qwen2_vl") || is_model_type(model_type, "qwen2_5_vl");
+}
+
+/* Everything being assembled for one config.json. */
+typedef struct model_parse {
+  vlm_config_storage *storage;
+  const char *source_name;
+  const vlm_json_value *file_root;
+  vlm_config_class root_class;
+  vlm_config_section root;
+  bool used_legacy_vit_config; /* Molmo2 */
+  vlm_config_section text, vision, audio, adapter;
+  vlm_config_class text_class, vision_class, audio_class, adapter_class;
+  bool has_text, has_vision, has_audio, has_adapter;
+} model_parse;
+
+/* ---------------------------------------------------------------------- */
+/* Sub-config resolution                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* Which role a sub-config key plays. */
+typedef enum section_role { ROLE_TEXT, ROLE_VISION, ROLE_AUDIO, ROLE_ADAPTER } section_role;
+
+static section_role role_of(const char *key) {
+  if (strcmp(key, "text_config") == 0) return ROLE_TEXT;
+  if (strcmp(key, "vision_config") == 0) return ROLE_VISION;
+  if (strcmp(key, "audio_config") == 0) return ROLE_AUDIO;
+  return ROLE_ADAPTER;
+}
+
+static bool role_accepts(section_role role, const char *model_type) {
+  switch (role) {
+    case ROLE_TEXT: return vlm_config_is_text_model_type(model_type);
+    case ROLE_VISION: return vlm_config_is_vision_model_type(model_type);
+    case ROLE_AUDIO: return vlm_config_is_audio_model_type(model_type);
+    case ROLE_ADAPTER: return vlm_config_defaults_json(model_type) != NULL;
+  }
+  return false;
+}
+
+static const char *role_supported_types(section_role role) {
+  switch (role) {
+    case ROLE_TEXT: return vlm_config_text_model_types();
+    case ROLE_VISION: return "clip_vision_model, siglip_vision_model";
+    default: return "none";
+  }
+}
+
+/* The class a sub-config resolves to (SubConfigSpec.create_subconfig): an
+ * AutoConfig spec lets the section's own model_type choose, else the spec's
+ * class is fixed and the section's model_type is ignored. */
+static vlm_status resolve_sub_class(model_parse *parse, const char *key, const vlm_json_value *spec,
+                                    const vlm_json_value *file_section, vlm_config_class *out) {
+  const char *model_type = vlm_json_get_string(vlm_json_object_get(spec, "model_type"));
+  bool automatic = false;
+  vlm_json_get_bool(vlm_json_object_get(spec, "auto"), &automatic);
+  const vlm_json_value *declared = vlm_json_object_get(file_section, "model_type");
+  if (automatic && declared && declared->type != VLM_JSON_NULL) {
+    vlm_config_section where = {file_section, parse->source_name, "", parse->storage};
+    char path[64];
+    snprintf(path, sizeof(path), "%s.model_type", key);
+    if (!vlm_json_get_string(declared) || declared->as.string.length > VLM_CONFIG_MAX_STRING_LENGTH)
+      return vlm_config_type_error(&where, path, "a model type name", declared);
+    model_type = vlm_json_get_string(declared);
+    section_role role = role_of(key);
+    if (!role_accepts(role, model_type))
+      return VLM_ERROR(UNIMPLEMENTED, "%s: %s \"%s\" is not supported for %s (supported: %s)",
+                       parse->source_name, path, model_type, parse->root_class.model_type,
+                       role_supported_types(role));
+  }
+  return vlm_config_class_load(parse->storage, model_type, out);
+}
+
+static vlm_status flat_text_object(model_parse *parse, const vlm_config_class *text_class,
+                                   const vlm_json_value **out) {
+  const vlm_json_value *root = parse->file_root;
+  size_t count = root->as.object.count;
+  vlm_json_member *members = malloc((count + 1) * sizeof(*members));
+  if (!members) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory reading a config");
+  size_t kept = 0;
+  for (size_t i = 0; i < count; i++) {
+    const vlm_json_member *member = &root->as.object.members[i];
+    bool text_key = vlm_config_class_has_field(text_class, member->key) ||
+                    strcmp(member->key, "rope_scaling") == 0 ||
+                    strcmp(member->key, "rope_theta") == 0;
+    if (text_key && !vlm_config_class_has_field(&parse->root_class, member->key))
+      members[kept++] = *member;
+  }
+  /* The text config's dtype is the top-level torch_dtype (dtype itself is
+   * a field of the composite, so __post_init__ never sees it in kwargs). */
+  const vlm_json_value *torch_dtype = vlm_json_object_get(root, "torch_dtype");
+  if (torch_dtype) members[kept++] = (vlm_json_member){"dtype", 5, *torch_dtype};
+  vlm_status status = vlm_config_object_create(parse->storage, members, kept, out);
+  free(members);
+  return status;
+}
+
+static vlm_config_section *section_for(model_parse *parse, section_role role,
+                                       vlm_config_class **out_class, bool **out_present) {
+  switch (role) {
+    case ROLE_TEXT: *out_class = &parse->text_class; *out_present = &parse->has_text; return &parse->text;
+    case ROLE_VISION: *out_class = &parse->vision_class; *out_present = &parse->has_vision; return &parse->vision;
+    case ROLE_AUDIO: *out_class = &parse->audio_class; *out_present = &parse->has_audio; return &parse->audio;
+    case ROLE_ADAPTER: break;
+  }
+  *out_class = &parse->adapter_class;
+  *out_present = &parse->has_adapter;
+  return &parse->adapter;
+}
+
+static vlm_status build_sub_section(model_parse *parse, const char *key, const vlm_json_value *spec) {
+  const vlm_json_value *file_section = vlm_json_object_get(parse->file_root, key);
+  char prefix[64];
+  snprintf(prefix, sizeof(prefix), "%s.", key);
+  /* Molmo2Config.__post_init__: the remote-code name vit_config stands in for
+   * an absent vision_config. */
+  if (is_model_type(parse->root_class.model_type, "molmo2") && strcmp(key, "vision_config") == 0 &&
+      (!file_section || file_section->type == VLM_JSON_NULL)) {
+    const vlm_json_value *legacy = vlm_json_object_get(parse->file_root, "vit_config");
+    if (legacy && legacy->type != VLM_JSON_NULL) {
+      file_section = legacy;
+      snprintf(prefix, sizeof(prefix), "vit_config.");
+      parse->used_legacy_vit_config = true;
+    }
+  }
+  if (file_section && file_section->type == VLM_JSON_NULL) file_section = NULL;
+  if (file_section && file_section->type != VLM_JSON_OBJECT)
+    return vlm_config_type_error(&parse->root, key, "an object", file_section);
+  vlm_config_class *config_class;
+  bool *present;
+  vlm_config_section *section = section_for(parse, role_of(key), &config_class, &present);
+  VLM_RETURN_IF_ERROR(resolve_sub_class(parse, key, spec, file_section, config_class));
+  const char *key_prefix = vlm_config_storage_copy_string(parse->storage, prefix);
+  if (!key_prefix) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory reading a config");
+  /* init_kwargs apply only when the section is absent. */
+  const vlm_json_value *init_kwargs = file_section ? NULL : vlm_json_object_get(spec, "init_kwargs");
+  if (!file_section && role_of(key) == ROLE_TEXT && has_flat_text_fallback(parse->root_class.model_type)) {
+    VLM_RETURN_IF_ERROR(flat_text_object(parse, config_class, &file_section));
+    key_prefix = "";
+  }
+  *present = true;
+  return vlm_config_section_merge(parse->storage, config_class, init_kwargs, file_section,
+                                  parse->source_name, key_prefix, section);
+}
+
+static vlm_status build_sections(model_parse *parse) {
+  VLM_RETURN_IF_ERROR(vlm_config_section_merge(parse->storage, &parse->root_class, NULL,
+                                               parse->file_root, parse->source_name, "",
+                                               &parse->root));
+  const vlm_json_value *subs = parse->root_class.sub_configs;
+  for (size_t i = 0; subs && i < subs->as.object.count; i++)
+    VLM_RETURN_IF_ERROR(build_sub_section(parse, subs->as.object.members[i].key,
+                                          &subs->as.object.members[i].value));
+  if (!parse->has_text) {
+    /* A text decoder (or Phi-4-multimodal, whose text fields are top level). */
+    parse->text = parse->root;
+    parse->text_class = parse->root_class;
+    parse->has_text = true;
+  }
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Model-level values                                                      */
+/* ---------------------------------------------------------------------- */
+
+/* The first of `keys` present (non-null) in `section`, read as a token id. */
+static vlm_status first_token_id(const vlm_config_section *section, const char *const *keys,
+                                 int64_t *out) {
+  *out = -1;
+  for (size_t i = 0; keys[i]; i++)
+    if (vlm_config_get(section, keys[i])) return vlm_config_read_token_id(section, keys[i], out);
+  return VLM_OK;
+}
+
+static vlm_status read_token_ids(model_parse *parse, vlm_model_config *out) {
+  const vlm_config_section *root = &parse->root;
+  VLM_RETURN_IF_ERROR(first_token_id(
+      root, (const char *const[]){"image_token_index", "image_token_id", "image_patch_id", NULL},
+      &out->image_token_id));
+  if (out->image_token_id < 0 && parse->has_vision)
+    VLM_RETURN_IF_ERROR(first_token_id(&parse->vision, (const char *const[]){"image_token_id", NULL},
+                                       &out->image_token_id));
+  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"video_token_id", NULL},
+                                     &out->video_token_id));
+  /* Molmo2Config.attribute_map: video_token_id is image_patch_id too. */
+  if (is_model_type(out->model_type, "molmo2")) out->video_token_id = out->image_token_id;
+  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"audio_token_id", NULL},
+                                     &out->audio_token_id));
+  if (out->audio_token_id < 0 && parse->has_audio)
+    VLM_RETURN_IF_ERROR(first_token_id(&parse->audio, (const char *const[]){"audio_token_id", NULL},
+                                       &out->audio_token_id));
+  VLM_RETURN_IF_ERROR(first_token_id(
+      root, (const char *const[]){"vision_start_token_id", "image_start_token_id", NULL},
+      &out->vision_start_token_id));
+  VLM_RETURN_IF_ERROR(first_token_id(
+      root, (const char *const[]){"vision_end_token_id", "image_end_token_id", NULL},
+      &out->vision_end_token_id));
+  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"boi_token_index", "boi_token_id", NULL},
+                                     &out->boi_token_id));
+  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"eoi_token_index", "eoi_token_id", NULL},
+                                     &out->eoi_token_id));
+  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"boa_token_id", NULL}, &out->boa_token_id));
+  return first_token_id(root, (const char *const[]){"eoa_token_id", NULL}, &out->eoa_token_id);
+}
+
+static vlm_status read_sequence_lengths(model_parse *parse, vlm_model_config *out) {
+  const char *const image_keys[] = {"image_seq_length", "mm_tokens_per_image",
+                                    "vision_soft_tokens_per_image", NULL};
+  for (size_t i = 0; image_keys[i] && !out->image_seq_length; i++)
+    VLM_RETURN_IF_ERROR(vlm_config_read_int_or(&parse->root, image_keys[i], 1, 1 << 20, 0,
+                                               &out->image_seq_length));
+  return vlm_config_read_int_or(&parse->root, "audio_soft_tokens_per_image", 1, 1 << 20, 0,
+                                &out->audio_seq_length);
+}
+
+/* Molmo2Config: with a legacy vit_config, the adapter's layer indexes are
+ * made non-negative and the encoder is cut after the deepest one used;
+ * validate_architecture then checks they index the encoder. */
+static vlm_status apply_molmo2_layers(model_parse *parse, vlm_model_config *out) {
+  int64_t layers = out->vision.num_hidden_layers;
+  vlm_index_list *indexes = &out->vision_feature_layers;
+  if (parse->used_legacy_vit_config && indexes->count) {
+    int64_t deepest = 0;
+    for (size_t i = 0; i < indexes->count; i++) {
+      indexes->values[i] = ((indexes->values[i] % layers) + layers) % layers;
+      if (indexes->values[i] > deepest) deepest = indexes->values[i];
+    }
+    out->vision.num_hidden_layers = layers = deepest + 1;
+  }
+  for (size_t i = 0; i < indexes->count; i++)
+    if (indexes->values[i] < -layers || indexes->values[i] >= layers)
+      return vlm_config_error(&parse->adapter, VLM_STATUS_INVALID_ARGUMENT, "vision_feature_layer",
+                              "entry %lld does not index the %lld vision layers",
+                              (long long)indexes->values[i], (long long)layers);
+  return VLM_OK;
+}
+
+static vlm_status read_feature_layers(model_parse *parse, vlm_model_config *out) {
+  const int64_t bound = VLM_CONFIG_MAX_LAYERS;
+  if (is_model_type(out->model_type, "molmo2")) {
+    /* Molmo2AdapterConfig.__post_init__: [24, 18] when unset. */
+    VLM_RETURN_IF_ERROR(vlm_config_read_index_list(&parse->adapter, "vision_feature_layer", -bound,
+                                                   bound, false, &out->vision_feature_layers, NULL));
+    if (!out->vision_feature_layers.count) out->vision_feature_layers = (vlm_index_list){{24, 18}, 2};
+    out->vision_feature_layer_is_list = true;
+    return apply_molmo2_layers(parse, out);
+  }
+  if (is_model_type(out->model_type, "phi4_multimodal"))
+    return vlm_config_read_index_list(&parse->vision, "feature_layer", -bound, bound, true,
+                                      &out->vision_feature_layers, NULL);
+  return vlm_config_read_index_list(&parse->root, "vision_feature_layer", -bound, bound, true,
+                                    &out->vision_feature_layers, &out->vision_feature_layer_is_list);
+}
+
+static vlm_status read_projector(model_parse *parse, vlm_model_config *out) {
+  VLM_RETURN_IF_ERROR(vlm_config_read_string_or(&parse->root, "vision_feature_select_strategy",
+                                                NULL, &out->vision_feature_select_strategy));
+  VLM_RETURN_IF_ERROR(vlm_config_read_string_or(&parse->root, "projector_hidden_act", NULL,
+                                                &out->projector_hidden_act));
+  return vlm_config_read_bool_or(&parse->root, "multimodal_projector_bias", false,
+                                 &out->multimodal_projector_bias);
+}
+
+static vlm_status read_tie(model_parse *parse, vlm_model_config *out) {
+  VLM_RETURN_IF_ERROR(vlm_config_read_bool_or(&parse->root, "tie_word_embeddings", false,
+                                              &out->tie_word_embeddings));
+  /* LlavaConfig / Qwen2VLConfig.__post_init__: a text config that ties
+   * turns tying on for the whole model. */
+  bool forwards = is_model_type(out->model_type, "llava") || has_flat_text_fallback(out->model_type);
+  if (!forwards || out->tie_word_embeddings || parse->text.object == parse->root.object)
+    return VLM_OK;
+  return vlm_config_read_bool_or(&parse->text, "tie_word_embeddings", false,
+                                 &out->tie_word_embeddings);
+}
+
+static vlm_status read_architecture(model_parse *parse, vlm_model_config *out) {
+  const vlm_json_value *architectures = vlm_config_get(&parse->root, "architectures");
+  if (!architectures) return VLM_OK;
+  const vlm_json_value *first = vlm_json_array_get(architectures, 0);
+  if (architectures->type != VLM_JSON_ARRAY || (first && !vlm_json_is_string(first)))
+    return vlm_config_type_error(&parse->root, "architectures", "a list of class names",
+                                 architectures);
+  if (!first) return VLM_OK;
+  if (first->as.string.length > VLM_CONFIG_MAX_STRING_LENGTH)
+    return vlm_config_type_error(&parse->root, "architectures", "a list of short class names",
+                                 architectures);
+  out->architecture = first->as.string.chars;
+  return VLM_OK;
+}
+
+static vlm_status read_parts(model_parse *parse, vlm_model_config *out) {
+  VLM_RETURN_IF_ERROR(read_architecture(parse, out));
+  VLM_RETURN_IF_ERROR(vlm_config_read_dtype(&parse->root, &out->dtype));
+  VLM_RETURN_IF_ERROR(read_tie(parse, out));
+  VLM_RETURN_IF_ERROR(
+      vlm_text_config_read(&parse->text, &parse->text_class, out->tie_word_embeddings, &out->text));
+  if (parse->has_vision)
+    VLM_RETURN_IF_ERROR(vlm_vision_config_read(&parse->vision, &parse->vision_class, &out->vision));
+  if (parse->has_audio)
+    VLM_RETURN_IF_ERROR(vlm_audio_config_read(&parse->audio, &parse->audio_class, &out->audio));
+  out->has_vision = parse->has_vision;
+  out->has_audio = parse->has_audio;
+  VLM_RETURN_IF_ERROR(read_token_ids(parse, out));
+  VLM_RETURN_IF_ERROR(read_sequence_lengths(parse, out));
+  VLM_RETURN_IF_ERROR(read_feature_layers(parse, out));
+  return read_projector(parse, out);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Entry points                                                            */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status read_model_type(model_parse *parse) {
+  vlm_config_section file = {parse->file_root, parse->source_name, "", parse->storage};
+  if (!parse->file_root || parse->file_root->type != VLM_JSON_OBJECT)
+    return VLM_ERROR(INVALID_ARGUMENT, "%s: the top level must be a JSON object", parse->source_name);
+  const char *model_type = NULL;
+  VLM_RETURN_IF_ERROR(vlm_config_read_string_or(&file, "model_type", NULL, &model_type));
+  if (!model_type)
+    return VLM_ERROR(INVALID_ARGUMENT, "%s: model_type is missing (supported: %s, %s)",
+                     parse->source_name, vlm_config_text_model_types(), composite_names);
+  if (!is_composite(model_type) && !vlm_config_is_text_model_type(model_type))
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type \"%s\" is not supported (supported: %s, %s)",
+                     parse->source_name, model_type, vlm_config_text_model_types(),
+                     composite_names);
+  return vlm_config_class_load(parse->storage, model_type, &parse->root_class);
+}
+
+static vlm_status parse_into(model_parse *parse, const char *text, size_t length,
+                             vlm_model_config *out) {
+  VLM_RETURN_IF_ERROR(
+      vlm_config_storage_parse(parse->storage, text, length, parse->source_name, &parse->file_root));
+  VLM_RETURN_IF_ERROR(read_model_type(parse));
+  VLM_RETURN_IF_ERROR(build_sections(parse));
+  out->model_type = parse->root_class.model_type;
+  VLM_RETURN_IF_ERROR(read_parts(parse, out));
+  out->root_section = parse->root.object;
+  out->text_section = parse->text.object;
+  out->vision_section = parse->has_vision ? parse->vision.object : NULL;
+  out->audio_section = parse->has_audio ? parse->audio.object : NULL;
+  out->adapter_section = parse->has_adapter ? parse->adapter.object : NULL;
+  return VLM_OK;
+}
+
+vlm_status vlm_model_config_parse(const char *text, size_t length, const char *source_name,
+                                  const vlm_allocator *allocator, vlm_model_config *out) {
+  memset(out, 0, sizeof(*out));
+  model_parse parse = {.source_name = source_name ? source_name : "config.json"};
+  VLM_RETURN_IF_ERROR(vlm_config_storage_create(allocator, &parse.storage));
+  out->storage = parse.storage;
+  /* Messages must outlive this call: keep the name in the storage. */
+  parse.source_name = vlm_config_storage_copy_string(parse.storage, parse.source_name);
+  vlm_status status = parse.source_name
+                          ? parse_into(&parse, text, length, out)
+                          : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory reading a config");
+  if (status) vlm_model_config_release(out);
+  return status;
+}
+
+vlm_status vlm_model_config_load(const char *model_dir, const vlm_allocator *allocator,
+                                 vlm_model_config *out) {
+  memset(out, 0, sizeof(*out));
+  char *text = NULL, *path = NULL;
+  size_t length = 0;
+  vlm_status status = vlm_config_read_file(model_dir, "config.json", false, &text, &length, &path);
+  if (!status) status = vlm_model_config_parse(text, length, path, allocator, out);
+  free(text);
+  free(path);
+  return status;
+}
+
+void vlm_model_config_release(vlm_model_config *config) {
+  if (!config) return;
+  vlm_config_storage_release(config->storage);
+  memset(config, 0, sizeof(*config));
+}
