@@ -122,10 +122,13 @@ typedef struct vlm_model_report vlm_model_report;
 
 typedef struct vlm_inspect_options {
   const vlm_allocator *allocator; /* NULL: system allocator */
+  int thread_count;               /* reported runtime threads; <= 0: one per core */
 } vlm_inspect_options;
 
 /* Opens a Hugging Face checkpoint directory, validates every safetensors
- * header and every config file in it, and describes what it holds. Fails on
+ * header and every config file in it, and describes what it holds:
+ * architecture, modalities, dtypes, parameters and bytes per component, and
+ * the tensors that are missing, unexpected or of the wrong shape. Fails on
  * anything malformed; a well-formed checkpoint with missing or unexpected
  * tensors still produces a report (which lists them). */
 vlm_status vlm_model_inspect(const char *model_dir,
@@ -135,8 +138,11 @@ vlm_status vlm_model_inspect(const char *model_dir,
  * report. */
 const char *vlm_model_report_text(const vlm_model_report *report, bool as_json);
 /* True when every tensor the architecture needs is present with the right
- * shape and nothing unexpected is there. */
-bool vlm_model_report_is_complete(const vlm_model_report *report);
+ * shape (unexpected extra tensors are allowed, as Transformers allows them).
+ * False as well when no tensor manifest exists yet for the family. */
+bool vlm_model_report_can_load(const vlm_model_report *report);
+/* One line saying why can_load is false; "" when it is true. */
+const char *vlm_model_report_problem(const vlm_model_report *report);
 void vlm_model_report_release(vlm_model_report *report);
 
 #ifdef __cplusplus

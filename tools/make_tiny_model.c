@@ -1,1 +1,183 @@
-int main(void) { return 0; }
+/* vlm-make-tiny-model: writes a tiny random-weight checkpoint in Hugging Face
+ * layout, so the README's first command and the CLI tests have a model
+ * directory to work on without downloading anything.
+ *
+ * The tensor list is not written by hand: the tool parses the config it
+ * writes and asks the family for its manifest, so the checkpoint always has
+ * exactly the tensors vlm expects. (The oracle harness, tools/oracle, makes
+ * the checkpoints that are checked against Transformers; this one only has
+ * to be well-formed.) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/config.h"
+#include "io/safetensors.h"
+#include "models/family.h"
+
+static const char llava_config[] =
+    "{\n"
+    "  \"architectures\": [\"LlavaForConditionalGeneration\"],\n"
+    "  \"model_type\": \"llava\",\n"
+    "  \"dtype\": \"float32\",\n"
+    "  \"image_token_index\": 250,\n"
+    "  \"image_seq_length\": 576,\n"
+    "  \"projector_hidden_act\": \"gelu\",\n"
+    "  \"vision_feature_layer\": -2,\n"
+    "  \"vision_feature_select_strategy\": \"default\",\n"
+    "  \"tie_word_embeddings\": false,\n"
+    "  \"text_config\": {\n"
+    "    \"model_type\": \"llama\", \"vocab_size\": 256, \"hidden_size\": 128,\n"
+    "    \"intermediate_size\": 256, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,\n"
+    "    \"num_key_value_heads\": 1, \"head_dim\": 64, \"max_position_embeddings\": 2048,\n"
+    "    \"rms_norm_eps\": 1e-05, \"bos_token_id\": 1, \"eos_token_id\": 2\n"
+    "  },\n"
+    "  \"vision_config\": {\n"
+    "    \"model_type\": \"clip_vision_model\", \"hidden_size\": 64, \"intermediate_size\": 128,\n"
+    "    \"num_hidden_layers\": 2, \"num_attention_heads\": 1, \"image_size\": 336,\n"
+    "    \"patch_size\": 14, \"projection_dim\": 64\n"
+    "  }\n"
+    "}\n";
+
+static const char llama_config[] =
+    "{\n"
+    "  \"architectures\": [\"LlamaForCausalLM\"],\n"
+    "  \"model_type\": \"llama\", \"dtype\": \"float32\", \"vocab_size\": 256,\n"
+    "  \"hidden_size\": 128, \"intermediate_size\": 256, \"num_hidden_layers\": 2,\n"
+    "  \"num_attention_heads\": 2, \"num_key_value_heads\": 1, \"head_dim\": 64,\n"
+    "  \"rms_norm_eps\": 1e-05, \"bos_token_id\": 1, \"eos_token_id\": 2,\n"
+    "  \"tie_word_embeddings\": true\n"
+    "}\n";
+
+static const char generation_config[] =
+    "{\"bos_token_id\": 1, \"eos_token_id\": 2, \"do_sample\": false}\n";
+
+static const char clip_preprocessor_config[] =
+    "{\n"
+    "  \"image_processor_type\": \"CLIPImageProcessor\",\n"
+    "  \"crop_size\": {\"height\": 336, \"width\": 336}, \"do_center_crop\": true,\n"
+    "  \"do_convert_rgb\": true, \"do_normalize\": true, \"do_rescale\": true,\n"
+    "  \"do_resize\": true, \"resample\": 3, \"rescale_factor\": 0.00392156862745098,\n"
+    "  \"image_mean\": [0.48145466, 0.4578275, 0.40821073],\n"
+    "  \"image_std\": [0.26862954, 0.26130258, 0.27577711],\n"
+    "  \"size\": {\"shortest_edge\": 336}\n"
+    "}\n";
+
+static int write_text(const char *dir, const char *name, const char *text) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *file = fopen(path, "w");
+  if (!file || fputs(text, file) < 0 || fclose(file) != 0) {
+    fprintf(stderr, "vlm-make-tiny-model: cannot write %s\n", path);
+    return 1;
+  }
+  return 0;
+}
+
+/* Deterministic weights: xorshift64* mapped to [-0.05, 0.05). */
+static float next_weight(uint64_t *state) {
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  uint64_t bits = *state * 2685821657736338717ull;
+  return ((float)(bits >> 40) / (float)(1u << 24) - 0.5f) * 0.1f;
+}
+
+static int write_weights(const char *dir, const vlm_tensor_manifest *manifest, bool sharded) {
+  size_t count = manifest->count;
+  vlm_safetensors_write_entry *entries = calloc(count, sizeof(*entries));
+  float **buffers = calloc(count, sizeof(*buffers));
+  uint64_t state = 0x5eed5eed5eedull;
+  int failed = !entries || !buffers;
+  for (size_t i = 0; !failed && i < count; i++) {
+    const vlm_expected_tensor *tensor = &manifest->tensors[i];
+    int64_t elements = 0;
+    vlm_shape_element_count(tensor->shape, tensor->rank, &elements);
+    buffers[i] = malloc((size_t)(elements ? elements : 1) * sizeof(float));
+    if (!buffers[i]) {
+      failed = 1;
+      break;
+    }
+    bool is_norm = strstr(tensor->name, "norm") && strstr(tensor->name, ".weight");
+    for (int64_t e = 0; e < elements; e++) buffers[i][e] = is_norm ? 1.0f : next_weight(&state);
+    entries[i] = (vlm_safetensors_write_entry){tensor->name, VLM_DTYPE_F32, tensor->rank,
+                                               tensor->shape, buffers[i]};
+  }
+  char path[4096];
+  vlm_status status = VLM_OK;
+  if (!failed && !sharded) {
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    status = vlm_safetensors_write(path, entries, count, "pt");
+  } else if (!failed) {
+    /* Two shards split at the middle, plus the index naming each tensor. */
+    size_t half = count / 2;
+    snprintf(path, sizeof(path), "%s/model-00001-of-00002.safetensors", dir);
+    status = vlm_safetensors_write(path, entries, half, "pt");
+    snprintf(path, sizeof(path), "%s/model-00002-of-00002.safetensors", dir);
+    if (!status) status = vlm_safetensors_write(path, entries + half, count - half, "pt");
+    vlm_string_builder index = {0};
+    vlm_sb_append_literal(&index, "{\"metadata\": {}, \"weight_map\": {");
+    for (size_t i = 0; i < count; i++) {
+      vlm_sb_appendf(&index, "%s\n  \"%s\": \"model-0000%d-of-00002.safetensors\"", i ? "," : "",
+                     entries[i].name, i < half ? 1 : 2);
+    }
+    vlm_sb_append_literal(&index, "}}\n");
+    char *text = vlm_sb_finish(&index);
+    failed = !text || write_text(dir, "model.safetensors.index.json", text);
+    free(text);
+  }
+  if (status) {
+    fprintf(stderr, "vlm-make-tiny-model: %s\n", vlm_status_message(status));
+    vlm_status_free(status);
+    failed = 1;
+  }
+  for (size_t i = 0; buffers && i < count; i++) free(buffers[i]);
+  free(buffers);
+  free(entries);
+  return failed;
+}
+
+static int usage(FILE *out) {
+  fprintf(out,
+          "usage: vlm-make-tiny-model [--text-only] [--sharded] DIR\n"
+          "Writes a tiny random-weight checkpoint in Hugging Face layout: LLaVA-1.5\n"
+          "shaped (CLIP 336px/14 tower, projector, Llama decoder) by default, a Llama\n"
+          "decoder alone with --text-only; --sharded splits the weights in two files.\n");
+  return out == stdout ? 0 : 2;
+}
+
+int main(int argc, char **argv) {
+  bool text_only = false, sharded = false;
+  const char *dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--text-only") == 0) text_only = true;
+    else if (strcmp(argv[i], "--sharded") == 0) sharded = true;
+    else if (strcmp(argv[i], "--help") == 0) return usage(stdout);
+    else if (argv[i][0] == '-' || dir) return usage(stderr);
+    else dir = argv[i];
+  }
+  if (!dir) return usage(stderr);
+  mkdir(dir, 0755);
+  const char *config_text = text_only ? llama_config : llava_config;
+  if (write_text(dir, "config.json", config_text) ||
+      write_text(dir, "generation_config.json", generation_config) ||
+      (!text_only && write_text(dir, "preprocessor_config.json", clip_preprocessor_config)))
+    return 1;
+  vlm_model_config config;
+  vlm_status status = vlm_model_config_load(dir, NULL, &config);
+  const vlm_family *family = status ? NULL : vlm_family_find(config.model_type);
+  vlm_tensor_manifest manifest;
+  vlm_manifest_init(&manifest);
+  if (!status && family) status = family->declare_tensors(&config, &manifest);
+  if (status || !family || manifest.out_of_memory) {
+    fprintf(stderr, "vlm-make-tiny-model: %s\n",
+            status ? vlm_status_message(status) : "cannot declare the tensors");
+    return 1;
+  }
+  int failed = write_weights(dir, &manifest, sharded);
+  vlm_manifest_release(&manifest);
+  vlm_model_config_release(&config);
+  if (!failed) printf("wrote %s checkpoint to %s\n", text_only ? "tiny Llama" : "tiny LLaVA-1.5", dir);
+  return failed;
+}

@@ -112,6 +112,9 @@ typedef struct vlm_string_builder {
 } vlm_string_builder;
 
 void vlm_sb_append(vlm_string_builder *builder, const char *text, size_t length);
+/* Appends a string literal (length known at compile time). */
+#define vlm_sb_append_literal(builder, literal) \
+  vlm_sb_append((builder), "" literal, sizeof(literal) - 1)
 void vlm_sb_appendf(vlm_string_builder *builder, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 void vlm_sb_append_json_string(vlm_string_builder *builder, const char *text,

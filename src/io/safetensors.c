@@ -266,11 +266,11 @@ vlm_status vlm_safetensors_write(const char *path,
                                  const vlm_safetensors_write_entry *entries,
                                  size_t entry_count, const char *format) {
   vlm_string_builder header = {0};
-  vlm_sb_append(&header, "{", 1);
+  vlm_sb_append_literal(&header, "{");
   if (format) {
-    vlm_sb_append(&header, "\"__metadata__\":{\"format\":", 25);
+    vlm_sb_append_literal(&header, "\"__metadata__\":{\"format\":");
     vlm_sb_append_json_string(&header, format, strlen(format));
-    vlm_sb_append(&header, "}", 1);
+    vlm_sb_append_literal(&header, "}");
   }
   uint64_t offset = 0;
   for (size_t i = 0; i < entry_count; i++) {
@@ -281,7 +281,7 @@ vlm_status vlm_safetensors_write(const char *path,
                        entries[i].name);
     }
     uint64_t bytes = (uint64_t)elements * vlm_dtype_size(entries[i].dtype);
-    if (format || i) vlm_sb_append(&header, ",", 1);
+    if (format || i) vlm_sb_append_literal(&header, ",");
     vlm_sb_append_json_string(&header, entries[i].name, strlen(entries[i].name));
     vlm_sb_appendf(&header, ":{\"dtype\":\"%s\",\"shape\":[",
                    vlm_dtype_safetensors_name(entries[i].dtype));
@@ -291,8 +291,8 @@ vlm_status vlm_safetensors_write(const char *path,
                    (unsigned long long)(offset + bytes));
     offset += bytes;
   }
-  vlm_sb_append(&header, "}", 1);
-  while (!header.failed && (header.length + 8) % 8 != 0) vlm_sb_append(&header, " ", 1);
+  vlm_sb_append_literal(&header, "}");
+  while (!header.failed && (header.length + 8) % 8 != 0) vlm_sb_append_literal(&header, " ");
   if (header.failed) {
     vlm_sb_release(&header);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "%s: out of memory building the header", path);

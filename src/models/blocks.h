@@ -1,0 +1,32 @@
+/* Shared tensor declarations for the building blocks families are made of.
+ * Each function declares exactly the tensors Transformers' module of the
+ * same name holds, under `prefix`. */
+#ifndef VLM_MODELS_BLOCKS_H
+#define VLM_MODELS_BLOCKS_H
+
+#include "models/family.h"
+
+typedef struct vlm_decoder_layout {
+  bool qk_norm;        /* q_norm / k_norm over head_dim (Qwen3, Gemma 3) */
+  bool sandwich_norms; /* pre/post feed-forward norms (Gemma 2/3) */
+} vlm_decoder_layout;
+
+/* A Llama-style decoder under `prefix` ("model." or "model.language_model."):
+ * embed_tokens, layers.N.{input_layernorm, self_attn.*, post_attention_layernorm,
+ * mlp.*}, norm; and lm_head.weight (optional when tie_word_embeddings). */
+void vlm_declare_text_decoder(vlm_tensor_manifest *manifest, const vlm_text_config *text,
+                              bool tie_word_embeddings, const char *prefix,
+                              const vlm_decoder_layout *layout);
+
+typedef enum vlm_vit_kind {
+  VLM_VIT_CLIP,   /* class token, unbiased patch conv, pre-layernorm */
+  VLM_VIT_SIGLIP, /* biased patch conv, no class token, optional pooling head */
+} vlm_vit_kind;
+
+/* A CLIP or SigLIP vision transformer under `prefix`
+ * ("model.vision_tower.vision_model."). */
+void vlm_declare_vision_transformer(vlm_tensor_manifest *manifest,
+                                    const vlm_vision_config *vision, vlm_vit_kind kind,
+                                    const char *prefix);
+
+#endif

@@ -1,0 +1,49 @@
+/* Gemma 3: SigLIP tower, an average-pooled RMS-normed projection to the
+ * decoder, and a Gemma decoder (sandwich norms, QK-norm, sliding-window
+ * layers, scaled embeddings). gemma3_text is the decoder alone. */
+#include "models/blocks.h"
+
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+
+static const vlm_name_rename renames[] = {
+    {"language_model.model.", "model.language_model."},
+    {"language_model.lm_head.", "lm_head."},
+    {"vision_tower.", "model.vision_tower."},
+    {"multi_modal_projector.", "model.multi_modal_projector."},
+};
+
+static const vlm_decoder_layout gemma_layout = {.qk_norm = true, .sandwich_norms = true};
+
+static vlm_status declare_tensors(const vlm_model_config *config,
+                                  vlm_tensor_manifest *manifest) {
+  vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings,
+                           "model.language_model.", &gemma_layout);
+  vlm_declare_vision_transformer(manifest, &config->vision, VLM_VIT_SIGLIP,
+                                 "model.vision_tower.vision_model.");
+  int64_t vision_hidden = config->vision.hidden_size, text_hidden = config->text.hidden_size;
+  vlm_manifest_add(manifest, VLM_COMPONENT_PROJECTOR, 2, SHAPE(vision_hidden, text_hidden),
+                   "model.multi_modal_projector.mm_input_projection_weight");
+  vlm_manifest_add(manifest, VLM_COMPONENT_PROJECTOR, 1, SHAPE(vision_hidden),
+                   "model.multi_modal_projector.mm_soft_emb_norm.weight");
+  return VLM_OK;
+}
+
+static vlm_status declare_text_only(const vlm_model_config *config,
+                                    vlm_tensor_manifest *manifest) {
+  vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings, "model.",
+                           &gemma_layout);
+  return VLM_OK;
+}
+
+const vlm_family vlm_family_gemma3 = {
+    .model_type = "gemma3",
+    .display_name = "Gemma 3",
+    .has_vision = true,
+    .renames = renames,
+    .rename_count = sizeof(renames) / sizeof(renames[0]),
+    .declare_tensors = declare_tensors,
+};
+
+const vlm_family vlm_family_gemma3_text = {
+    .model_type = "gemma3_text", .display_name = "Gemma 3 (text)",
+    .declare_tensors = declare_text_only};

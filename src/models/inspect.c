@@ -1,0 +1,439 @@
+/* vlm_model_inspect: validate a checkpoint directory end to end and describe
+ * it. Everything a later load would refuse is refused here too, with the
+ * same message, because it runs the same parsers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "io/checkpoint.h"
+#include "io/config.h"
+#include "io/json.h"
+#include "models/family.h"
+
+#define LISTED_IN_TEXT 20 /* names shown per problem list in the text report */
+
+typedef struct component_totals {
+  int64_t parameters;
+  uint64_t bytes;
+  size_t tensors;
+} component_totals;
+
+typedef struct tensor_problem {
+  const char *name;
+  int rank, expected_rank;
+  int64_t shape[VLM_MAX_DIMS], expected_shape[VLM_MAX_DIMS];
+} tensor_problem;
+
+typedef struct problem_list {
+  tensor_problem *items;
+  size_t count, capacity;
+} problem_list;
+
+struct vlm_model_report {
+  char *text;
+  char *json;
+  bool can_load;
+  char problem[256];
+};
+
+typedef struct inspection {
+  const char *model_dir;
+  vlm_model_config config;
+  vlm_generation_config generation;
+  vlm_processor_config processor;
+  bool has_processor;
+  const vlm_family *family;
+  vlm_checkpoint *checkpoint;
+  vlm_tensor_manifest manifest;
+  component_totals components[VLM_COMPONENT_COUNT];
+  uint64_t dtype_bytes[VLM_DTYPE_COUNT];
+  problem_list missing, unexpected, mismatched;
+  int thread_count;
+} inspection;
+
+static bool add_problem(problem_list *list, const char *name, const vlm_tensor_info *actual,
+                        const vlm_expected_tensor *expected) {
+  if (list->count == list->capacity) {
+    size_t capacity = list->capacity ? list->capacity * 2 : 32;
+    tensor_problem *grown = realloc(list->items, capacity * sizeof(*grown));
+    if (!grown) return false;
+    list->items = grown;
+    list->capacity = capacity;
+  }
+  tensor_problem *problem = &list->items[list->count++];
+  memset(problem, 0, sizeof(*problem));
+  problem->name = name;
+  if (actual) {
+    problem->rank = actual->rank;
+    memcpy(problem->shape, actual->shape, sizeof(problem->shape));
+  }
+  if (expected) {
+    problem->expected_rank = expected->rank;
+    memcpy(problem->expected_shape, expected->shape, sizeof(problem->expected_shape));
+  }
+  return true;
+}
+
+static bool shape_matches(const vlm_tensor_info *actual, const vlm_expected_tensor *expected) {
+  if (actual->rank != expected->rank) return false;
+  for (int i = 0; i < actual->rank; i++)
+    if (actual->shape[i] != expected->shape[i]) return false;
+  return true;
+}
+
+static void count_tensor(inspection *state, const vlm_tensor_info *info, vlm_component component) {
+  int64_t elements = 0;
+  vlm_shape_element_count(info->shape, info->rank, &elements);
+  state->components[component].parameters += elements;
+  state->components[component].bytes += info->byte_size;
+  state->components[component].tensors++;
+  state->dtype_bytes[info->dtype] += info->byte_size;
+}
+
+/* Compares the checkpoint with the family's manifest (or, without one,
+ * classifies tensors by name only). */
+static vlm_status compare_tensors(inspection *state) {
+  bool ok = true;
+  const vlm_checkpoint *checkpoint = state->checkpoint;
+  for (size_t i = 0; i < vlm_checkpoint_tensor_count(checkpoint); i++) {
+    const vlm_tensor_info *info = vlm_checkpoint_tensor_at(checkpoint, i);
+    const vlm_expected_tensor *expected =
+        state->family ? vlm_manifest_find(&state->manifest, info->name) : NULL;
+    count_tensor(state, info, expected ? expected->component : vlm_component_from_name(info->name));
+    if (!state->family) continue;
+    if (!expected) ok = ok && add_problem(&state->unexpected, info->name, info, NULL);
+    else if (!shape_matches(info, expected))
+      ok = ok && add_problem(&state->mismatched, info->name, info, expected);
+  }
+  for (size_t i = 0; state->family && i < state->manifest.count; i++) {
+    const vlm_expected_tensor *expected = &state->manifest.tensors[i];
+    if (!expected->optional && !vlm_checkpoint_find(checkpoint, expected->name))
+      ok = ok && add_problem(&state->missing, expected->name, NULL, expected);
+  }
+  return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory comparing tensors");
+}
+
+static vlm_status load_configs(inspection *state) {
+  VLM_RETURN_IF_ERROR(vlm_model_config_load(state->model_dir, NULL, &state->config));
+  VLM_RETURN_IF_ERROR(vlm_generation_config_load(state->model_dir, NULL, &state->generation));
+  vlm_status status = vlm_processor_config_load(state->model_dir, NULL, &state->processor);
+  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
+    vlm_status_free(status); /* optional for text-only models; reported below */
+    return VLM_OK;
+  }
+  state->has_processor = status == VLM_OK;
+  return status;
+}
+
+static vlm_status run_inspection(inspection *state) {
+  VLM_RETURN_IF_ERROR(load_configs(state));
+  state->family = vlm_family_find(state->config.model_type);
+  vlm_checkpoint_options options = {0};
+  if (state->family) {
+    options.renames = state->family->renames;
+    options.rename_count = state->family->rename_count;
+    VLM_RETURN_IF_ERROR(state->family->declare_tensors(&state->config, &state->manifest));
+    if (state->manifest.out_of_memory)
+      return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory declaring tensors");
+  }
+  VLM_RETURN_IF_ERROR(vlm_checkpoint_open(state->model_dir, &options, &state->checkpoint));
+  return compare_tensors(state);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Rendering                                                               */
+/* ---------------------------------------------------------------------- */
+
+static const char *modalities_text(const inspection *state) {
+  if (state->config.has_vision && state->config.has_audio) return "text, image, audio";
+  if (state->config.has_vision) return "text, image";
+  if (state->config.has_audio) return "text, audio";
+  return "text";
+}
+
+static vlm_dtype dominant_dtype(const inspection *state) {
+  vlm_dtype best = VLM_DTYPE_INVALID;
+  for (int dtype = 1; dtype < VLM_DTYPE_COUNT; dtype++)
+    if (state->dtype_bytes[dtype] > state->dtype_bytes[best]) best = (vlm_dtype)dtype;
+  return best;
+}
+
+static void format_bytes(uint64_t bytes, char *buffer, size_t size) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = (double)bytes;
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    unit++;
+  }
+  snprintf(buffer, size, unit ? "%.1f %s" : "%.0f %s", value, units[unit]);
+}
+
+static void append_problem_text(vlm_string_builder *out, const char *title,
+                                const problem_list *list, bool with_expected) {
+  if (!list->count) return;
+  vlm_sb_appendf(out, "%s (%zu):\n", title, list->count);
+  char actual[160], expected[160];
+  for (size_t i = 0; i < list->count && i < LISTED_IN_TEXT; i++) {
+    const tensor_problem *problem = &list->items[i];
+    if (with_expected && problem->rank)
+      vlm_sb_appendf(out, "  %s %s, expected %s\n", problem->name,
+                     vlm_shape_format(problem->shape, problem->rank, actual, sizeof(actual)),
+                     vlm_shape_format(problem->expected_shape, problem->expected_rank,
+                                      expected, sizeof(expected)));
+    else
+      vlm_sb_appendf(out, "  %s %s\n", problem->name,
+                     problem->rank ? vlm_shape_format(problem->shape, problem->rank, actual,
+                                                      sizeof(actual))
+                                   : vlm_shape_format(problem->expected_shape,
+                                                      problem->expected_rank, expected,
+                                                      sizeof(expected)));
+  }
+  if (list->count > LISTED_IN_TEXT)
+    vlm_sb_appendf(out, "  ... and %zu more (see --json)\n", list->count - LISTED_IN_TEXT);
+}
+
+static void append_text_config(vlm_string_builder *out, const vlm_text_config *text) {
+  vlm_sb_appendf(out,
+                 "text decoder: %s, %lld layers, hidden %lld, intermediate %lld, %lld heads "
+                 "(%lld key/value), head_dim %lld, vocab %lld, %s, rope %s theta %g",
+                 text->model_type, (long long)text->num_hidden_layers,
+                 (long long)text->hidden_size, (long long)text->intermediate_size,
+                 (long long)text->num_attention_heads, (long long)text->num_key_value_heads,
+                 (long long)text->head_dim, (long long)text->vocab_size, text->hidden_act,
+                 vlm_rope_type_name(text->rope.type), text->rope.theta);
+  if (text->sliding_window) vlm_sb_appendf(out, ", sliding window %lld", (long long)text->sliding_window);
+  vlm_sb_append_literal(out, "\n");
+}
+
+static char *render_text(const inspection *state, const vlm_model_report *report) {
+  vlm_string_builder out = {0};
+  const vlm_model_config *config = &state->config;
+  char size_text[32];
+  vlm_sb_appendf(&out, "model: %s\n", state->model_dir);
+  vlm_sb_appendf(&out, "architecture: %s (model_type %s, family %s)\n",
+                 config->architecture ? config->architecture : "(none listed)", config->model_type,
+                 state->family ? state->family->display_name : "none: tensors not checked");
+  vlm_sb_appendf(&out, "modalities: %s\n", modalities_text(state));
+  vlm_sb_appendf(&out, "dtype: config %s, stored %s\n",
+                 config->dtype ? vlm_dtype_name(config->dtype) : "unspecified",
+                 vlm_dtype_name(dominant_dtype(state)));
+  format_bytes(vlm_checkpoint_total_bytes(state->checkpoint), size_text, sizeof(size_text));
+  vlm_sb_appendf(&out, "weights: %zu tensors in %zu file%s, %s\n",
+                 vlm_checkpoint_tensor_count(state->checkpoint),
+                 vlm_checkpoint_shard_count(state->checkpoint),
+                 vlm_checkpoint_shard_count(state->checkpoint) == 1 ? "" : "s", size_text);
+  append_text_config(&out, &config->text);
+  if (config->has_vision)
+    vlm_sb_appendf(&out, "vision tower: %s, %lld layers, hidden %lld, %lld heads, patch %lld, image %lldx%lld\n",
+                   config->vision.model_type, (long long)config->vision.num_hidden_layers,
+                   (long long)config->vision.hidden_size, (long long)config->vision.num_attention_heads,
+                   (long long)config->vision.patch_size, (long long)config->vision.image_height,
+                   (long long)config->vision.image_width);
+  if (config->has_audio)
+    vlm_sb_appendf(&out, "audio tower: %s, %lld layers, hidden %lld\n", config->audio.model_type,
+                   (long long)config->audio.num_hidden_layers, (long long)config->audio.hidden_size);
+  vlm_sb_appendf(&out, "processor: %s\n",
+                 state->has_processor ? state->processor.image_processor_type
+                                      : "none (no preprocessor_config.json)");
+  vlm_sb_appendf(&out, "runtime: %d thread%s (%d cores available)\n", state->thread_count,
+                 state->thread_count == 1 ? "" : "s", vlm_cpu_count());
+  vlm_sb_appendf(&out, "%-14s %10s %16s %12s\n", "component", "tensors", "parameters", "bytes");
+  for (int c = 0; c < VLM_COMPONENT_COUNT; c++) {
+    const component_totals *totals = &state->components[c];
+    if (!totals->tensors) continue;
+    format_bytes(totals->bytes, size_text, sizeof(size_text));
+    vlm_sb_appendf(&out, "%-14s %10zu %16lld %12s\n", vlm_component_name((vlm_component)c),
+                   totals->tensors, (long long)totals->parameters, size_text);
+  }
+  append_problem_text(&out, "missing tensors", &state->missing, false);
+  append_problem_text(&out, "tensors with the wrong shape", &state->mismatched, true);
+  append_problem_text(&out, "unexpected tensors (ignored, as Transformers ignores them)",
+                      &state->unexpected, false);
+  vlm_sb_appendf(&out, "status: %s\n", report->can_load ? "ok" : report->problem);
+  return vlm_sb_finish(&out);
+}
+
+static void append_json_shape(vlm_string_builder *out, const int64_t *shape, int rank) {
+  vlm_sb_append_literal(out, "[");
+  for (int i = 0; i < rank; i++) vlm_sb_appendf(out, "%s%lld", i ? "," : "", (long long)shape[i]);
+  vlm_sb_append_literal(out, "]");
+}
+
+static void append_problem_json(vlm_string_builder *out, const char *key,
+                                const problem_list *list) {
+  vlm_sb_appendf(out, ",\"%s\":[", key);
+  for (size_t i = 0; i < list->count; i++) {
+    const tensor_problem *problem = &list->items[i];
+    vlm_sb_appendf(out, "%s{\"name\":", i ? "," : "");
+    vlm_sb_append_json_string(out, problem->name, strlen(problem->name));
+    if (problem->rank || !problem->expected_rank) {
+      vlm_sb_append_literal(out, ",\"shape\":");
+      append_json_shape(out, problem->shape, problem->rank);
+    }
+    if (problem->expected_rank) {
+      vlm_sb_append_literal(out, ",\"expected_shape\":");
+      append_json_shape(out, problem->expected_shape, problem->expected_rank);
+    }
+    vlm_sb_append_literal(out, "}");
+  }
+  vlm_sb_append_literal(out, "]");
+}
+
+static void append_json_string_field(vlm_string_builder *out, const char *key, const char *value) {
+  vlm_sb_appendf(out, ",\"%s\":", key);
+  if (value) vlm_sb_append_json_string(out, value, strlen(value));
+  else vlm_sb_append_literal(out, "null");
+}
+
+static void append_json_sections(vlm_string_builder *out, const vlm_model_config *config) {
+  const vlm_text_config *text = &config->text;
+  vlm_sb_appendf(out, ",\"text_config\":{\"model_type\":\"%s\",\"num_hidden_layers\":%lld,"
+                 "\"hidden_size\":%lld,\"intermediate_size\":%lld,\"num_attention_heads\":%lld,"
+                 "\"num_key_value_heads\":%lld,\"head_dim\":%lld,\"vocab_size\":%lld,"
+                 "\"rope_type\":\"%s\",\"rope_theta\":%.17g,\"sliding_window\":%lld}",
+                 text->model_type, (long long)text->num_hidden_layers, (long long)text->hidden_size,
+                 (long long)text->intermediate_size, (long long)text->num_attention_heads,
+                 (long long)text->num_key_value_heads, (long long)text->head_dim,
+                 (long long)text->vocab_size, vlm_rope_type_name(text->rope.type),
+                 text->rope.theta, (long long)text->sliding_window);
+  if (config->has_vision)
+    vlm_sb_appendf(out, ",\"vision_config\":{\"model_type\":\"%s\",\"num_hidden_layers\":%lld,"
+                   "\"hidden_size\":%lld,\"num_attention_heads\":%lld,\"patch_size\":%lld,"
+                   "\"image_size\":[%lld,%lld]}",
+                   config->vision.model_type, (long long)config->vision.num_hidden_layers,
+                   (long long)config->vision.hidden_size,
+                   (long long)config->vision.num_attention_heads,
+                   (long long)config->vision.patch_size, (long long)config->vision.image_height,
+                   (long long)config->vision.image_width);
+  if (config->has_audio)
+    vlm_sb_appendf(out, ",\"audio_config\":{\"model_type\":\"%s\",\"num_hidden_layers\":%lld,"
+                   "\"hidden_size\":%lld}",
+                   config->audio.model_type, (long long)config->audio.num_hidden_layers,
+                   (long long)config->audio.hidden_size);
+}
+
+static char *render_json(const inspection *state, const vlm_model_report *report) {
+  vlm_string_builder out = {0};
+  const vlm_model_config *config = &state->config;
+  vlm_sb_append_literal(&out, "{\"model\":");
+  vlm_sb_append_json_string(&out, state->model_dir, strlen(state->model_dir));
+  append_json_string_field(&out, "architecture", config->architecture);
+  append_json_string_field(&out, "model_type", config->model_type);
+  append_json_string_field(&out, "family", state->family ? state->family->display_name : NULL);
+  vlm_sb_appendf(&out, ",\"modalities\":[\"text\"%s%s]", config->has_vision ? ",\"image\"" : "",
+                 config->has_audio ? ",\"audio\"" : "");
+  append_json_string_field(&out, "config_dtype", config->dtype ? vlm_dtype_name(config->dtype) : NULL);
+  vlm_sb_append_literal(&out, ",\"stored_dtypes\":{");
+  bool first = true;
+  for (int dtype = 1; dtype < VLM_DTYPE_COUNT; dtype++) {
+    if (!state->dtype_bytes[dtype]) continue;
+    vlm_sb_appendf(&out, "%s\"%s\":%llu", first ? "" : ",", vlm_dtype_name((vlm_dtype)dtype),
+                   (unsigned long long)state->dtype_bytes[dtype]);
+    first = false;
+  }
+  vlm_sb_appendf(&out, "},\"tensor_count\":%zu,\"file_count\":%zu,\"total_bytes\":%llu",
+                 vlm_checkpoint_tensor_count(state->checkpoint),
+                 vlm_checkpoint_shard_count(state->checkpoint),
+                 (unsigned long long)vlm_checkpoint_total_bytes(state->checkpoint));
+  vlm_sb_append_literal(&out, ",\"components\":{");
+  first = true;
+  for (int c = 0; c < VLM_COMPONENT_COUNT; c++) {
+    const component_totals *totals = &state->components[c];
+    if (!totals->tensors) continue;
+    vlm_sb_appendf(&out, "%s\"%s\":{\"tensors\":%zu,\"parameters\":%lld,\"bytes\":%llu}",
+                   first ? "" : ",", vlm_component_name((vlm_component)c), totals->tensors,
+                   (long long)totals->parameters, (unsigned long long)totals->bytes);
+    first = false;
+  }
+  vlm_sb_append_literal(&out, "}");
+  append_json_sections(&out, config);
+  append_json_string_field(&out, "image_processor",
+                           state->has_processor ? state->processor.image_processor_type : NULL);
+  vlm_sb_appendf(&out, ",\"runtime\":{\"threads\":%d,\"cpu_cores\":%d}", state->thread_count,
+                 vlm_cpu_count());
+  vlm_sb_appendf(&out, ",\"tensors_checked\":%s", state->family ? "true" : "false");
+  append_problem_json(&out, "missing", &state->missing);
+  append_problem_json(&out, "wrong_shape", &state->mismatched);
+  append_problem_json(&out, "unexpected", &state->unexpected);
+  vlm_sb_appendf(&out, ",\"can_load\":%s,\"problem\":", report->can_load ? "true" : "false");
+  vlm_sb_append_json_string(&out, report->problem, strlen(report->problem));
+  vlm_sb_append_literal(&out, "}\n");
+  return vlm_sb_finish(&out);
+}
+
+static void judge(const inspection *state, vlm_model_report *report) {
+  report->can_load = false;
+  if (!state->family)
+    snprintf(report->problem, sizeof(report->problem),
+             "no tensor manifest for model_type '%s' yet (families with one: %s)",
+             state->config.model_type, vlm_family_supported_list());
+  else if (state->missing.count || state->mismatched.count)
+    snprintf(report->problem, sizeof(report->problem),
+             "checkpoint incomplete: %zu missing tensor%s, %zu with the wrong shape%s%s",
+             state->missing.count, state->missing.count == 1 ? "" : "s",
+             state->mismatched.count,
+             state->missing.count ? " (first missing: " : "",
+             state->missing.count ? state->missing.items[0].name : "");
+  else
+    report->can_load = true;
+  if (state->family && state->missing.count) {
+    size_t length = strlen(report->problem);
+    if (length + 2 < sizeof(report->problem)) strcat(report->problem, ")");
+  }
+}
+
+static void inspection_release(inspection *state) {
+  vlm_checkpoint_release(state->checkpoint);
+  vlm_manifest_release(&state->manifest);
+  vlm_model_config_release(&state->config);
+  vlm_generation_config_release(&state->generation);
+  if (state->has_processor) vlm_processor_config_release(&state->processor);
+  free(state->missing.items);
+  free(state->unexpected.items);
+  free(state->mismatched.items);
+}
+
+vlm_status vlm_model_inspect(const char *model_dir, const vlm_inspect_options *options,
+                             vlm_model_report **out_report) {
+  *out_report = NULL;
+  inspection state;
+  memset(&state, 0, sizeof(state));
+  state.model_dir = model_dir;
+  state.thread_count = options && options->thread_count > 0 ? options->thread_count : vlm_cpu_count();
+  vlm_manifest_init(&state.manifest);
+  vlm_status status = run_inspection(&state);
+  vlm_model_report *report = NULL;
+  if (!status) {
+    report = calloc(1, sizeof(*report));
+    if (report) {
+      judge(&state, report);
+      report->text = render_text(&state, report);
+      report->json = render_json(&state, report);
+    }
+    if (!report || !report->text || !report->json) {
+      vlm_model_report_release(report);
+      report = NULL;
+      status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory writing the report");
+    }
+  }
+  inspection_release(&state);
+  *out_report = report;
+  return status;
+}
+
+const char *vlm_model_report_text(const vlm_model_report *report, bool as_json) {
+  return as_json ? report->json : report->text;
+}
+
+bool vlm_model_report_can_load(const vlm_model_report *report) { return report->can_load; }
+
+const char *vlm_model_report_problem(const vlm_model_report *report) { return report->problem; }
+
+void vlm_model_report_release(vlm_model_report *report) {
+  if (!report) return;
+  free(report->text);
+  free(report->json);
+  free(report);
+}

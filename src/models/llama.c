@@ -1,0 +1,18 @@
+/* Llama and Mistral: the plain pre-norm decoder (RMSNorm, RoPE, GQA,
+ * SwiGLU). Mistral differs only in its sliding-window attention, which is a
+ * config value, not a tensor. */
+#include "models/blocks.h"
+
+static vlm_status declare_tensors(const vlm_model_config *config,
+                                  vlm_tensor_manifest *manifest) {
+  static const vlm_decoder_layout layout = {0};
+  vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings, "model.",
+                           &layout);
+  return VLM_OK;
+}
+
+const vlm_family vlm_family_llama = {
+    .model_type = "llama", .display_name = "Llama", .declare_tensors = declare_tensors};
+
+const vlm_family vlm_family_mistral = {
+    .model_type = "mistral", .display_name = "Mistral", .declare_tensors = declare_tensors};

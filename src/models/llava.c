@@ -1,0 +1,41 @@
+/* LLaVA-1.5: CLIP ViT-L/14-336 tower, a two-layer GELU projector, and a
+ * Llama decoder. */
+#include "models/blocks.h"
+
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+
+/* Checkpoints saved by Transformers 4 (as on the hub) use the old layout. */
+static const vlm_name_rename renames[] = {
+    {"language_model.model.", "model.language_model."},
+    {"language_model.lm_head.", "lm_head."},
+    {"vision_tower.", "model.vision_tower."},
+    {"multi_modal_projector.", "model.multi_modal_projector."},
+};
+
+static vlm_status declare_tensors(const vlm_model_config *config,
+                                  vlm_tensor_manifest *manifest) {
+  static const vlm_decoder_layout layout = {0};
+  vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings,
+                           "model.language_model.", &layout);
+  vlm_declare_vision_transformer(manifest, &config->vision, VLM_VIT_CLIP,
+                                 "model.vision_tower.vision_model.");
+  /* With a list of feature layers their outputs are concatenated. */
+  int64_t layers = config->vision_feature_layers.count ? (int64_t)config->vision_feature_layers.count : 1;
+  int64_t in = config->vision.hidden_size * layers, out = config->text.hidden_size;
+  bool bias = config->multimodal_projector_bias;
+  const vlm_component projector = VLM_COMPONENT_PROJECTOR;
+  vlm_manifest_add(manifest, projector, 2, SHAPE(out, in), "model.multi_modal_projector.linear_1.weight");
+  if (bias) vlm_manifest_add(manifest, projector, 1, SHAPE(out), "model.multi_modal_projector.linear_1.bias");
+  vlm_manifest_add(manifest, projector, 2, SHAPE(out, out), "model.multi_modal_projector.linear_2.weight");
+  if (bias) vlm_manifest_add(manifest, projector, 1, SHAPE(out), "model.multi_modal_projector.linear_2.bias");
+  return VLM_OK;
+}
+
+const vlm_family vlm_family_llava = {
+    .model_type = "llava",
+    .display_name = "LLaVA-1.5",
+    .has_vision = true,
+    .renames = renames,
+    .rename_count = sizeof(renames) / sizeof(renames[0]),
+    .declare_tensors = declare_tensors,
+};

@@ -1,0 +1,26 @@
+/* Qwen2 and Qwen3 text decoders. Qwen2 always biases q/k/v (the config's
+ * resolution of attention_bias says so); Qwen3 adds per-head RMSNorm on q
+ * and k. */
+#include "models/blocks.h"
+
+static vlm_status declare_qwen2(const vlm_model_config *config,
+                                vlm_tensor_manifest *manifest) {
+  static const vlm_decoder_layout layout = {0};
+  vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings, "model.",
+                           &layout);
+  return VLM_OK;
+}
+
+static vlm_status declare_qwen3(const vlm_model_config *config,
+                                vlm_tensor_manifest *manifest) {
+  static const vlm_decoder_layout layout = {.qk_norm = true};
+  vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings, "model.",
+                           &layout);
+  return VLM_OK;
+}
+
+const vlm_family vlm_family_qwen2 = {
+    .model_type = "qwen2", .display_name = "Qwen2", .declare_tensors = declare_qwen2};
+
+const vlm_family vlm_family_qwen3 = {
+    .model_type = "qwen3", .display_name = "Qwen3", .declare_tensors = declare_qwen3};

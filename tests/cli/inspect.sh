@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# End-to-end tests of `vlm inspect` on checkpoints written by
+# vlm-make-tiny-model, including broken ones. Arguments: VLM MAKE_TINY SOURCE_DIR.
+set -u
+vlm=$1
+make_tiny=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+check() { # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
+  else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+# run EXPECTED_STATUS ARGS...: runs vlm, keeps stdout/stderr, checks the status.
+run() {
+  local expected=$1
+  shift
+  "$vlm" "$@" >"$work/out" 2>"$work/err"
+  local status=$?
+  if [ "$status" -ne "$expected" ]; then
+    echo "  vlm $* exited $status, expected $expected; stderr:" >&2
+    cat "$work/err" >&2
+    return 1
+  fi
+}
+out_has() { grep -qF -- "$1" "$work/out" || { echo "  stdout lacks: $1" >&2; return 1; }; }
+err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks: $1 (got: $(cat "$work/err"))" >&2; return 1; }; }
+one_line_error() { [ "$(wc -l <"$work/err")" -eq 1 ]; }
+export vlm work
+export -f run out_has err_has one_line_error
+
+"$make_tiny" "$work/llava" >/dev/null
+"$make_tiny" --sharded "$work/sharded" >/dev/null
+"$make_tiny" --text-only "$work/llama" >/dev/null
+
+check help_lists_only_working_commands \
+  bash -c "'$vlm' --help | grep -q '^  inspect ' && [ \$('$vlm' --help | grep -cE '^  [a-z]+ +[a-z]') -eq 1 ]"
+check inspect_help run 0 inspect --help
+check unknown_command_is_a_usage_error bash -c "run 2 frobnicate && err_has \"unknown command 'frobnicate'\""
+check missing_model_flag bash -c "run 2 inspect && err_has '--model DIR is required'"
+check bad_thread_count bash -c "run 2 --threads 0 inspect --model '$work/llava' && err_has '--threads needs'"
+
+check tiny_llava_is_complete bash -c "run 0 inspect --model '$work/llava' && out_has 'family LLaVA-1.5' \
+  && out_has 'modalities: text, image' && out_has 'vision_tower' && out_has 'projector' && out_has 'status: ok'"
+check threads_flag_is_reported bash -c "run 0 --threads 3 inspect --model '$work/llava' && out_has 'runtime: 3 threads'"
+check json_report_parses bash -c "run 0 inspect --model '$work/llava' --json && python3 -c '
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r[\"can_load\"] and r[\"model_type\"]==\"llava\" and r[\"modalities\"]==[\"text\",\"image\"]
+assert r[\"components\"][\"vision_tower\"][\"parameters\"]>0 and r[\"missing\"]==[] and r[\"unexpected\"]==[]
+assert sum(c[\"bytes\"] for c in r[\"components\"].values())==r[\"total_bytes\"]
+' '$work/out'"
+check sharded_checkpoint bash -c "run 0 inspect --model '$work/sharded' --json && out_has '\"file_count\":2' && out_has '\"can_load\":true'"
+check text_only_checkpoint bash -c "run 0 inspect --model '$work/llama' && out_has 'modalities: text' && out_has 'status: ok'"
+
+# Broken checkpoints: each one a one-line error naming the file and problem.
+cp -r "$work/llava" "$work/missing"
+sed -i 's/"num_hidden_layers": 2, "num_attention_heads": 2/"num_hidden_layers": 3, "num_attention_heads": 2/' "$work/missing/config.json"
+check missing_tensors_fail bash -c "run 1 inspect --model '$work/missing' && out_has 'missing tensors (9)' \
+  && err_has 'checkpoint incomplete: 9 missing tensors' && err_has 'model.language_model.layers.2.' && one_line_error"
+
+cp -r "$work/llava" "$work/extra"
+sed -i 's/"num_hidden_layers": 2, "num_attention_heads": 2/"num_hidden_layers": 1, "num_attention_heads": 2/' "$work/extra/config.json"
+check unexpected_tensors_are_reported_but_load bash -c "run 0 inspect --model '$work/extra' \
+  && out_has 'unexpected tensors (ignored, as Transformers ignores them) (9)'"
+
+cp -r "$work/llava" "$work/shape"
+sed -i 's/"intermediate_size": 256/"intermediate_size": 512/' "$work/shape/config.json"
+check wrong_shapes_fail bash -c "run 1 inspect --model '$work/shape' \
+  && out_has 'model.language_model.layers.0.mlp.down_proj.weight [128, 256], expected [128, 512]' \
+  && err_has 'with the wrong shape'"
+
+cp -r "$work/llava" "$work/truncated"
+truncate -s -100 "$work/truncated/model.safetensors"
+check truncated_weights_fail bash -c "run 1 inspect --model '$work/truncated' && err_has 'model.safetensors: tensor' \
+  && err_has 'run past the end' && one_line_error"
+
+cp -r "$work/llava" "$work/garbage"
+printf 'this is not a safetensors file' >"$work/garbage/model.safetensors"
+check garbage_weights_fail bash -c "run 1 inspect --model '$work/garbage' && err_has 'garbage/model.safetensors: header length' && one_line_error"
+
+cp -r "$work/llava" "$work/badjson"
+printf '{"model_type": "llava",' >"$work/badjson/config.json"
+check malformed_config_fails bash -c "run 1 inspect --model '$work/badjson' && err_has 'config.json: invalid JSON at line 1' && one_line_error"
+
+cp -r "$work/llava" "$work/unknown"
+sed -i 's/"model_type": "llava"/"model_type": "frobnitz"/' "$work/unknown/config.json"
+check unknown_model_type_fails bash -c "run 1 inspect --model '$work/unknown' && err_has 'frobnitz' && one_line_error"
+
+check missing_directory_fails bash -c "run 1 inspect --model '$work/nothing-here' && err_has 'nothing-here/config.json: cannot open'"
+
+cp -r "$work/llava" "$work/noweights"
+rm "$work/noweights/model.safetensors"
+check missing_weights_fail bash -c "run 1 inspect --model '$work/noweights' && err_has 'no model.safetensors or model.safetensors.index.json'"
+
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
