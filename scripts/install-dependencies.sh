@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what vlm needs to build and test on Debian 12, from Debian's own
+# packages. Idempotent: does nothing when everything is already installed.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config   # C11 toolchain and build
+  clang libclang-rt-14-dev           # libFuzzer targets and sanitizer runtimes
+  python3                            # test scripts (JSON checks)
+)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

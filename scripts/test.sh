@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The README's second command, and what CI runs (.ci/run): the whole suite,
+# built normally and again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then the fuzz targets replaying their corpora plus a short fresh run each.
+# FUZZ_SECONDS=0 skips the fresh runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-dependencies.sh
+jobs=$(nproc)
+fuzz_seconds=${FUZZ_SECONDS:-20}
+
+echo "== build and test (release with debug info)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVLM_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+echo "== fuzz targets: replay corpora, then ${fuzz_seconds}s of fresh inputs each"
+CC=clang cmake -S . -B build-fuzz -DVLM_FUZZ=ON -DVLM_TESTS=OFF >/dev/null
+cmake --build build-fuzz -j"$jobs"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+fuzz_passed=0
+for corpus in fuzz/corpus/*/; do
+  name=$(basename "$corpus")
+  target=build-fuzz/fuzz/fuzz_$name
+  "$target" -runs=0 "$corpus" 2>"$scratch/$name.log" || { cat "$scratch/$name.log"; exit 1; }
+  if [ "$fuzz_seconds" -gt 0 ]; then
+    mkdir -p "$scratch/$name"
+    "$target" -max_total_time="$fuzz_seconds" -artifact_prefix="$scratch/" "$scratch/$name" "$corpus" \
+      2>"$scratch/$name.fresh.log" || { tail -40 "$scratch/$name.fresh.log"; exit 1; }
+  fi
+  fuzz_passed=$((fuzz_passed + 1))
+  echo "fuzz_$name: corpus replayed$([ "$fuzz_seconds" -gt 0 ] && echo ", ${fuzz_seconds}s fuzzed") without a finding"
+done
+echo "fuzz: $fuzz_passed passed, 0 failed"
