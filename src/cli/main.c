@@ -3,15 +3,13 @@
  * and a non-zero exit code. Subcommands are listed here only once they work. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "vlm.h"
-
-typedef struct global_options {
-  int thread_count; /* 0: one per core */
-} global_options;
 
 typedef int (*command_function)(int argc, char **argv, const global_options *options);
 
@@ -21,10 +19,9 @@ typedef struct command {
   command_function run;
 } command;
 
-static int run_inspect(int argc, char **argv, const global_options *options);
-
+/* Subcommands, listed only once they work (vlm --help prints this table). */
 static const command commands[] = {
-    {"inspect", "validate a checkpoint directory and describe what it holds", run_inspect},
+    {"inspect", "validate a checkpoint directory and describe what it holds", command_inspect},
 };
 
 static void print_usage(FILE *out) {
@@ -47,17 +44,24 @@ static void print_usage(FILE *out) {
           vlm_cpu_count());
 }
 
-static int fail(const char *format, const char *detail) {
+int cli_usage_error(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
   fprintf(stderr, "vlm: ");
-  fprintf(stderr, format, detail);
+  vfprintf(stderr, format, args);
   fprintf(stderr, "\n");
+  va_end(args);
   return 2;
 }
 
-static int report_status(vlm_status status) {
+int cli_report_status(vlm_status status) {
   fprintf(stderr, "vlm: error: %s\n", vlm_status_message(status));
   vlm_status_free(status);
   return 1;
+}
+
+bool cli_is_help(const char *argument) {
+  return strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0;
 }
 
 static bool parse_positive_int(const char *text, int *out) {
@@ -70,64 +74,13 @@ static bool parse_positive_int(const char *text, int *out) {
 }
 
 /* ---------------------------------------------------------------------- */
-/* vlm inspect                                                             */
-/* ---------------------------------------------------------------------- */
-
-static void print_inspect_usage(FILE *out) {
-  fprintf(out,
-          "usage: vlm inspect --model DIR [--json]\n"
-          "\n"
-          "Loads and validates a Hugging Face checkpoint directory (config.json,\n"
-          "generation_config.json, preprocessor/processor configs, every safetensors\n"
-          "header) and reports architecture, modalities, dtypes, parameters and bytes\n"
-          "per component, and missing, unexpected or mis-shaped tensors.\n"
-          "\n"
-          "  --model DIR   the checkpoint directory\n"
-          "  --json        print the report as JSON\n"
-          "\n"
-          "Exit status: 0 when the checkpoint is complete, 1 when it is malformed or\n"
-          "incomplete (the reason is printed on stderr), 2 for a usage error.\n");
-}
-
-static int run_inspect(int argc, char **argv, const global_options *options) {
-  const char *model_dir = NULL;
-  bool as_json = false;
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_inspect_usage(stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--model") == 0) {
-      if (i + 1 >= argc) return fail("inspect: --model needs a directory%s", "");
-      model_dir = argv[++i];
-    } else if (strcmp(argv[i], "--json") == 0) {
-      as_json = true;
-    } else {
-      return fail("inspect: unknown option '%s' (see vlm inspect --help)", argv[i]);
-    }
-  }
-  if (!model_dir) return fail("inspect: --model DIR is required (see vlm inspect --help)%s", "");
-  vlm_inspect_options inspect_options = {.thread_count = options->thread_count};
-  vlm_model_report *report = NULL;
-  vlm_status status = vlm_model_inspect(model_dir, &inspect_options, &report);
-  if (status) return report_status(status);
-  fputs(vlm_model_report_text(report, as_json), stdout);
-  int exit_code = 0;
-  if (!vlm_model_report_can_load(report)) {
-    fprintf(stderr, "vlm: error: %s: %s\n", model_dir, vlm_model_report_problem(report));
-    exit_code = 1;
-  }
-  vlm_model_report_release(report);
-  return exit_code;
-}
-
-/* ---------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
   global_options options = {0};
   int index = 1;
   for (; index < argc && argv[index][0] == '-'; index++) {
     const char *argument = argv[index];
-    if (strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0) {
+    if (cli_is_help(argument)) {
       print_usage(stdout);
       return 0;
     } else if (strcmp(argument, "--version") == 0) {
@@ -135,16 +88,16 @@ int main(int argc, char **argv) {
       return 0;
     } else if (strcmp(argument, "--threads") == 0) {
       if (index + 1 >= argc || !parse_positive_int(argv[index + 1], &options.thread_count))
-        return fail("--threads needs a whole number from 1 to 1024%s", "");
+        return cli_usage_error("--threads needs a whole number from 1 to 1024");
       index++;
     } else if (strcmp(argument, "--log-level") == 0) {
       vlm_log_level level;
       if (index + 1 >= argc || !vlm_log_level_parse(argv[index + 1], &level))
-        return fail("--log-level needs one of debug, info, warn, error, off%s", "");
+        return cli_usage_error("--log-level needs one of debug, info, warn, error, off");
       vlm_log_set_level(level);
       index++;
     } else {
-      return fail("unknown option '%s' (see vlm --help)", argument);
+      return cli_usage_error("unknown option '%s' (see vlm --help)", argument);
     }
   }
   if (index >= argc) {
@@ -154,5 +107,5 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
     if (strcmp(argv[index], commands[i].name) == 0)
       return commands[i].run(argc - index - 1, argv + index + 1, &options);
-  return fail("unknown command '%s' (see vlm --help)", argv[index]);
+  return cli_usage_error("unknown command '%s' (see vlm --help)", argv[index]);
 }

@@ -1,0 +1,24 @@
+/* Shared pieces of the vlm command's subcommands. Each subcommand lives in
+ * its own src/cli/command_<name>.c and is listed once in main.c's table. */
+#ifndef VLM_CLI_COMMANDS_H
+#define VLM_CLI_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "vlm.h"
+
+typedef struct global_options {
+  int thread_count; /* 0: one per core */
+} global_options;
+
+/* Prints "vlm: <message>" on stderr and returns 2 (usage error). */
+int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "vlm: error: <status message>", frees the status, returns 1. */
+int cli_report_status(vlm_status status);
+/* True when `argument` is -h or --help. */
+bool cli_is_help(const char *argument);
+
+int command_inspect(int argc, char **argv, const global_options *options);
+
+#endif
