@@ -7,6 +7,7 @@
  * exactly the tensors vlm expects. (The oracle harness, tools/oracle, makes
  * the checkpoints that are checked against Transformers; this one only has
  * to be well-formed.) */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,19 @@ static int write_weights(const char *dir, const vlm_tensor_manifest *manifest, b
   return failed;
 }
 
+/* mkdir -p: creates `dir` and any missing parents. */
+static int make_directories(const char *dir) {
+  char path[4096];
+  if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) return -1;
+  for (char *slash = path + 1; *slash; slash++) {
+    if (*slash != '/') continue;
+    *slash = '\0';
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) return -1;
+    *slash = '/';
+  }
+  return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 static int usage(FILE *out) {
   fprintf(out,
           "usage: vlm-make-tiny-model [--text-only] [--sharded] DIR\n"
@@ -158,7 +172,10 @@ int main(int argc, char **argv) {
     else dir = argv[i];
   }
   if (!dir) return usage(stderr);
-  mkdir(dir, 0755);
+  if (make_directories(dir) != 0) {
+    fprintf(stderr, "vlm-make-tiny-model: cannot create %s: %s\n", dir, strerror(errno));
+    return 1;
+  }
   const char *config_text = text_only ? llama_config : llava_config;
   if (write_text(dir, "config.json", config_text) ||
       write_text(dir, "generation_config.json", generation_config) ||
