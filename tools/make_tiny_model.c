@@ -85,7 +85,24 @@ static float next_weight(uint64_t *state) {
   return ((float)(bits >> 40) / (float)(1u << 24) - 0.5f) * 0.1f;
 }
 
-static int write_weights(const char *dir, const vlm_tensor_manifest *manifest, bool sharded) {
+/* The name a Transformers 4 checkpoint used for a canonical name: the
+ * family's renames applied backwards (first match wins). Returns a malloc'd
+ * string. */
+static char *stored_name(const vlm_family *family, bool old_layout, const char *name) {
+  for (size_t i = 0; old_layout && i < family->rename_count; i++) {
+    const vlm_name_rename *rename = &family->renames[i];
+    size_t prefix_length = strlen(rename->to_prefix);
+    if (strncmp(name, rename->to_prefix, prefix_length) != 0) continue;
+    size_t length = strlen(rename->from_prefix) + strlen(name + prefix_length) + 1;
+    char *old_name = malloc(length);
+    if (old_name) snprintf(old_name, length, "%s%s", rename->from_prefix, name + prefix_length);
+    return old_name;
+  }
+  return strdup(name);
+}
+
+static int write_weights(const char *dir, const vlm_tensor_manifest *manifest,
+                         const vlm_family *family, bool sharded, bool old_layout) {
   size_t count = manifest->count;
   vlm_safetensors_write_entry *entries = calloc(count, sizeof(*entries));
   float **buffers = calloc(count, sizeof(*buffers));
@@ -102,7 +119,12 @@ static int write_weights(const char *dir, const vlm_tensor_manifest *manifest, b
     }
     bool is_norm = strstr(tensor->name, "norm") && strstr(tensor->name, ".weight");
     for (int64_t e = 0; e < elements; e++) buffers[i][e] = is_norm ? 1.0f : next_weight(&state);
-    entries[i] = (vlm_safetensors_write_entry){tensor->name, VLM_DTYPE_F32, tensor->rank,
+    char *name = stored_name(family, old_layout, tensor->name);
+    if (!name) {
+      failed = 1;
+      break;
+    }
+    entries[i] = (vlm_safetensors_write_entry){name, VLM_DTYPE_F32, tensor->rank,
                                                tensor->shape, buffers[i]};
   }
   char path[4096];
@@ -133,7 +155,10 @@ static int write_weights(const char *dir, const vlm_tensor_manifest *manifest, b
     vlm_status_free(status);
     failed = 1;
   }
-  for (size_t i = 0; buffers && i < count; i++) free(buffers[i]);
+  for (size_t i = 0; buffers && i < count; i++) {
+    free(buffers[i]);
+    free((char *)entries[i].name);
+  }
   free(buffers);
   free(entries);
   return failed;
@@ -154,19 +179,21 @@ static int make_directories(const char *dir) {
 
 static int usage(FILE *out) {
   fprintf(out,
-          "usage: vlm-make-tiny-model [--text-only] [--sharded] DIR\n"
+          "usage: vlm-make-tiny-model [--text-only] [--sharded] [--transformers4-names] DIR\n"
           "Writes a tiny random-weight checkpoint in Hugging Face layout: LLaVA-1.5\n"
           "shaped (CLIP 336px/14 tower, projector, Llama decoder) by default, a Llama\n"
-          "decoder alone with --text-only; --sharded splits the weights in two files.\n");
+          "decoder alone with --text-only; --sharded splits the weights in two files;\n"
+          "--transformers4-names stores tensors under the names Transformers 4 used.\n");
   return out == stdout ? 0 : 2;
 }
 
 int main(int argc, char **argv) {
-  bool text_only = false, sharded = false;
+  bool text_only = false, sharded = false, old_layout = false;
   const char *dir = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--text-only") == 0) text_only = true;
     else if (strcmp(argv[i], "--sharded") == 0) sharded = true;
+    else if (strcmp(argv[i], "--transformers4-names") == 0) old_layout = true;
     else if (strcmp(argv[i], "--help") == 0) return usage(stdout);
     else if (argv[i][0] == '-' || dir) return usage(stderr);
     else dir = argv[i];
@@ -192,7 +219,7 @@ int main(int argc, char **argv) {
             status ? vlm_status_message(status) : "cannot declare the tensors");
     return 1;
   }
-  int failed = write_weights(dir, &manifest, sharded);
+  int failed = write_weights(dir, &manifest, family, sharded, old_layout);
   vlm_manifest_release(&manifest);
   vlm_model_config_release(&config);
   if (!failed) printf("wrote %s checkpoint to %s\n", text_only ? "tiny Llama" : "tiny LLaVA-1.5", dir);

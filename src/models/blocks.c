@@ -2,9 +2,16 @@
 
 #include "models/blocks.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+#define SHAPE VLM_SHAPE
 #define ADD(component, rank, shape, ...) \
   vlm_manifest_add(manifest, component, rank, shape, __VA_ARGS__)
+
+const vlm_name_rename vlm_composite_v4_renames[VLM_COMPOSITE_V4_RENAME_COUNT] = {
+    {"language_model.model.", "model.language_model."},
+    {"language_model.lm_head.", "lm_head."},
+    {"vision_tower.", "model.vision_tower."},
+    {"multi_modal_projector.", "model.multi_modal_projector."},
+};
 
 static void declare_linear(vlm_tensor_manifest *manifest, vlm_component component,
                            const char *name, int64_t out, int64_t in, bool bias) {

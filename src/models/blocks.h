@@ -6,6 +6,17 @@
 
 #include "models/family.h"
 
+/* A shape literal for vlm_manifest_add: VLM_SHAPE(out, in). */
+#define VLM_SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+
+/* Composite models (LLaVA, Gemma 3, ...) saved by Transformers 4 keep the
+ * decoder under "language_model.model.", the tower under "vision_tower." and
+ * the projector under "multi_modal_projector." at the top level; Transformers
+ * 5 nests them under "model.". These renames map the old layout onto the
+ * canonical one. */
+#define VLM_COMPOSITE_V4_RENAME_COUNT 4
+extern const vlm_name_rename vlm_composite_v4_renames[VLM_COMPOSITE_V4_RENAME_COUNT];
+
 typedef struct vlm_decoder_layout {
   bool qk_norm;        /* q_norm / k_norm over head_dim (Qwen3, Gemma 3) */
   bool sandwich_norms; /* pre/post feed-forward norms (Gemma 2/3) */

@@ -3,14 +3,7 @@
  * layers, scaled embeddings). gemma3_text is the decoder alone. */
 #include "models/blocks.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-
-static const vlm_name_rename renames[] = {
-    {"language_model.model.", "model.language_model."},
-    {"language_model.lm_head.", "lm_head."},
-    {"vision_tower.", "model.vision_tower."},
-    {"multi_modal_projector.", "model.multi_modal_projector."},
-};
+#define SHAPE VLM_SHAPE
 
 static const vlm_decoder_layout gemma_layout = {.qk_norm = true, .sandwich_norms = true};
 
@@ -39,8 +32,8 @@ const vlm_family vlm_family_gemma3 = {
     .model_type = "gemma3",
     .display_name = "Gemma 3",
     .has_vision = true,
-    .renames = renames,
-    .rename_count = sizeof(renames) / sizeof(renames[0]),
+    .renames = vlm_composite_v4_renames,
+    .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
     .declare_tensors = declare_tensors,
 };
 

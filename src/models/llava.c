@@ -2,15 +2,7 @@
  * Llama decoder. */
 #include "models/blocks.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-
-/* Checkpoints saved by Transformers 4 (as on the hub) use the old layout. */
-static const vlm_name_rename renames[] = {
-    {"language_model.model.", "model.language_model."},
-    {"language_model.lm_head.", "lm_head."},
-    {"vision_tower.", "model.vision_tower."},
-    {"multi_modal_projector.", "model.multi_modal_projector."},
-};
+#define SHAPE VLM_SHAPE
 
 static vlm_status declare_tensors(const vlm_model_config *config,
                                   vlm_tensor_manifest *manifest) {
@@ -35,7 +27,7 @@ const vlm_family vlm_family_llava = {
     .model_type = "llava",
     .display_name = "LLaVA-1.5",
     .has_vision = true,
-    .renames = renames,
-    .rename_count = sizeof(renames) / sizeof(renames[0]),
+    .renames = vlm_composite_v4_renames,
+    .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
     .declare_tensors = declare_tensors,
 };

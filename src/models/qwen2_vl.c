@@ -4,7 +4,7 @@
 
 #include "models/blocks.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+#define SHAPE VLM_SHAPE
 
 /* Transformers 4 saved the decoder at "model.*" and the tower at "visual.*".
  * The identity rules stop canonical names from being renamed again. */

@@ -37,6 +37,7 @@ export -f run out_has err_has one_line_error
 "$make_tiny" "$work/llava" >/dev/null
 "$make_tiny" --sharded "$work/sharded" >/dev/null
 "$make_tiny" --text-only "$work/llama" >/dev/null
+"$make_tiny" --transformers4-names "$work/llava-v4" >/dev/null
 
 check help_lists_only_working_commands \
   bash -c "'$vlm' --help | grep -q '^  inspect ' && [ \$('$vlm' --help | grep -cE '^  [a-z]+ +[a-z]') -eq 1 ]"
@@ -56,6 +57,8 @@ assert r[\"components\"][\"vision_tower\"][\"parameters\"]>0 and r[\"missing\"]=
 assert sum(c[\"bytes\"] for c in r[\"components\"].values())==r[\"total_bytes\"]
 ' '$work/out'"
 check sharded_checkpoint bash -c "run 0 inspect --model '$work/sharded' --json && out_has '\"file_count\":2' && out_has '\"can_load\":true'"
+check transformers4_names_are_renamed bash -c "grep -q 'language_model.model.layers.0' '$work/llava-v4/model.safetensors' \
+  && run 0 inspect --model '$work/llava-v4' && out_has 'status: ok' && ! grep -q unexpected '$work/out'"
 check text_only_checkpoint bash -c "run 0 inspect --model '$work/llama' && out_has 'modalities: text' && out_has 'status: ok'"
 
 # Broken checkpoints: each one a one-line error naming the file and problem.
