@@ -1,0 +1,74 @@
+/* Choosing the next token from a row of logits.
+ *
+ * Order of operations, following Transformers' generate() (logits
+ * processors, then warpers) with the OpenAI penalties inserted where vLLM
+ * puts them:
+ *   1. repetition penalty (HF): for every token seen in prompt or output,
+ *      logit / penalty if positive, logit * penalty if negative;
+ *   2. presence and frequency penalties (OpenAI): for every token generated
+ *      so far, logit -= presence + frequency * count;
+ *   3. greedy when temperature == 0: the highest logit, lowest id on ties
+ *      (torch.argmax's rule); otherwise
+ *   4. temperature, 5. top-k (ties with the k-th value are kept, as HF
+ *      keeps them), 6. top-p (smallest set whose probability exceeds p,
+ *      at least one token), 7. min-p (drop tokens below min_p x the top
+ *      probability), then one draw from the renormalised distribution with
+ *      a seeded generator: the same seed and inputs give the same tokens.
+ *
+ * Log-probabilities reported to clients are those of the model's own
+ * distribution (log-softmax of the raw logits, before penalties,
+ * temperature and filtering), which is what OpenAI's `logprobs` means. */
+#ifndef VLM_ENGINE_SAMPLING_H
+#define VLM_ENGINE_SAMPLING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vlm.h"
+
+#define VLM_MAX_TOP_LOGPROBS 20
+
+typedef struct vlm_sampling_params {
+  float temperature;        /* 0: greedy */
+  int32_t top_k;            /* 0: off */
+  float top_p;              /* 1: off */
+  float min_p;              /* 0: off */
+  float repetition_penalty; /* 1: off */
+  float presence_penalty;   /* 0: off */
+  float frequency_penalty;  /* 0: off */
+  uint64_t seed;
+  int32_t top_logprobs;     /* alternatives to report per step, 0..20 */
+} vlm_sampling_params;
+
+/* Greedy decoding with every filter off. */
+vlm_sampling_params vlm_sampling_params_greedy(void);
+/* Refuses out-of-range values with a message naming the parameter. */
+vlm_status vlm_sampling_params_validate(const vlm_sampling_params *params);
+
+typedef struct vlm_token_logprob {
+  int32_t token;
+  float logprob;
+} vlm_token_logprob;
+
+typedef struct vlm_sample_result {
+  int32_t token;
+  float logprob;                                   /* of `token` */
+  int32_t top_count;                               /* <= params.top_logprobs */
+  vlm_token_logprob top[VLM_MAX_TOP_LOGPROBS];     /* most likely first */
+} vlm_sample_result;
+
+typedef struct vlm_sampler vlm_sampler;
+
+vlm_status vlm_sampler_create(const vlm_sampling_params *params, int32_t vocab_size,
+                              const vlm_allocator *allocator, vlm_sampler **out_sampler);
+/* Records prompt tokens (they count for the repetition penalty only). */
+vlm_status vlm_sampler_add_prompt(vlm_sampler *sampler, const int32_t *tokens, int64_t count);
+/* Picks the next token from `logits` (vocab_size floats, left unchanged)
+ * and records it as generated. */
+vlm_status vlm_sampler_sample(vlm_sampler *sampler, const float *logits,
+                              vlm_sample_result *out_result);
+/* Forgets prompt and output history and re-seeds, for slot reuse. */
+void vlm_sampler_reset(vlm_sampler *sampler);
+void vlm_sampler_release(vlm_sampler *sampler);
+
+#endif
