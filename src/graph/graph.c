@@ -1,0 +1,378 @@
+#include "graph/graph.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "io/json.h"
+
+static const char *const op_names[VLM_OP_COUNT] = {
+    [VLM_OP_INPUT] = "input",           [VLM_OP_WEIGHT] = "weight",
+    [VLM_OP_GATHER] = "gather",         [VLM_OP_SCALE] = "scale",
+    [VLM_OP_ADD] = "add",               [VLM_OP_MUL] = "mul",
+    [VLM_OP_RMS_NORM] = "rms_norm",     [VLM_OP_LAYER_NORM] = "layer_norm",
+    [VLM_OP_LINEAR] = "linear",         [VLM_OP_ACTIVATION] = "activation",
+    [VLM_OP_GATED] = "gated",           [VLM_OP_ROPE] = "rope",
+    [VLM_OP_ATTENTION] = "attention",   [VLM_OP_SOFTCAP] = "softcap",
+    [VLM_OP_RESHAPE] = "reshape",       [VLM_OP_SELECT_ROWS] = "select_rows",
+};
+
+const char *vlm_op_name(vlm_op op) {
+  return (unsigned)op < VLM_OP_COUNT ? op_names[op] : "invalid";
+}
+
+bool vlm_activation_from_name(const char *name, vlm_activation *out) {
+  static const struct {
+    const char *name;
+    vlm_activation activation;
+  } names[] = {{"silu", VLM_ACTIVATION_SILU},
+               {"swish", VLM_ACTIVATION_SILU},
+               {"gelu", VLM_ACTIVATION_GELU},
+               {"gelu_pytorch_tanh", VLM_ACTIVATION_GELU_TANH},
+               {"gelu_new", VLM_ACTIVATION_GELU_TANH},
+               {"gelu_fast", VLM_ACTIVATION_GELU_TANH},
+               {"quick_gelu", VLM_ACTIVATION_QUICK_GELU},
+               {"relu", VLM_ACTIVATION_RELU}};
+  if (!name) return false;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    if (strcmp(name, names[i].name) == 0) {
+      *out = names[i].activation;
+      return true;
+    }
+  }
+  return false;
+}
+
+void vlm_graph_init(vlm_graph *graph) {
+  memset(graph, 0, sizeof(*graph));
+  vlm_arena_init(&graph->arena, NULL, 16 * 1024);
+  graph->output = -1;
+}
+
+void vlm_graph_release(vlm_graph *graph) {
+  vlm_status_free(graph->error);
+  vlm_arena_reset(&graph->arena);
+  free(graph->nodes);
+  memset(graph, 0, sizeof(*graph));
+  graph->output = -1;
+}
+
+vlm_status vlm_graph_take_error(vlm_graph *graph) {
+  vlm_status error = graph->error;
+  graph->error = VLM_OK;
+  return error;
+}
+
+const vlm_node *vlm_graph_node(const vlm_graph *graph, int32_t index) {
+  return index >= 0 && index < graph->count ? &graph->nodes[index] : NULL;
+}
+
+int32_t vlm_graph_find(const vlm_graph *graph, const char *name) {
+  for (int32_t i = 0; i < graph->count; i++)
+    if (strcmp(graph->nodes[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int32_t fail(vlm_graph *graph, vlm_status status) {
+  if (!graph->error) graph->error = status;
+  else vlm_status_free(status);
+  return -1;
+}
+
+static bool inputs_valid(vlm_graph *graph, const int32_t *inputs, int count) {
+  if (graph->error) return false;
+  for (int i = 0; i < count; i++)
+    if (inputs[i] < 0 || inputs[i] >= graph->count) {
+      fail(graph, VLM_ERROR(INTERNAL, "graph: input %d of a new node is not a node (%d)", i,
+                            inputs[i]));
+      return false;
+    }
+  return true;
+}
+
+/* Appends a node (name formatted from `format`), returning it or NULL. */
+static vlm_node *append(vlm_graph *graph, vlm_op op, const int32_t *inputs, int input_count,
+                        const char *format, va_list args) {
+  if (!inputs_valid(graph, inputs, input_count)) return NULL;
+  if (graph->count == graph->capacity) {
+    int32_t capacity = graph->capacity ? graph->capacity * 2 : 256;
+    vlm_node *grown = realloc(graph->nodes, (size_t)capacity * sizeof(*grown));
+    if (!grown) {
+      fail(graph, VLM_ERROR(RESOURCE_EXHAUSTED, "graph: out of memory"));
+      return NULL;
+    }
+    graph->nodes = grown;
+    graph->capacity = capacity;
+  }
+  vlm_node *node = &graph->nodes[graph->count];
+  memset(node, 0, sizeof(*node));
+  node->op = op;
+  node->dtype = VLM_DTYPE_F32;
+  node->input_count = input_count;
+  for (int i = 0; i < input_count; i++) node->inputs[i] = inputs[i];
+  int written = vsnprintf(node->name, sizeof(node->name), format, args);
+  if (written < 0 || written >= (int)sizeof(node->name)) {
+    fail(graph, VLM_ERROR(INTERNAL, "graph: node name '%s...' is too long", node->name));
+    return NULL;
+  }
+  graph->count++;
+  return node;
+}
+
+static const vlm_node *input_node(const vlm_graph *graph, const vlm_node *node, int which) {
+  return &graph->nodes[node->inputs[which]];
+}
+
+static void copy_shape(vlm_node *node, const vlm_node *from) {
+  node->rank = from->rank;
+  memcpy(node->shape, from->shape, sizeof(node->shape));
+}
+
+static bool same_shape(const vlm_node *a, const vlm_node *b) {
+  if (a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
+static int32_t shape_error(vlm_graph *graph, vlm_node *node, const char *what) {
+  char shape_text[160];
+  graph->count--; /* drop the half-built node */
+  return fail(graph, VLM_ERROR(INVALID_ARGUMENT, "graph node '%s' (%s): %s (input shape %s)",
+                               node->name, vlm_op_name(node->op), what,
+                               vlm_shape_format(input_node(graph, node, 0)->shape,
+                                                input_node(graph, node, 0)->rank, shape_text,
+                                                sizeof(shape_text))));
+}
+
+static int32_t finish(vlm_graph *graph, vlm_node *node) {
+  return node ? (int32_t)(node - graph->nodes) : -1;
+}
+
+#define BUILD(op, inputs, count)                                  \
+  va_list args;                                                   \
+  va_start(args, name);                                           \
+  vlm_node *node = append(graph, op, inputs, count, name, args); \
+  va_end(args);                                                   \
+  if (!node) return -1
+
+/* ---------------------------------------------------------------------- */
+
+static int32_t leaf(vlm_graph *graph, vlm_op op, vlm_dtype dtype, int rank, const int64_t *shape,
+                    const char *name, ...) {
+  BUILD(op, NULL, 0);
+  if (rank < 0 || rank > VLM_MAX_DIMS) {
+    graph->count--;
+    return fail(graph, VLM_ERROR(INTERNAL, "graph: leaf '%s' has rank %d", node->name, rank));
+  }
+  node->dtype = dtype;
+  node->rank = rank;
+  if (rank) memcpy(node->shape, shape, sizeof(int64_t) * (size_t)rank);
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_input(vlm_graph *graph, vlm_dtype dtype, int rank, const int64_t *shape,
+                        const char *name) {
+  return leaf(graph, VLM_OP_INPUT, dtype, rank, shape, "%s", name);
+}
+
+int32_t vlm_graph_weight(vlm_graph *graph, const char *canonical_name, vlm_dtype dtype, int rank,
+                         const int64_t *shape) {
+  /* Weight nodes are named by their checkpoint name; long names are fine
+   * as long as they fit (checkpoint names are far shorter in practice). */
+  return leaf(graph, VLM_OP_WEIGHT, dtype, rank, shape, "%s", canonical_name);
+}
+
+int32_t vlm_graph_gather(vlm_graph *graph, int32_t table, int32_t ids, const char *name, ...) {
+  int32_t inputs[2] = {table, ids};
+  BUILD(VLM_OP_GATHER, inputs, 2);
+  const vlm_node *table_node = input_node(graph, node, 0), *ids_node = input_node(graph, node, 1);
+  if (table_node->rank != 2 || ids_node->rank != 1 ||
+      (ids_node->dtype != VLM_DTYPE_I32 && ids_node->dtype != VLM_DTYPE_I64))
+    return shape_error(graph, node, "needs a [vocab, hidden] table and integer [rows] ids");
+  node->rank = 2;
+  node->shape[0] = ids_node->shape[0];
+  node->shape[1] = table_node->shape[1];
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_scale(vlm_graph *graph, int32_t x, double scalar, const char *name, ...) {
+  BUILD(VLM_OP_SCALE, &x, 1);
+  copy_shape(node, input_node(graph, node, 0));
+  node->params.scale.scalar = scalar;
+  return finish(graph, node);
+}
+
+static int32_t elementwise(vlm_graph *graph, vlm_node *node) {
+  if (!same_shape(input_node(graph, node, 0), input_node(graph, node, 1)))
+    return shape_error(graph, node, "operands differ in shape");
+  copy_shape(node, input_node(graph, node, 0));
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_add(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...) {
+  int32_t inputs[2] = {a, b};
+  BUILD(VLM_OP_ADD, inputs, 2);
+  return elementwise(graph, node);
+}
+
+int32_t vlm_graph_mul(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...) {
+  int32_t inputs[2] = {a, b};
+  BUILD(VLM_OP_MUL, inputs, 2);
+  return elementwise(graph, node);
+}
+
+/* A norm's weight (and bias) must match the last dimension of x. */
+static bool matches_last_dimension(const vlm_node *x, const vlm_node *vector) {
+  return vector->rank == 1 && x->rank >= 1 && vector->shape[0] == x->shape[x->rank - 1];
+}
+
+int32_t vlm_graph_rms_norm(vlm_graph *graph, int32_t x, int32_t weight, double epsilon,
+                           double weight_offset, const char *name, ...) {
+  int32_t inputs[2] = {x, weight};
+  BUILD(VLM_OP_RMS_NORM, inputs, 2);
+  if (!matches_last_dimension(input_node(graph, node, 0), input_node(graph, node, 1)))
+    return shape_error(graph, node, "weight does not match the last dimension");
+  copy_shape(node, input_node(graph, node, 0));
+  node->params.norm.epsilon = epsilon;
+  node->params.norm.weight_offset = weight_offset;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_layer_norm(vlm_graph *graph, int32_t x, int32_t weight, int32_t bias,
+                             double epsilon, const char *name, ...) {
+  int32_t inputs[3] = {x, weight, bias};
+  BUILD(VLM_OP_LAYER_NORM, inputs, 3);
+  if (!matches_last_dimension(input_node(graph, node, 0), input_node(graph, node, 1)) ||
+      !matches_last_dimension(input_node(graph, node, 0), input_node(graph, node, 2)))
+    return shape_error(graph, node, "weight or bias does not match the last dimension");
+  copy_shape(node, input_node(graph, node, 0));
+  node->params.norm.epsilon = epsilon;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_linear(vlm_graph *graph, int32_t x, int32_t weight, int32_t bias,
+                         const char *name, ...) {
+  int32_t inputs[3] = {x, weight, bias};
+  BUILD(VLM_OP_LINEAR, inputs, bias >= 0 ? 3 : 2);
+  const vlm_node *x_node = input_node(graph, node, 0), *weight_node = input_node(graph, node, 1);
+  if (x_node->rank != 2 || weight_node->rank != 2 || weight_node->shape[1] != x_node->shape[1])
+    return shape_error(graph, node, "needs x [rows, in] and weight [out, in]");
+  if (bias >= 0) {
+    const vlm_node *bias_node = input_node(graph, node, 2);
+    if (bias_node->rank != 1 || bias_node->shape[0] != weight_node->shape[0])
+      return shape_error(graph, node, "bias does not match the output size");
+  }
+  node->rank = 2;
+  node->shape[0] = x_node->shape[0];
+  node->shape[1] = weight_node->shape[0];
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_activation(vlm_graph *graph, int32_t x, vlm_activation activation,
+                             const char *name, ...) {
+  BUILD(VLM_OP_ACTIVATION, &x, 1);
+  copy_shape(node, input_node(graph, node, 0));
+  node->params.activation.activation = activation;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_gated(vlm_graph *graph, int32_t gate, int32_t up, vlm_activation activation,
+                        const char *name, ...) {
+  int32_t inputs[2] = {gate, up};
+  BUILD(VLM_OP_GATED, inputs, 2);
+  node->params.activation.activation = activation;
+  return elementwise(graph, node);
+}
+
+int32_t vlm_graph_rope(vlm_graph *graph, int32_t x, int32_t rope_index, const char *name, ...) {
+  BUILD(VLM_OP_ROPE, &x, 1);
+  if (input_node(graph, node, 0)->rank != 3)
+    return shape_error(graph, node, "needs [rows, heads, head_dim]");
+  copy_shape(node, input_node(graph, node, 0));
+  node->params.rope.rope_index = rope_index;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                            int32_t layer, double scale, int64_t sliding_window,
+                            double softcap, const char *name, ...) {
+  int32_t inputs[3] = {query, key, value};
+  BUILD(VLM_OP_ATTENTION, inputs, 3);
+  const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1),
+                 *v = input_node(graph, node, 2);
+  if (q->rank != 3 || k->rank != 3 || !same_shape(k, v) || k->shape[0] != q->shape[0] ||
+      k->shape[2] != q->shape[2] || k->shape[1] <= 0 || q->shape[1] % k->shape[1] != 0)
+    return shape_error(graph, node,
+                       "needs q [rows, heads, dim] and k, v [rows, kv_heads, dim] with heads "
+                       "a multiple of kv_heads");
+  node->rank = 2;
+  node->shape[0] = q->shape[0];
+  node->shape[1] = q->shape[1] * q->shape[2];
+  node->params.attention.layer = layer;
+  node->params.attention.kv_heads = (int32_t)k->shape[1];
+  node->params.attention.head_dim = (int32_t)k->shape[2];
+  node->params.attention.scale = scale;
+  node->params.attention.sliding_window = sliding_window;
+  node->params.attention.softcap = softcap;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_softcap(vlm_graph *graph, int32_t x, double cap, const char *name, ...) {
+  BUILD(VLM_OP_SOFTCAP, &x, 1);
+  copy_shape(node, input_node(graph, node, 0));
+  node->params.softcap.cap = cap;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_reshape(vlm_graph *graph, int32_t x, int rank, const int64_t *shape,
+                          const char *name, ...) {
+  BUILD(VLM_OP_RESHAPE, &x, 1);
+  int64_t before = 0, after = 0;
+  const vlm_node *x_node = input_node(graph, node, 0);
+  if (rank < 1 || rank > VLM_MAX_DIMS || !vlm_shape_element_count(shape, rank, &after) ||
+      !vlm_shape_element_count(x_node->shape, x_node->rank, &before) || before != after)
+    return shape_error(graph, node, "element count changes");
+  node->rank = rank;
+  memcpy(node->shape, shape, sizeof(int64_t) * (size_t)rank);
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_select_rows(vlm_graph *graph, int32_t x, const int32_t *rows, int64_t count,
+                              const char *name, ...) {
+  BUILD(VLM_OP_SELECT_ROWS, &x, 1);
+  const vlm_node *x_node = input_node(graph, node, 0);
+  int32_t *copy = count > 0 ? vlm_arena_allocate(&graph->arena, (size_t)count * sizeof(int32_t),
+                                                 _Alignof(int32_t))
+                            : NULL;
+  if (count <= 0 || !copy) return shape_error(graph, node, "no rows selected (or out of memory)");
+  for (int64_t i = 0; i < count; i++) {
+    if (rows[i] < 0 || rows[i] >= x_node->shape[0])
+      return shape_error(graph, node, "selected row out of range");
+    copy[i] = rows[i];
+  }
+  copy_shape(node, x_node);
+  node->shape[0] = count;
+  node->params.select.rows = copy;
+  node->params.select.count = count;
+  return finish(graph, node);
+}
+
+char *vlm_graph_format(const vlm_graph *graph) {
+  vlm_string_builder out = {0};
+  char shape_text[160];
+  for (int32_t i = 0; i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    vlm_sb_appendf(&out, "%%%d = %s %s %s %s", i, vlm_op_name(node->op), node->name,
+                   vlm_dtype_name(node->dtype),
+                   vlm_shape_format(node->shape, node->rank, shape_text, sizeof(shape_text)));
+    for (int k = 0; k < node->input_count; k++)
+      vlm_sb_appendf(&out, "%s%%%d", k ? ", " : " <- ", node->inputs[k]);
+    vlm_sb_append_literal(&out, "\n");
+  }
+  return vlm_sb_finish(&out);
+}

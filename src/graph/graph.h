@@ -1,0 +1,176 @@
+/* The backend-neutral model description.
+ *
+ * A family describes its forward pass once, as a graph of named operations
+ * on tensors (this file), built from shared blocks. The cpu backend executes
+ * the graph with its kernels; the OpenXLA emitter lowers the same graph to
+ * StableHLO. No family is written twice.
+ *
+ * Graphs are built per call with concrete sizes (rows in this step, the
+ * slots and positions they belong to), like ggml's: building is cheap and
+ * shapes are then plain numbers. Every node has a name ("layers.3.attn_norm",
+ * llama.cpp's cb(cur, name, il)), so any intermediate can be dumped and
+ * compared with a golden of the same name.
+ *
+ * Rows. Every activation is [rows, ...]. A row is one token of one request:
+ * a prefill chunk is rows of one slot at consecutive positions, a decode
+ * step is one row per slot. Attention receives each row's slot and position,
+ * so prefill and batched decode are the same graph shape, and a row's result
+ * never depends on which other rows share the step (batch invariance). */
+#ifndef VLM_GRAPH_GRAPH_H
+#define VLM_GRAPH_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/alloc.h"
+#include "core/tensor.h"
+#include "vlm.h"
+
+#define VLM_GRAPH_MAX_INPUTS 6
+#define VLM_GRAPH_NAME_LENGTH 128
+
+typedef enum vlm_op {
+  /* Leaves */
+  VLM_OP_INPUT,        /* a named graph input (tokens, embeddings, positions, bias) */
+  VLM_OP_WEIGHT,       /* a checkpoint tensor, by canonical name */
+  /* Compute */
+  VLM_OP_GATHER,       /* rows of a table: table[ids[r]]                      */
+  VLM_OP_SCALE,        /* x * scalar                                           */
+  VLM_OP_ADD,          /* a + b (same shape)                                   */
+  VLM_OP_MUL,          /* a * b (same shape)                                   */
+  VLM_OP_RMS_NORM,     /* over the last dim; weight_offset 1 for Gemma        */
+  VLM_OP_LAYER_NORM,   /* over the last dim, weight and bias                   */
+  VLM_OP_LINEAR,       /* x [rows, in] . W[out, in]^T (+ bias)                 */
+  VLM_OP_ACTIVATION,   /* elementwise activation                               */
+  VLM_OP_GATED,        /* activation(gate) * up                                */
+  VLM_OP_ROPE,         /* rotary embedding of [rows, heads, head_dim]          */
+  VLM_OP_ATTENTION,    /* write K/V to the cache, attend, [rows, heads*dim]    */
+  VLM_OP_SOFTCAP,      /* cap * tanh(x / cap)                                  */
+  VLM_OP_RESHAPE,      /* same data, new shape                                 */
+  VLM_OP_SELECT_ROWS,  /* keep the listed rows (e.g. last row of a chunk)      */
+  VLM_OP_COUNT
+} vlm_op;
+
+const char *vlm_op_name(vlm_op op);
+
+typedef enum vlm_activation {
+  VLM_ACTIVATION_SILU,
+  VLM_ACTIVATION_GELU,          /* erf form */
+  VLM_ACTIVATION_GELU_TANH,     /* gelu_pytorch_tanh */
+  VLM_ACTIVATION_QUICK_GELU,    /* x * sigmoid(1.702 x) */
+  VLM_ACTIVATION_RELU,
+} vlm_activation;
+
+/* Parses Transformers' ACT2FN names ("silu", "gelu", "gelu_pytorch_tanh",
+ * "quick_gelu", "relu", ...). */
+bool vlm_activation_from_name(const char *name, vlm_activation *out);
+
+typedef struct vlm_node {
+  vlm_op op;
+  char name[VLM_GRAPH_NAME_LENGTH];
+  int input_count;
+  int32_t inputs[VLM_GRAPH_MAX_INPUTS]; /* node indices */
+  vlm_dtype dtype;                      /* of the result */
+  int rank;
+  int64_t shape[VLM_MAX_DIMS];
+  /* Operation parameters (which ones apply depends on op). */
+  union {
+    struct { double epsilon; double weight_offset; } norm;
+    struct { double scalar; } scale;
+    struct { vlm_activation activation; } activation;
+    struct { double cap; } softcap;
+    struct { int32_t rope_index; } rope;        /* which of the graph's RoPE tables */
+    struct {
+      int32_t layer;                /* KV cache layer */
+      int32_t kv_heads, head_dim;
+      double scale;
+      int64_t sliding_window;       /* 0: none */
+      double softcap;               /* 0: none */
+    } attention;
+    struct { const int32_t *rows; int64_t count; } select;
+  } params;
+} vlm_node;
+
+/* Per-row context shared by every attention and RoPE node of a step. */
+typedef struct vlm_row_context {
+  int64_t row_count;
+  const int32_t *slots;      /* [rows] the KV cache slot of each row */
+  const int32_t *positions;  /* [rows] position of each row (its KV index) */
+  /* 3-axis positions for M-RoPE ([3][rows]); NULL for 1-axis RoPE. */
+  const int32_t *positions_3d;
+  /* Optional additive bias [rows, key_count]: for a prefill chunk of one
+   * slot, key_count = past + rows and the bias replaces the causal mask
+   * (e.g. Gemma 3's bidirectional image tokens). NULL: causal. */
+  const float *bias;
+  int64_t bias_key_count;
+} vlm_row_context;
+
+#define VLM_GRAPH_MAX_ROPES 2
+
+typedef struct vlm_graph {
+  vlm_arena arena;
+  /* RoPE parameter sets the rope nodes index (e.g. 0 global, 1 sliding). */
+  const struct vlm_rope_config *ropes[VLM_GRAPH_MAX_ROPES];
+  int32_t rope_count;
+  vlm_node *nodes;
+  int32_t count, capacity;
+  int32_t output;          /* the node whose value the caller wants */
+  vlm_row_context rows;
+  vlm_status error;        /* first build error; later builder calls no-op */
+} vlm_graph;
+
+void vlm_graph_init(vlm_graph *graph);
+void vlm_graph_release(vlm_graph *graph);
+/* The first error any builder call hit (owned by the graph until taken). */
+vlm_status vlm_graph_take_error(vlm_graph *graph);
+const vlm_node *vlm_graph_node(const vlm_graph *graph, int32_t index);
+/* Index of the node named `name`, or -1. */
+int32_t vlm_graph_find(const vlm_graph *graph, const char *name);
+
+/* Builders. Each returns the new node's index (or -1 once the graph has an
+ * error) and checks its inputs' shapes, recording a message naming the node
+ * on mismatch. `name` is printf-style. */
+int32_t vlm_graph_input(vlm_graph *graph, vlm_dtype dtype, int rank, const int64_t *shape,
+                        const char *name);
+int32_t vlm_graph_weight(vlm_graph *graph, const char *canonical_name, vlm_dtype dtype, int rank,
+                         const int64_t *shape);
+int32_t vlm_graph_gather(vlm_graph *graph, int32_t table, int32_t ids, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+int32_t vlm_graph_scale(vlm_graph *graph, int32_t x, double scalar, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+int32_t vlm_graph_add(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+int32_t vlm_graph_mul(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+int32_t vlm_graph_rms_norm(vlm_graph *graph, int32_t x, int32_t weight, double epsilon,
+                           double weight_offset, const char *name, ...)
+    __attribute__((format(printf, 6, 7)));
+int32_t vlm_graph_layer_norm(vlm_graph *graph, int32_t x, int32_t weight, int32_t bias,
+                             double epsilon, const char *name, ...)
+    __attribute__((format(printf, 6, 7)));
+/* bias may be -1. */
+int32_t vlm_graph_linear(vlm_graph *graph, int32_t x, int32_t weight, int32_t bias,
+                         const char *name, ...) __attribute__((format(printf, 5, 6)));
+int32_t vlm_graph_activation(vlm_graph *graph, int32_t x, vlm_activation activation,
+                             const char *name, ...) __attribute__((format(printf, 4, 5)));
+int32_t vlm_graph_gated(vlm_graph *graph, int32_t gate, int32_t up, vlm_activation activation,
+                        const char *name, ...) __attribute__((format(printf, 5, 6)));
+int32_t vlm_graph_rope(vlm_graph *graph, int32_t x, int32_t rope_index, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+int32_t vlm_graph_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                            int32_t layer, double scale, int64_t sliding_window,
+                            double softcap, const char *name, ...)
+    __attribute__((format(printf, 9, 10)));
+int32_t vlm_graph_softcap(vlm_graph *graph, int32_t x, double cap, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+int32_t vlm_graph_reshape(vlm_graph *graph, int32_t x, int rank, const int64_t *shape,
+                          const char *name, ...) __attribute__((format(printf, 5, 6)));
+/* Rows are copied into the graph. */
+int32_t vlm_graph_select_rows(vlm_graph *graph, int32_t x, const int32_t *rows, int64_t count,
+                              const char *name, ...) __attribute__((format(printf, 5, 6)));
+
+/* A readable listing, one node per line, for debugging and golden tests. */
+char *vlm_graph_format(const vlm_graph *graph);
+
+#endif
