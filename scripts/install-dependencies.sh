@@ -6,6 +6,7 @@ packages=(
   build-essential cmake pkg-config   # C11 toolchain and build
   clang libclang-rt-14-dev           # libFuzzer targets and sanitizer runtimes
   python3                            # test scripts (JSON checks)
+  python3-venv                       # tools/oracle: venv for the config-defaults cross-check
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -14,6 +14,12 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
+# Oracle harness (tools/oracle): vlm's tables of Transformers defaults against
+# the pinned Transformers classes. Needs no torch; the venv is reused when present.
+echo "== oracle: config defaults against transformers (tools/oracle/check_config_defaults.py)"
+[ -x .venv-ci/bin/python ] || { python3 -m venv .venv-ci && .venv-ci/bin/pip install --quiet -r tools/oracle/requirements-ci.txt; }
+.venv-ci/bin/python tools/oracle/check_config_defaults.py build/vlm-dump-config-defaults
+
 echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVLM_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"

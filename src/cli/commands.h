@@ -20,5 +20,6 @@ int cli_report_status(vlm_status status);
 bool cli_is_help(const char *argument);
 
 int command_inspect(int argc, char **argv, const global_options *options);
+int command_compare(int argc, char **argv, const global_options *options);
 
 #endif

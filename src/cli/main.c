@@ -22,6 +22,7 @@ typedef struct command {
 /* Subcommands, listed only once they work (vlm --help prints this table). */
 static const command commands[] = {
     {"inspect", "validate a checkpoint directory and describe what it holds", command_inspect},
+    {"compare", "check vlm stage by stage against a Transformers golden case", command_compare},
 };
 
 static void print_usage(FILE *out) {

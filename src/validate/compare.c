@@ -1,0 +1,241 @@
+#include "validate/compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+
+struct vlm_comparison_report {
+  vlm_golden_case golden;
+  char *model_directory;
+  vlm_stage_result *results;
+  size_t result_count;
+  char *text;
+};
+
+const char *vlm_stage_outcome_name(vlm_stage_outcome outcome) {
+  switch (outcome) {
+    case VLM_STAGE_MATCH: return "match";
+    case VLM_STAGE_DIVERGED: return "diverged";
+    case VLM_STAGE_FAILED: return "failed";
+    case VLM_STAGE_NOT_IMPLEMENTED: return "not_implemented";
+  }
+  return "unknown";
+}
+
+bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double *out) {
+  const uint8_t *base = (const uint8_t *)tensor->data + (size_t)index * vlm_dtype_size(tensor->dtype);
+  /* memcpy: golden and checkpoint bytes need not be aligned for their type. */
+  switch (tensor->dtype) {
+    case VLM_DTYPE_F32: { float v; memcpy(&v, base, 4); *out = v; return true; }
+    case VLM_DTYPE_F64: { double v; memcpy(&v, base, 8); *out = v; return true; }
+    case VLM_DTYPE_BF16: { uint16_t v; memcpy(&v, base, 2); *out = vlm_bf16_to_f32(v); return true; }
+    case VLM_DTYPE_F16: { uint16_t v; memcpy(&v, base, 2); *out = vlm_f16_to_f32(v); return true; }
+    case VLM_DTYPE_I64: { int64_t v; memcpy(&v, base, 8); *out = (double)v; return true; }
+    case VLM_DTYPE_I32: { int32_t v; memcpy(&v, base, 4); *out = v; return true; }
+    case VLM_DTYPE_U8: *out = *base; return true;
+    case VLM_DTYPE_BOOL: *out = *base != 0; return true;
+    default: return false;
+  }
+}
+
+void vlm_compare_values(const double *expected, const double *actual, int64_t count,
+                        const char *label, vlm_stage_result *result) {
+  for (int64_t i = 0; i < count; i++) {
+    double difference = fabs(actual[i] - expected[i]);
+    /* NaN never matches anything, including NaN: record it as infinite. */
+    if (isnan(difference)) difference = INFINITY;
+    if (difference > result->max_abs) result->max_abs = difference;
+    if (expected[i] != 0 && difference / fabs(expected[i]) > result->max_rel)
+      result->max_rel = difference / fabs(expected[i]);
+    result->compared++;
+    bool within = difference <= result->tolerance.max_abs +
+                                    result->tolerance.max_rel * fabs(expected[i]);
+    if (within) continue;
+    if (result->mismatched++ == 0)
+      snprintf(result->detail, sizeof(result->detail), "%s[%lld]: expected %.9g, got %.9g",
+               label, (long long)i, expected[i], actual[i]);
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void run_stage(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                      vlm_stage_result *result) {
+  memset(result, 0, sizeof(*result));
+  result->name = stage->name;
+  result->dtype = stage->dtype;
+  result->tolerance = stage->tolerance;
+  vlm_stage_function function = vlm_stage_function_find(stage->name);
+  if (!function) {
+    result->outcome = VLM_STAGE_NOT_IMPLEMENTED;
+    snprintf(result->detail, sizeof(result->detail), "not implemented yet");
+    return;
+  }
+  vlm_status status = function(context, stage, result);
+  if (status) {
+    result->outcome = VLM_STAGE_FAILED;
+    snprintf(result->detail, sizeof(result->detail), "%s", vlm_status_message(status));
+    vlm_status_free(status);
+  }
+}
+
+vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *options,
+                           vlm_comparison_report **out_report) {
+  *out_report = NULL;
+  vlm_compare_options defaults = {0};
+  if (!options) options = &defaults;
+  vlm_comparison_report *report = calloc(1, sizeof(*report));
+  if (!report) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status status = vlm_golden_case_open(case_dir, options->allocator, &report->golden);
+  if (status) {
+    free(report);
+    return status;
+  }
+  const char *model = options->model_directory ? options->model_directory
+                                               : report->golden.model_directory;
+  if (!model) {
+    vlm_comparison_report_release(report);
+    return VLM_ERROR(INVALID_ARGUMENT,
+                     "golden case %s names no model; pass the model directory", case_dir);
+  }
+  report->model_directory = strdup(model);
+  report->results = calloc(report->golden.stage_count, sizeof(report->results[0]));
+  if (!report->model_directory || !report->results) {
+    vlm_comparison_report_release(report);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  vlm_compare_context context = {
+      .model_directory = report->model_directory,
+      .golden = &report->golden,
+      .allocator = options->allocator,
+      .thread_count = options->thread_count,
+  };
+  for (size_t i = 0; i < report->golden.stage_count; i++)
+    run_stage(&context, &report->golden.stages[i], &report->results[i]);
+  report->result_count = report->golden.stage_count;
+  *out_report = report;
+  return VLM_OK;
+}
+
+size_t vlm_comparison_report_stage_count(const vlm_comparison_report *report) {
+  return report->result_count;
+}
+
+const vlm_stage_result *vlm_comparison_report_stage(const vlm_comparison_report *report,
+                                                    size_t index) {
+  return index < report->result_count ? &report->results[index] : NULL;
+}
+
+const vlm_stage_result *vlm_comparison_report_first_divergent(
+    const vlm_comparison_report *report) {
+  for (size_t i = 0; i < report->result_count; i++)
+    if (report->results[i].outcome == VLM_STAGE_DIVERGED ||
+        report->results[i].outcome == VLM_STAGE_FAILED)
+      return &report->results[i];
+  return NULL;
+}
+
+static size_t count_outcome(const vlm_comparison_report *report, vlm_stage_outcome outcome) {
+  size_t count = 0;
+  for (size_t i = 0; i < report->result_count; i++)
+    count += report->results[i].outcome == outcome;
+  return count;
+}
+
+static void append_text(vlm_comparison_report *report, vlm_string_builder *out) {
+  vlm_sb_appendf(out, "golden %s (%s)\nmodel  %s\n\n", report->golden.directory,
+                 report->golden.dtype, report->model_directory);
+  vlm_sb_appendf(out, "%-28s %-9s %-11s %-11s %-19s %s\n", "stage", "dtype", "max-abs",
+                 "max-rel", "tolerance abs/rel", "result");
+  for (size_t i = 0; i < report->result_count; i++) {
+    const vlm_stage_result *result = &report->results[i];
+    char tolerance[32];
+    if (result->tolerance.max_abs == 0 && result->tolerance.max_rel == 0)
+      snprintf(tolerance, sizeof(tolerance), "exact");
+    else
+      snprintf(tolerance, sizeof(tolerance), "%.1e/%.1e", result->tolerance.max_abs,
+               result->tolerance.max_rel);
+    bool compared = result->outcome == VLM_STAGE_MATCH || result->outcome == VLM_STAGE_DIVERGED;
+    char max_abs[24] = "-", max_rel[24] = "-";
+    if (compared) {
+      snprintf(max_abs, sizeof(max_abs), "%.3e", result->max_abs);
+      snprintf(max_rel, sizeof(max_rel), "%.3e", result->max_rel);
+    }
+    const char *outcome = result->outcome == VLM_STAGE_NOT_IMPLEMENTED
+                              ? "not implemented yet"
+                              : vlm_stage_outcome_name(result->outcome);
+    vlm_sb_appendf(out, "%-28s %-9s %-11s %-11s %-19s %s", result->name, result->dtype,
+                   max_abs, max_rel, tolerance, outcome);
+    if (result->outcome != VLM_STAGE_NOT_IMPLEMENTED && result->detail[0])
+      vlm_sb_appendf(out, " (%s)", result->detail);
+    vlm_sb_append_literal(out, "\n");
+  }
+  const vlm_stage_result *divergent = vlm_comparison_report_first_divergent(report);
+  size_t matched = count_outcome(report, VLM_STAGE_MATCH);
+  size_t missing = count_outcome(report, VLM_STAGE_NOT_IMPLEMENTED);
+  if (divergent)
+    vlm_sb_appendf(out, "\nfirst divergent stage: %s: %s\n", divergent->name, divergent->detail);
+  else
+    vlm_sb_appendf(out, "\nall %zu stages match (%zu not implemented yet)\n", matched, missing);
+}
+
+static void append_json_number(vlm_string_builder *out, double value) {
+  if (isfinite(value)) vlm_sb_appendf(out, "%.9g", value);
+  else vlm_sb_append_literal(out, "null"); /* JSON has no infinity */
+}
+
+static void append_json(vlm_comparison_report *report, vlm_string_builder *out) {
+  vlm_sb_append_literal(out, "{\"golden\":");
+  vlm_sb_append_json_string(out, report->golden.directory, strlen(report->golden.directory));
+  vlm_sb_append_literal(out, ",\"model\":");
+  vlm_sb_append_json_string(out, report->model_directory, strlen(report->model_directory));
+  vlm_sb_append_literal(out, ",\"stages\":[");
+  for (size_t i = 0; i < report->result_count; i++) {
+    const vlm_stage_result *result = &report->results[i];
+    if (i) vlm_sb_append_literal(out, ",");
+    vlm_sb_append_literal(out, "{\"name\":");
+    vlm_sb_append_json_string(out, result->name, strlen(result->name));
+    vlm_sb_append_literal(out, ",\"dtype\":");
+    vlm_sb_append_json_string(out, result->dtype, strlen(result->dtype));
+    vlm_sb_appendf(out, ",\"result\":\"%s\",\"max_abs\":", vlm_stage_outcome_name(result->outcome));
+    append_json_number(out, result->max_abs);
+    vlm_sb_append_literal(out, ",\"max_rel\":");
+    append_json_number(out, result->max_rel);
+    vlm_sb_append_literal(out, ",\"tolerance\":{\"max_abs\":");
+    append_json_number(out, result->tolerance.max_abs);
+    vlm_sb_append_literal(out, ",\"max_rel\":");
+    append_json_number(out, result->tolerance.max_rel);
+    vlm_sb_appendf(out, "},\"compared\":%lld,\"mismatched\":%lld,\"detail\":",
+                   (long long)result->compared, (long long)result->mismatched);
+    vlm_sb_append_json_string(out, result->detail, strlen(result->detail));
+    vlm_sb_append_literal(out, "}");
+  }
+  const vlm_stage_result *divergent = vlm_comparison_report_first_divergent(report);
+  vlm_sb_append_literal(out, "],\"first_divergent_stage\":");
+  if (divergent) vlm_sb_append_json_string(out, divergent->name, strlen(divergent->name));
+  else vlm_sb_append_literal(out, "null");
+  vlm_sb_appendf(out, ",\"matched\":%zu,\"not_implemented\":%zu}\n",
+                 count_outcome(report, VLM_STAGE_MATCH),
+                 count_outcome(report, VLM_STAGE_NOT_IMPLEMENTED));
+}
+
+const char *vlm_comparison_report_text(vlm_comparison_report *report, bool as_json) {
+  free(report->text);
+  vlm_string_builder out = {0};
+  if (as_json) append_json(report, &out);
+  else append_text(report, &out);
+  report->text = vlm_sb_finish(&out);
+  return report->text ? report->text : "out of memory\n";
+}
+
+void vlm_comparison_report_release(vlm_comparison_report *report) {
+  if (!report) return;
+  vlm_golden_case_close(&report->golden);
+  free(report->model_directory);
+  free(report->results);
+  free(report->text);
+  free(report);
+}

@@ -1,0 +1,97 @@
+/* Stage-by-stage comparison of vlm against a golden case from Transformers.
+ *
+ * A golden case lists stages in pipeline order (checkpoint, processor
+ * outputs, ids, encoder, projector, embeddings, logits, KV, greedy tokens,
+ * text). For each one this module looks up the function that computes the
+ * same stage with vlm's own code (the table in stages.c; a stage without an
+ * entry is reported as "not implemented yet", never passed), compares with
+ * the stage's tolerance, and names the first stage that diverges. Because
+ * stages run in pipeline order, the first divergent stage is where a bug
+ * entered; later ones only inherit it.
+ *
+ * The interface is shaped like the public API (opaque report, text and JSON
+ * renderings) so it can move into include/vlm.h unchanged. */
+#ifndef VLM_VALIDATE_COMPARE_H
+#define VLM_VALIDATE_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/tensor.h"
+#include "validate/golden.h"
+#include "vlm.h"
+
+typedef enum vlm_stage_outcome {
+  VLM_STAGE_MATCH = 0,
+  VLM_STAGE_DIVERGED,          /* values outside the tolerance */
+  VLM_STAGE_FAILED,            /* vlm could not compute the stage (an error) */
+  VLM_STAGE_NOT_IMPLEMENTED,   /* no vlm code for this stage yet */
+} vlm_stage_outcome;
+
+const char *vlm_stage_outcome_name(vlm_stage_outcome outcome);
+
+#define VLM_STAGE_DETAIL_BYTES 512
+
+typedef struct vlm_stage_result {
+  const char *name;
+  const char *dtype;
+  vlm_tolerance tolerance;
+  vlm_stage_outcome outcome;
+  double max_abs;        /* largest |actual - expected| seen; 0 when not compared */
+  double max_rel;        /* largest |actual - expected| / |expected| over expected != 0 */
+  int64_t compared;      /* elements (or tensors) compared */
+  int64_t mismatched;    /* of those, how many were outside the tolerance */
+  char detail[VLM_STAGE_DETAIL_BYTES]; /* the first problem, or a summary */
+} vlm_stage_result;
+
+/* What a stage function gets: the golden case and the model directory. */
+typedef struct vlm_compare_context {
+  const char *model_directory;
+  const vlm_golden_case *golden;
+  const vlm_allocator *allocator;
+  int thread_count;
+} vlm_compare_context;
+
+/* Computes `stage` with vlm's code and fills result->outcome, max_abs,
+ * max_rel, compared, mismatched and detail. Returning an error marks the
+ * stage FAILED with the error's message; it does not stop the comparison. */
+typedef vlm_status (*vlm_stage_function)(const vlm_compare_context *context,
+                                         const vlm_golden_stage *stage,
+                                         vlm_stage_result *result);
+
+/* The vlm side of a stage, or NULL when it does not exist yet (stages.c). */
+vlm_stage_function vlm_stage_function_find(const char *stage_name);
+
+/* Element-wise comparison of `count` values, both converted to double.
+ * Updates the result's max_abs, max_rel, compared and mismatched, and on the
+ * first mismatch writes "<label>[index]: expected X, got Y" into detail. */
+void vlm_compare_values(const double *expected, const double *actual, int64_t count,
+                        const char *label, vlm_stage_result *result);
+/* Reads element `index` of a contiguous float or integer tensor as double;
+ * false for dtypes that are neither. */
+bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double *out);
+
+typedef struct vlm_compare_options {
+  const vlm_allocator *allocator;  /* NULL: system allocator */
+  const char *model_directory;     /* NULL: the manifest's "model" */
+  int thread_count;                /* <= 0: one per core */
+} vlm_compare_options;
+
+typedef struct vlm_comparison_report vlm_comparison_report;
+
+/* Opens the golden case at case_dir and runs every stage. Fails only when the
+ * case itself cannot be read; stage problems are in the report. */
+vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *options,
+                           vlm_comparison_report **out_report);
+size_t vlm_comparison_report_stage_count(const vlm_comparison_report *report);
+const vlm_stage_result *vlm_comparison_report_stage(const vlm_comparison_report *report,
+                                                    size_t index);
+/* The first stage that DIVERGED or FAILED, or NULL when none did. */
+const vlm_stage_result *vlm_comparison_report_first_divergent(
+    const vlm_comparison_report *report);
+/* A table (or JSON when as_json); owned by the report. */
+const char *vlm_comparison_report_text(vlm_comparison_report *report, bool as_json);
+void vlm_comparison_report_release(vlm_comparison_report *report);
+
+#endif

@@ -1,0 +1,25 @@
+/* Which stages of a golden case vlm can compute today. A stage named in a
+ * golden manifest but absent here is reported as "not implemented yet".
+ * Later issues add one line each (and the function in its own file):
+ *   processor.pixel_values, input_ids, position_ids, attention_mask,
+ *   vision_encoder, vision_features, projector, input_embeddings,
+ *   prefill_logits, kv, greedy_tokens, text. */
+#include <string.h>
+
+#include "validate/compare.h"
+#include "validate/stages.h"
+
+typedef struct stage_entry {
+  const char *name;
+  vlm_stage_function function;
+} stage_entry;
+
+static const stage_entry stages[] = {
+    {"checkpoint", vlm_stage_checkpoint},
+};
+
+vlm_stage_function vlm_stage_function_find(const char *stage_name) {
+  for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
+    if (strcmp(stages[i].name, stage_name) == 0) return stages[i].function;
+  return NULL;
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# End-to-end tests of `vlm compare` on the goldens the oracle harness wrote
+# with Hugging Face Transformers (tests/goldens, tests/models), including
+# deliberately corrupted copies that must fail naming the stage.
+# Arguments: VLM MAKE_TINY SOURCE_DIR.
+set -u
+vlm=$1
+source_dir=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+check() { # check NAME COMMAND...
+  local name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
+  else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+# run EXPECTED_STATUS ARGS...: runs vlm, keeps stdout/stderr, checks the status.
+run() {
+  local expected=$1
+  shift
+  "$vlm" "$@" >"$work/out" 2>"$work/err"
+  local status=$?
+  if [ "$status" -ne "$expected" ]; then
+    echo "  vlm $* exited $status, expected $expected; stdout and stderr:" >&2
+    cat "$work/out" "$work/err" >&2
+    return 1
+  fi
+}
+out_has() { grep -qF -- "$1" "$work/out" || { echo "  stdout lacks: $1" >&2; cat "$work/out" >&2; return 1; }; }
+err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks: $1 (got: $(cat "$work/err"))" >&2; return 1; }; }
+export vlm work
+export -f run out_has err_has
+
+goldens=$source_dir/tests/goldens
+models=$source_dir/tests/models
+
+check compare_help run 0 compare --help
+check missing_golden_flag bash -c "run 2 compare && err_has '--golden CASE_DIR is required'"
+check missing_case_directory bash -c "run 1 compare --golden '$work/nowhere' && err_has 'manifest.json'"
+
+# Every checked-in case: the stages vlm implements match, the rest are listed.
+case_count=0
+for case_dir in "$goldens"/{llama,qwen2,llava}/*/; do
+  [ -f "$case_dir/manifest.json" ] || continue
+  case_count=$((case_count + 1))
+  name=$(basename "$(dirname "$case_dir")")/$(basename "$case_dir")
+  check "golden_$name" bash -c "run 0 compare --golden '$case_dir' && out_has 'all ' \
+    && grep -qE '^checkpoint +[a-z0-9]+ .* match \\([0-9]+ tensors\\)' '$work/out' \
+    && out_has 'not implemented yet'"
+done
+check goldens_are_present test "$case_count" -ge 9
+check json_report bash -c "run 0 compare --golden '$goldens/llava/one_image' --json && python3 -c '
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r[\"first_divergent_stage\"] is None and r[\"matched\"]>=1
+stages={s[\"name\"]:s for s in r[\"stages\"]}
+assert stages[\"checkpoint\"][\"result\"]==\"match\" and stages[\"checkpoint\"][\"compared\"]>20
+assert stages[\"projector\"][\"result\"]==\"not_implemented\"
+' '$work/out'"
+check require_all_fails_while_stages_are_missing bash -c \
+  "run 1 compare --golden '$goldens/llama/chat' --require-all && err_has 'not implemented yet'"
+
+# A corrupted golden: one digit of one parameter's digest flipped.
+cp -r "$goldens/qwen2/chat" "$work/corrupt_golden"
+python3 - "$work/corrupt_golden/manifest.json" <<'PY'
+import json, sys
+path = sys.argv[1]
+manifest = json.load(open(path))
+parameter = manifest["stages"][0]["parameters"][3]
+parameter["sha256"] = ("1" if parameter["sha256"][0] == "0" else "0") + parameter["sha256"][1:]
+json.dump(manifest, open(path, "w"))
+PY
+check corrupted_golden_names_the_stage bash -c "run 1 compare --golden '$work/corrupt_golden' \
+  --model '$models/qwen2' && out_has 'first divergent stage: checkpoint' \
+  && err_has 'first divergent stage: checkpoint'"
+
+# A corrupted checkpoint: one weight changed by one bit in its last byte.
+cp -r "$models/llama" "$work/corrupt_model"
+python3 - "$work/corrupt_model/model.safetensors" <<'PY'
+import sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+data[-1] ^= 1
+open(path, "wb").write(data)
+PY
+check corrupted_weights_name_the_stage bash -c "run 1 compare --golden '$goldens/llama/chat' \
+  --model '$work/corrupt_model' && out_has 'first divergent stage: checkpoint' && out_has 'model.norm.weight'"
+
+# The bf16 golden recorded the weights rounded to bfloat16: vlm rounds the same way.
+check bf16_golden_checkpoint bash -c "run 0 compare --golden '$goldens/llava/one_image_bf16' && out_has 'bfloat16'"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
