@@ -149,4 +149,8 @@ void vlm_model_report_release(vlm_model_report *report);
 }
 #endif
 
+/* The rest of the public API, one header per area. */
+#include "vlm/chat_template.h"
+#include "vlm/tokenizer.h"
+
 #endif /* VLM_H */

@@ -7,6 +7,7 @@ packages=(
   clang libclang-rt-14-dev           # libFuzzer targets and sanitizer runtimes
   python3                            # test scripts (JSON checks)
   python3-venv                       # tools/oracle: venv for the config-defaults cross-check
+  libonig-dev libutf8proc-dev        # tokenizer: regex engine, Unicode normalization
 )
 missing=()
 for package in "${packages[@]}"; do

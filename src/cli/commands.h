@@ -21,5 +21,7 @@ bool cli_is_help(const char *argument);
 
 int command_inspect(int argc, char **argv, const global_options *options);
 int command_compare(int argc, char **argv, const global_options *options);
+int command_tokenize(int argc, char **argv, const global_options *options);
+int command_tokenize_chat(int argc, char **argv, const global_options *options);
 
 #endif

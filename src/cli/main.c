@@ -23,6 +23,7 @@ typedef struct command {
 static const command commands[] = {
     {"inspect", "validate a checkpoint directory and describe what it holds", command_inspect},
     {"compare", "check vlm stage by stage against a Transformers golden case", command_compare},
+    {"tokenize", "tokenize text, decode ids or render a chat template", command_tokenize},
 };
 
 static void print_usage(FILE *out) {

@@ -1,0 +1,85 @@
+/*
+ * Chat templates: the model's own Jinja template turned into a prompt, byte
+ * for byte as Transformers' `apply_chat_template(..., tokenize=False)`
+ * renders it (transformers 5.23.0, jinja2 3.1.6).
+ *
+ * The template comes from the model directory: `chat_template.jinja`, else
+ * `chat_template.json` ({"chat_template": "..."}), else the `chat_template`
+ * key of `tokenizer_config.json` (a string, or a list of {name, template}
+ * of which "default" is used). The special tokens bos_token, eos_token,
+ * unk_token, sep_token, pad_token, cls_token and mask_token are read from
+ * tokenizer_config.json (a string or an {"content": ...} object) and passed
+ * to the template as Transformers does.
+ *
+ * The template is parsed when it is loaded: a construct outside the
+ * supported Jinja subset is an error then, never a wrong prompt later.
+ * Errors name the template source with line and column. Rendering is
+ * bounded (output size, loop iterations, call depth) because templates
+ * are untrusted input. A loaded template is immutable and may be rendered
+ * from several threads at once.
+ */
+#ifndef VLM_CHAT_TEMPLATE_H
+#define VLM_CHAT_TEMPLATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vlm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vlm_chat_template vlm_chat_template;
+
+typedef struct vlm_chat_template_options {
+  /* Appends the header that starts the assistant's reply. */
+  bool add_generation_prompt;
+  /* JSON array of tool schemas, exposed as `tools` (NULL: tools is none). */
+  const char *tools_json;
+  /* JSON object of further template variables, e.g. {"enable_thinking":
+   * false}; they override the special tokens (NULL: none). */
+  const char *extra_variables_json;
+  /* Seconds since the epoch that strftime_now() formats in local time;
+   * 0 means "now" (tests pin it for reproducible prompts). */
+  int64_t fixed_time;
+  /* Upper bound on the rendered prompt in bytes; 0: 64 MiB. */
+  size_t max_output_bytes;
+} vlm_chat_template_options;
+
+/* Loads and parses the chat template of a model directory. Fails with
+ * VLM_STATUS_NOT_FOUND ("... has no chat template") when there is none. */
+vlm_status vlm_chat_template_load(const char *model_dir, vlm_chat_template **out_template);
+
+/* Parses template text directly; bos/eos may be NULL (then undefined in the
+ * template). `source_name` prefixes error messages. */
+vlm_status vlm_chat_template_create(const char *template_text, size_t length,
+                                    const char *bos_token, const char *eos_token,
+                                    const char *source_name,
+                                    vlm_chat_template **out_template);
+
+/* Renders a conversation: `messages_json` is a JSON array of messages
+ * ({"role": ..., "content": string or list of parts such as {"type":
+ * "text", "text": ...}, {"type": "image"}, {"type": "audio"}, {"type":
+ * "video"}}), or an object {"messages": [...], "tools": [...]}. As in
+ * Transformers, message keys whose value is null are dropped and reasoning
+ * fields (reasoning_content, thinking, reasoning) are aliased. On success
+ * *out_prompt is malloc'd and NUL-terminated (free() it); *out_length may be
+ * NULL. A template's raise_exception("...") fails with that message. */
+vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template,
+                                    const char *messages_json, size_t messages_length,
+                                    const vlm_chat_template_options *options,
+                                    char **out_prompt, size_t *out_length);
+
+/* The template text and where it came from (e.g. ".../tokenizer_config.json"). */
+const char *vlm_chat_template_text(const vlm_chat_template *chat_template);
+const char *vlm_chat_template_source(const vlm_chat_template *chat_template);
+
+void vlm_chat_template_release(vlm_chat_template *chat_template);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VLM_CHAT_TEMPLATE_H */

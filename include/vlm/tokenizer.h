@@ -1,0 +1,148 @@
+/*
+ * Text tokenization, as Hugging Face does it.
+ *
+ * A tokenizer is built from a model directory's tokenizer.json (the
+ * `tokenizers` library's file: normalizer, pre-tokenizer, model, post-processor,
+ * decoder, added tokens) and tokenizer_config.json (bos/eos tokens, the
+ * tokenizer class). By default it reproduces what Transformers'
+ * `AutoTokenizer.from_pretrained(dir)` does, which for a few tokenizer classes
+ * (Llama's SentencePiece-style tokenizers) differs from tokenizer.json alone;
+ * `tokenizers_library_semantics` selects the plain `tokenizers.Tokenizer`
+ * behaviour instead.
+ *
+ * Text in is bytes: invalid UTF-8 is replaced with U+FFFD per maximal invalid
+ * subsequence before tokenizing (what Python's bytes.decode("utf-8",
+ * errors="replace") does, i.e. what a server that receives bytes hands to
+ * Hugging Face). Text out is always valid UTF-8.
+ *
+ * A tokenizer is immutable after creation and safe to use from many threads.
+ */
+#ifndef VLM_TOKENIZER_H
+#define VLM_TOKENIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vlm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vlm_tokenizer vlm_tokenizer;
+
+typedef struct vlm_tokenizer_options {
+  const vlm_allocator *allocator; /* NULL: system allocator */
+  /* false (default): as Transformers' AutoTokenizer; true: as
+   * tokenizers.Tokenizer.from_file("tokenizer.json"). */
+  bool tokenizers_library_semantics;
+} vlm_tokenizer_options;
+
+/* Loads DIR/tokenizer.json and (if present) DIR/tokenizer_config.json. */
+vlm_status vlm_tokenizer_create(const char *model_dir,
+                                const vlm_tokenizer_options *options,
+                                vlm_tokenizer **out_tokenizer);
+/* The same from memory; `config_json` may be NULL. `source_name` prefixes
+ * error messages. */
+vlm_status vlm_tokenizer_create_from_json(const char *tokenizer_json,
+                                          size_t tokenizer_json_length,
+                                          const char *config_json,
+                                          size_t config_json_length,
+                                          const char *source_name,
+                                          const vlm_tokenizer_options *options,
+                                          vlm_tokenizer **out_tokenizer);
+void vlm_tokenizer_release(vlm_tokenizer *tokenizer);
+
+/* A growable array of token ids; release with vlm_token_ids_release. */
+typedef struct vlm_token_ids {
+  int32_t *ids;
+  size_t count;
+  size_t capacity;
+} vlm_token_ids;
+
+void vlm_token_ids_release(vlm_token_ids *ids);
+
+/* Tokenizes `length` bytes of text. With `add_special_tokens` the
+ * post-processor adds what the model expects (e.g. BOS); special tokens
+ * written in the text are always recognised. The ids are appended to `out`
+ * (zero-initialise it first). */
+vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text,
+                                size_t length, bool add_special_tokens,
+                                vlm_token_ids *out);
+
+/* Turns ids back into text (valid UTF-8, NUL-terminated, malloc'd: free()
+ * it). Unknown ids are skipped, as Hugging Face skips them. */
+vlm_status vlm_tokenizer_decode(const vlm_tokenizer *tokenizer, const int32_t *ids,
+                                size_t count, bool skip_special_tokens,
+                                char **out_text, size_t *out_length);
+
+/* Vocabulary. */
+size_t vlm_tokenizer_vocab_size(const vlm_tokenizer *tokenizer); /* max id + 1 */
+/* The token's string as stored (byte-level tokens in their mapped form), or
+ * NULL for an unknown id. */
+const char *vlm_tokenizer_id_to_token(const vlm_tokenizer *tokenizer, int32_t id);
+/* -1 when the string is not a token. */
+int32_t vlm_tokenizer_token_to_id(const vlm_tokenizer *tokenizer, const char *token,
+                                  size_t length);
+bool vlm_tokenizer_is_special(const vlm_tokenizer *tokenizer, int32_t id);
+
+/* Ids of the tokens named in tokenizer_config.json; -1 when absent. */
+typedef struct vlm_special_token_ids {
+  int32_t bos;
+  int32_t eos;
+  int32_t pad;
+  int32_t unk;
+} vlm_special_token_ids;
+vlm_special_token_ids vlm_tokenizer_special_ids(const vlm_tokenizer *tokenizer);
+
+/* ---------------------------------------------------------------------- */
+/* Streaming detokenization                                                */
+/* ---------------------------------------------------------------------- */
+
+/* Turns generated ids into text one id at a time. Text is released only at
+ * complete UTF-8 characters, so a character whose bytes are spread over
+ * several tokens arrives whole; the concatenation of everything pushed and
+ * finished equals vlm_tokenizer_decode of all the ids (like Hugging Face's
+ * tokenizers.decoders.DecodeStream). */
+typedef struct vlm_detokenizer vlm_detokenizer;
+
+vlm_status vlm_detokenizer_create(const vlm_tokenizer *tokenizer,
+                                  bool skip_special_tokens,
+                                  vlm_detokenizer **out_detokenizer);
+/* Adds one id; *out_text (length *out_length, possibly 0) is the new text,
+ * valid until the next call. */
+vlm_status vlm_detokenizer_push(vlm_detokenizer *detokenizer, int32_t id,
+                                const char **out_text, size_t *out_length);
+/* Releases whatever is still held back (an incomplete character at the end
+ * becomes U+FFFD, as in the full decode). */
+vlm_status vlm_detokenizer_finish(vlm_detokenizer *detokenizer,
+                                  const char **out_text, size_t *out_length);
+void vlm_detokenizer_release(vlm_detokenizer *detokenizer);
+
+/* Stop strings across token boundaries: text goes in piece by piece, and
+ * what comes out is the text with everything from the first stop string on
+ * removed. Text that might still be the start of a stop string is held back
+ * until the next piece decides. */
+typedef struct vlm_stop_matcher vlm_stop_matcher;
+
+vlm_status vlm_stop_matcher_create(const char *const *stop_strings, size_t count,
+                                   vlm_stop_matcher **out_matcher);
+/* Feeds text; *out_text and *out_length give the text that is safe to emit now
+ * (valid until the next call). Returns true once a stop string was found;
+ * after that further input is ignored. */
+bool vlm_stop_matcher_push(vlm_stop_matcher *matcher, const char *text,
+                           size_t length, const char **out_text,
+                           size_t *out_length);
+/* End of generation: releases the held-back text (no stop string matched). */
+void vlm_stop_matcher_finish(vlm_stop_matcher *matcher, const char **out_text,
+                             size_t *out_length);
+/* Index of the stop string that matched, or -1. */
+int vlm_stop_matcher_matched(const vlm_stop_matcher *matcher);
+void vlm_stop_matcher_release(vlm_stop_matcher *matcher);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VLM_TOKENIZER_H */

@@ -1,0 +1,116 @@
+/* vlm tokenize --chat: renders the model's chat template for a conversation
+ * and prints the prompt exactly (no newline added), so users can see what the
+ * model sees and conformance tests can compare bytes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "vlm.h"
+
+static void print_chat_usage(FILE *out) {
+  fprintf(out,
+          "usage: vlm tokenize --model DIR --chat MESSAGES.json [--add-generation-prompt]\n"
+          "                    [--tools TOOLS.json]\n"
+          "\n"
+          "Renders the model's chat template (chat_template.jinja, chat_template.json or\n"
+          "tokenizer_config.json) as Transformers' apply_chat_template does, and prints\n"
+          "the prompt without a trailing newline.\n"
+          "\n"
+          "  --model DIR              the model directory\n"
+          "  --chat FILE              a JSON array of messages, or {\"messages\": [...],\n"
+          "                           \"tools\": [...]}\n"
+          "  --add-generation-prompt  end with the header of the assistant's reply\n"
+          "  --tools FILE             a JSON array of tool schemas\n");
+}
+
+/* Reads a whole file into a malloc'd buffer; prints the error itself. */
+static char *read_text_file(const char *path, size_t *out_length) {
+  FILE *file = fopen(path, "rb");
+  if (!file) {
+    fprintf(stderr, "vlm: error: %s: cannot open\n", path);
+    return NULL;
+  }
+  size_t capacity = 4096, length = 0;
+  char *data = malloc(capacity);
+  while (data) {
+    if (length + 1 >= capacity) {
+      char *grown = capacity < ((size_t)1 << 30) ? realloc(data, capacity * 2) : NULL;
+      if (!grown) {
+        free(data);
+        data = NULL;
+        break;
+      }
+      data = grown;
+      capacity *= 2;
+    }
+    size_t got = fread(data + length, 1, capacity - length - 1, file);
+    length += got;
+    if (got == 0) break;
+  }
+  bool failed = ferror(file) != 0;
+  fclose(file);
+  if (!data || failed) {
+    free(data);
+    fprintf(stderr, "vlm: error: %s: cannot read\n", path);
+    return NULL;
+  }
+  data[length] = 0;
+  *out_length = length;
+  return data;
+}
+
+int command_tokenize_chat(int argc, char **argv, const global_options *options) {
+  (void)options;
+  const char *model_dir = NULL, *chat_path = NULL, *tools_path = NULL;
+  bool add_generation_prompt = false;
+  for (int i = 0; i < argc; i++) {
+    const char *argument = argv[i];
+    if (cli_is_help(argument)) {
+      print_chat_usage(stdout);
+      return 0;
+    } else if (!strcmp(argument, "--model") || !strcmp(argument, "--chat") || !strcmp(argument, "--tools")) {
+      if (i + 1 >= argc) return cli_usage_error("tokenize: %s needs a value", argument);
+      const char **target = argument[2] == 'm' ? &model_dir : argument[2] == 'c' ? &chat_path : &tools_path;
+      *target = argv[++i];
+    } else if (!strcmp(argument, "--add-generation-prompt")) {
+      add_generation_prompt = true;
+    } else if (i == 0 && !strcmp(argument, "tokenize")) {
+      continue; /* called with the subcommand name still in argv */
+    } else {
+      return cli_usage_error("tokenize: unknown option '%s' with --chat (see vlm tokenize --help)", argument);
+    }
+  }
+  if (!model_dir) return cli_usage_error("tokenize: --model DIR is required");
+  if (!chat_path) return cli_usage_error("tokenize: --chat FILE is required");
+
+  size_t messages_length = 0, tools_length = 0;
+  char *messages = read_text_file(chat_path, &messages_length);
+  if (!messages) return 1;
+  char *tools = NULL;
+  if (tools_path && !(tools = read_text_file(tools_path, &tools_length))) {
+    free(messages);
+    return 1;
+  }
+  vlm_chat_template *chat_template = NULL;
+  vlm_status status = vlm_chat_template_load(model_dir, &chat_template);
+  char *prompt = NULL;
+  size_t length = 0;
+  if (status == VLM_OK) {
+    vlm_chat_template_options render_options = {.add_generation_prompt = add_generation_prompt,
+                                                .tools_json = tools};
+    status = vlm_chat_template_render(chat_template, messages, messages_length, &render_options,
+                                      &prompt, &length);
+  }
+  vlm_chat_template_release(chat_template);
+  free(messages);
+  free(tools);
+  if (status != VLM_OK) return cli_report_status(status);
+  bool written = fwrite(prompt, 1, length, stdout) == length && fflush(stdout) == 0;
+  free(prompt);
+  if (!written) {
+    fprintf(stderr, "vlm: error: cannot write the prompt\n");
+    return 1;
+  }
+  return 0;
+}

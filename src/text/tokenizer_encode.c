@@ -1,0 +1,299 @@
+/* The tokenizer object and its encode pipeline, in `tokenizers`' order:
+ *
+ *   1. split out added tokens that match the raw text (normalized = false),
+ *   2. normalize the rest, piece by piece, and split out the added tokens
+ *      that match normalized text,
+ *   3. pre-tokenize, 4. run the model on every pre-token,
+ *   5. post-process (the template adds BOS/EOS when asked to). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "io/file.h"
+#include "text/tokenizer_internal.h"
+
+/* tokenizer.json files reach ~35 MB (Gemma 3); leave headroom. */
+#define MAX_TOKENIZER_JSON_BYTES ((size_t)512 << 20)
+#define MAX_CONFIG_JSON_BYTES ((size_t)64 << 20)
+
+static vlm_status out_of_memory(void) {
+  return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory tokenizing text");
+}
+
+/* ---- Lifetime ------------------------------------------------------------ */
+
+void vlm_tokenizer_release(vlm_tokenizer *tokenizer) {
+  if (!tokenizer) return;
+  normalizer_release(tokenizer->normalizer);
+  pre_tokenizer_release(tokenizer->pre_tokenizer);
+  decoder_release(tokenizer->decoder);
+  string_table_release(&tokenizer->model.vocabulary);
+  pair_table_release(&tokenizer->model.merges);
+  string_table_release(&tokenizer->added_by_content);
+  if (tokenizer->has_raw_trie) token_trie_release(&tokenizer->raw_trie);
+  if (tokenizer->has_normalized_trie) token_trie_release(&tokenizer->normalized_trie);
+  vlm_arena_reset(&tokenizer->arena);
+  vlm_release(tokenizer->allocator, tokenizer);
+}
+
+vlm_status vlm_tokenizer_create_from_json(const char *tokenizer_json,
+                                          size_t tokenizer_json_length,
+                                          const char *config_json, size_t config_json_length,
+                                          const char *source_name,
+                                          const vlm_tokenizer_options *options,
+                                          vlm_tokenizer **out_tokenizer) {
+  *out_tokenizer = NULL;
+  const vlm_allocator *allocator = options && options->allocator ? options->allocator
+                                                                 : vlm_allocator_system();
+  bool transformers_semantics = !(options && options->tokenizers_library_semantics);
+  if (!source_name) source_name = "tokenizer.json";
+  vlm_json_document document, config = {0};
+  VLM_RETURN_IF_ERROR(vlm_json_parse(tokenizer_json, tokenizer_json_length, NULL, allocator,
+                                     source_name, &document));
+  if (config_json) {
+    vlm_status status = vlm_json_parse(config_json, config_json_length, NULL, allocator,
+                                       "tokenizer_config.json", &config);
+    if (status) {
+      vlm_json_document_release(&document);
+      return status;
+    }
+  }
+  vlm_tokenizer *tokenizer = vlm_allocate_zeroed(allocator, sizeof(*tokenizer), 16);
+  vlm_status status = VLM_OK;
+  if (!tokenizer) {
+    status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a tokenizer");
+  } else {
+    tokenizer->allocator = allocator;
+    vlm_arena_init(&tokenizer->arena, allocator, (size_t)1 << 20);
+    tokenizer->special_ids = (vlm_special_token_ids){-1, -1, -1, -1};
+    status = tokenizer_load(tokenizer, document.root, config_json ? config.root : NULL,
+                            transformers_semantics);
+    status = vlm_status_annotate(status, "%s", source_name);
+  }
+  vlm_json_document_release(&document);
+  if (config_json) vlm_json_document_release(&config);
+  if (status) {
+    vlm_tokenizer_release(tokenizer);
+    return status;
+  }
+  *out_tokenizer = tokenizer;
+  return VLM_OK;
+}
+
+vlm_status vlm_tokenizer_create(const char *model_dir, const vlm_tokenizer_options *options,
+                                vlm_tokenizer **out_tokenizer) {
+  *out_tokenizer = NULL;
+  char *path = vlm_path_join(model_dir, "tokenizer.json");
+  char *config_path = vlm_path_join(model_dir, "tokenizer_config.json");
+  char *text = NULL, *config_text = NULL;
+  size_t length = 0, config_length = 0;
+  vlm_status status = VLM_OK;
+  if (!path || !config_path) {
+    status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  } else if (!vlm_path_exists(path)) {
+    status = VLM_ERROR(NOT_FOUND, "%s: no tokenizer.json (only the tokenizers-library format "
+                       "is supported)", model_dir);
+  } else {
+    status = vlm_file_read_all(path, MAX_TOKENIZER_JSON_BYTES, &text, &length);
+    if (!status && vlm_path_exists(config_path))
+      status = vlm_file_read_all(config_path, MAX_CONFIG_JSON_BYTES, &config_text, &config_length);
+  }
+  if (!status)
+    status = vlm_tokenizer_create_from_json(text, length, config_text, config_length, path,
+                                            options, out_tokenizer);
+  free(text);
+  free(config_text);
+  free(path);
+  free(config_path);
+  return status;
+}
+
+/* ---- Vocabulary queries -------------------------------------------------- */
+
+size_t vlm_tokenizer_vocab_size(const vlm_tokenizer *tokenizer) { return tokenizer->id_count; }
+
+const char *vlm_tokenizer_id_to_token(const vlm_tokenizer *tokenizer, int32_t id) {
+  if (id < 0 || (size_t)id >= tokenizer->id_count) return NULL;
+  return tokenizer->id_strings[id];
+}
+
+int32_t vlm_tokenizer_token_to_id(const vlm_tokenizer *tokenizer, const char *token,
+                                  size_t length) {
+  int32_t id = string_table_get(&tokenizer->added_by_content, token, length);
+  return id >= 0 ? id : string_table_get(&tokenizer->model.vocabulary, token, length);
+}
+
+bool vlm_tokenizer_is_special(const vlm_tokenizer *tokenizer, int32_t id) {
+  return id >= 0 && (size_t)id < tokenizer->id_count && tokenizer->id_special[id];
+}
+
+vlm_special_token_ids vlm_tokenizer_special_ids(const vlm_tokenizer *tokenizer) {
+  return tokenizer->special_ids;
+}
+
+/* ---- Added tokens -------------------------------------------------------- */
+
+static bool ends_with_word(const char *text, size_t length) {
+  if (!length) return false;
+  size_t back = length - 1;
+  while (back > 0 && ((unsigned char)text[back] & 0xC0) == 0x80) back--;
+  uint32_t codepoint;
+  utf8_decode(text + back, length - back, &codepoint);
+  return unicode_is_alphanumeric(codepoint);
+}
+
+static bool starts_with_word(const char *text, size_t length) {
+  if (!length) return false;
+  uint32_t codepoint;
+  utf8_decode(text, length, &codepoint);
+  return unicode_is_alphanumeric(codepoint);
+}
+
+static size_t skip_whitespace_forward(const char *text, size_t position, size_t length) {
+  while (position < length) {
+    uint32_t codepoint;
+    size_t width = utf8_decode(text + position, length - position, &codepoint);
+    if (!unicode_is_whitespace(codepoint)) break;
+    position += width;
+  }
+  return position;
+}
+
+static size_t skip_whitespace_backward(const char *text, size_t position) {
+  while (position > 0) {
+    size_t back = position - 1;
+    while (back > 0 && ((unsigned char)text[back] & 0xC0) == 0x80) back--;
+    uint32_t codepoint;
+    utf8_decode(text + back, position - back, &codepoint);
+    if (!unicode_is_whitespace(codepoint)) break;
+    position = back;
+  }
+  return position;
+}
+
+/* AddedVocabulary::find_matches: leftmost-longest matches; a single_word
+ * token must not touch letters or digits (the skipped match still consumes
+ * its text, as the Aho-Corasick iterator does); lstrip/rstrip swallow the
+ * whitespace around the token into it. */
+static bool split_added(const vlm_tokenizer *tokenizer, const token_trie *trie,
+                        const text_piece *piece, piece_list *out) {
+  const char *text = piece->text;
+  size_t length = piece->length, start_offset = 0, position = 0;
+  while (position < length) {
+    int32_t index = -1;
+    size_t matched = token_trie_longest(trie, text + position, length - position, &index);
+    if (!matched) {
+      position++;
+      continue;
+    }
+    const added_token *token = &tokenizer->added[index];
+    size_t start = position, stop = position + matched;
+    position = stop;
+    if (token->single_word && (ends_with_word(text, start) ||
+                               starts_with_word(text + stop, length - stop)))
+      continue;
+    if (token->lstrip) {
+      size_t stripped = skip_whitespace_backward(text, start);
+      start = stripped > start_offset ? stripped : start_offset;
+    }
+    if (token->rstrip) stop = skip_whitespace_forward(text, stop, length);
+    if (start < start_offset) start = start_offset; /* never overlap the previous piece */
+    if (start_offset < start &&
+        !piece_list_push(out, text + start_offset, start - start_offset, -1,
+                         piece->at_start && start_offset == 0))
+      return false;
+    if (!piece_list_push(out, text + start, stop - start, token->id, false)) return false;
+    start_offset = stop;
+    position = stop > position ? stop : position;
+  }
+  if (start_offset < length &&
+      !piece_list_push(out, text + start_offset, length - start_offset, -1,
+                       piece->at_start && start_offset == 0))
+    return false;
+  return true;
+}
+
+/* Steps 1 and 2: added tokens and normalization. */
+static vlm_status extract_and_normalize(const vlm_tokenizer *tokenizer, const char *text,
+                                        size_t length, vlm_arena *arena, piece_list *out) {
+  piece_list raw = {0};
+  text_piece whole = {text, length, -1, true};
+  vlm_status status = split_added(tokenizer, &tokenizer->raw_trie, &whole, &raw)
+                          ? VLM_OK : out_of_memory();
+  byte_buffer normalized = {0};
+  for (size_t i = 0; !status && i < raw.count; i++) {
+    text_piece piece = raw.items[i];
+    if (piece.token_id < 0 && tokenizer->normalizer) {
+      bool dropped_start = false;
+      status = normalizer_apply(tokenizer->normalizer, piece.text, piece.length, &normalized,
+                                &dropped_start);
+      if (dropped_start) piece.at_start = false;
+      if (status) break;
+      char *copy = vlm_arena_strndup(arena, normalized.data ? normalized.data : "",
+                                     normalized.length);
+      if (!copy) {
+        status = out_of_memory();
+        break;
+      }
+      piece.text = copy;
+      piece.length = normalized.length;
+    }
+    if (piece.token_id >= 0) {
+      if (!piece_list_push(out, piece.text, piece.length, piece.token_id, false))
+        status = out_of_memory();
+    } else if (piece.length && !split_added(tokenizer, &tokenizer->normalized_trie, &piece, out)) {
+      status = out_of_memory();
+    }
+  }
+  byte_buffer_release(&normalized);
+  piece_list_release(&raw);
+  return status;
+}
+
+static vlm_status encode_valid(const vlm_tokenizer *tokenizer, const char *text, size_t length,
+                               bool add_special_tokens, vlm_token_ids *out) {
+  vlm_arena arena;
+  vlm_arena_init(&arena, NULL, length * 4 + 4096);
+  piece_list pieces = {0};
+  vlm_status status = extract_and_normalize(tokenizer, text, length, &arena, &pieces);
+  if (!status && tokenizer->pre_tokenizer)
+    status = pre_tokenizer_apply(tokenizer->pre_tokenizer, &pieces, &arena);
+  vlm_token_ids body = {0};
+  for (size_t i = 0; !status && i < pieces.count; i++) {
+    const text_piece *piece = &pieces.items[i];
+    if (piece->token_id >= 0) {
+      if (!token_ids_push(&body, piece->token_id)) status = out_of_memory();
+    } else {
+      status = model_tokenize(&tokenizer->model, piece->text, piece->length, &body);
+    }
+  }
+  if (!status && add_special_tokens && tokenizer->has_template) {
+    for (size_t i = 0; !status && i < tokenizer->template_count; i++) {
+      const template_item *item = &tokenizer->template_items[i];
+      const int32_t *ids = item->ids ? item->ids : body.ids;
+      size_t count = item->ids ? item->count : body.count;
+      for (size_t j = 0; j < count && !status; j++)
+        if (!token_ids_push(out, ids[j])) status = out_of_memory();
+    }
+  } else {
+    for (size_t j = 0; !status && j < body.count; j++)
+      if (!token_ids_push(out, body.ids[j])) status = out_of_memory();
+  }
+  vlm_token_ids_release(&body);
+  piece_list_release(&pieces);
+  vlm_arena_reset(&arena);
+  return status;
+}
+
+vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text, size_t length,
+                                bool add_special_tokens, vlm_token_ids *out) {
+  if (!tokenizer || (!text && length))
+    return VLM_ERROR(INVALID_ARGUMENT, "vlm_tokenizer_encode: no tokenizer or text");
+  if (!text) text = "";
+  size_t sanitized_length = 0;
+  char *sanitized = utf8_sanitize(text, length, &sanitized_length);
+  vlm_status status = encode_valid(tokenizer, sanitized ? sanitized : text,
+                                   sanitized ? sanitized_length : length, add_special_tokens, out);
+  free(sanitized);
+  return status;
+}

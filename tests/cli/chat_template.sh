@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# End-to-end tests of `vlm tokenize --chat` (chat-template rendering).
+# Arguments: VLM MAKE_TINY SOURCE_DIR.
+set -u
+vlm=$1
+source_dir=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+check() { # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
+  else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+# run EXPECTED_STATUS ARGS...: runs vlm, keeps stdout/stderr, checks the status.
+run() {
+  local expected=$1
+  shift
+  "$vlm" "$@" >"$work/out" 2>"$work/err"
+  local status=$?
+  if [ "$status" -ne "$expected" ]; then
+    echo "  vlm $* exited $status, expected $expected; stderr:" >&2
+    cat "$work/err" >&2
+    return 1
+  fi
+}
+out_is() { # exact bytes, no trailing newline added
+  printf '%s' "$1" >"$work/want"
+  cmp -s "$work/out" "$work/want" || { echo "  stdout: $(od -c "$work/out" | head -5)" >&2; return 1; }
+}
+err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks: $1 (got: $(cat "$work/err"))" >&2; return 1; }; }
+export vlm work
+export -f run out_is err_has
+
+if ! "$vlm" tokenize --help 2>/dev/null | grep -q -- '--chat'; then
+  echo "skip: this vlm has no 'tokenize --chat' yet"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+
+# A model directory whose tokenizer_config.json carries a small template.
+mkdir -p "$work/model" "$work/none" "$work/broken" "$work/raises"
+cat >"$work/model/tokenizer_config.json" <<'JSON'
+{"bos_token": {"content": "<s>", "lstrip": false}, "eos_token": "</s>",
+ "chat_template": "{{ bos_token }}{% for m in messages %}[{{ m.role }}] {{ m.content if m.content is string else m.content | map(attribute='type') | join(',') }}\n{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}"}
+JSON
+echo '{"eos_token": "</s>"}' >"$work/none/tokenizer_config.json"
+printf '{"chat_template": "line one\\n{%% for x in %%}"}' >"$work/broken/tokenizer_config.json"
+printf '%s' "{{ raise_exception('Conversation roles must alternate') }}" >"$work/raises/chat_template.jinja"
+echo '[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [{"type": "image"}, {"type": "text", "text": "x"}]}]' >"$work/chat.json"
+
+check renders_with_generation_prompt bash -c "run 0 tokenize --model '$work/model' --chat '$work/chat.json' --add-generation-prompt \
+  && out_is \$'<s>[user] Hi\n[assistant] image,text\n[assistant]'"
+check flags_in_any_order bash -c "run 0 tokenize --add-generation-prompt --chat '$work/chat.json' --model '$work/model' \
+  && out_is \$'<s>[user] Hi\n[assistant] image,text\n[assistant]'"
+check renders_without_generation_prompt bash -c "run 0 tokenize --chat '$work/chat.json' --model '$work/model' \
+  && out_is \$'<s>[user] Hi\n[assistant] image,text\n'"
+check chat_help bash -c "run 0 tokenize --chat x --help && grep -q 'add-generation-prompt' '$work/out'"
+check missing_model_is_usage_error bash -c "run 2 tokenize --chat '$work/chat.json' && err_has '--model DIR is required'"
+check no_template_is_clear_error bash -c "run 1 tokenize --model '$work/none' --chat '$work/chat.json' && err_has 'has no chat template'"
+check malformed_template_names_position bash -c "run 1 tokenize --model '$work/broken' --chat '$work/chat.json' && err_has 'tokenizer_config.json:2:' && err_has 'unexpected'"
+check raise_exception_message bash -c "run 1 tokenize --model '$work/raises' --chat '$work/chat.json' && err_has 'Conversation roles must alternate'"
+check malformed_messages bash -c "echo '[{\"role\": ' >'$work/bad.json' && run 1 tokenize --model '$work/model' --chat '$work/bad.json' && err_has 'messages'"
+
+# With the shared fixtures: a real template against its Transformers golden.
+fixtures="$source_dir/../shared/fixtures/tokenizers"
+golden="$source_dir/tests/goldens/chat_template/qwen3.json"
+if [ -d "$fixtures/qwen3" ] && [ -f "$golden" ]; then
+  python3 - "$golden" "$work" <<'PY'
+import json, sys
+cases = {c["name"]: c for c in json.load(open(sys.argv[1]))["cases"]}
+case = cases["system_multi_turn_gen"]
+json.dump(case["messages"], open(sys.argv[2] + "/qwen3_chat.json", "w"), ensure_ascii=False)
+open(sys.argv[2] + "/qwen3_want", "wb").write(case["expected"].encode())
+PY
+  check qwen3_matches_transformers bash -c "run 0 tokenize --model '$fixtures/qwen3' --chat '$work/qwen3_chat.json' --add-generation-prompt \
+    && cmp -s '$work/out' '$work/qwen3_want'"
+  check llama2_has_no_template bash -c "run 1 tokenize --model '$fixtures/llama2' --chat '$work/chat.json' && err_has 'has no chat template'"
+else
+  echo "skip: ../shared/fixtures is absent (real-template CLI checks)"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

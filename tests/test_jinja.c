@@ -1,0 +1,158 @@
+/* The Jinja engine on its own: semantics that chat templates rely on (each
+ * expected string is what jinja2 3.1.6 renders with Transformers' settings),
+ * load-time refusal of unsupported constructs, and the limits that keep
+ * hostile templates bounded. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "io/json.h"
+#include "test.h"
+#include "text/jinja.h"
+
+/* Renders `source` with `variables` (JSON object text or NULL). */
+static vlm_status render(const char *source, const char *variables, const jinja_render_options *options,
+                         char **out) {
+  *out = NULL;
+  jinja_template *template_ = NULL;
+  VLM_RETURN_IF_ERROR(jinja_template_parse(source, strlen(source), "t.jinja", &template_));
+  vlm_json_document document = {0};
+  vlm_status status = VLM_OK;
+  if (variables) status = vlm_json_parse(variables, strlen(variables), NULL, NULL, "variables", &document);
+  size_t length = 0;
+  if (status == VLM_OK)
+    status = jinja_template_render(template_, variables ? document.root : NULL, options, out, &length);
+  if (variables) vlm_json_document_release(&document);
+  jinja_template_release(template_);
+  return status;
+}
+
+static void renders_like_jinja(void) {
+  static const struct {
+    const char *source, *variables, *expected;
+  } cases[] = {
+      {"{{ 'a' + x | trim + 'b' }}", "{\"x\": \"  y \"}", "ayb"},
+      {"{% for i in [1, 2, 3] %}{{ loop.index }}{{ loop.first }}{{ loop.last }};{% endfor %}", NULL,
+       "1TrueFalse;2FalseFalse;3FalseTrue;"},
+      {"{% set x = 0 %}{% for i in [1, 2] %}{{ x }}{% set x = i %}{% endfor %}{{ x }}", NULL, "000"},
+      {"{% set ns = namespace(n=0) %}{% for i in range(4) %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}", NULL, "6"},
+      {"{{ [1, 2.5, none, true, \"a'b\", {'k': 'v'}] }}", NULL, "[1, 2.5, None, True, \"a'b\", {'k': 'v'}]"},
+      {"{{ 1e16 }} {{ 0.1 + 0.2 }} {{ 3 / 2 }} {{ 4 / 2 }} {{ 7 // 2 }} {{ -7 % 3 }} {{ 2 ** 10 }}", NULL,
+       "1e+16 0.30000000000000004 1.5 2.0 3 2 1024"},
+      {"{{ 'abc'[::-1] }}{{ 'héllo' | length }}{{ 'a,b'.split(',') }}", NULL, "cba5['a', 'b']"},
+      {"{{ {'a': [1, 'é\"'], 'b': none} | tojson }}", NULL, "{\"a\": [1, \"é\\\"\"], \"b\": null}"},
+      {"{{ {'b': 1, 'a': {'c': true}} | tojson(indent=2, sort_keys=true) }}", NULL,
+       "{\n  \"a\": {\n    \"c\": true\n  },\n  \"b\": 1\n}"},
+      {"{% for a in [] %}x{% else %}empty{% endfor %}{{ foo | length }}{{ foo }}", NULL, "empty0"},
+      {"{% for x in [1, 2, 3, 4] if x is even %}{{ x }}{{ loop.length }}{% endfor %}", NULL, "2242"},
+      {"{% for k, v in d.items() %}{{ k }}={{ v }} {% endfor %}", "{\"d\": {\"z\": 1, \"a\": 2}}", "z=1 a=2 "},
+      {"{% macro m(a, b='B') %}<{{ a }}{{ b }}{{ z }}>{% endmacro %}{% set z = 5 %}{{ m(1) }}{{ m(2, b=3) }}", NULL,
+       "<1B5><235>"},
+      {"{{ x is defined }}{{ x is none }}{{ y is string }}{{ y is not mapping }}", "{\"x\": null, \"y\": \"s\"}",
+       "TrueTrueTrueTrue"},
+      {"{{ m | selectattr('type', 'equalto', 'image') | list | length }}",
+       "{\"m\": [{\"type\": \"image\"}, {\"type\": \"text\"}, {\"type\": \"image\"}]}", "2"},
+      {"{{ '  a  '.strip() }}|{{ 'xxaxx'.lstrip('x') }}|{{ 'a</think>b'.split('</think>')[-1] }}", NULL, "a|axx|b"},
+      {"{%- if true -%}\n  A  \n{%- endif -%}\n", NULL, "A"},
+      {"  {% if true %}\nX\n  {% endif %}\nY", NULL, "X\nY"},
+      {"{# comment #}\n{{ 'a' }}\n{% raw %}{{ b }}{% endraw %}", NULL, "a\n{{ b }}"},
+      {"{% for i in range(10) %}{% if i == 3 %}{% break %}{% endif %}{% if i == 1 %}{% continue %}{% endif %}{{ i }}{% endfor %}",
+       NULL, "02"},
+      {"{{ 'a' if false }}|{{ 'b' if 0 else 'c' }}|{{ none or 'd' }}|{{ 'e' and 'f' }}", NULL, "|c|d|f"},
+      {"{% set t %}  x {{ 1 }}{% endset %}[{{ t }}]", NULL, "[  x 1]"},
+      {"{{ 'Hello World' | upper }}{{ 'ab' ~ 1 ~ none }}{{ [3, 1, 2] | sort | join('-') }}", NULL, "HELLO WORLDab1None1-2-3"},
+      {"{{ strftime_now('%Y-%m-%d') | length }}", NULL, "10"},
+      {"{% generation %}gen{% endgeneration %}", NULL, "gen"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *output = NULL;
+    vlm_status status = render(cases[i].source, cases[i].variables, NULL, &output);
+    if (status != VLM_OK) {
+      fprintf(stderr, "  case %zu failed: %s\n", i, vlm_status_message(status));
+      vlm_status_free(status);
+      test_failures++;
+      continue;
+    }
+    if (strcmp(output, cases[i].expected) != 0) {
+      fprintf(stderr, "  case %zu: got [%s] expected [%s]\n", i, output, cases[i].expected);
+      test_failures++;
+    }
+    free(output);
+  }
+}
+
+static void refuses_unsupported_constructs_at_load(void) {
+  static const struct {
+    const char *source, *fragment;
+  } cases[] = {
+      {"{% include 'x' %}", "t.jinja:1:4: unsupported Jinja tag 'include'"},
+      {"{% extends 'x' %}", "unsupported Jinja tag 'extends'"},
+      {"{% call m() %}{% endcall %}", "unsupported Jinja tag 'call'"},
+      {"{% for x in y recursive %}{% endfor %}", "recursive loops"},
+      {"{{ x | frobnicate }}", "No filter named 'frobnicate'"},
+      {"{{ x is frobnicated }}", "No test named 'frobnicated'"},
+      {"{% frob %}", "unknown tag 'frob'"},
+      {"\n  {% if x %}", "unexpected end of template: expected 'elif'"},
+      {"{{ 'abc }}", "unterminated string"},
+      {"{{ x ", "unexpected end of template"},
+      {"{# never closed", "Missing end of comment tag"},
+      {"{% endif %}", "unexpected 'endif'"},
+      {"{{ f(*args) }}", "*args"},
+      {"{{ (((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((("
+       "(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1", "nest"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    jinja_template *template_ = NULL;
+    CHECK_ERROR(jinja_template_parse(cases[i].source, strlen(cases[i].source), "t.jinja", &template_),
+                VLM_STATUS_INVALID_ARGUMENT, cases[i].fragment);
+    CHECK(template_ == NULL);
+  }
+}
+
+static void runtime_errors_name_the_position(void) {
+  char *output = NULL;
+  CHECK_ERROR(render("line\n  {{ raise_exception('Roles must alternate') }}", NULL, NULL, &output),
+              VLM_STATUS_INVALID_ARGUMENT, "t.jinja:2:");
+  CHECK_ERROR(render("{{ raise_exception('Roles must alternate') }}", NULL, NULL, &output),
+              VLM_STATUS_INVALID_ARGUMENT, "Roles must alternate");
+  CHECK_ERROR(render("{{ x.y.z }}", "{}", NULL, &output), VLM_STATUS_INVALID_ARGUMENT, "'x' is undefined");
+  CHECK_ERROR(render("{{ 'a' + 1 }}", NULL, NULL, &output), VLM_STATUS_INVALID_ARGUMENT,
+              "can only concatenate str (not \"int\") to str");
+  CHECK_ERROR(render("{{ m.content + 'x' }}", "{\"m\": {}}", NULL, &output), VLM_STATUS_INVALID_ARGUMENT,
+              "'dict object' has no attribute 'content'");
+  CHECK_ERROR(render("{% set ns = namespace(_x=1) %}", NULL, NULL, &output), VLM_STATUS_INVALID_ARGUMENT,
+              "underscore-prefixed");
+  CHECK_ERROR(render("{{ [].append(1) }}", NULL, NULL, &output), VLM_STATUS_INVALID_ARGUMENT,
+              "'list object' has no attribute 'append'");
+  CHECK(output == NULL);
+}
+
+static void hostile_templates_hit_limits(void) {
+  char *output = NULL;
+  jinja_render_options options;
+  jinja_render_options_init(&options);
+  options.max_steps = 100000;
+  CHECK_ERROR(render("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}", NULL,
+                     &options, &output),
+              VLM_STATUS_RESOURCE_EXHAUSTED, "step limit");
+  CHECK_ERROR(render("{{ range(1000000) }}", NULL, NULL, &output), VLM_STATUS_OUT_OF_RANGE, "Range too big");
+  CHECK_ERROR(render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", NULL, NULL, &output),
+              VLM_STATUS_RESOURCE_EXHAUSTED, "macro calls nest more than 64 deep");
+  jinja_render_options_init(&options);
+  options.max_output_bytes = 1000;
+  CHECK_ERROR(render("{% for i in range(2000) %}x{% endfor %}", NULL, &options, &output),
+              VLM_STATUS_RESOURCE_EXHAUSTED, "output limit");
+  jinja_render_options_init(&options);
+  options.max_memory_bytes = 1 << 20;
+  CHECK_ERROR(render("{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+                     NULL, &options, &output),
+              VLM_STATUS_RESOURCE_EXHAUSTED, "memory limit");
+  CHECK_ERROR(render("{% set ns = namespace() %}{% set ns.self = ns %}{{ ns | tojson }}", NULL, NULL, &output),
+              VLM_STATUS_INVALID_ARGUMENT, "not JSON serializable");
+  CHECK_ERROR(render("{% set ns = namespace() %}{% set ns.self = ns %}{{ ns }}", NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "nests too deeply");
+  CHECK(output == NULL);
+}
+
+TEST_MAIN(TEST(renders_like_jinja), TEST(refuses_unsupported_constructs_at_load),
+          TEST(runtime_errors_name_the_position), TEST(hostile_templates_hit_limits))
