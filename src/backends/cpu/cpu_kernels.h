@@ -1,0 +1,192 @@
+/* CPU operators shared by every decoder family: linear layers, norms,
+ * embeddings, activations, softmax, soft-capping, RoPE and attention.
+ *
+ * Activations are f32. Weights stay in the checkpoint's dtype (f32, bf16 or
+ * f16) and are widened to f32 as they are read; nothing converts a whole
+ * model up front.
+ *
+ * Determinism contract (docs/KERNELS.md): every output element is computed by
+ * the same sequence of floating-point operations whatever the number of rows
+ * in the call (T), the thread count, the position of the row in a batch or
+ * prefill chunk, and the SIMD path (portable, AVX2, AVX-512). Dot products
+ * follow the "16-lane contract":
+ *
+ *   acc[l] = 0 for the 16 lanes l; for each block b of 16 consecutive k, in
+ *   increasing b: acc[l] = fma(a[16b + l], w[16b + l], acc[l]), a partial
+ *   last block padded with zeros in both operands; then the lanes are summed
+ *   by a fixed tree: s8[l] = acc[l] + acc[l + 8], s4[l] = s8[l] + s8[l + 4],
+ *   s2[l] = s4[l] + s4[l + 2], result = s2[0] + s2[1].
+ *
+ * AVX-512 holds the 16 lanes in one zmm register, AVX2 in two ymm registers
+ * (lanes 0-7 and 8-15), the portable path in 16 scalars with fmaf; all three
+ * perform the same operations on the same values, so they agree bit for bit.
+ *
+ * Row-major layouts throughout, like PyTorch. Functions taking a thread pool
+ * accept NULL (run on the caller). */
+#ifndef VLM_BACKENDS_CPU_CPU_KERNELS_H
+#define VLM_BACKENDS_CPU_CPU_KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "io/config.h"
+#include "vlm.h"
+
+/* ---- Dot product and linear layers (cpu_linear.c) ------------------------ */
+
+/* The 16-lane contract dot product of two f32 vectors (attention scores use
+ * it; exposed for tests too). */
+float cpu_dot(const float *a, const float *b, int64_t count);
+
+/* The weights of one PyTorch nn.Linear, borrowed (e.g. from a checkpoint's
+ * memory map). */
+typedef struct cpu_linear_weights {
+  vlm_dtype dtype;       /* f32, bf16 or f16, for weight and bias alike */
+  const void *weight;    /* [output_count, input_count], row-major */
+  const void *bias;      /* [output_count], or NULL */
+  int64_t output_count;
+  int64_t input_count;
+} cpu_linear_weights;
+
+/* output[t, o] = sum_k input[t, k] * weight[o, k] (+ bias[o]) for t in
+ * [0, row_count), both matrices contiguous. Each output element is one
+ * contract dot product followed by one f32 addition of the bias, so row t's
+ * result does not depend on row_count or on the other rows. Threads split the
+ * outputs. Refuses other dtypes and non-positive sizes. */
+vlm_status cpu_linear(vlm_thread_pool *pool, const cpu_linear_weights *weights,
+                      const float *input, int64_t row_count, float *output);
+
+/* ---- Element-wise and per-row operators (cpu_ops.c) ---------------------- */
+
+/* Reads element `index` of an f32/bf16/f16 vector as f32. */
+float cpu_load_element(const void *data, vlm_dtype dtype, int64_t index);
+
+/* Root-mean-square norm of each of `row_count` rows of `width` values:
+ * out = w * (x * r) with r = 1 / sqrt(mean(x^2) + eps) in f32, as
+ * transformers' LlamaRMSNorm for f32 activations; with `add_one` (Gemma),
+ * out = (x * r) * (1 + w). The mean of squares is accumulated in double, so
+ * it is independent of SIMD width. `weight` (f32/bf16/f16) may be NULL (no
+ * scale). In place (out == x) is allowed. */
+vlm_status cpu_rms_norm(const float *x, int64_t row_count, int64_t width,
+                        const void *weight, vlm_dtype weight_dtype, float eps,
+                        bool add_one, float *out);
+
+/* torch.nn.LayerNorm: out = (x - mean) * (1 / sqrt(var + eps)) * w + b with
+ * the biased variance; weight and bias may each be NULL. */
+vlm_status cpu_layer_norm(const float *x, int64_t row_count, int64_t width,
+                          const void *weight, const void *bias,
+                          vlm_dtype parameter_dtype, float eps, float *out);
+
+/* out[i, :] = table[ids[i], :] * scale (scale 1 = plain lookup; Gemma passes
+ * sqrt(hidden_size) rounded to the table dtype, as its
+ * ScaledWordEmbedding does). Refuses ids outside [0, vocab_size). */
+vlm_status cpu_embedding(const void *table, vlm_dtype dtype, int64_t vocab_size,
+                         int64_t width, const int32_t *ids, int64_t id_count,
+                         float scale, float *out);
+
+typedef enum cpu_activation {
+  CPU_ACTIVATION_SILU = 0,   /* x * sigmoid(x), "silu" / "swish" */
+  CPU_ACTIVATION_GELU,       /* exact erf form, "gelu" */
+  CPU_ACTIVATION_GELU_TANH,  /* "gelu_pytorch_tanh", "gelu_new" */
+  CPU_ACTIVATION_QUICK_GELU, /* x * sigmoid(1.702 x) */
+  CPU_ACTIVATION_RELU,
+} cpu_activation;
+
+/* Maps a config's hidden_act to an activation; false when unknown. */
+bool cpu_activation_from_name(const char *name, cpu_activation *out);
+
+/* out[i] = act(x[i]); in place allowed. */
+void cpu_activate(cpu_activation activation, const float *x, int64_t count,
+                  float *out);
+/* out[i] = act(gate[i]) * up[i] (SwiGLU with SiLU, GeGLU with a GELU);
+ * out may alias gate or up. */
+void cpu_gated_activate(cpu_activation activation, const float *gate,
+                        const float *up, int64_t count, float *out);
+
+/* out = softmax(x + bias) over one row (bias may be NULL). -inf entries get
+ * probability 0; a row with no finite entry gives all zeros instead of NaN.
+ * Sums run sequentially in index order. In place allowed. */
+void cpu_softmax(const float *x, const float *bias, int64_t count, float *out);
+
+/* x = cap * tanh(x / cap), in place (Gemma's logit soft-capping). */
+void cpu_soft_cap(float *x, int64_t count, float cap);
+
+/* ---- Rotary position embeddings (cpu_rope.c) ----------------------------- */
+
+/* The inverse frequencies (config->rotary_dimension / 2 of them) and the
+ * cos/sin scaling ("attention_factor") for `config`, computed as
+ * transformers 5.23.0's ROPE_INIT_FUNCTIONS do, with f32 tensor arithmetic.
+ * `sequence_length` (max position + 1 of the step) matters only for
+ * "dynamic" (which rescales once it exceeds max_position_embeddings, as
+ * dynamic_rope_update does) and "longrope" (long factors beyond the original
+ * context). */
+vlm_status cpu_rope_inverse_frequencies(const vlm_rope_config *config,
+                                        int64_t max_position_embeddings,
+                                        int64_t sequence_length,
+                                        float *out_inverse_frequencies,
+                                        float *out_attention_scaling);
+
+/* Which position axis (0 = temporal, 1 = height, 2 = width) drives each of
+ * the rotary_dimension / 2 frequencies: all 0 without M-RoPE, contiguous
+ * mrope_section blocks for Qwen2/2.5-VL, and the interleaved pattern of
+ * Qwen3-VL. */
+vlm_status cpu_rope_frequency_axes(const vlm_rope_config *config,
+                                   uint8_t *out_axes);
+
+/* cos/sin tables [token_count, frequency_count]:
+ * angle = f32(position) * inverse_frequency[i] (f32 product),
+ * cos = cosf(angle) * attention_scaling. `positions` is [token_count], or
+ * [3, token_count] (axis-major, like transformers' [3, batch, seq]) when
+ * `axes` is non-NULL. */
+void cpu_rope_cos_sin(const float *inverse_frequencies, int64_t frequency_count,
+                      float attention_scaling, const int64_t *positions,
+                      const uint8_t *axes, int64_t token_count, float *cos_out,
+                      float *sin_out);
+
+/* Rotates x [token_count, head_count, head_dim] in place with the
+ * rotate_half convention: for i < rotary_dimension / 2,
+ * x[i] <- x[i] * cos - x[i + half] * sin and
+ * x[i + half] <- x[i + half] * cos + x[i] * sin; dimensions from
+ * rotary_dimension on pass through (partial rotary). */
+void cpu_rope_apply(float *x, int64_t token_count, int64_t head_count,
+                    int64_t head_dim, int64_t rotary_dimension,
+                    const float *cos_table, const float *sin_table);
+
+/* ---- Attention (cpu_attention.c) ----------------------------------------- */
+
+/* Scaled dot-product attention of one chunk of queries against a KV cache.
+ *
+ * Layout: query and output [query_count, head_count, head_dim]; the caches
+ * [positions, kv_head_count, head_dim], f32, where positions
+ * [0, past_count + query_count) are filled and query t sits at position
+ * past_count + t. Query head h reads KV head h / (head_count / kv_head_count)
+ * (GQA; MQA when kv_head_count is 1).
+ *
+ * Per (query, head): score_j = dot(q, k_j) * scale (contract dot), then
+ * soft-capped when soft_cap > 0, then + bias[t, j] when bias is given; keys
+ * after the query's position are skipped when causal, keys at or before
+ * position - sliding_window when sliding_window > 0; softmax as cpu_softmax;
+ * out = sum_j p_j * v_j accumulated in increasing j with one fma per
+ * element. Threads split (query, head) pairs, never the keys, so a query's
+ * output does not depend on the chunk it came in or the thread count. */
+typedef struct cpu_attention_shape {
+  int64_t query_count;
+  int64_t past_count;
+  int64_t head_count;
+  int64_t kv_head_count;
+  int64_t head_dim;
+  float scale;
+  float soft_cap;          /* 0 = none */
+  bool causal;
+  int64_t sliding_window;  /* 0 = none */
+  const float *bias;       /* [query_count, bias_stride] over positions, or NULL */
+  int64_t bias_stride;     /* >= past_count + query_count */
+} cpu_attention_shape;
+
+vlm_status cpu_attention(vlm_thread_pool *pool, const cpu_attention_shape *shape,
+                         const float *query, const float *key_cache,
+                         const float *value_cache, float *output);
+
+#endif

@@ -1,0 +1,573 @@
+/* Linear layers (GEMV for decode, GEMM for prefill) and the contract dot
+ * product, in three paths that agree bit for bit.
+ *
+ * Every output element y[t, o] is one 16-lane contract dot product of input
+ * row t with weight row o (see cpu_kernels.h), then + bias[o]. The paths
+ * differ only in how many such dot products they run at once: AVX-512 keeps a
+ * tile of 4 rows x 6 outputs = 24 zmm accumulators, so each weight vector is
+ * converted once and used by 4 rows and each input vector is used by 6
+ * outputs; AVX2 a tile of 2 x 3 (two ymm registers per accumulator); the
+ * portable path one element at a time. Tiling never mixes elements, so the
+ * result of an element does not depend on the tile, the row count or the
+ * thread that computed it: that is the batch-invariance argument in full.
+ * GEMMs also cut k into chunks and park the 16-lane accumulators in memory
+ * between chunks; a float stored and reloaded is the same float, so that
+ * too changes speed only.
+ *
+ * The horizontal sum is a fixed tree (8 + 8, 4 + 4, 2 + 2, 1 + 1). A faster
+ * transposing reduction of several accumulators at once would be allowed if
+ * it performs the same additions. */
+#include "backends/cpu/cpu_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#if CPU_HAVE_X86_PATHS
+#include <immintrin.h>
+#endif
+
+#include "backends/cpu/cpu_kernels.h"
+#include "core/alloc.h"
+
+#define LANES 16
+/* Threads split the outputs in groups of this many (a multiple of every
+ * path's tile width, so only a thread's last tile can be narrow). */
+#define OUTPUT_GROUP 6
+/* Input rows per cache block of a GEMM: the block's input rows stay in L2
+ * while every weight tile of the thread's outputs passes over them. */
+#define ROW_BLOCK_BYTES (640 * 1024)
+/* Software prefetch of the next weight tile (see tile_arguments) only when a
+ * tile is small: long rows are streams the hardware prefetcher follows well,
+ * and prefetching a whole large tile ahead would evict the current one from
+ * L1. */
+#define PREFETCH_MAX_TILE_BYTES (16 * 1024)
+/* k per chunk in a GEMM (a multiple of 16): a widened chunk of a 6-output
+ * tile is 6 x 1024 x 4 = 24 KiB, which stays in L1 while the row tiles of a
+ * block stream past it (measured: 512 and 1024 tie for 896 inputs, 1024 is
+ * best for 4864). */
+#define CHUNK_K 1024
+/* Parked accumulators of one (row, output) pair. */
+#define PARTIAL_PAIR(r, c) (((r) * 6 + (c)) * LANES)
+
+/* ---- Portable path --------------------------------------------------------- */
+
+static float tree_sum(const float lanes[LANES]) {
+  float s8[8], s4[4];
+  for (int l = 0; l < 8; l++) s8[l] = lanes[l] + lanes[l + 8];
+  for (int l = 0; l < 4; l++) s4[l] = s8[l] + s8[l + 4];
+  float s2_0 = s4[0] + s4[2], s2_1 = s4[1] + s4[3];
+  return s2_0 + s2_1;
+}
+
+/* Reads 16 (or `count` < 16, zero-padded) elements from index `index`. */
+static void portable_load(const void *data, vlm_dtype dtype, int64_t index,
+                          int count, float out[LANES]) {
+  for (int l = 0; l < LANES; l++)
+    out[l] = l < count ? cpu_load_element(data, dtype, index + l) : 0.0f;
+}
+
+static float portable_dot(const float *x, const void *w, vlm_dtype dtype,
+                          int64_t w_index, int64_t count) {
+  float acc[LANES] = {0}, xv[LANES], wv[LANES];
+  for (int64_t k = 0; k < count; k += LANES) {
+    int block = count - k < LANES ? (int)(count - k) : LANES;
+    portable_load(x, VLM_DTYPE_F32, k, block, xv);
+    portable_load(w, dtype, w_index + k, block, wv);
+    for (int l = 0; l < LANES; l++) acc[l] = fmaf(xv[l], wv[l], acc[l]);
+  }
+  return tree_sum(acc);
+}
+
+typedef struct linear_job {
+  const cpu_linear_weights *weights;
+  const float *input;
+  int64_t row_count;
+  float *output;
+} linear_job;
+
+/* One tile: `rows` input rows from x against `cols` weight rows from w,
+ * written to y; the driver resolves pointers and bias values. */
+typedef struct tile_arguments {
+  const float *x;     /* first input row of the tile at the first k */
+  const void *w;      /* first weight row of the tile at the first k */
+  int64_t x_stride, w_stride; /* between rows, in elements */
+  int64_t k_count;    /* k values in this call */
+  float *y;           /* y[first row, first output] */
+  int64_t y_stride;   /* output_count */
+  const float *bias;  /* `cols` values, or NULL */
+  /* Long rows are cut into chunks of k (CHUNK_K) so one chunk of a weight
+   * tile stays in L1 across row tiles. Between chunks the 16-lane
+   * accumulators are parked here exactly as they are ([row][6][16] floats),
+   * which changes nothing in the arithmetic. NULL: one call covers all k. */
+  float *partial;
+  bool first_chunk, last_chunk;
+  /* Decode reads each weight once, straight from memory. Tiles read their
+   * rows interleaved, 16 elements of each at a time, which the hardware
+   * prefetcher follows poorly over rows of a few KiB; so each k step also
+   * prefetches its share of the next tile, in address order. NULL: none. */
+  const char *prefetch;
+} tile_arguments;
+
+static float bias_value(const cpu_linear_weights *weights, int64_t output) {
+  return weights->bias ? cpu_load_element(weights->bias, weights->dtype, output) : 0.0f;
+}
+
+static void portable_linear_range(const linear_job *job, int64_t output_begin,
+                                  int64_t output_end) {
+  const cpu_linear_weights *weights = job->weights;
+  int64_t in = weights->input_count, out = weights->output_count;
+  for (int64_t t = 0; t < job->row_count; t++)
+    for (int64_t o = output_begin; o < output_end; o++) {
+      float sum = portable_dot(job->input + t * in, weights->weight,
+                               weights->dtype, o * in, in);
+      /* The bias is added to every path's result the same way: one f32
+       * addition after the tree (adding +0 when absent changes nothing but
+       * the sign of a zero, so skip it then, on every path). */
+      if (weights->bias) sum += bias_value(weights, o);
+      job->output[t * out + o] = sum;
+    }
+}
+
+/* ---- AVX-512 path ---------------------------------------------------------- */
+#if CPU_HAVE_X86_PATHS
+
+static inline __attribute__((always_inline)) CPU_TARGET_AVX2 float
+tree_sum_from8(__m256 s8) {
+  __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
+  return _mm_cvtss_f32(s1);
+}
+
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 float
+avx512_tree_sum(__m512 lanes) {
+  __m256 low = _mm512_castps512_ps256(lanes);
+  __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(lanes), 1));
+  return tree_sum_from8(_mm256_add_ps(low, high));
+}
+
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 __m512
+avx512_widen(__m256i halves, vlm_dtype dtype) {
+  if (dtype == VLM_DTYPE_F16) return _mm512_cvtph_ps(halves);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(halves), 16));
+}
+
+/* 16 elements from `index`; `count` < 16 loads that many and zeros the rest
+ * (masked loads never touch memory past the end). */
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 __m512
+avx512_load(const void *data, vlm_dtype dtype, int64_t index, int count) {
+  __mmask16 mask = (__mmask16)((1u << count) - 1);
+  if (dtype == VLM_DTYPE_F32) {
+    const float *p = (const float *)data + index;
+    return count == LANES ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask, p);
+  }
+  const uint16_t *p = (const uint16_t *)data + index;
+  __m256i halves = count == LANES ? _mm256_loadu_si256((const __m256i *)p)
+                                  : _mm256_maskz_loadu_epi16(mask, p);
+  return avx512_widen(halves, dtype);
+}
+
+/* One block of 16 k for a rows x cols tile. */
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
+avx512_tile_step(const tile_arguments *a, vlm_dtype dtype, int64_t k, int count,
+                 int rows, int cols, __m512 acc[4][6]) {
+  __m512 xv[4];
+  if (a->prefetch) {
+    int64_t step_bytes = cols * LANES * (int64_t)vlm_dtype_size(dtype);
+    const char *next = a->prefetch + k / LANES * step_bytes;
+    for (int64_t b = 0; b < step_bytes; b += 64) _mm_prefetch(next + b, _MM_HINT_T0);
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < rows; r++)
+    xv[r] = avx512_load(a->x + r * a->x_stride, VLM_DTYPE_F32, k, count);
+#pragma GCC unroll 6
+  for (int c = 0; c < cols; c++) {
+    __m512 wv = avx512_load(a->w, dtype, c * a->w_stride + k, count);
+#pragma GCC unroll 4
+    for (int r = 0; r < rows; r++) acc[r][c] = _mm512_fmadd_ps(xv[r], wv, acc[r][c]);
+  }
+}
+
+/* Inlined with constant rows, cols and dtype so the accumulators live in
+ * registers. */
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
+avx512_tile(const tile_arguments *a, vlm_dtype dtype, int rows, int cols) {
+  __m512 acc[4][6];
+  bool resume = a->partial && !a->first_chunk, park = a->partial && !a->last_chunk;
+#pragma GCC unroll 4
+  for (int r = 0; r < rows; r++)
+#pragma GCC unroll 6
+    for (int c = 0; c < cols; c++)
+      acc[r][c] = resume ? _mm512_loadu_ps(a->partial + PARTIAL_PAIR(r, c)) : _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + LANES <= a->k_count; k += LANES) avx512_tile_step(a, dtype, k, LANES, rows, cols, acc);
+  if (k < a->k_count) avx512_tile_step(a, dtype, k, (int)(a->k_count - k), rows, cols, acc);
+#pragma GCC unroll 4
+  for (int r = 0; r < rows; r++)
+#pragma GCC unroll 6
+    for (int c = 0; c < cols; c++) {
+      if (park) {
+        _mm512_storeu_ps(a->partial + PARTIAL_PAIR(r, c), acc[r][c]);
+        continue;
+      }
+      float sum = avx512_tree_sum(acc[r][c]);
+      if (a->bias) sum += a->bias[c];
+      a->y[r * a->y_stride + c] = sum;
+    }
+}
+
+/* Full tiles are 4 x 6; a narrower last tile runs one output at a time. */
+#define AVX512_TILE_FUNCTION(name, dtype)                                      \
+  static CPU_TARGET_AVX512 void name(const tile_arguments *a, int rows,        \
+                                     int cols) {                               \
+    if (cols == 6) {                                                           \
+      switch (rows) {                                                          \
+        case 4: avx512_tile(a, dtype, 4, 6); return;                           \
+        case 3: avx512_tile(a, dtype, 3, 6); return;                           \
+        case 2: avx512_tile(a, dtype, 2, 6); return;                           \
+        default: avx512_tile(a, dtype, 1, 6); return;                          \
+      }                                                                        \
+    }                                                                          \
+    for (int c = 0; c < cols; c++) {                                          \
+      tile_arguments one = *a;                                                 \
+      one.w = (const char *)a->w + c * a->w_stride * (int64_t)vlm_dtype_size(dtype); \
+      one.y = a->y + c;                                                        \
+      one.bias = a->bias ? a->bias + c : NULL;                                 \
+      one.partial = a->partial ? a->partial + PARTIAL_PAIR(0, c) : NULL;       \
+      one.prefetch = NULL;                                                     \
+      switch (rows) {                                                          \
+        case 4: avx512_tile(&one, dtype, 4, 1); break;                         \
+        case 3: avx512_tile(&one, dtype, 3, 1); break;                         \
+        case 2: avx512_tile(&one, dtype, 2, 1); break;                         \
+        default: avx512_tile(&one, dtype, 1, 1); break;                        \
+      }                                                                        \
+    }                                                                          \
+  }
+static CPU_TARGET_AVX512 void avx512_widen_all(const void *w, vlm_dtype dtype,
+                                               int64_t count, float *out) {
+  int64_t i = 0;
+  for (; i + LANES <= count; i += LANES)
+    _mm512_storeu_ps(out + i, avx512_load(w, dtype, i, LANES));
+  if (i < count)
+    _mm512_mask_storeu_ps(out + i, (__mmask16)((1u << (count - i)) - 1),
+                          avx512_load(w, dtype, i, (int)(count - i)));
+}
+
+AVX512_TILE_FUNCTION(avx512_tile_f32, VLM_DTYPE_F32)
+AVX512_TILE_FUNCTION(avx512_tile_bf16, VLM_DTYPE_BF16)
+AVX512_TILE_FUNCTION(avx512_tile_f16, VLM_DTYPE_F16)
+
+/* ---- AVX2 path ------------------------------------------------------------- */
+
+/* The 16 lanes as two ymm registers: [0] = lanes 0-7, [1] = lanes 8-15. */
+typedef struct avx2_lanes {
+  __m256 half[2];
+} avx2_lanes;
+
+static inline __attribute__((always_inline)) CPU_TARGET_AVX2 __m256
+avx2_load8(const void *data, vlm_dtype dtype, int64_t index) {
+  if (dtype == VLM_DTYPE_F32) return _mm256_loadu_ps((const float *)data + index);
+  __m128i halves = _mm_loadu_si128((const __m128i *)((const uint16_t *)data + index));
+  if (dtype == VLM_DTYPE_F16) return _mm256_cvtph_ps(halves);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(halves), 16));
+}
+
+/* 16 lanes from `index`; a partial block goes through a zero-padded copy. */
+static inline __attribute__((always_inline)) CPU_TARGET_AVX2 avx2_lanes
+avx2_load(const void *data, vlm_dtype dtype, int64_t index, int count) {
+  avx2_lanes lanes;
+  if (count == LANES) {
+    lanes.half[0] = avx2_load8(data, dtype, index);
+    lanes.half[1] = avx2_load8(data, dtype, index + 8);
+    return lanes;
+  }
+  float padded[LANES];
+  portable_load(data, dtype, index, count, padded);
+  lanes.half[0] = _mm256_loadu_ps(padded);
+  lanes.half[1] = _mm256_loadu_ps(padded + 8);
+  return lanes;
+}
+
+static inline __attribute__((always_inline)) CPU_TARGET_AVX2 void
+avx2_tile_step(const tile_arguments *a, vlm_dtype dtype, int64_t k, int count,
+               int rows, int cols, avx2_lanes acc[2][3]) {
+  avx2_lanes xv[2];
+#pragma GCC unroll 2
+  for (int r = 0; r < rows; r++)
+    xv[r] = avx2_load(a->x + r * a->x_stride, VLM_DTYPE_F32, k, count);
+#pragma GCC unroll 3
+  for (int c = 0; c < cols; c++) {
+    avx2_lanes wv = avx2_load(a->w, dtype, c * a->w_stride + k, count);
+#pragma GCC unroll 2
+    for (int r = 0; r < rows; r++)
+      for (int h = 0; h < 2; h++)
+        acc[r][c].half[h] = _mm256_fmadd_ps(xv[r].half[h], wv.half[h], acc[r][c].half[h]);
+  }
+}
+
+static inline __attribute__((always_inline)) CPU_TARGET_AVX2 void
+avx2_tile(const tile_arguments *a, vlm_dtype dtype, int rows, int cols) {
+  avx2_lanes acc[2][3];
+  bool resume = a->partial && !a->first_chunk, park = a->partial && !a->last_chunk;
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++)
+      for (int h = 0; h < 2; h++)
+        acc[r][c].half[h] = resume ? _mm256_loadu_ps(a->partial + PARTIAL_PAIR(r, c) + 8 * h)
+                                   : _mm256_setzero_ps();
+  int64_t k = 0;
+  for (; k + LANES <= a->k_count; k += LANES) avx2_tile_step(a, dtype, k, LANES, rows, cols, acc);
+  if (k < a->k_count) avx2_tile_step(a, dtype, k, (int)(a->k_count - k), rows, cols, acc);
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) {
+      if (park) {
+        for (int h = 0; h < 2; h++)
+          _mm256_storeu_ps(a->partial + PARTIAL_PAIR(r, c) + 8 * h, acc[r][c].half[h]);
+        continue;
+      }
+      float sum = tree_sum_from8(_mm256_add_ps(acc[r][c].half[0], acc[r][c].half[1]));
+      if (a->bias) sum += a->bias[c];
+      a->y[r * a->y_stride + c] = sum;
+    }
+}
+
+/* Full tiles are 2 x 3; a narrower last tile runs one output at a time. */
+#define AVX2_TILE_FUNCTION(name, dtype)                                        \
+  static CPU_TARGET_AVX2 void name(const tile_arguments *a, int rows, int cols) { \
+    if (cols == 3) {                                                           \
+      if (rows == 2) avx2_tile(a, dtype, 2, 3);                                \
+      else avx2_tile(a, dtype, 1, 3);                                          \
+      return;                                                                  \
+    }                                                                          \
+    for (int c = 0; c < cols; c++) {                                          \
+      tile_arguments one = *a;                                                 \
+      one.w = (const char *)a->w + c * a->w_stride * (int64_t)vlm_dtype_size(dtype); \
+      one.y = a->y + c;                                                        \
+      one.bias = a->bias ? a->bias + c : NULL;                                 \
+      one.partial = a->partial ? a->partial + PARTIAL_PAIR(0, c) : NULL;       \
+      one.prefetch = NULL;                                                     \
+      if (rows == 2) avx2_tile(&one, dtype, 2, 1);                             \
+      else avx2_tile(&one, dtype, 1, 1);                                       \
+    }                                                                          \
+  }
+static CPU_TARGET_AVX2 void avx2_widen_all(const void *w, vlm_dtype dtype,
+                                           int64_t count, float *out) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(out + i, avx2_load8(w, dtype, i));
+  for (; i < count; i++) out[i] = cpu_load_element(w, dtype, i);
+}
+
+AVX2_TILE_FUNCTION(avx2_tile_f32, VLM_DTYPE_F32)
+AVX2_TILE_FUNCTION(avx2_tile_bf16, VLM_DTYPE_BF16)
+AVX2_TILE_FUNCTION(avx2_tile_f16, VLM_DTYPE_F16)
+
+#endif /* CPU_HAVE_X86_PATHS */
+
+/* ---- Driver ---------------------------------------------------------------- */
+
+typedef void (*tile_function)(const tile_arguments *a, int rows, int cols);
+
+typedef struct tile_kernels {
+  tile_function direct;  /* reads weights in their own dtype */
+  tile_function packed;  /* reads a tile widened to f32 beforehand */
+  void (*widen)(const void *w, vlm_dtype dtype, int64_t count, float *out);
+  int rows, cols;
+} tile_kernels;
+
+/* From this many rows on, weight tiles are widened to f32 a chunk at a time
+ * and reused by every row tile of a block, instead of being converted again
+ * for every 4 rows. Widening is exact, so this changes speed only. */
+#define PACK_MIN_ROWS 8
+
+/* Decode-sized calls: tiles read the weights in place, whole rows at once. */
+static void direct_linear_range(const linear_job *job, const tile_kernels *kernels,
+                                int64_t output_begin, int64_t output_end) {
+  const cpu_linear_weights *weights = job->weights;
+  int64_t in = weights->input_count, out = weights->output_count;
+  int64_t element = (int64_t)vlm_dtype_size(weights->dtype);
+  for (int64_t o = output_begin; o < output_end; o += kernels->cols) {
+    int cols = output_end - o < kernels->cols ? (int)(output_end - o) : kernels->cols;
+    float bias[8];
+    for (int c = 0; c < cols; c++) bias[c] = bias_value(weights, o + c);
+    tile_arguments a = {NULL, (const char *)weights->weight + o * in * element, in, in, in,
+                        NULL, out, weights->bias ? bias : NULL, NULL, true, true, NULL};
+    int64_t tile_bytes = kernels->cols * in * element;
+    if (tile_bytes <= PREFETCH_MAX_TILE_BYTES && o + 2 * kernels->cols <= output_end)
+      a.prefetch = (const char *)a.w + tile_bytes;
+    for (int64_t t = 0; t < job->row_count; t += kernels->rows) {
+      int rows = job->row_count - t < kernels->rows ? (int)(job->row_count - t) : kernels->rows;
+      a.x = job->input + t * in;
+      a.y = job->output + t * out + o;
+      kernels->direct(&a, rows, cols);
+    }
+  }
+}
+
+/* Per-worker scratch of a GEMM: one widened chunk of a weight tile and the
+ * parked accumulators of a row block. */
+typedef struct gemm_scratch {
+  float *packed;  /* [6][CHUNK_K] */
+  float *partial; /* [block_rows][6][16] */
+} gemm_scratch;
+
+/* GEMM-sized calls. For each block of rows (kept in L2) and each weight tile:
+ * widen the tile one k chunk at a time into L1 and run every row tile of the
+ * block over that chunk, parking the accumulators between chunks. */
+static void packed_linear_range(const linear_job *job, const tile_kernels *kernels,
+                                const gemm_scratch *scratch, int64_t block_rows,
+                                int64_t output_begin, int64_t output_end) {
+  const cpu_linear_weights *weights = job->weights;
+  int64_t in = weights->input_count, out = weights->output_count;
+  int64_t element = (int64_t)vlm_dtype_size(weights->dtype);
+  for (int64_t block = 0; block < job->row_count; block += block_rows) {
+    int64_t block_end = block + block_rows < job->row_count ? block + block_rows
+                                                            : job->row_count;
+    for (int64_t o = output_begin; o < output_end; o += kernels->cols) {
+      int cols = output_end - o < kernels->cols ? (int)(output_end - o) : kernels->cols;
+      float bias[8];
+      for (int c = 0; c < cols; c++) bias[c] = bias_value(weights, o + c);
+      for (int64_t k = 0; k < in; k += CHUNK_K) {
+        int64_t length = in - k < CHUNK_K ? in - k : CHUNK_K;
+        for (int c = 0; c < cols; c++)
+          kernels->widen((const char *)weights->weight + ((o + c) * in + k) * element,
+                         weights->dtype, length, scratch->packed + c * length);
+        tile_arguments a = {NULL, scratch->packed, in, length, length, NULL, out,
+                            weights->bias ? bias : NULL, NULL, k == 0, k + length == in, NULL};
+        for (int64_t t = block; t < block_end; t += kernels->rows) {
+          int rows = block_end - t < kernels->rows ? (int)(block_end - t) : kernels->rows;
+          a.x = job->input + t * in + k;
+          a.y = job->output + t * out + o;
+          a.partial = scratch->partial + (t - block) * 6 * LANES;
+          kernels->packed(&a, rows, cols);
+        }
+      }
+    }
+  }
+}
+
+static bool select_tile_kernels(vlm_dtype dtype, tile_kernels *out) {
+  switch (cpu_kernel_path_active()) {
+#if CPU_HAVE_X86_PATHS
+    case CPU_KERNEL_PATH_AVX512:
+      *out = (tile_kernels){dtype == VLM_DTYPE_F32    ? avx512_tile_f32
+                            : dtype == VLM_DTYPE_BF16 ? avx512_tile_bf16
+                                                      : avx512_tile_f16,
+                            avx512_tile_f32, avx512_widen_all, 4, 6};
+      return true;
+    case CPU_KERNEL_PATH_AVX2:
+      *out = (tile_kernels){dtype == VLM_DTYPE_F32    ? avx2_tile_f32
+                            : dtype == VLM_DTYPE_BF16 ? avx2_tile_bf16
+                                                      : avx2_tile_f16,
+                            avx2_tile_f32, avx2_widen_all, 2, 3};
+      return true;
+#endif
+    default:
+      (void)dtype;
+      return false;
+  }
+}
+
+static void linear_worker(void *context, int64_t group_begin, int64_t group_end,
+                          int worker_index) {
+  (void)worker_index;
+  const linear_job *job = context;
+  int64_t out = job->weights->output_count;
+  int64_t output_begin = group_begin * OUTPUT_GROUP;
+  int64_t output_end = group_end * OUTPUT_GROUP < out ? group_end * OUTPUT_GROUP : out;
+  tile_kernels kernels;
+  if (!select_tile_kernels(job->weights->dtype, &kernels)) {
+    portable_linear_range(job, output_begin, output_end);
+    return;
+  }
+  if (job->row_count < PACK_MIN_ROWS) {
+    direct_linear_range(job, &kernels, output_begin, output_end);
+    return;
+  }
+  /* The row block's input stays in L2 while the weight tiles pass over it. */
+  int64_t in = job->weights->input_count;
+  int64_t block_rows = ROW_BLOCK_BYTES / (in * (int64_t)sizeof(float));
+  block_rows = block_rows < kernels.rows ? kernels.rows : block_rows / kernels.rows * kernels.rows;
+  if (block_rows > job->row_count) block_rows = job->row_count;
+  gemm_scratch scratch;
+  scratch.packed = vlm_allocate(NULL, 6 * CHUNK_K * sizeof(float), VLM_DEFAULT_ALIGNMENT);
+  scratch.partial = vlm_allocate(NULL, (size_t)(block_rows + kernels.rows) * 6 * LANES * sizeof(float),
+                                 VLM_DEFAULT_ALIGNMENT);
+  if (scratch.packed && scratch.partial)
+    packed_linear_range(job, &kernels, &scratch, block_rows, output_begin, output_end);
+  else /* no scratch memory: slower, same bits */
+    direct_linear_range(job, &kernels, output_begin, output_end);
+  vlm_release(NULL, scratch.packed);
+  vlm_release(NULL, scratch.partial);
+}
+
+vlm_status cpu_linear(vlm_thread_pool *pool, const cpu_linear_weights *weights,
+                      const float *input, int64_t row_count, float *output) {
+  if (!weights || !weights->weight || !input || !output)
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "linear: missing pointer");
+  if (weights->dtype != VLM_DTYPE_F32 && weights->dtype != VLM_DTYPE_BF16 &&
+      weights->dtype != VLM_DTYPE_F16)
+    return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
+                           "linear: weights of dtype %s (f32, bf16 or f16 expected)",
+                           vlm_dtype_name(weights->dtype));
+  if (row_count <= 0 || weights->input_count <= 0 || weights->output_count <= 0)
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT,
+                           "linear: sizes must be positive (rows %lld, in %lld, out %lld)",
+                           (long long)row_count, (long long)weights->input_count,
+                           (long long)weights->output_count);
+  linear_job job = {weights, input, row_count, output};
+  int64_t group_count = (weights->output_count + OUTPUT_GROUP - 1) / OUTPUT_GROUP;
+  /* At least ~64k multiply-adds per range: below that, waking a thread costs
+   * more than it saves. The grain changes who computes an element, never how. */
+  int64_t work_per_group = row_count * weights->input_count * OUTPUT_GROUP;
+  int64_t grain = 65536 / work_per_group + 1;
+  vlm_thread_pool_parallel_for(pool, group_count, grain, linear_worker, &job);
+  return VLM_OK;
+}
+
+/* ---- Building blocks for other operators ----------------------------------- */
+
+float cpu_dot(const float *a, const float *b, int64_t count) {
+  if (count <= 0) return 0.0f;
+  float result;
+  tile_kernels kernels;
+  if (!select_tile_kernels(VLM_DTYPE_F32, &kernels))
+    return portable_dot(a, b, VLM_DTYPE_F32, 0, count);
+  tile_arguments arguments = {a, b, count, count, count, &result, 1, NULL, NULL,
+                              false, false, NULL};
+  kernels.direct(&arguments, 1, 1);
+  return result;
+}
+
+#if CPU_HAVE_X86_PATHS
+static CPU_TARGET_AVX512 void avx512_fma_accumulate(float *acc, float scale,
+                                                    const float *values,
+                                                    int64_t count) {
+  __m512 s = _mm512_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + LANES <= count; i += LANES)
+    _mm512_storeu_ps(acc + i, _mm512_fmadd_ps(s, _mm512_loadu_ps(values + i),
+                                              _mm512_loadu_ps(acc + i)));
+  for (; i < count; i++) acc[i] = fmaf(scale, values[i], acc[i]);
+}
+
+static CPU_TARGET_AVX2 void avx2_fma_accumulate(float *acc, float scale,
+                                                const float *values, int64_t count) {
+  __m256 s = _mm256_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(s, _mm256_loadu_ps(values + i),
+                                              _mm256_loadu_ps(acc + i)));
+  for (; i < count; i++) acc[i] = fmaf(scale, values[i], acc[i]);
+}
+#endif
+
+void cpu_fma_accumulate(float *acc, float scale, const float *values, int64_t count) {
+  switch (cpu_kernel_path_active()) {
+#if CPU_HAVE_X86_PATHS
+    case CPU_KERNEL_PATH_AVX512: avx512_fma_accumulate(acc, scale, values, count); return;
+    case CPU_KERNEL_PATH_AVX2: avx2_fma_accumulate(acc, scale, values, count); return;
+#endif
+    default:
+      for (int64_t i = 0; i < count; i++) acc[i] = fmaf(scale, values[i], acc[i]);
+      return;
+  }
+}

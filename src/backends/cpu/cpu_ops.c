@@ -1,0 +1,187 @@
+/* Element-wise and per-row operators: norms, embedding lookup, activations,
+ * softmax, soft-capping.
+ *
+ * One portable implementation each, used whatever the SIMD path: they are a
+ * small share of decoder time, and a single implementation is trivially the
+ * same on every path. Row reductions (norm statistics) accumulate in double
+ * in index order, which makes them independent of vector width and closer to
+ * PyTorch's f32 cascade sums than a plain f32 loop. */
+#include "backends/cpu/cpu_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_kernels.h"
+
+float cpu_load_element(const void *data, vlm_dtype dtype, int64_t index) {
+  switch (dtype) {
+    case VLM_DTYPE_BF16: return vlm_bf16_to_f32(((const uint16_t *)data)[index]);
+    case VLM_DTYPE_F16: return vlm_f16_to_f32(((const uint16_t *)data)[index]);
+    default: return ((const float *)data)[index];
+  }
+}
+
+static bool is_float_dtype(vlm_dtype dtype) {
+  return dtype == VLM_DTYPE_F32 || dtype == VLM_DTYPE_BF16 || dtype == VLM_DTYPE_F16;
+}
+
+static vlm_status check_rows(const char *name, const float *x, int64_t row_count,
+                             int64_t width, vlm_dtype dtype, const float *out) {
+  if (!x || !out)
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "%s: missing pointer", name);
+  if (row_count < 0 || width <= 0)
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT,
+                           "%s: bad shape [%lld, %lld]", name, (long long)row_count,
+                           (long long)width);
+  if (!is_float_dtype(dtype))
+    return vlm_status_make(VLM_STATUS_UNIMPLEMENTED, "%s: parameters of dtype %s",
+                           name, vlm_dtype_name(dtype));
+  return VLM_OK;
+}
+
+vlm_status cpu_rms_norm(const float *x, int64_t row_count, int64_t width,
+                        const void *weight, vlm_dtype weight_dtype, float eps,
+                        bool add_one, float *out) {
+  vlm_status status = check_rows("rms_norm", x, row_count, width, weight_dtype, out);
+  if (status) return status;
+  for (int64_t t = 0; t < row_count; t++) {
+    const float *row = x + t * width;
+    float *result = out + t * width;
+    double sum_of_squares = 0.0;
+    for (int64_t i = 0; i < width; i++) sum_of_squares += (double)row[i] * row[i];
+    /* variance is an f32 tensor in transformers; rsqrt(variance + eps) too. */
+    float mean = (float)(sum_of_squares / (double)width);
+    float inverse_rms = 1.0f / sqrtf(mean + eps);
+    for (int64_t i = 0; i < width; i++) {
+      float normalized = row[i] * inverse_rms;
+      if (!weight) {
+        result[i] = normalized;
+        continue;
+      }
+      float w = cpu_load_element(weight, weight_dtype, i);
+      result[i] = add_one ? normalized * (1.0f + w) : w * normalized;
+    }
+  }
+  return VLM_OK;
+}
+
+vlm_status cpu_layer_norm(const float *x, int64_t row_count, int64_t width,
+                          const void *weight, const void *bias,
+                          vlm_dtype parameter_dtype, float eps, float *out) {
+  vlm_status status = check_rows("layer_norm", x, row_count, width, parameter_dtype, out);
+  if (status) return status;
+  for (int64_t t = 0; t < row_count; t++) {
+    const float *row = x + t * width;
+    float *result = out + t * width;
+    double sum = 0.0;
+    for (int64_t i = 0; i < width; i++) sum += row[i];
+    double mean = sum / (double)width, squares = 0.0;
+    for (int64_t i = 0; i < width; i++) squares += (row[i] - mean) * (row[i] - mean);
+    float mean_f32 = (float)mean;
+    float inverse_std = (float)(1.0 / sqrt(squares / (double)width + (double)eps));
+    for (int64_t i = 0; i < width; i++) {
+      float value = (row[i] - mean_f32) * inverse_std;
+      if (weight) value = value * cpu_load_element(weight, parameter_dtype, i);
+      if (bias) value = value + cpu_load_element(bias, parameter_dtype, i);
+      result[i] = value;
+    }
+  }
+  return VLM_OK;
+}
+
+vlm_status cpu_embedding(const void *table, vlm_dtype dtype, int64_t vocab_size,
+                         int64_t width, const int32_t *ids, int64_t id_count,
+                         float scale, float *out) {
+  if (!table || !ids || !out)
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "embedding: missing pointer");
+  if (!is_float_dtype(dtype))
+    return vlm_status_make(VLM_STATUS_UNIMPLEMENTED, "embedding: table of dtype %s",
+                           vlm_dtype_name(dtype));
+  for (int64_t i = 0; i < id_count; i++) {
+    if (ids[i] < 0 || ids[i] >= vocab_size)
+      return vlm_status_make(VLM_STATUS_OUT_OF_RANGE,
+                             "embedding: token id %d at index %lld is outside the "
+                             "vocabulary [0, %lld)",
+                             ids[i], (long long)i, (long long)vocab_size);
+  }
+  for (int64_t i = 0; i < id_count; i++) {
+    int64_t base = (int64_t)ids[i] * width;
+    float *row = out + i * width;
+    for (int64_t j = 0; j < width; j++) row[j] = cpu_load_element(table, dtype, base + j);
+    if (scale != 1.0f)
+      for (int64_t j = 0; j < width; j++) row[j] *= scale;
+  }
+  return VLM_OK;
+}
+
+bool cpu_activation_from_name(const char *name, cpu_activation *out) {
+  static const struct {
+    const char *name;
+    cpu_activation activation;
+  } names[] = {
+      {"silu", CPU_ACTIVATION_SILU},           {"swish", CPU_ACTIVATION_SILU},
+      {"gelu", CPU_ACTIVATION_GELU},           {"gelu_pytorch_tanh", CPU_ACTIVATION_GELU_TANH},
+      {"gelu_new", CPU_ACTIVATION_GELU_TANH},  {"quick_gelu", CPU_ACTIVATION_QUICK_GELU},
+      {"relu", CPU_ACTIVATION_RELU},
+  };
+  if (!name) return false;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(name, names[i].name) == 0) {
+      *out = names[i].activation;
+      return true;
+    }
+  return false;
+}
+
+/* The formulas follow PyTorch's f32 CPU kernels: silu is x / (1 + exp(-x)),
+ * gelu 0.5 x (1 + erf(x / sqrt 2)), the tanh form
+ * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). */
+static float activate_one(cpu_activation activation, float x) {
+  switch (activation) {
+    case CPU_ACTIVATION_SILU: return x / (1.0f + expf(-x));
+    case CPU_ACTIVATION_GELU: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
+    case CPU_ACTIVATION_GELU_TANH: {
+      const float kappa = 0.044715f, beta = (float)(M_SQRT2 * M_2_SQRTPI * 0.5);
+      float inner = beta * (x + kappa * x * x * x);
+      return 0.5f * x * (1.0f + tanhf(inner));
+    }
+    case CPU_ACTIVATION_QUICK_GELU: return x / (1.0f + expf(-1.702f * x));
+    case CPU_ACTIVATION_RELU: return x > 0.0f ? x : 0.0f;
+  }
+  return x;
+}
+
+void cpu_activate(cpu_activation activation, const float *x, int64_t count,
+                  float *out) {
+  for (int64_t i = 0; i < count; i++) out[i] = activate_one(activation, x[i]);
+}
+
+void cpu_gated_activate(cpu_activation activation, const float *gate,
+                        const float *up, int64_t count, float *out) {
+  for (int64_t i = 0; i < count; i++) out[i] = activate_one(activation, gate[i]) * up[i];
+}
+
+void cpu_softmax(const float *x, const float *bias, int64_t count, float *out) {
+  float maximum = -INFINITY;
+  for (int64_t i = 0; i < count; i++) {
+    float value = bias ? x[i] + bias[i] : x[i];
+    out[i] = value;
+    if (value > maximum) maximum = value;
+  }
+  /* No finite entry: every probability is 0 rather than exp(-inf - -inf). */
+  if (maximum == -INFINITY) {
+    for (int64_t i = 0; i < count; i++) out[i] = 0.0f;
+    return;
+  }
+  float sum = 0.0f;
+  for (int64_t i = 0; i < count; i++) {
+    out[i] = expf(out[i] - maximum);
+    sum += out[i];
+  }
+  float inverse = 1.0f / sum;
+  for (int64_t i = 0; i < count; i++) out[i] *= inverse;
+}
+
+void cpu_soft_cap(float *x, int64_t count, float cap) {
+  for (int64_t i = 0; i < count; i++) x[i] = cap * tanhf(x[i] / cap);
+}
