@@ -100,7 +100,7 @@ static vlm_comparison_report *run(const char *golden_dir) {
 
 static void faithful_golden_matches(void) {
   char *model = make_model("model_ok");
-  char *golden = make_golden("golden_ok", model, ",{\"name\": \"prefill_logits\"}", false, false);
+  char *golden = make_golden("golden_ok", model, ",{\"name\": \"stage_from_the_future\"}", false, false);
   vlm_comparison_report *report = run(golden);
   if (report) {
     if (vlm_comparison_report_first_divergent(report))

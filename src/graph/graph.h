@@ -95,13 +95,16 @@ typedef struct vlm_node {
 /* Per-row context shared by every attention and RoPE node of a step. */
 typedef struct vlm_row_context {
   int64_t row_count;
-  const int32_t *slots;      /* [rows] the KV cache slot of each row */
-  const int32_t *positions;  /* [rows] position of each row (its KV index) */
-  /* 3-axis positions for M-RoPE ([3][rows]); NULL for 1-axis RoPE. */
-  const int32_t *positions_3d;
-  /* Optional additive bias [rows, key_count]: for a prefill chunk of one
-   * slot, key_count = past + rows and the bias replaces the causal mask
-   * (e.g. Gemma 3's bidirectional image tokens). NULL: causal. */
+  const int32_t *slots;          /* [rows] the KV cache slot of each row */
+  const int64_t *cache_indices;  /* [rows] where each row's K/V is stored */
+  /* RoPE positions: [rows], or [3][rows] (axis-major) for M-RoPE when
+   * position_axes is 3. Equal to cache_indices for plain text; they differ
+   * once images shift M-RoPE positions. */
+  const int64_t *positions;
+  int position_axes;             /* 1 or 3 */
+  /* Optional additive bias [rows, bias_key_count] for a prefill chunk of
+   * one slot (key j = cache index j): it replaces the causal mask, e.g. for
+   * Gemma 3's bidirectional attention among image tokens. NULL: causal. */
   const float *bias;
   int64_t bias_key_count;
 } vlm_row_context;

@@ -133,14 +133,20 @@ vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
   if (!vlm_activation_from_name(text->hidden_act, &builder.activation))
     return VLM_ERROR(UNIMPLEMENTED, "text decoder: activation '%s' is not supported",
                      text->hidden_act);
-  if (step->row_count <= 0 || step->logit_row_count <= 0)
-    return VLM_ERROR(INVALID_ARGUMENT, "text decoder: a step needs rows and at least one logit row");
+  if (step->row_count <= 0 || step->logit_row_count < 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "text decoder: a step needs at least one row");
   graph->ropes[0] = &text->rope;
   graph->ropes[1] = text->has_sliding_rope ? &text->sliding_rope : &text->rope;
   graph->rope_count = 2;
   int32_t hidden = embed(&builder, step);
   for (int32_t layer = 0; layer < text->num_hidden_layers; layer++)
     hidden = decoder_layer(&builder, hidden, layer);
+  if (step->logit_row_count == 0) {
+    /* A prefill chunk whose logits nobody reads: fill the KV cache and stop
+     * before the norm and the LM head. */
+    graph->output = hidden;
+    return vlm_graph_take_error(graph);
+  }
   hidden = vlm_graph_select_rows(graph, hidden, step->logit_rows, step->logit_row_count,
                                  "%slast_rows", description->prefix);
   hidden = norm(&builder, hidden, description->prefix, "norm", text->hidden_size);

@@ -29,12 +29,14 @@ typedef struct vlm_decoder_description {
 typedef struct vlm_decoder_step {
   int64_t row_count;
   bool from_embeddings;            /* input "embeddings" [rows, hidden] f32 */
-  const int32_t *logit_rows;       /* rows whose logits are wanted */
+  const int32_t *logit_rows;       /* rows whose logits are wanted; none: the
+                                      output is the last layer's [rows, hidden] */
   int64_t logit_row_count;
 } vlm_decoder_step;
 
 /* Builds the decoder graph into `graph` (initialised by the caller). The
- * graph's output is the logits node [logit_rows, vocab]. Inputs are named
+ * graph's output is the logits node [logit_rows, vocab] (or the last
+ * hidden state when no logit rows are wanted). Inputs are named
  * "tokens" (i32 [rows]) or "embeddings" (f32 [rows, hidden]). */
 vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
                                    const vlm_decoder_step *step, vlm_graph *graph);

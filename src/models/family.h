@@ -63,6 +63,8 @@ void vlm_manifest_mark_optional(vlm_tensor_manifest *manifest);
 const vlm_expected_tensor *vlm_manifest_find(const vlm_tensor_manifest *manifest,
                                              const char *name);
 
+struct vlm_decoder_description;
+
 typedef struct vlm_family {
   const char *model_type;   /* config.json model_type */
   const char *display_name; /* "LLaVA-1.5" */
@@ -73,6 +75,10 @@ typedef struct vlm_family {
   /* Declares every tensor of the architecture. */
   vlm_status (*declare_tensors)(const vlm_model_config *config,
                                 vlm_tensor_manifest *manifest);
+  /* Describes the text decoder for the shared decoder graph
+   * (src/models/decoder.h); NULL while the family's decoder is not wired. */
+  void (*describe_decoder)(const vlm_model_config *config,
+                           struct vlm_decoder_description *out);
 } vlm_family;
 
 /* The family for a model_type, or NULL when no family declares it. */

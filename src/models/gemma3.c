@@ -1,7 +1,9 @@
 /* Gemma 3: SigLIP tower, an average-pooled RMS-normed projection to the
  * decoder, and a Gemma decoder (sandwich norms, QK-norm, sliding-window
  * layers, scaled embeddings). gemma3_text is the decoder alone. */
-#include "models/blocks.h"
+#include <math.h>
+
+#include "models/decoder.h"
 
 #define SHAPE VLM_SHAPE
 
@@ -28,6 +30,25 @@ static vlm_status declare_text_only(const vlm_model_config *config,
   return VLM_OK;
 }
 
+/* Gemma: RMSNorm scales by (1 + w), embeddings are multiplied by
+ * sqrt(hidden_size), and norms sandwich both sub-blocks. */
+static void describe_gemma(const vlm_model_config *config, const char *prefix,
+                           vlm_decoder_description *out) {
+  *out = (vlm_decoder_description){.text = &config->text,
+                                   .tie_word_embeddings = config->tie_word_embeddings,
+                                   .prefix = prefix, .layout = gemma_layout,
+                                   .norm_weight_offset = 1.0,
+                                   .embedding_scale = sqrt((double)config->text.hidden_size)};
+}
+
+static void describe_decoder(const vlm_model_config *config, vlm_decoder_description *out) {
+  describe_gemma(config, "model.language_model.", out);
+}
+
+static void describe_text_only(const vlm_model_config *config, vlm_decoder_description *out) {
+  describe_gemma(config, "model.", out);
+}
+
 const vlm_family vlm_family_gemma3 = {
     .model_type = "gemma3",
     .display_name = "Gemma 3",
@@ -35,8 +56,11 @@ const vlm_family vlm_family_gemma3 = {
     .renames = vlm_composite_v4_renames,
     .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
     .declare_tensors = declare_tensors,
+    .describe_decoder = describe_decoder,
 };
 
 const vlm_family vlm_family_gemma3_text = {
     .model_type = "gemma3_text", .display_name = "Gemma 3 (text)",
-    .declare_tensors = declare_text_only};
+    .declare_tensors = declare_text_only,
+    .describe_decoder = describe_text_only,
+};

@@ -1,7 +1,7 @@
 /* Llama and Mistral: the plain pre-norm decoder (RMSNorm, RoPE, GQA,
  * SwiGLU). Mistral differs only in its sliding-window attention, which is a
  * config value, not a tensor. */
-#include "models/blocks.h"
+#include "models/decoder.h"
 
 static vlm_status declare_tensors(const vlm_model_config *config,
                                   vlm_tensor_manifest *manifest) {
@@ -11,8 +11,19 @@ static vlm_status declare_tensors(const vlm_model_config *config,
   return VLM_OK;
 }
 
+/* The plain pre-norm decoder under `prefix`. */
+static void describe_plain(const vlm_model_config *config, vlm_decoder_description *out) {
+  *out = (vlm_decoder_description){.text = &config->text,
+                                   .tie_word_embeddings = config->tie_word_embeddings,
+                                   .prefix = "model.", .embedding_scale = 1.0};
+}
+
 const vlm_family vlm_family_llama = {
-    .model_type = "llama", .display_name = "Llama", .declare_tensors = declare_tensors};
+    .model_type = "llama", .display_name = "Llama", .declare_tensors = declare_tensors,
+    .describe_decoder = describe_plain,
+};
 
 const vlm_family vlm_family_mistral = {
-    .model_type = "mistral", .display_name = "Mistral", .declare_tensors = declare_tensors};
+    .model_type = "mistral", .display_name = "Mistral", .declare_tensors = declare_tensors,
+    .describe_decoder = describe_plain,
+};

@@ -1,6 +1,6 @@
 /* LLaVA-1.5: CLIP ViT-L/14-336 tower, a two-layer GELU projector, and a
  * Llama decoder. */
-#include "models/blocks.h"
+#include "models/decoder.h"
 
 #define SHAPE VLM_SHAPE
 
@@ -23,6 +23,12 @@ static vlm_status declare_tensors(const vlm_model_config *config,
   return VLM_OK;
 }
 
+static void describe_decoder(const vlm_model_config *config, vlm_decoder_description *out) {
+  *out = (vlm_decoder_description){.text = &config->text,
+                                   .tie_word_embeddings = config->tie_word_embeddings,
+                                   .prefix = "model.language_model.", .embedding_scale = 1.0};
+}
+
 const vlm_family vlm_family_llava = {
     .model_type = "llava",
     .display_name = "LLaVA-1.5",
@@ -30,4 +36,5 @@ const vlm_family vlm_family_llava = {
     .renames = vlm_composite_v4_renames,
     .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
     .declare_tensors = declare_tensors,
+    .describe_decoder = describe_decoder,
 };

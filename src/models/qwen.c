@@ -1,7 +1,7 @@
 /* Qwen2 and Qwen3 text decoders. Qwen2 always biases q/k/v (the config's
  * resolution of attention_bias says so); Qwen3 adds per-head RMSNorm on q
  * and k. */
-#include "models/blocks.h"
+#include "models/decoder.h"
 
 static vlm_status declare_qwen2(const vlm_model_config *config,
                                 vlm_tensor_manifest *manifest) {
@@ -19,8 +19,23 @@ static vlm_status declare_qwen3(const vlm_model_config *config,
   return VLM_OK;
 }
 
+static void describe_qwen2(const vlm_model_config *config, vlm_decoder_description *out) {
+  *out = (vlm_decoder_description){.text = &config->text,
+                                   .tie_word_embeddings = config->tie_word_embeddings,
+                                   .prefix = "model.", .embedding_scale = 1.0};
+}
+
+static void describe_qwen3(const vlm_model_config *config, vlm_decoder_description *out) {
+  describe_qwen2(config, out);
+  out->layout.qk_norm = true;
+}
+
 const vlm_family vlm_family_qwen2 = {
-    .model_type = "qwen2", .display_name = "Qwen2", .declare_tensors = declare_qwen2};
+    .model_type = "qwen2", .display_name = "Qwen2", .declare_tensors = declare_qwen2,
+    .describe_decoder = describe_qwen2,
+};
 
 const vlm_family vlm_family_qwen3 = {
-    .model_type = "qwen3", .display_name = "Qwen3", .declare_tensors = declare_qwen3};
+    .model_type = "qwen3", .display_name = "Qwen3", .declare_tensors = declare_qwen3,
+    .describe_decoder = describe_qwen3,
+};

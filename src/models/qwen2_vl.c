@@ -2,7 +2,7 @@
  * patch-merger MLP, and a Qwen2 decoder with 3-axis M-RoPE. */
 #include <stdio.h>
 
-#include "models/blocks.h"
+#include "models/decoder.h"
 
 #define SHAPE VLM_SHAPE
 
@@ -58,6 +58,12 @@ static vlm_status declare_tensors(const vlm_model_config *config,
   return VLM_OK;
 }
 
+static void describe_decoder(const vlm_model_config *config, vlm_decoder_description *out) {
+  *out = (vlm_decoder_description){.text = &config->text,
+                                   .tie_word_embeddings = config->tie_word_embeddings,
+                                   .prefix = "model.language_model.", .embedding_scale = 1.0};
+}
+
 const vlm_family vlm_family_qwen2_vl = {
     .model_type = "qwen2_vl",
     .display_name = "Qwen2-VL",
@@ -65,4 +71,5 @@ const vlm_family vlm_family_qwen2_vl = {
     .renames = renames,
     .rename_count = sizeof(renames) / sizeof(renames[0]),
     .declare_tensors = declare_tensors,
+    .describe_decoder = describe_decoder,
 };

@@ -54,6 +54,7 @@ void vlm_compare_values(const double *expected, const double *actual, int64_t co
     bool within = difference <= result->tolerance.max_abs +
                                     result->tolerance.max_rel * fabs(expected[i]);
     if (within) continue;
+    result->outcome = VLM_STAGE_DIVERGED;
     if (result->mismatched++ == 0)
       snprintf(result->detail, sizeof(result->detail), "%s[%lld]: expected %.9g, got %.9g",
                label, (long long)i, expected[i], actual[i]);

@@ -16,6 +16,10 @@ typedef struct stage_entry {
 
 static const stage_entry stages[] = {
     {"checkpoint", vlm_stage_checkpoint},
+    {"input_embeddings", vlm_stage_input_embeddings},
+    {"prefill_logits", vlm_stage_prefill_logits},
+    {"kv", vlm_stage_kv},
+    {"greedy_tokens", vlm_stage_greedy_tokens},
 };
 
 vlm_stage_function vlm_stage_function_find(const char *stage_name) {

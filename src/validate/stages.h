@@ -8,4 +8,14 @@
 vlm_status vlm_stage_checkpoint(const vlm_compare_context *context,
                                 const vlm_golden_stage *stage, vlm_stage_result *result);
 
+/* stage_decoder.c: the text decoder on the golden prompt. */
+vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
+                                      const vlm_golden_stage *stage, vlm_stage_result *result);
+vlm_status vlm_stage_prefill_logits(const vlm_compare_context *context,
+                                    const vlm_golden_stage *stage, vlm_stage_result *result);
+vlm_status vlm_stage_kv(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                        vlm_stage_result *result);
+vlm_status vlm_stage_greedy_tokens(const vlm_compare_context *context,
+                                   const vlm_golden_stage *stage, vlm_stage_result *result);
+
 #endif

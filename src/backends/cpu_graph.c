@@ -1,0 +1,370 @@
+#include "backends/cpu_graph.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "core/alloc.h"
+#include "core/status.h"
+
+/* Where a node's value lives. Computed nodes own a buffer; reshapes alias
+ * their input's; weights and inputs point at memory the caller owns. */
+typedef struct node_value {
+  const void *data;
+  vlm_dtype dtype;
+  int32_t owner;        /* node whose buffer this is (itself unless aliased) */
+  float *buffer;        /* owned buffer (computed nodes only) */
+  size_t capacity;      /* floats in buffer */
+  int32_t uses_left;    /* consumers of every node sharing this owner */
+} node_value;
+
+typedef struct free_buffer {
+  float *buffer;
+  size_t capacity;
+} free_buffer;
+
+typedef struct executor {
+  const vlm_cpu_graph_run *run;
+  const vlm_graph *graph;
+  node_value *values;
+  free_buffer *free_list;
+  int32_t free_count;
+  float *rope_frequencies[VLM_GRAPH_MAX_ROPES];
+  float rope_scaling[VLM_GRAPH_MAX_ROPES];
+} executor;
+
+static int64_t element_count(const vlm_node *node) {
+  int64_t count = 1;
+  for (int i = 0; i < node->rank; i++) count *= node->shape[i];
+  return count;
+}
+
+static const float *input_f32(const executor *state, const vlm_node *node, int which) {
+  return state->values[node->inputs[which]].data;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Buffers                                                                 */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status take_buffer(executor *state, int32_t index, size_t floats) {
+  node_value *value = &state->values[index];
+  for (int32_t i = 0; i < state->free_count; i++) {
+    if (state->free_list[i].capacity < floats) continue;
+    value->buffer = state->free_list[i].buffer;
+    value->capacity = state->free_list[i].capacity;
+    state->free_list[i] = state->free_list[--state->free_count];
+    value->data = value->buffer;
+    return VLM_OK;
+  }
+  value->buffer = vlm_allocate(NULL, (floats ? floats : 1) * sizeof(float), VLM_DEFAULT_ALIGNMENT);
+  if (!value->buffer)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory for %zu floats",
+                     state->graph->nodes[index].name, floats);
+  value->capacity = floats;
+  value->data = value->buffer;
+  return VLM_OK;
+}
+
+static void give_back(executor *state, int32_t owner) {
+  node_value *value = &state->values[owner];
+  if (!value->buffer) return;
+  state->free_list[state->free_count++] = (free_buffer){value->buffer, value->capacity};
+  value->buffer = NULL;
+}
+
+/* Counts consumers per owning buffer so buffers return to the free list
+ * after their last use. The graph output is never recycled. */
+static void plan_lifetimes(executor *state) {
+  const vlm_graph *graph = state->graph;
+  for (int32_t i = 0; i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    state->values[i].owner = node->op == VLM_OP_RESHAPE ? state->values[node->inputs[0]].owner : i;
+  }
+  for (int32_t i = 0; i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    for (int k = 0; k < node->input_count; k++)
+      state->values[state->values[node->inputs[k]].owner].uses_left++;
+  }
+  if (graph->output >= 0) state->values[state->values[graph->output].owner].uses_left++;
+}
+
+static void release_inputs(executor *state, const vlm_node *node) {
+  for (int k = 0; k < node->input_count; k++) {
+    int32_t owner = state->values[node->inputs[k]].owner;
+    if (--state->values[owner].uses_left == 0) give_back(state, owner);
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Leaves                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status bind_weight(executor *state, int32_t index) {
+  const vlm_node *node = &state->graph->nodes[index];
+  vlm_tensor view;
+  VLM_RETURN_IF_ERROR(vlm_checkpoint_get(state->run->weights, node->name, VLM_DTYPE_INVALID,
+                                         node->rank, node->shape, &view));
+  if (view.dtype != VLM_DTYPE_F32 && view.dtype != VLM_DTYPE_BF16 && view.dtype != VLM_DTYPE_F16)
+    return VLM_ERROR(UNIMPLEMENTED, "tensor '%s' has dtype %s; the cpu backend reads f32, bf16 and f16",
+                     node->name, vlm_dtype_name(view.dtype));
+  state->values[index].data = view.data;
+  state->values[index].dtype = view.dtype;
+  return VLM_OK;
+}
+
+static vlm_status bind_input(executor *state, int32_t index) {
+  const vlm_node *node = &state->graph->nodes[index];
+  const void *data = NULL;
+  if (strcmp(node->name, "tokens") == 0) data = state->run->tokens;
+  else if (strcmp(node->name, "embeddings") == 0) data = state->run->embeddings;
+  if (!data)
+    return VLM_ERROR(INVALID_ARGUMENT, "graph input '%s' was not provided", node->name);
+  state->values[index].data = data;
+  state->values[index].dtype = node->dtype;
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Operations                                                              */
+/* ---------------------------------------------------------------------- */
+
+static cpu_activation to_cpu_activation(vlm_activation activation) {
+  switch (activation) {
+    case VLM_ACTIVATION_SILU: return CPU_ACTIVATION_SILU;
+    case VLM_ACTIVATION_GELU: return CPU_ACTIVATION_GELU;
+    case VLM_ACTIVATION_GELU_TANH: return CPU_ACTIVATION_GELU_TANH;
+    case VLM_ACTIVATION_QUICK_GELU: return CPU_ACTIVATION_QUICK_GELU;
+    case VLM_ACTIVATION_RELU: return CPU_ACTIVATION_RELU;
+  }
+  return CPU_ACTIVATION_SILU;
+}
+
+static vlm_status run_linear(executor *state, const vlm_node *node, float *out) {
+  const node_value *weight = &state->values[node->inputs[1]];
+  const vlm_node *weight_node = &state->graph->nodes[node->inputs[1]];
+  const node_value *bias = node->input_count > 2 ? &state->values[node->inputs[2]] : NULL;
+  if (bias && bias->dtype != weight->dtype)
+    return VLM_ERROR(UNIMPLEMENTED, "graph node '%s': bias dtype %s differs from weight dtype %s",
+                     node->name, vlm_dtype_name(bias->dtype), vlm_dtype_name(weight->dtype));
+  cpu_linear_weights weights = {weight->dtype, weight->data, bias ? bias->data : NULL,
+                                weight_node->shape[0], weight_node->shape[1]};
+  return cpu_linear(state->run->pool, &weights, input_f32(state, node, 0), node->shape[0], out);
+}
+
+static vlm_status run_norm(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *x = &state->graph->nodes[node->inputs[0]];
+  int64_t width = x->shape[x->rank - 1], rows = element_count(x) / width;
+  const node_value *weight = &state->values[node->inputs[1]];
+  if (node->op == VLM_OP_LAYER_NORM) {
+    const node_value *bias = &state->values[node->inputs[2]];
+    if (bias->dtype != weight->dtype)
+      return VLM_ERROR(UNIMPLEMENTED, "graph node '%s': weight and bias dtypes differ", node->name);
+    return cpu_layer_norm(input_f32(state, node, 0), rows, width, weight->data, bias->data,
+                          weight->dtype, (float)node->params.norm.epsilon, out);
+  }
+  return cpu_rms_norm(input_f32(state, node, 0), rows, width, weight->data, weight->dtype,
+                      (float)node->params.norm.epsilon, node->params.norm.weight_offset == 1.0, out);
+}
+
+static vlm_status run_gather(executor *state, const vlm_node *node, float *out) {
+  const node_value *table = &state->values[node->inputs[0]];
+  const vlm_node *table_node = &state->graph->nodes[node->inputs[0]];
+  const vlm_node *ids_node = &state->graph->nodes[node->inputs[1]];
+  if (ids_node->dtype != VLM_DTYPE_I32)
+    return VLM_ERROR(UNIMPLEMENTED, "graph node '%s': ids must be i32", node->name);
+  return cpu_embedding(table->data, table->dtype, table_node->shape[0], table_node->shape[1],
+                       state->values[node->inputs[1]].data, ids_node->shape[0], 1.0f, out);
+}
+
+static vlm_status prepare_rope(executor *state, int32_t rope_index) {
+  if (state->rope_frequencies[rope_index]) return VLM_OK;
+  const vlm_graph *graph = state->graph;
+  if (rope_index < 0 || rope_index >= graph->rope_count || !graph->ropes[rope_index])
+    return VLM_ERROR(INTERNAL, "graph has no RoPE parameters #%d", rope_index);
+  const vlm_rope_config *rope = graph->ropes[rope_index];
+  const vlm_row_context *rows = &graph->rows;
+  int64_t longest = 0;
+  for (int64_t i = 0; i < rows->row_count * rows->position_axes; i++)
+    if (rows->positions[i] + 1 > longest) longest = rows->positions[i] + 1;
+  state->rope_frequencies[rope_index] =
+      vlm_allocate(NULL, (size_t)(rope->rotary_dimension / 2 + 1) * sizeof(float), VLM_DEFAULT_ALIGNMENT);
+  if (!state->rope_frequencies[rope_index]) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  return cpu_rope_inverse_frequencies(rope, state->run->max_position_embeddings, longest,
+                                      state->rope_frequencies[rope_index],
+                                      &state->rope_scaling[rope_index]);
+}
+
+static vlm_status run_rope(executor *state, const vlm_node *node, float *out) {
+  int32_t rope_index = node->params.rope.rope_index;
+  VLM_RETURN_IF_ERROR(prepare_rope(state, rope_index));
+  const vlm_rope_config *rope = state->graph->ropes[rope_index];
+  const vlm_row_context *rows = &state->graph->rows;
+  int64_t frequencies = rope->rotary_dimension / 2, row_count = node->shape[0];
+  bool three_axes = rope->mrope_section_count > 0;
+  if (three_axes != (rows->position_axes == 3))
+    return VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': %s positions given to a %s RoPE", node->name,
+                     rows->position_axes == 3 ? "3-axis" : "1-axis", three_axes ? "3-axis (M-RoPE)" : "1-axis");
+  size_t table_floats = (size_t)(row_count * frequencies);
+  float *cos_table = vlm_allocate(NULL, 2 * table_floats * sizeof(float) + 1, VLM_DEFAULT_ALIGNMENT);
+  uint8_t *axes = three_axes ? malloc((size_t)frequencies) : NULL;
+  vlm_status status = cos_table && (!three_axes || axes) ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status && three_axes) status = cpu_rope_frequency_axes(rope, axes);
+  if (!status) {
+    memcpy(out, input_f32(state, node, 0), (size_t)element_count(node) * sizeof(float));
+    cpu_rope_cos_sin(state->rope_frequencies[rope_index], frequencies, state->rope_scaling[rope_index],
+                     rows->positions, axes, row_count, cos_table, cos_table + table_floats);
+    cpu_rope_apply(out, row_count, node->shape[1], node->shape[2], rope->rotary_dimension, cos_table,
+                   cos_table + table_floats);
+  }
+  vlm_release(NULL, cos_table);
+  free(axes);
+  return status;
+}
+
+/* Stores each row's K and V at its cache index, then attends per run of
+ * rows that share a slot and have consecutive cache indices (a prefill chunk
+ * is one run; a batched decode step is one run per row). */
+static vlm_status run_attention(executor *state, const vlm_node *node, float *out) {
+  const vlm_row_context *rows = &state->graph->rows;
+  vlm_kv_cache *cache = state->run->cache;
+  if (!cache) return VLM_ERROR(INTERNAL, "graph node '%s' needs a KV cache", node->name);
+  const vlm_kv_cache_shape *cache_shape = vlm_kv_cache_get_shape(cache);
+  const vlm_node *query_node = &state->graph->nodes[node->inputs[0]];
+  int64_t row_count = query_node->shape[0], heads = query_node->shape[1];
+  int64_t kv_heads = node->params.attention.kv_heads, head_dim = node->params.attention.head_dim;
+  int32_t layer = node->params.attention.layer;
+  if (kv_heads != cache_shape->kv_head_count || head_dim != cache_shape->head_dim ||
+      layer >= cache_shape->layer_count)
+    return VLM_ERROR(INTERNAL, "graph node '%s' does not fit the KV cache layout", node->name);
+  size_t kv_row = (size_t)(kv_heads * head_dim);
+  const float *keys = input_f32(state, node, 1), *values = input_f32(state, node, 2);
+  for (int64_t r = 0; r < row_count; r++) {
+    int32_t slot = rows->slots[r];
+    int64_t index = rows->cache_indices[r];
+    memcpy(vlm_kv_cache_keys(cache, slot, layer) + (size_t)index * kv_row, keys + (size_t)r * kv_row,
+           kv_row * sizeof(float));
+    memcpy(vlm_kv_cache_values(cache, slot, layer) + (size_t)index * kv_row,
+           values + (size_t)r * kv_row, kv_row * sizeof(float));
+  }
+  const float *queries = input_f32(state, node, 0);
+  size_t query_row = (size_t)(heads * head_dim);
+  for (int64_t first = 0, last; first < row_count; first = last) {
+    for (last = first + 1; last < row_count && rows->slots[last] == rows->slots[first] &&
+                           rows->cache_indices[last] == rows->cache_indices[last - 1] + 1;
+         last++) {
+    }
+    int32_t slot = rows->slots[first];
+    cpu_attention_shape shape = {
+        .query_count = last - first, .past_count = rows->cache_indices[first],
+        .head_count = heads, .kv_head_count = kv_heads, .head_dim = head_dim,
+        .scale = (float)node->params.attention.scale, .soft_cap = (float)node->params.attention.softcap,
+        .causal = rows->bias == NULL, .sliding_window = node->params.attention.sliding_window,
+        .bias = rows->bias ? rows->bias + first * rows->bias_key_count : NULL,
+        .bias_stride = rows->bias_key_count};
+    VLM_RETURN_IF_ERROR(cpu_attention(state->run->pool, &shape, queries + (size_t)first * query_row,
+                                      vlm_kv_cache_keys(cache, slot, layer),
+                                      vlm_kv_cache_values(cache, slot, layer),
+                                      out + (size_t)first * query_row));
+  }
+  return VLM_OK;
+}
+
+static void run_elementwise(executor *state, const vlm_node *node, float *out) {
+  const float *a = input_f32(state, node, 0);
+  const float *b = node->input_count > 1 ? input_f32(state, node, 1) : NULL;
+  int64_t count = element_count(node);
+  switch (node->op) {
+    case VLM_OP_ADD:
+      for (int64_t i = 0; i < count; i++) out[i] = a[i] + b[i];
+      break;
+    case VLM_OP_MUL:
+      for (int64_t i = 0; i < count; i++) out[i] = a[i] * b[i];
+      break;
+    case VLM_OP_SCALE: {
+      float scalar = (float)node->params.scale.scalar;
+      for (int64_t i = 0; i < count; i++) out[i] = a[i] * scalar;
+      break;
+    }
+    case VLM_OP_ACTIVATION:
+      cpu_activate(to_cpu_activation(node->params.activation.activation), a, count, out);
+      break;
+    case VLM_OP_GATED:
+      cpu_gated_activate(to_cpu_activation(node->params.activation.activation), a, b, count, out);
+      break;
+    case VLM_OP_SOFTCAP:
+      memcpy(out, a, (size_t)count * sizeof(float));
+      cpu_soft_cap(out, count, (float)node->params.softcap.cap);
+      break;
+    default:
+      break;
+  }
+}
+
+static void run_select_rows(executor *state, const vlm_node *node, float *out) {
+  const float *x = input_f32(state, node, 0);
+  size_t row_floats = (size_t)(element_count(node) / node->shape[0]);
+  for (int64_t i = 0; i < node->params.select.count; i++)
+    memcpy(out + (size_t)i * row_floats, x + (size_t)node->params.select.rows[i] * row_floats,
+           row_floats * sizeof(float));
+}
+
+static vlm_status run_node(executor *state, int32_t index) {
+  const vlm_node *node = &state->graph->nodes[index];
+  switch (node->op) {
+    case VLM_OP_WEIGHT: return bind_weight(state, index);
+    case VLM_OP_INPUT: return bind_input(state, index);
+    case VLM_OP_RESHAPE:
+      state->values[index].data = state->values[node->inputs[0]].data;
+      state->values[index].dtype = VLM_DTYPE_F32;
+      return VLM_OK;
+    default: break;
+  }
+  VLM_RETURN_IF_ERROR(take_buffer(state, index, (size_t)element_count(node)));
+  float *out = state->values[index].buffer;
+  state->values[index].dtype = VLM_DTYPE_F32;
+  switch (node->op) {
+    case VLM_OP_LINEAR: return run_linear(state, node, out);
+    case VLM_OP_RMS_NORM:
+    case VLM_OP_LAYER_NORM: return run_norm(state, node, out);
+    case VLM_OP_GATHER: return run_gather(state, node, out);
+    case VLM_OP_ROPE: return run_rope(state, node, out);
+    case VLM_OP_ATTENTION: return run_attention(state, node, out);
+    case VLM_OP_SELECT_ROWS: run_select_rows(state, node, out); return VLM_OK;
+    default: run_elementwise(state, node, out); return VLM_OK;
+  }
+}
+
+static void executor_release(executor *state) {
+  for (int32_t i = 0; state->values && i < state->graph->count; i++)
+    vlm_release(NULL, state->values[i].buffer);
+  for (int32_t i = 0; i < state->free_count; i++) vlm_release(NULL, state->free_list[i].buffer);
+  for (int i = 0; i < VLM_GRAPH_MAX_ROPES; i++) vlm_release(NULL, state->rope_frequencies[i]);
+  free(state->values);
+  free(state->free_list);
+}
+
+vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output) {
+  const vlm_graph *graph = run->graph;
+  if (graph->output < 0 || graph->output >= graph->count)
+    return VLM_ERROR(INTERNAL, "graph has no output node");
+  executor state = {.run = run, .graph = graph};
+  state.values = calloc((size_t)graph->count, sizeof(*state.values));
+  state.free_list = calloc((size_t)graph->count, sizeof(*state.free_list));
+  vlm_status status = state.values && state.free_list ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status) plan_lifetimes(&state);
+  for (int32_t i = 0; !status && i < graph->count; i++) {
+    status = run_node(&state, i);
+    const vlm_node *node = &graph->nodes[i];
+    if (!status && run->observer && node->op != VLM_OP_WEIGHT && node->op != VLM_OP_INPUT &&
+        state.values[i].dtype == VLM_DTYPE_F32)
+      run->observer(run->observer_context, node, state.values[i].data);
+    if (!status) release_inputs(&state, node);
+  }
+  if (!status)
+    memcpy(output, state.values[graph->output].data,
+           (size_t)element_count(&graph->nodes[graph->output]) * sizeof(float));
+  executor_release(&state);
+  return status;
+}

@@ -1,0 +1,34 @@
+/* The cpu backend's graph executor: runs a vlm_graph (src/graph) node by
+ * node on the kernels of src/backends/cpu, binding weight nodes to the
+ * memory-mapped checkpoint (no copies) and attention nodes to the KV cache.
+ *
+ * Intermediate buffers are recycled as soon as their last consumer has run,
+ * so a step's peak memory is a few activations, not one per node. An
+ * optional observer sees every computed node (by name) before its buffer is
+ * recycled: that is how intermediates are dumped and compared with goldens. */
+#ifndef VLM_BACKENDS_CPU_GRAPH_H
+#define VLM_BACKENDS_CPU_GRAPH_H
+
+#include "core/thread_pool.h"
+#include "engine/kv_cache.h"
+#include "graph/graph.h"
+#include "io/checkpoint.h"
+
+typedef void (*vlm_node_observer)(void *context, const vlm_node *node, const float *values);
+
+typedef struct vlm_cpu_graph_run {
+  const vlm_graph *graph;
+  const vlm_checkpoint *weights;
+  vlm_kv_cache *cache;             /* may be NULL for graphs without attention */
+  vlm_thread_pool *pool;           /* may be NULL */
+  int64_t max_position_embeddings; /* for dynamic RoPE */
+  const int32_t *tokens;           /* input "tokens" */
+  const float *embeddings;         /* input "embeddings" */
+  vlm_node_observer observer;
+  void *observer_context;
+} vlm_cpu_graph_run;
+
+/* Executes the graph and copies its output node (f32) into `output`. */
+vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output);
+
+#endif

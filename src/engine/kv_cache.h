@@ -1,0 +1,44 @@
+/* The key/value cache: per slot, per layer, contiguous
+ * [capacity, kv_heads, head_dim] f32 arrays for keys and for values.
+ *
+ * Why contiguous per slot rather than paged: capacity per slot is a fixed,
+ * compiled parameter (the OpenXLA backend needs static shapes anyway), so a
+ * slot's cache is one allocation made once; attention then streams keys
+ * with unit stride and no block-table indirection, and clearing a slot is
+ * setting its length to 0. Paging would save memory only for many slots
+ * with very uneven lengths, which the continuous-batching scheduler can
+ * revisit when it lands. */
+#ifndef VLM_ENGINE_KV_CACHE_H
+#define VLM_ENGINE_KV_CACHE_H
+
+#include <stdint.h>
+
+#include "vlm.h"
+
+typedef struct vlm_kv_cache_shape {
+  int32_t slot_count;
+  int32_t layer_count;
+  int32_t kv_head_count;
+  int32_t head_dim;
+  int64_t capacity; /* positions per slot */
+} vlm_kv_cache_shape;
+
+typedef struct vlm_kv_cache vlm_kv_cache;
+
+vlm_status vlm_kv_cache_create(const vlm_kv_cache_shape *shape, const vlm_allocator *allocator,
+                               vlm_kv_cache **out_cache);
+void vlm_kv_cache_release(vlm_kv_cache *cache);
+const vlm_kv_cache_shape *vlm_kv_cache_get_shape(const vlm_kv_cache *cache);
+/* [capacity, kv_heads, head_dim] arrays of one slot and layer. */
+float *vlm_kv_cache_keys(vlm_kv_cache *cache, int32_t slot, int32_t layer);
+float *vlm_kv_cache_values(vlm_kv_cache *cache, int32_t slot, int32_t layer);
+/* Positions [0, length) of the slot hold valid K/V. */
+int64_t vlm_kv_cache_length(const vlm_kv_cache *cache, int32_t slot);
+void vlm_kv_cache_set_length(vlm_kv_cache *cache, int32_t slot, int64_t length);
+/* Forgets the slot's contents (length 0 and the used bytes zeroed, so no state
+ * of a finished request can leak into the next one). */
+void vlm_kv_cache_clear(vlm_kv_cache *cache, int32_t slot);
+/* Bytes allocated in total. */
+uint64_t vlm_kv_cache_bytes(const vlm_kv_cache *cache);
+
+#endif

@@ -1,0 +1,246 @@
+/* The text-decoder stages of a golden case: input_embeddings, prefill_logits,
+ * kv and greedy_tokens. The prompt comes from the golden's own input_ids
+ * (tokenization has stages of its own). When the golden holds the merged
+ * input_embeddings (image cases), the decoder is driven through
+ * embeddings_prefill with them, so the decoder is proven independently of
+ * the vision path; text-only cases go through token_prefill. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "core/thread_pool.h"
+#include "engine/text_model.h"
+#include "validate/compare.h"
+#include "validate/stages.h"
+
+typedef struct decoder_run {
+  vlm_thread_pool *pool;
+  vlm_text_model *model;
+  int32_t *tokens;
+  int64_t token_count;
+  float *logits;          /* [T, vocab] */
+  bool used_embeddings;
+} decoder_run;
+
+static void decoder_run_release(decoder_run *run) {
+  vlm_text_model_release(run->model);
+  vlm_thread_pool_release(run->pool);
+  free(run->tokens);
+  free(run->logits);
+}
+
+static vlm_status read_input_ids(const vlm_compare_context *context, decoder_run *run) {
+  vlm_tensor ids;
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(context->golden, "input_ids", &ids));
+  int64_t count = vlm_tensor_element_count(&ids);
+  run->tokens = malloc((size_t)(count ? count : 1) * sizeof(int32_t));
+  if (!run->tokens) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < count; i++) {
+    double value = 0;
+    vlm_tensor_value_as_double(&ids, i, &value);
+    run->tokens[i] = (int32_t)value;
+  }
+  run->token_count = count;
+  return VLM_OK;
+}
+
+/* Opens the model and prefills the golden prompt, keeping every row's logits. */
+static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int64_t extra_capacity,
+                                        decoder_run *run) {
+  memset(run, 0, sizeof(*run));
+  VLM_RETURN_IF_ERROR(read_input_ids(context, run));
+  VLM_RETURN_IF_ERROR(vlm_thread_pool_create(context->thread_count, context->allocator, &run->pool));
+  vlm_text_model_options options = {.slot_count = 1, .capacity = run->token_count + extra_capacity,
+                                    .pool = run->pool, .allocator = context->allocator};
+  VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model_directory, &options, &run->model));
+  int64_t vocab = vlm_text_model_vocab_size(run->model);
+  run->logits = malloc((size_t)(run->token_count * vocab) * sizeof(float));
+  if (!run->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_prefill_logits out = {.all_rows = run->logits};
+  vlm_tensor embeddings;
+  vlm_status lookup = vlm_golden_case_tensor(context->golden, "input_embeddings", &embeddings);
+  bool has_image = vlm_text_model_config(run->model)->image_token_id >= 0;
+  for (int64_t i = 0; has_image && i < run->token_count; i++)
+    if (run->tokens[i] == vlm_text_model_config(run->model)->image_token_id) run->used_embeddings = true;
+  if (!lookup && run->used_embeddings && embeddings.dtype == VLM_DTYPE_F32) {
+    vlm_embeddings_prefill_input input = {.embeddings = embeddings.data, .row_count = run->token_count};
+    return vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
+  }
+  vlm_status_free(lookup);
+  run->used_embeddings = false;
+  return vlm_text_model_token_prefill(run->model, 0, run->tokens, run->token_count, NULL, &out);
+}
+
+/* The stage's "positions" list as int64 values. */
+static int64_t stage_positions(const vlm_golden_stage *stage, int64_t *out, int64_t capacity) {
+  const vlm_json_value *positions = vlm_json_object_get(stage->spec, "positions");
+  int64_t count = 0;
+  for (size_t i = 0; positions && i < positions->as.array.count && count < capacity; i++)
+    if (vlm_json_get_int(&positions->as.array.items[i], &out[count])) count++;
+  return count;
+}
+
+static vlm_status compare_with_golden(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                      const double *actual, int64_t count, vlm_stage_result *result) {
+  vlm_tensor expected;
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(context->golden, stage->tensor, &expected));
+  if (vlm_tensor_element_count(&expected) != count) {
+    result->outcome = VLM_STAGE_DIVERGED;
+    snprintf(result->detail, sizeof(result->detail), "vlm produced %lld values, the golden has %lld",
+             (long long)count, (long long)vlm_tensor_element_count(&expected));
+    return VLM_OK;
+  }
+  double *golden = malloc((size_t)(count ? count : 1) * sizeof(double));
+  if (!golden) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < count; i++) vlm_tensor_value_as_double(&expected, i, &golden[i]);
+  vlm_compare_values(golden, actual, count, stage->name, result);
+  free(golden);
+  return VLM_OK;
+}
+
+vlm_status vlm_stage_prefill_logits(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                    vlm_stage_result *result) {
+  decoder_run run;
+  vlm_status status = prefill_golden_prompt(context, 0, &run);
+  int64_t positions[64], count = stage_positions(stage, positions, 64);
+  int64_t vocab = run.model ? vlm_text_model_vocab_size(run.model) : 0;
+  double *actual = status ? NULL : malloc((size_t)(count * vocab + 1) * sizeof(double));
+  if (!status && !actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t p = 0; !status && p < count; p++) {
+    if (positions[p] < 0 || positions[p] >= run.token_count) {
+      status = VLM_ERROR(DATA_LOSS, "golden position %lld is outside the prompt", (long long)positions[p]);
+      break;
+    }
+    for (int64_t v = 0; v < vocab; v++) actual[p * vocab + v] = run.logits[positions[p] * vocab + v];
+  }
+  if (!status) status = compare_with_golden(context, stage, actual, count * vocab, result);
+  if (!status && run.used_embeddings && !result->detail[0])
+    snprintf(result->detail, sizeof(result->detail), "decoder fed the golden input_embeddings");
+  free(actual);
+  decoder_run_release(&run);
+  return status;
+}
+
+/* Golden layout: [layer, key|value, kv_head, position, head_dim], keys after
+ * RoPE; vlm's cache is [position, kv_head, head_dim] per layer. */
+vlm_status vlm_stage_kv(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                        vlm_stage_result *result) {
+  decoder_run run;
+  vlm_status status = prefill_golden_prompt(context, 0, &run);
+  int64_t positions[64], count = stage_positions(stage, positions, 64);
+  double *actual = NULL;
+  if (!status) {
+    const vlm_text_config *text = &vlm_text_model_config(run.model)->text;
+    int64_t layers = text->num_hidden_layers, heads = text->num_key_value_heads, dim = text->head_dim;
+    actual = malloc((size_t)(layers * 2 * heads * count * dim + 1) * sizeof(double));
+    if (!actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    vlm_kv_cache *cache = vlm_text_model_cache(run.model);
+    double *cursor = actual;
+    for (int64_t layer = 0; !status && layer < layers; layer++)
+      for (int kind = 0; kind < 2; kind++) {
+        const float *values = kind ? vlm_kv_cache_values(cache, 0, (int32_t)layer)
+                                   : vlm_kv_cache_keys(cache, 0, (int32_t)layer);
+        for (int64_t head = 0; head < heads; head++)
+          for (int64_t p = 0; p < count; p++)
+            for (int64_t d = 0; d < dim; d++)
+              *cursor++ = values[(positions[p] * heads + head) * dim + d];
+      }
+    if (!status) status = compare_with_golden(context, stage, actual, cursor - actual, result);
+  }
+  free(actual);
+  decoder_run_release(&run);
+  return status;
+}
+
+static int32_t argmax(const float *values, int64_t count) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < count; i++)
+    if (values[i] > values[best]) best = i;
+  return (int32_t)best;
+}
+
+/* Greedy continuation of the golden prompt, token for token. */
+vlm_status vlm_stage_greedy_tokens(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                   vlm_stage_result *result) {
+  const vlm_json_value *expected = vlm_json_object_get(stage->spec, "tokens");
+  if (!expected || expected->type != VLM_JSON_ARRAY)
+    return VLM_ERROR(DATA_LOSS, "stage greedy_tokens has no \"tokens\" list");
+  int64_t wanted = (int64_t)expected->as.array.count;
+  decoder_run run;
+  vlm_status status = prefill_golden_prompt(context, wanted, &run);
+  if (!status) {
+    int64_t vocab = vlm_text_model_vocab_size(run.model);
+    float *logits = malloc((size_t)vocab * sizeof(float));
+    int32_t token = argmax(run.logits + (run.token_count - 1) * vocab, vocab);
+    result->outcome = VLM_STAGE_MATCH;
+    for (int64_t i = 0; logits && i < wanted && !status; i++) {
+      int64_t golden_token = -1;
+      vlm_json_get_int(&expected->as.array.items[i], &golden_token);
+      result->compared++;
+      if (token != golden_token) {
+        result->mismatched++;
+        if (result->outcome == VLM_STAGE_MATCH)
+          snprintf(result->detail, sizeof(result->detail), "token %lld: vlm %d, golden %lld",
+                   (long long)i, token, (long long)golden_token);
+        result->outcome = VLM_STAGE_DIVERGED;
+        break; /* later tokens follow a different prefix */
+      }
+      if (i + 1 == wanted) break;
+      int64_t position = vlm_text_model_slot_length(run.model, 0);
+      int32_t slot = 0;
+      status = vlm_text_model_decode(run.model, 1, &token, &position, NULL, &slot, logits);
+      token = argmax(logits, vocab);
+    }
+    if (!logits) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    if (!status && result->outcome == VLM_STAGE_MATCH)
+      snprintf(result->detail, sizeof(result->detail), "%lld tokens identical", (long long)wanted);
+    free(logits);
+  }
+  decoder_run_release(&run);
+  return status;
+}
+
+/* Embeddings gathered from the token table; for prompts with image
+ * placeholders the merged embeddings need the vision path. */
+vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
+                                      const vlm_golden_stage *stage, vlm_stage_result *result) {
+  decoder_run run;
+  memset(&run, 0, sizeof(run));
+  vlm_status status = read_input_ids(context, &run);
+  vlm_text_model_options options = {.slot_count = 1, .capacity = 1, .allocator = context->allocator};
+  if (!status) status = vlm_text_model_open(context->model_directory, &options, &run.model);
+  double *actual = NULL;
+  if (!status) {
+    const vlm_model_config *config = vlm_text_model_config(run.model);
+    int64_t hidden = config->text.hidden_size;
+    for (int64_t i = 0; i < run.token_count; i++)
+      if (config->image_token_id >= 0 && run.tokens[i] == config->image_token_id) {
+        result->outcome = VLM_STAGE_NOT_IMPLEMENTED;
+        snprintf(result->detail, sizeof(result->detail),
+                 "the prompt has image placeholders: merging needs the vision path");
+        decoder_run_release(&run);
+        return VLM_OK;
+      }
+    vlm_tensor table;
+    status = vlm_text_model_embedding_table(run.model, &table);
+    if (!status && table.dtype != VLM_DTYPE_F32)
+      status = VLM_ERROR(UNIMPLEMENTED, "input_embeddings: the stage reads f32 tables only, got %s",
+                         vlm_dtype_name(table.dtype));
+    actual = status ? NULL : malloc((size_t)(run.token_count * hidden + 1) * sizeof(double));
+    /* A gather is exact: round to the dtype Transformers ran in, as its
+     * bf16 table holds the rounded values. */
+    bool bfloat16 = stage->dtype && strcmp(stage->dtype, "bfloat16") == 0;
+    for (int64_t i = 0; actual && i < run.token_count; i++)
+      for (int64_t h = 0; h < hidden; h++) {
+        float value = ((const float *)table.data)[run.tokens[i] * hidden + h];
+        actual[i * hidden + h] = bfloat16 ? vlm_bf16_to_f32(vlm_f32_to_bf16(value)) : value;
+      }
+    if (!status && !actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    if (!status) status = compare_with_golden(context, stage, actual, run.token_count * hidden, result);
+  }
+  free(actual);
+  decoder_run_release(&run);
+  return status;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Every checked-in golden case, through `vlm compare`: each stage vlm
+# implements must match (greedy tokens exactly), and a golden with one KV
+# value changed must fail naming the "kv" stage. Arguments: VLM MAKE_TINY SOURCE_DIR.
+set -u
+vlm=$1
+source_dir=$(cd "$3" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+check() {
+  local name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
+  else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+case_matches() { # case_matches DIR: all implemented stages match, decoder stages present
+  "$vlm" compare --golden "$1" >"$work/out" 2>&1 || { cat "$work/out"; return 1; }
+  for stage in checkpoint prefill_logits kv greedy_tokens; do
+    grep -qE "^$stage +[a-z0-9]+ .* match" "$work/out" || { echo "  $stage did not match:"; cat "$work/out"; return 1; }
+  done
+}
+
+for case_dir in "$source_dir"/tests/goldens/{llama,qwen2,llava}/*/; do
+  [ -f "$case_dir/manifest.json" ] || continue
+  name=$(basename "$(dirname "$case_dir")")/$(basename "$case_dir")
+  check "golden_$name" case_matches "$case_dir"
+done
+
+# A corrupted golden: one KV value nudged well past the tolerance.
+corrupt_kv() {
+  cp -r "$source_dir/tests/goldens/qwen2/chat" "$work/corrupt"
+  python3 - "$work/corrupt/tensors.safetensors" <<'PY'
+import json, struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+header_length = struct.unpack("<Q", data[:8])[0]
+header = json.loads(data[8:8 + header_length])
+begin = 8 + header_length + header["kv"]["data_offsets"][0] + 4 * 100
+value = struct.unpack("<f", data[begin:begin + 4])[0]
+data[begin:begin + 4] = struct.pack("<f", value + 0.5)
+open(path, "wb").write(data)
+PY
+  "$vlm" compare --model "$source_dir/tests/models/qwen2" --golden "$work/corrupt" >"$work/out" 2>&1
+  [ $? -eq 1 ] && grep -q "first divergent stage: kv" "$work/out" || { cat "$work/out"; return 1; }
+}
+check corrupted_kv_golden_is_caught corrupt_kv
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
