@@ -150,7 +150,9 @@ void vlm_model_report_release(vlm_model_report *report);
 #endif
 
 /* The rest of the public API, one header per area. */
+#include "vlm/benchmark.h"
 #include "vlm/chat_template.h"
+#include "vlm/generate.h"
 #include "vlm/tokenizer.h"
 
 #endif /* VLM_H */

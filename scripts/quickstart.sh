@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's first command: install dependencies, build, and run the main
-# job on a tiny model generated on the spot. At this stage the main job is
-# `vlm inspect`; it grows into a text and then an image request as the
-# engine lands.
+# job on tiny models: inspect a generated LLaVA-shaped checkpoint, then answer
+# a text request with the checked-in tiny Qwen2 (random weights, so the reply
+# is gibberish, but every stage is the real one: chat template, tokenizer,
+# decoder, sampling). Image requests join when the vision path lands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
@@ -10,3 +11,4 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)"
 build/vlm-make-tiny-model out/tiny-llava
 build/vlm inspect --model out/tiny-llava
+build/vlm run --model tests/models/qwen2 --prompt "Describe a cat sitting on a warm windowsill." --max-tokens 24

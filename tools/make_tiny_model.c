@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "io/config.h"
+#include "io/file.h"
 #include "io/safetensors.h"
 #include "models/family.h"
 
@@ -101,32 +102,46 @@ static char *stored_name(const vlm_family *family, bool old_layout, const char *
   return strdup(name);
 }
 
+/* Stores one weight in `dtype` (f32, bf16 or f16). */
+static void store_weight(void *buffer, vlm_dtype dtype, int64_t index, float value) {
+  if (dtype == VLM_DTYPE_BF16) ((uint16_t *)buffer)[index] = vlm_f32_to_bf16(value);
+  else if (dtype == VLM_DTYPE_F16) ((uint16_t *)buffer)[index] = vlm_f32_to_f16(value);
+  else ((float *)buffer)[index] = value;
+}
+
 static int write_weights(const char *dir, const vlm_tensor_manifest *manifest,
-                         const vlm_family *family, bool sharded, bool old_layout) {
+                         const vlm_family *family, vlm_dtype dtype, bool sharded, bool old_layout) {
   size_t count = manifest->count;
   vlm_safetensors_write_entry *entries = calloc(count, sizeof(*entries));
-  float **buffers = calloc(count, sizeof(*buffers));
+  void **buffers = calloc(count, sizeof(*buffers));
   uint64_t state = 0x5eed5eed5eedull;
   int failed = !entries || !buffers;
-  for (size_t i = 0; !failed && i < count; i++) {
-    const vlm_expected_tensor *tensor = &manifest->tensors[i];
+  size_t written = 0;
+  for (size_t m = 0; !failed && m < manifest->count; m++) {
+    const vlm_expected_tensor *tensor = &manifest->tensors[m];
+    /* Optional tensors (a tied lm_head) are left out, as real checkpoints
+     * leave them out. */
+    if (tensor->optional) continue;
+    size_t i = written++;
     int64_t elements = 0;
     vlm_shape_element_count(tensor->shape, tensor->rank, &elements);
-    buffers[i] = malloc((size_t)(elements ? elements : 1) * sizeof(float));
+    buffers[i] = malloc((size_t)(elements ? elements : 1) * vlm_dtype_size(dtype));
     if (!buffers[i]) {
       failed = 1;
       break;
     }
     bool is_norm = strstr(tensor->name, "norm") && strstr(tensor->name, ".weight");
-    for (int64_t e = 0; e < elements; e++) buffers[i][e] = is_norm ? 1.0f : next_weight(&state);
+    for (int64_t e = 0; e < elements; e++)
+      store_weight(buffers[i], dtype, e, is_norm ? 1.0f : next_weight(&state));
     char *name = stored_name(family, old_layout, tensor->name);
     if (!name) {
       failed = 1;
       break;
     }
-    entries[i] = (vlm_safetensors_write_entry){name, VLM_DTYPE_F32, tensor->rank,
+    entries[i] = (vlm_safetensors_write_entry){name, dtype, tensor->rank,
                                                tensor->shape, buffers[i]};
   }
+  count = written;
   char path[4096];
   vlm_status status = VLM_OK;
   if (!failed && !sharded) {
@@ -179,21 +194,33 @@ static int make_directories(const char *dir) {
 
 static int usage(FILE *out) {
   fprintf(out,
-          "usage: vlm-make-tiny-model [--text-only] [--sharded] [--transformers4-names] DIR\n"
+          "usage: vlm-make-tiny-model [--text-only | --config FILE] [--dtype f32|bf16|f16]\n"
+          "                           [--sharded] [--transformers4-names] DIR\n"
           "Writes a tiny random-weight checkpoint in Hugging Face layout: LLaVA-1.5\n"
           "shaped (CLIP 336px/14 tower, projector, Llama decoder) by default, a Llama\n"
           "decoder alone with --text-only; --sharded splits the weights in two files;\n"
-          "--transformers4-names stores tensors under the names Transformers 4 used.\n");
+          "--transformers4-names stores tensors under the names Transformers 4 used.\n"
+          "--config FILE uses that config.json instead (e.g. bench/configs/*.json for\n"
+          "benchmark-sized models); --dtype picks the weight dtype (default f32).\n");
   return out == stdout ? 0 : 2;
 }
 
 int main(int argc, char **argv) {
   bool text_only = false, sharded = false, old_layout = false;
-  const char *dir = NULL;
+  const char *dir = NULL, *config_file = NULL;
+  vlm_dtype dtype = VLM_DTYPE_F32;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--text-only") == 0) text_only = true;
     else if (strcmp(argv[i], "--sharded") == 0) sharded = true;
     else if (strcmp(argv[i], "--transformers4-names") == 0) old_layout = true;
+    else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config_file = argv[++i];
+    else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
+      dtype = vlm_dtype_from_torch_name(strcmp(argv[++i], "bf16") == 0   ? "bfloat16"
+                                        : strcmp(argv[i], "f16") == 0    ? "float16"
+                                        : strcmp(argv[i], "f32") == 0    ? "float32"
+                                                                         : "");
+      if (dtype == VLM_DTYPE_INVALID) return usage(stderr);
+    }
     else if (strcmp(argv[i], "--help") == 0) return usage(stdout);
     else if (argv[i][0] == '-' || dir) return usage(stderr);
     else dir = argv[i];
@@ -203,11 +230,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "vlm-make-tiny-model: cannot create %s: %s\n", dir, strerror(errno));
     return 1;
   }
-  const char *config_text = text_only ? llama_config : llava_config;
-  if (write_text(dir, "config.json", config_text) ||
-      write_text(dir, "generation_config.json", generation_config) ||
-      (!text_only && write_text(dir, "preprocessor_config.json", clip_preprocessor_config)))
-    return 1;
+  char *custom_config = NULL;
+  size_t custom_length = 0;
+  if (config_file) {
+    vlm_status read_status = vlm_file_read_all(config_file, 1 << 20, &custom_config, &custom_length);
+    if (read_status) {
+      fprintf(stderr, "vlm-make-tiny-model: %s\n", vlm_status_message(read_status));
+      return 1;
+    }
+  }
+  const char *config_text = custom_config ? custom_config : text_only ? llama_config : llava_config;
+  bool has_vision = !custom_config && !text_only;
+  int write_failed = write_text(dir, "config.json", config_text) ||
+                     write_text(dir, "generation_config.json", generation_config) ||
+                     (has_vision && write_text(dir, "preprocessor_config.json", clip_preprocessor_config));
+  free(custom_config);
+  if (write_failed) return 1;
   vlm_model_config config;
   vlm_status status = vlm_model_config_load(dir, NULL, &config);
   const vlm_family *family = status ? NULL : vlm_family_find(config.model_type);
@@ -219,9 +257,10 @@ int main(int argc, char **argv) {
             status ? vlm_status_message(status) : "cannot declare the tensors");
     return 1;
   }
-  int failed = write_weights(dir, &manifest, family, sharded, old_layout);
+  int failed = write_weights(dir, &manifest, family, dtype, sharded, old_layout);
   vlm_manifest_release(&manifest);
   vlm_model_config_release(&config);
-  if (!failed) printf("wrote %s checkpoint to %s\n", text_only ? "tiny Llama" : "tiny LLaVA-1.5", dir);
+  if (!failed)
+    printf("wrote a %s checkpoint (%s weights) to %s\n", family->display_name, vlm_dtype_name(dtype), dir);
   return failed;
 }

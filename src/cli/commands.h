@@ -23,5 +23,7 @@ int command_inspect(int argc, char **argv, const global_options *options);
 int command_compare(int argc, char **argv, const global_options *options);
 int command_tokenize(int argc, char **argv, const global_options *options);
 int command_tokenize_chat(int argc, char **argv, const global_options *options);
+int command_run(int argc, char **argv, const global_options *options);
+int command_bench(int argc, char **argv, const global_options *options);
 
 #endif

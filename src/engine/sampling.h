@@ -25,20 +25,9 @@
 #include <stdint.h>
 
 #include "vlm.h"
+#include "vlm/generate.h" /* vlm_sampling_params */
 
 #define VLM_MAX_TOP_LOGPROBS 20
-
-typedef struct vlm_sampling_params {
-  float temperature;        /* 0: greedy */
-  int32_t top_k;            /* 0: off */
-  float top_p;              /* 1: off */
-  float min_p;              /* 0: off */
-  float repetition_penalty; /* 1: off */
-  float presence_penalty;   /* 0: off */
-  float frequency_penalty;  /* 0: off */
-  uint64_t seed;
-  int32_t top_logprobs;     /* alternatives to report per step, 0..20 */
-} vlm_sampling_params;
 
 /* Greedy decoding with every filter off. */
 vlm_sampling_params vlm_sampling_params_greedy(void);

@@ -61,9 +61,14 @@ static vlm_status decode_window(const vlm_detokenizer *detokenizer, size_t from,
 /* Emits string[prefix_length ..] and slides the window so the ids that
  * produced the old prefix drop out. */
 static vlm_status emit(vlm_detokenizer *detokenizer, const char *string, size_t length) {
-  if (length < detokenizer->prefix_length ||
-      memcmp(string, detokenizer->prefix, detokenizer->prefix_length) != 0)
-    return VLM_ERROR(INTERNAL, "detokenizer: decoded text no longer extends its prefix");
+  /* Hugging Face's DecodeStream fails here with InvalidPrefix. That happens
+   * when bytes released as U+FFFD after MAX_HELD_TOKENS later combine with
+   * new bytes into a valid character, so the window's text no longer starts
+   * with what was already streamed. A stream cannot take text back, and a
+   * server must not fail a request over it: we stream what follows the old
+   * prefix's length. Callers that need the exact text decode the whole
+   * completion at the end (the generator does). */
+  if (length < detokenizer->prefix_length) return VLM_OK;
   detokenizer->output.length = 0;
   if (!byte_buffer_append(&detokenizer->output, string + detokenizer->prefix_length,
                           length - detokenizer->prefix_length))

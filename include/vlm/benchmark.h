@@ -1,0 +1,36 @@
+/* vlm bench: prefill and decode throughput of a checkpoint's text decoder
+ * on the cpu backend, against the machine's own limits (read bandwidth
+ * for decode, FMA peak for prefill), measured in the same run. */
+#ifndef VLM_BENCHMARK_H
+#define VLM_BENCHMARK_H
+
+#include <stdint.h>
+
+#include "vlm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vlm_benchmark_options {
+  const char *model_dir;
+  int thread_count;             /* <= 0: one per core */
+  const int64_t *prefill_lengths; /* default {128, 512} */
+  int prefill_length_count;
+  const int32_t *decode_batches;  /* default {1, 8} */
+  int decode_batch_count;
+  int64_t decode_steps;         /* timed steps per batch size; default 32 */
+  int repetitions;              /* best of N; default 3 */
+  /* Progress lines ("prefill 512 tokens: ...") go here when non-NULL. */
+  void (*progress)(void *context, const char *line);
+  void *progress_context;
+} vlm_benchmark_options;
+
+/* Runs the benchmark and returns a JSON report (caller frees with free()). */
+vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_json);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

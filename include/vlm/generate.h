@@ -1,0 +1,83 @@
+/* Text generation from a checkpoint directory: the model's chat template,
+ * its tokenizer, the text decoder on the cpu backend, and sampling, in one
+ * call. `vlm run` is a thin client of this header. (Image and audio inputs
+ * arrive with their families' encoders; a request carrying them is refused
+ * until then, never silently answered from the text alone.) */
+#ifndef VLM_GENERATE_H
+#define VLM_GENERATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vlm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vlm_sampling_params {
+  float temperature;        /* 0: greedy */
+  int32_t top_k;            /* 0: off */
+  float top_p;              /* 1: off */
+  float min_p;              /* 0: off */
+  float repetition_penalty; /* 1: off */
+  float presence_penalty;   /* 0: off */
+  float frequency_penalty;  /* 0: off */
+  uint64_t seed;
+  int32_t top_logprobs;     /* alternatives to report per step, 0..20 */
+} vlm_sampling_params;
+
+typedef struct vlm_generator vlm_generator;
+
+typedef struct vlm_generator_options {
+  int thread_count;        /* <= 0: one per core */
+  int64_t capacity;        /* context positions; 0: min(max_position_embeddings, 4096) */
+  int64_t prefill_chunk;   /* 0: 512 */
+  const vlm_allocator *allocator;
+} vlm_generator_options;
+
+/* Loads config, weights, tokenizer and chat template of `model_dir`. */
+vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options *options,
+                              vlm_generator **out_generator);
+void vlm_generator_release(vlm_generator *generator);
+
+/* The sampling the model's generation_config.json asks for (greedy when it
+ * does not sample), seed 0. */
+vlm_sampling_params vlm_generator_default_sampling(const vlm_generator *generator);
+
+typedef struct vlm_generation_request {
+  const char *prompt;          /* the user's message */
+  const char *system_prompt;   /* optional system message */
+  bool raw_prompt;             /* true: `prompt` is the whole model input, no template */
+  int64_t max_tokens;          /* 0: generation_config's max_new_tokens, else 256 */
+  vlm_sampling_params sampling;
+  const char *const *stop;     /* stop strings (not included in the output) */
+  size_t stop_count;
+  int image_count;             /* images are not supported yet: must be 0 */
+  int audio_count;             /* audio is not supported yet: must be 0 */
+  /* Called with each new piece of text (valid UTF-8) as it is generated. */
+  void (*on_text)(void *context, const char *text, size_t length);
+  void *on_text_context;
+} vlm_generation_request;
+
+typedef struct vlm_generation_result {
+  char *text;                  /* completion text */
+  int32_t *tokens;             /* completion token ids */
+  int64_t completion_tokens;
+  int64_t prompt_tokens;
+  const char *finish_reason;   /* "stop" or "length" */
+  double preprocess_seconds;   /* template + tokenization */
+  double prefill_seconds;
+  double decode_seconds;
+} vlm_generation_result;
+
+vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *request,
+                        vlm_generation_result *out_result);
+void vlm_generation_result_release(vlm_generation_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

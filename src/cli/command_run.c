@@ -1,0 +1,164 @@
+/* vlm run: one request, printed as it is generated (or as JSON). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "vlm/generate.h"
+
+#define MAX_STOP_STRINGS 8
+
+static void print_usage(FILE *out) {
+  fprintf(out,
+          "usage: vlm run --model DIR --prompt TEXT [options]\n"
+          "\n"
+          "Generates a reply with the model's chat template and text decoder on the cpu\n"
+          "backend, streaming it to stdout.\n"
+          "\n"
+          "  --model DIR            the checkpoint directory\n"
+          "  --prompt TEXT          the user's message\n"
+          "  --system TEXT          a system message\n"
+          "  --raw                  use TEXT as the whole model input (no chat template)\n"
+          "  --max-tokens N         completion length limit (default: generation_config's\n"
+          "                         max_new_tokens, else 256)\n"
+          "  --temperature T        0 = greedy (default: the model's generation_config)\n"
+          "  --top-k K, --top-p P, --min-p P, --repetition-penalty R,\n"
+          "  --presence-penalty P, --frequency-penalty P, --seed S   sampling controls\n"
+          "  --stop TEXT            stop string (repeatable, up to %d)\n"
+          "  --context N            context capacity in tokens (default 4096 or the model's)\n"
+          "  --json                 print one JSON object: text, token ids, finish reason,\n"
+          "                         usage and timings\n"
+          "\n"
+          "Images and audio are not supported by this version; --image/--audio are refused.\n"
+          "Exit status: 0 on success, 1 on any failure (one line on stderr), 2 for usage.\n",
+          MAX_STOP_STRINGS);
+}
+
+static bool parse_float(const char *text, float *out) {
+  char *end = NULL;
+  errno = 0;
+  double value = strtod(text, &end);
+  if (errno || end == text || *end) return false;
+  *out = (float)value;
+  return true;
+}
+
+static bool parse_integer(const char *text, long long *out) {
+  char *end = NULL;
+  errno = 0;
+  long long value = strtoll(text, &end, 10);
+  if (errno || end == text || *end) return false;
+  *out = value;
+  return true;
+}
+
+static void stream_text(void *context, const char *text, size_t length) {
+  (void)context;
+  fwrite(text, 1, length, stdout);
+  fflush(stdout);
+}
+
+typedef struct run_arguments {
+  const char *model_dir;
+  vlm_generation_request request;
+  bool as_json, sampling_set[9];
+  float temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
+  long long top_k, seed, max_tokens, context;
+  const char *stop[MAX_STOP_STRINGS];
+} run_arguments;
+
+/* Returns 0, or the exit code of a usage error. */
+static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
+  for (int i = 0; i < argc; i++) {
+    const char *name = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    bool ok = true, takes_value = true;
+    if (cli_is_help(name)) {
+      print_usage(stdout);
+      return -1;
+    } else if (strcmp(name, "--model") == 0 && value) arguments->model_dir = value;
+    else if (strcmp(name, "--prompt") == 0 && value) arguments->request.prompt = value;
+    else if (strcmp(name, "--system") == 0 && value) arguments->request.system_prompt = value;
+    else if (strcmp(name, "--raw") == 0) { arguments->request.raw_prompt = true; takes_value = false; }
+    else if (strcmp(name, "--json") == 0) { arguments->as_json = true; takes_value = false; }
+    else if (strcmp(name, "--max-tokens") == 0 && value) ok = parse_integer(value, &arguments->max_tokens) && arguments->max_tokens > 0;
+    else if (strcmp(name, "--context") == 0 && value) ok = parse_integer(value, &arguments->context) && arguments->context > 0;
+    else if (strcmp(name, "--temperature") == 0 && value) ok = (arguments->sampling_set[0] = parse_float(value, &arguments->temperature));
+    else if (strcmp(name, "--top-p") == 0 && value) ok = (arguments->sampling_set[1] = parse_float(value, &arguments->top_p));
+    else if (strcmp(name, "--min-p") == 0 && value) ok = (arguments->sampling_set[2] = parse_float(value, &arguments->min_p));
+    else if (strcmp(name, "--repetition-penalty") == 0 && value) ok = (arguments->sampling_set[3] = parse_float(value, &arguments->repetition_penalty));
+    else if (strcmp(name, "--presence-penalty") == 0 && value) ok = (arguments->sampling_set[4] = parse_float(value, &arguments->presence_penalty));
+    else if (strcmp(name, "--frequency-penalty") == 0 && value) ok = (arguments->sampling_set[5] = parse_float(value, &arguments->frequency_penalty));
+    else if (strcmp(name, "--top-k") == 0 && value) ok = (arguments->sampling_set[6] = parse_integer(value, &arguments->top_k));
+    else if (strcmp(name, "--seed") == 0 && value) ok = (arguments->sampling_set[7] = parse_integer(value, &arguments->seed));
+    else if (strcmp(name, "--stop") == 0 && value) {
+      ok = arguments->request.stop_count < MAX_STOP_STRINGS && value[0];
+      if (ok) arguments->stop[arguments->request.stop_count++] = value;
+    } else if (strcmp(name, "--image") == 0 || strcmp(name, "--audio") == 0) {
+      /* Refused, never ignored: this version has no media encoders wired. */
+      fprintf(stderr, "vlm: error: %s is not supported yet: this version generates from text only\n", name);
+      return 1;
+    } else {
+      return cli_usage_error("run: unknown or incomplete option '%s' (see vlm run --help)", name);
+    }
+    if (!ok) return cli_usage_error("run: bad value for %s: '%s'", name, value ? value : "");
+    if (takes_value) i++;
+  }
+  if (!arguments->model_dir || !arguments->request.prompt)
+    return cli_usage_error("run: --model DIR and --prompt TEXT are required (see vlm run --help)");
+  return 0;
+}
+
+static void apply_sampling(const run_arguments *arguments, vlm_sampling_params *sampling) {
+  if (arguments->sampling_set[0]) sampling->temperature = arguments->temperature;
+  if (arguments->sampling_set[1]) sampling->top_p = arguments->top_p;
+  if (arguments->sampling_set[2]) sampling->min_p = arguments->min_p;
+  if (arguments->sampling_set[3]) sampling->repetition_penalty = arguments->repetition_penalty;
+  if (arguments->sampling_set[4]) sampling->presence_penalty = arguments->presence_penalty;
+  if (arguments->sampling_set[5]) sampling->frequency_penalty = arguments->frequency_penalty;
+  if (arguments->sampling_set[6]) sampling->top_k = (int32_t)arguments->top_k;
+  if (arguments->sampling_set[7]) sampling->seed = (uint64_t)arguments->seed;
+}
+
+static void print_json(const vlm_generation_result *result) {
+  printf("{\"text\":\"");
+  for (const unsigned char *c = (const unsigned char *)result->text; *c; c++) {
+    if (*c == '"' || *c == '\\') printf("\\%c", *c);
+    else if (*c == '\n') printf("\\n");
+    else if (*c < 0x20) printf("\\u%04x", *c);
+    else putchar(*c);
+  }
+  printf("\",\"tokens\":[");
+  for (int64_t i = 0; i < result->completion_tokens; i++) printf("%s%d", i ? "," : "", result->tokens[i]);
+  printf("],\"finish_reason\":\"%s\",\"usage\":{\"prompt_tokens\":%lld,\"completion_tokens\":%lld,"
+         "\"total_tokens\":%lld},\"timings\":{\"preprocess_seconds\":%.6f,\"prefill_seconds\":%.6f,"
+         "\"decode_seconds\":%.6f}}\n",
+         result->finish_reason, (long long)result->prompt_tokens, (long long)result->completion_tokens,
+         (long long)(result->prompt_tokens + result->completion_tokens), result->preprocess_seconds,
+         result->prefill_seconds, result->decode_seconds);
+}
+
+int command_run(int argc, char **argv, const global_options *options) {
+  run_arguments arguments;
+  memset(&arguments, 0, sizeof(arguments));
+  int usage = parse_arguments(argc, argv, &arguments);
+  if (usage) return usage < 0 ? 0 : usage;
+  vlm_generator_options generator_options = {.thread_count = options->thread_count,
+                                             .capacity = arguments.context};
+  vlm_generator *generator = NULL;
+  vlm_status status = vlm_generator_open(arguments.model_dir, &generator_options, &generator);
+  if (status) return cli_report_status(status);
+  arguments.request.stop = arguments.stop;
+  arguments.request.max_tokens = arguments.max_tokens;
+  arguments.request.sampling = vlm_generator_default_sampling(generator);
+  apply_sampling(&arguments, &arguments.request.sampling);
+  if (!arguments.as_json) arguments.request.on_text = stream_text;
+  vlm_generation_result result;
+  status = vlm_generate(generator, &arguments.request, &result);
+  vlm_generator_release(generator);
+  if (status) return cli_report_status(status);
+  if (arguments.as_json) print_json(&result);
+  else printf("\n");
+  vlm_generation_result_release(&result);
+  return 0;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# `vlm run` end to end against the oracle goldens: the chat template,
+# tokenizer, decoder and greedy decoding together must give Transformers'
+# exact tokens and text. Plus its refusals. Arguments: VLM MAKE_TINY SOURCE_DIR.
+set -u
+vlm=$1
+source_dir=$(cd "$3" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+check() {
+  local name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
+  else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+# matches_golden FAMILY CASE: run the golden's user message greedily.
+matches_golden() {
+  local golden="$source_dir/tests/goldens/$1/$2/manifest.json"
+  local prompt count
+  prompt=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["messages"][-1]["content"])' "$golden")
+  count=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len([s for s in m["stages"] if s["name"]=="greedy_tokens"][0]["tokens"]))' "$golden")
+  "$vlm" run --model "$source_dir/tests/models/$1" --prompt "$prompt" --max-tokens "$count" \
+    --temperature 0 --json >"$work/out" 2>"$work/err" || { cat "$work/err"; return 1; }
+  python3 - "$golden" "$work/out" <<'PY'
+import json, sys
+golden = json.load(open(sys.argv[1]))
+result = json.load(open(sys.argv[2]))
+stages = {s["name"]: s for s in golden["stages"]}
+expected_tokens = stages["greedy_tokens"]["tokens"]
+problems = []
+if result["tokens"] != expected_tokens:
+    problems.append(f"tokens {result['tokens']} != {expected_tokens}")
+if result["text"] != stages["text"]["text"]:
+    problems.append(f"text {result['text']!r} != {stages['text']['text']!r}")
+prompt_tokens = [s for s in golden["stages"] if s["name"] == "input_ids"][0]["shape"][-1]
+if result["usage"]["prompt_tokens"] != prompt_tokens:
+    problems.append(f"prompt_tokens {result['usage']['prompt_tokens']} != {prompt_tokens}")
+if result["finish_reason"] != "length":
+    problems.append("finish_reason " + result["finish_reason"])
+for problem in problems:
+    print("  " + problem)
+sys.exit(1 if problems else 0)
+PY
+}
+check run_matches_golden_llama_chat matches_golden llama chat
+check run_matches_golden_qwen2_chat matches_golden qwen2 chat
+
+streams_text() {
+  "$vlm" run --model "$source_dir/tests/models/qwen2" --prompt "Hello" --max-tokens 5 >"$work/out" 2>"$work/err" \
+    && [ -s "$work/out" ]
+}
+check run_streams_text streams_text
+
+refuses() { # refuses STATUS FRAGMENT ARGS...
+  local expected=$1 fragment=$2
+  shift 2
+  "$vlm" run "$@" >"$work/out" 2>"$work/err"
+  local status=$?
+  [ "$status" -eq "$expected" ] && grep -qF -- "$fragment" "$work/err" \
+    || { echo "  exit $status, stderr: $(cat "$work/err")"; return 1; }
+}
+check run_refuses_images refuses 1 "--image is not supported yet" \
+  --model "$source_dir/tests/models/llava" --prompt "What is this?" --image /dev/null
+check run_refuses_audio refuses 1 "--audio is not supported yet" \
+  --model "$source_dir/tests/models/llava" --prompt "Listen" --audio /dev/null
+check run_needs_a_prompt refuses 2 "--prompt TEXT are required" --model "$source_dir/tests/models/qwen2"
+check run_refuses_over_capacity refuses 1 "context length exceeded" \
+  --model "$source_dir/tests/models/qwen2" --prompt "Describe a cat sitting on a warm windowsill." --context 16
+check run_refuses_bad_sampling refuses 1 "top_p must be in (0, 1]" \
+  --model "$source_dir/tests/models/qwen2" --prompt "Hi" --top-p 0
+check run_reports_missing_model refuses 1 "config.json: cannot open" --model "$work/nothing" --prompt "Hi"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
