@@ -717,28 +717,6 @@ static vlm_status apply_llama_class(vlm_tokenizer *tokenizer, const vlm_json_val
   return VLM_OK;
 }
 
-/* Transformers' update_post_processor: "[bos] $A [eos]" from add_bos_token /
- * add_eos_token when the config sets either explicitly. */
-static vlm_status apply_bos_eos_template(vlm_tokenizer *tokenizer, const vlm_json_value *config) {
-  bool add_bos = get_bool_or(config, "add_bos_token", false);
-  bool add_eos = get_bool_or(config, "add_eos_token", false);
-  int32_t bos = config_token_id(tokenizer, config, "bos_token");
-  int32_t eos = config_token_id(tokenizer, config, "eos_token");
-  int32_t *ids = arena_array(tokenizer, 2, sizeof(int32_t));
-  template_item *items = arena_array(tokenizer, 3, sizeof(template_item));
-  if (!ids || !items) return out_of_memory();
-  size_t count = 0;
-  ids[0] = bos;
-  ids[1] = eos;
-  if (add_bos && bos >= 0) items[count++] = (template_item){&ids[0], 1};
-  items[count++] = (template_item){NULL, 0};
-  if (add_eos && eos >= 0) items[count++] = (template_item){&ids[1], 1};
-  tokenizer->template_items = items;
-  tokenizer->template_count = count;
-  tokenizer->has_template = true;
-  return VLM_OK;
-}
-
 static void mark_config_specials(vlm_tokenizer *tokenizer, const vlm_json_value *config) {
   static const char *keys[] = {"bos_token", "eos_token", "unk_token", "pad_token",
                                "mask_token", "sep_token", "cls_token"};
@@ -772,9 +750,11 @@ static vlm_status apply_config(vlm_tokenizer *tokenizer, const vlm_json_value *c
                  strcmp(class_name, "TokenizersBackend") == 0 || (llama && is_byte_level(tokenizer));
   if (llama && !generic && tokenizer->model.kind == MODEL_BPE)
     VLM_RETURN_IF_ERROR(apply_llama_class(tokenizer, config));
-  if (!generic && (vlm_json_object_get(config, "add_bos_token") ||
-                   vlm_json_object_get(config, "add_eos_token")))
-    VLM_RETURN_IF_ERROR(apply_bos_eos_template(tokenizer, config));
+  /* add_bos_token / add_eos_token in tokenizer_config.json change nothing
+   * in Transformers 5.23: the tokenizer.json post-processor decides (a file
+   * without one adds no BOS even when the config asks for it). Checked
+   * against AutoTokenizer with the flags on and off, with and without a
+   * post-processor (tests/goldens/llama/plain is such a case). */
   mark_config_specials(tokenizer, config);
   /* GemmaTokenizer's constructor defaults mask_token to "<mask>". */
   if (class_name && strncmp(class_name, "GemmaTokenizer", 14) == 0) {

@@ -16,6 +16,10 @@ typedef struct stage_entry {
 
 static const stage_entry stages[] = {
     {"checkpoint", vlm_stage_checkpoint},
+    {"input_ids", vlm_stage_input_ids},
+    {"attention_mask", vlm_stage_attention_mask},
+    {"position_ids", vlm_stage_position_ids},
+    {"text", vlm_stage_text},
     {"input_embeddings", vlm_stage_input_embeddings},
     {"prefill_logits", vlm_stage_prefill_logits},
     {"kv", vlm_stage_kv},

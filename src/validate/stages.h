@@ -18,4 +18,14 @@ vlm_status vlm_stage_kv(const vlm_compare_context *context, const vlm_golden_sta
 vlm_status vlm_stage_greedy_tokens(const vlm_compare_context *context,
                                    const vlm_golden_stage *stage, vlm_stage_result *result);
 
+/* stage_text.c: prompt to ids, and greedy tokens back to text. */
+vlm_status vlm_stage_input_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                               vlm_stage_result *result);
+vlm_status vlm_stage_attention_mask(const vlm_compare_context *context,
+                                    const vlm_golden_stage *stage, vlm_stage_result *result);
+vlm_status vlm_stage_position_ids(const vlm_compare_context *context,
+                                  const vlm_golden_stage *stage, vlm_stage_result *result);
+vlm_status vlm_stage_text(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                          vlm_stage_result *result);
+
 #endif

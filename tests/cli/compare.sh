@@ -62,7 +62,9 @@ assert stages[\"checkpoint\"][\"result\"]==\"match\" and stages[\"checkpoint\"][
 assert stages[\"projector\"][\"result\"]==\"not_implemented\"
 ' '$work/out'"
 check require_all_fails_while_stages_are_missing bash -c \
-  "run 1 compare --golden '$goldens/llama/chat' --require-all && err_has 'not implemented yet'"
+  "run 1 compare --golden '$goldens/llava/one_image' --require-all && err_has 'not implemented yet'"
+check require_all_passes_when_every_stage_exists bash -c \
+  "run 0 compare --golden '$goldens/llama/chat' --require-all && out_has 'all 9 stages match (0 not implemented yet)'"
 
 # A corrupted golden: one digit of one parameter's digest flipped.
 cp -r "$goldens/qwen2/chat" "$work/corrupt_golden"

@@ -18,9 +18,13 @@ check() {
 
 case_matches() { # case_matches DIR: all implemented stages match, decoder stages present
   "$vlm" compare --golden "$1" >"$work/out" 2>&1 || { cat "$work/out"; return 1; }
-  for stage in checkpoint prefill_logits kv greedy_tokens; do
+  for stage in checkpoint prefill_logits kv greedy_tokens text; do
     grep -qE "^$stage +[a-z0-9]+ .* match" "$work/out" || { echo "  $stage did not match:"; cat "$work/out"; return 1; }
   done
+  # Text-only prompts also check the chat template and tokenizer.
+  if python3 -c 'import json,sys; sys.exit(1 if json.load(open(sys.argv[1])).get("images") else 0)' "$1/manifest.json"; then
+    grep -qE "^input_ids +[a-z0-9]+ .* match" "$work/out" || { echo "  input_ids did not match:"; cat "$work/out"; return 1; }
+  fi
 }
 
 for case_dir in "$source_dir"/tests/goldens/{llama,qwen2,llava}/*/; do

@@ -1,0 +1,196 @@
+/* The text stages of a golden case: input_ids (chat template + tokenizer),
+ * attention_mask and position_ids (what the decoder is given for a single
+ * unpadded sequence), and text (detokenization of the greedy tokens). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "io/json.h"
+#include "validate/compare.h"
+#include "validate/stages.h"
+#include "vlm/chat_template.h"
+#include "vlm/tokenizer.h"
+
+static const char *manifest_string(const vlm_compare_context *context, const char *key) {
+  return vlm_json_get_string(vlm_json_object_get(context->golden->manifest.root, key));
+}
+
+/* Cases with images need placeholder expansion by the image processor. */
+static bool has_images(const vlm_compare_context *context) {
+  const vlm_json_value *images = vlm_json_object_get(context->golden->manifest.root, "images");
+  return images && images->type == VLM_JSON_ARRAY && images->as.array.count > 0;
+}
+
+/* Renders the manifest's messages with the model's template and checks the
+ * result is the golden prompt byte for byte. */
+static vlm_status check_template(const vlm_compare_context *context, const char *prompt,
+                                 vlm_stage_result *result) {
+  const vlm_json_value *messages = vlm_json_object_get(context->golden->manifest.root, "messages");
+  if (!messages || messages->type != VLM_JSON_ARRAY) return VLM_OK;
+  vlm_chat_template *chat_template = NULL;
+  VLM_RETURN_IF_ERROR(vlm_chat_template_load(context->model_directory, &chat_template));
+  vlm_string_builder json = {0};
+  vlm_sb_append_json_value(&json, messages);
+  char *messages_text = vlm_sb_finish(&json);
+  char *rendered = NULL;
+  size_t length = 0;
+  vlm_chat_template_options options = {.add_generation_prompt = true};
+  vlm_status status = messages_text ? vlm_chat_template_render(chat_template, messages_text,
+                                                               strlen(messages_text), &options,
+                                                               &rendered, &length)
+                                    : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status && (length != strlen(prompt) || memcmp(rendered, prompt, length) != 0)) {
+    result->outcome = VLM_STAGE_DIVERGED;
+    snprintf(result->detail, sizeof(result->detail), "chat template rendered %zu bytes that differ "
+             "from the golden prompt (%zu bytes)", length, strlen(prompt));
+  }
+  free(rendered);
+  free(messages_text);
+  vlm_chat_template_release(chat_template);
+  return status;
+}
+
+/* The golden prompt's ids by vlm's tokenizer (NULL result when the case
+ * needs the image path). */
+static vlm_status tokenize_prompt(const vlm_compare_context *context, vlm_token_ids *ids,
+                                  vlm_stage_result *result) {
+  memset(ids, 0, sizeof(*ids));
+  const char *prompt = manifest_string(context, "prompt");
+  if (!prompt) return VLM_ERROR(DATA_LOSS, "the golden manifest has no \"prompt\"");
+  if (has_images(context)) {
+    result->outcome = VLM_STAGE_NOT_IMPLEMENTED;
+    snprintf(result->detail, sizeof(result->detail),
+             "image placeholders are expanded by the image processor, not implemented yet");
+    return VLM_OK;
+  }
+  bool add_special = false;
+  vlm_json_get_bool(vlm_json_object_get(context->golden->manifest.root, "add_special_tokens"), &add_special);
+  vlm_tokenizer *tokenizer = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tokenizer_create(context->model_directory, NULL, &tokenizer));
+  vlm_status status = vlm_tokenizer_encode(tokenizer, prompt, strlen(prompt), add_special, ids);
+  vlm_tokenizer_release(tokenizer);
+  if (!status) status = check_template(context, prompt, result);
+  return status;
+}
+
+static vlm_status compare_integers(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                   const int64_t *values, int64_t count, vlm_stage_result *result) {
+  vlm_tensor expected;
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(context->golden, stage->tensor, &expected));
+  if (vlm_tensor_element_count(&expected) != count) {
+    result->outcome = VLM_STAGE_DIVERGED;
+    snprintf(result->detail, sizeof(result->detail), "vlm has %lld values, the golden %lld",
+             (long long)count, (long long)vlm_tensor_element_count(&expected));
+    return VLM_OK;
+  }
+  double *golden = malloc((size_t)(count + 1) * sizeof(double));
+  double *actual = malloc((size_t)(count + 1) * sizeof(double));
+  if (!golden || !actual) {
+    free(golden);
+    free(actual);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (int64_t i = 0; i < count; i++) {
+    vlm_tensor_value_as_double(&expected, i, &golden[i]);
+    actual[i] = (double)values[i];
+  }
+  vlm_stage_outcome before = result->outcome;
+  char detail[VLM_STAGE_DETAIL_BYTES];
+  memcpy(detail, result->detail, sizeof(detail));
+  vlm_compare_values(golden, actual, count, stage->name, result);
+  if (before == VLM_STAGE_DIVERGED) { /* keep the template finding first */
+    result->outcome = before;
+    memcpy(result->detail, detail, sizeof(detail));
+  }
+  free(golden);
+  free(actual);
+  return VLM_OK;
+}
+
+vlm_status vlm_stage_input_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                               vlm_stage_result *result) {
+  vlm_token_ids ids;
+  VLM_RETURN_IF_ERROR(tokenize_prompt(context, &ids, result));
+  vlm_status status = VLM_OK;
+  if (result->outcome != VLM_STAGE_NOT_IMPLEMENTED) {
+    int64_t *values = malloc((ids.count + 1) * sizeof(int64_t));
+    if (!values) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    for (size_t i = 0; values && i < ids.count; i++) values[i] = ids.ids[i];
+    if (!status) status = compare_integers(context, stage, values, (int64_t)ids.count, result);
+    free(values);
+  }
+  vlm_token_ids_release(&ids);
+  return status;
+}
+
+/* A single unpadded sequence: mask all ones, positions 0..T-1. */
+static vlm_status sequence_stage(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                 vlm_stage_result *result, bool positions) {
+  vlm_token_ids ids;
+  VLM_RETURN_IF_ERROR(tokenize_prompt(context, &ids, result));
+  vlm_status status = VLM_OK;
+  if (result->outcome != VLM_STAGE_NOT_IMPLEMENTED) {
+    int64_t *values = malloc((ids.count + 1) * sizeof(int64_t));
+    if (!values) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    for (size_t i = 0; values && i < ids.count; i++) values[i] = positions ? (int64_t)i : 1;
+    if (!status) status = compare_integers(context, stage, values, (int64_t)ids.count, result);
+    free(values);
+  }
+  vlm_token_ids_release(&ids);
+  return status;
+}
+
+vlm_status vlm_stage_attention_mask(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                    vlm_stage_result *result) {
+  return sequence_stage(context, stage, result, false);
+}
+
+vlm_status vlm_stage_position_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                  vlm_stage_result *result) {
+  return sequence_stage(context, stage, result, true);
+}
+
+/* The golden greedy tokens decoded by vlm's tokenizer. */
+vlm_status vlm_stage_text(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                          vlm_stage_result *result) {
+  const vlm_golden_case *golden = context->golden;
+  const vlm_json_value *greedy = NULL;
+  for (size_t i = 0; i < golden->stage_count && !greedy; i++)
+    if (strcmp(golden->stages[i].name, "greedy_tokens") == 0)
+      greedy = vlm_json_object_get(golden->stages[i].spec, "tokens");
+  const char *expected = vlm_json_get_string(vlm_json_object_get(stage->spec, "text"));
+  if (!greedy || greedy->type != VLM_JSON_ARRAY || !expected)
+    return VLM_ERROR(DATA_LOSS, "stage text needs \"text\" and a greedy_tokens stage");
+  bool skip_special = true;
+  vlm_json_get_bool(vlm_json_object_get(stage->spec, "skip_special_tokens"), &skip_special);
+  int32_t *tokens = malloc((greedy->as.array.count + 1) * sizeof(int32_t));
+  if (!tokens) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; i < greedy->as.array.count; i++) {
+    int64_t token = 0;
+    vlm_json_get_int(&greedy->as.array.items[i], &token);
+    tokens[i] = (int32_t)token;
+  }
+  vlm_tokenizer *tokenizer = NULL;
+  char *text = NULL;
+  size_t length = 0;
+  vlm_status status = vlm_tokenizer_create(context->model_directory, NULL, &tokenizer);
+  if (!status) status = vlm_tokenizer_decode(tokenizer, tokens, greedy->as.array.count, skip_special,
+                                             &text, &length);
+  if (!status) {
+    size_t expected_length = vlm_json_object_get(stage->spec, "text")->as.string.length;
+    result->compared = 1;
+    if (length != expected_length || memcmp(text, expected, length) != 0) {
+      result->outcome = VLM_STAGE_DIVERGED;
+      result->mismatched = 1;
+      snprintf(result->detail, sizeof(result->detail), "decoded %zu bytes, the golden text has %zu",
+               length, expected_length);
+    } else {
+      snprintf(result->detail, sizeof(result->detail), "%zu bytes identical", length);
+    }
+  }
+  free(text);
+  free(tokens);
+  vlm_tokenizer_release(tokenizer);
+  return status;
+}
