@@ -17,14 +17,14 @@ typedef struct decoder_builder {
  * the dtype is bound from the checkpoint at execution. */
 static int32_t weight(decoder_builder *builder, const char *prefix, const char *suffix, int rank,
                       const int64_t *shape) {
-  char name[VLM_GRAPH_NAME_LENGTH];
+  char name[2 * VLM_GRAPH_NAME_LENGTH]; /* the graph refuses names too long */
   snprintf(name, sizeof(name), "%s%s", prefix, suffix);
   return vlm_graph_weight(builder->graph, name, VLM_DTYPE_INVALID, rank, shape);
 }
 
 static int32_t projection(decoder_builder *builder, int32_t x, const char *layer_prefix,
                           const char *module, int64_t out, int64_t in, bool bias) {
-  char name[VLM_GRAPH_NAME_LENGTH];
+  char name[2 * VLM_GRAPH_NAME_LENGTH];
   snprintf(name, sizeof(name), "%s%s.weight", layer_prefix, module);
   int32_t weight_node = vlm_graph_weight(builder->graph, name, VLM_DTYPE_INVALID, 2, VLM_SHAPE(out, in));
   int32_t bias_node = -1;

@@ -176,7 +176,7 @@ static vlm_status parse_subscript(parser *state, jinja_expression *object, jinja
   }
   next_token(state);
   if (!is_slice && !parts[0]) return parse_error(state, open, "expected an expression in []");
-  jinja_expression *expression;
+  jinja_expression *expression = NULL;
   VLM_RETURN_IF_ERROR(new_expression(state, is_slice ? JINJA_EXPRESSION_SLICE : JINJA_EXPRESSION_SUBSCRIPT,
                                      open, &expression));
   expression->first = object;
@@ -193,12 +193,12 @@ static vlm_status parse_postfix(parser *state, jinja_expression **inout) {
     if (is_operator(token, ".")) {
       next_token(state);
       const jinja_token *attribute = next_token(state);
-      jinja_expression *expression;
+      jinja_expression *expression = NULL;
       if (attribute->type == JINJA_TOKEN_NAME) {
         VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_ATTRIBUTE, token, &expression));
         expression->name = attribute->text;
       } else if (attribute->type == JINJA_TOKEN_INTEGER) {
-        jinja_expression *index;
+        jinja_expression *index = NULL;
         VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_LITERAL, attribute, &index));
         index->literal = jinja_integer(attribute->integer);
         VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_SUBSCRIPT, token, &expression));
@@ -211,7 +211,7 @@ static vlm_status parse_postfix(parser *state, jinja_expression **inout) {
     } else if (is_operator(token, "[")) {
       VLM_RETURN_IF_ERROR(parse_subscript(state, *inout, inout));
     } else if (is_operator(token, "(")) {
-      jinja_expression *expression;
+      jinja_expression *expression = NULL;
       VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_CALL, token, &expression));
       expression->first = *inout;
       VLM_RETURN_IF_ERROR(parse_call_arguments(state, &expression->arguments));
@@ -240,7 +240,7 @@ static vlm_status parse_dotted_name(parser *state, const char **out) {
 
 static vlm_status parse_filter(parser *state, jinja_expression *operand, jinja_expression **out) {
   const jinja_token *at = peek(state);
-  jinja_expression *expression;
+  jinja_expression *expression = NULL;
   VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_FILTER, at, &expression));
   VLM_RETURN_IF_ERROR(parse_dotted_name(state, &expression->name));
   expression->builtin = jinja_filter_find(expression->name);
@@ -265,7 +265,7 @@ static bool starts_test_argument(const jinja_token *token) {
 
 static vlm_status parse_test(parser *state, jinja_expression *operand, jinja_expression **out) {
   const jinja_token *at = next_token(state); /* is */
-  jinja_expression *expression;
+  jinja_expression *expression = NULL;
   VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_TEST, at, &expression));
   if (is_name(peek(state), "not")) {
     next_token(state);
@@ -300,7 +300,7 @@ static vlm_status parse_filter_chain(parser *state, jinja_expression **inout) {
     } else if (is_name(token, "is")) {
       VLM_RETURN_IF_ERROR(parse_test(state, *inout, inout));
     } else if (is_operator(token, "(")) {
-      jinja_expression *expression;
+      jinja_expression *expression = NULL;
       VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_CALL, token, &expression));
       expression->first = *inout;
       VLM_RETURN_IF_ERROR(parse_call_arguments(state, &expression->arguments));
@@ -319,7 +319,7 @@ static vlm_status parse_sequence(parser *state, jinja_expression **out) {
   jinja_expression_kind kind = close == ']' ? JINJA_EXPRESSION_LIST
                                : close == ')' ? JINJA_EXPRESSION_TUPLE
                                               : JINJA_EXPRESSION_DICT;
-  jinja_expression *expression;
+  jinja_expression *expression = NULL;
   VLM_RETURN_IF_ERROR(new_expression(state, kind, open, &expression));
   jinja_expression **tail = &expression->children;
   size_t count = 0;
@@ -331,7 +331,7 @@ static vlm_status parse_sequence(parser *state, jinja_expression **out) {
       if (is_operator(peek(state), close_text)) break;
     }
     trailing_comma = false;
-    jinja_expression *item;
+    jinja_expression *item = NULL;
     VLM_RETURN_IF_ERROR(parse_expression(state, true, &item));
     *tail = item;
     tail = &item->next;
@@ -414,7 +414,7 @@ static vlm_status parse_primary(parser *state, jinja_expression **out) {
 static vlm_status parse_unary(parser *state, bool with_filter, jinja_expression **out) {
   VLM_RETURN_IF_ERROR(enter(state));
   const jinja_token *token = peek(state);
-  jinja_expression *expression;
+  jinja_expression *expression = NULL;
   if (is_operator(token, "-") || is_operator(token, "+")) {
     next_token(state);
     VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_UNARY, token, &expression));
@@ -436,7 +436,7 @@ typedef vlm_status (*operand_parser)(parser *state, jinja_expression **out);
 static vlm_status parse_binary_level(parser *state, const char *const *operators,
                                      operand_parser operand, jinja_expression **out) {
   VLM_RETURN_IF_ERROR(enter(state));
-  jinja_expression *left;
+  jinja_expression *left = NULL;
   VLM_RETURN_IF_ERROR(operand(state, &left));
   for (;;) {
     const jinja_token *token = peek(state);
@@ -445,7 +445,7 @@ static vlm_status parse_binary_level(parser *state, const char *const *operators
       if (is_operator(token, operators[i])) matched = operators[i];
     if (!matched) break;
     next_token(state);
-    jinja_expression *expression;
+    jinja_expression *expression = NULL;
     VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_BINARY, token, &expression));
     expression->name = matched;
     expression->first = left;
@@ -478,7 +478,7 @@ static vlm_status parse_sum(parser *state, jinja_expression **out) {
 }
 
 static vlm_status parse_compare(parser *state, jinja_expression **out) {
-  jinja_expression *left;
+  jinja_expression *left = NULL;
   VLM_RETURN_IF_ERROR(parse_sum(state, &left));
   static const char *const comparisons[] = {"==", "!=", "<", "<=", ">", ">="};
   jinja_expression *compare = NULL;
@@ -505,11 +505,11 @@ static vlm_status parse_compare(parser *state, jinja_expression **out) {
       compare->children = left;
       tail = &left->next;
     }
-    jinja_expression *right;
+    jinja_expression *right = NULL;
     VLM_RETURN_IF_ERROR(parse_sum(state, &right));
     /* The operator rides on the right operand. */
     right->next = NULL;
-    jinja_expression *holder;
+    jinja_expression *holder = NULL;
     VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_BINARY, token, &holder));
     holder->name = operation;
     holder->second = right;
@@ -525,7 +525,7 @@ static vlm_status parse_not(parser *state, jinja_expression **out) {
   const jinja_token *token = peek(state);
   if (is_name(token, "not")) {
     next_token(state);
-    jinja_expression *expression;
+    jinja_expression *expression = NULL;
     VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_NOT, token, &expression));
     VLM_RETURN_IF_ERROR(parse_not(state, &expression->first));
     *out = expression;
@@ -538,11 +538,11 @@ static vlm_status parse_not(parser *state, jinja_expression **out) {
 
 static vlm_status parse_logical(parser *state, const char *word, jinja_expression_kind kind,
                                 operand_parser operand, jinja_expression **out) {
-  jinja_expression *left;
+  jinja_expression *left = NULL;
   VLM_RETURN_IF_ERROR(operand(state, &left));
   while (is_name(peek(state), word)) {
     const jinja_token *token = next_token(state);
-    jinja_expression *expression;
+    jinja_expression *expression = NULL;
     VLM_RETURN_IF_ERROR(new_expression(state, kind, token, &expression));
     expression->first = left;
     VLM_RETURN_IF_ERROR(operand(state, &expression->second));
@@ -561,11 +561,11 @@ static vlm_status parse_or(parser *state, jinja_expression **out) {
 
 static vlm_status parse_expression(parser *state, bool with_conditional, jinja_expression **out) {
   VLM_RETURN_IF_ERROR(enter(state));
-  jinja_expression *expression;
+  jinja_expression *expression = NULL;
   VLM_RETURN_IF_ERROR(parse_or(state, &expression));
   while (with_conditional && is_name(peek(state), "if")) {
     const jinja_token *token = next_token(state);
-    jinja_expression *conditional;
+    jinja_expression *conditional = NULL;
     VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_CONDITIONAL, token, &conditional));
     conditional->second = expression;
     VLM_RETURN_IF_ERROR(parse_or(state, &conditional->first));
@@ -583,13 +583,13 @@ static vlm_status parse_expression(parser *state, bool with_conditional, jinja_e
 /* An expression that may be an unparenthesised tuple: `a, b`. */
 static vlm_status parse_tuple(parser *state, bool with_conditional, jinja_expression **out) {
   const jinja_token *start = peek(state);
-  jinja_expression *first;
+  jinja_expression *first = NULL;
   VLM_RETURN_IF_ERROR(parse_expression(state, with_conditional, &first));
   if (!is_operator(peek(state), ",")) {
     *out = first;
     return VLM_OK;
   }
-  jinja_expression *tuple;
+  jinja_expression *tuple = NULL;
   VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_TUPLE, start, &tuple));
   tuple->children = first;
   jinja_expression **tail = &first->next;
@@ -599,7 +599,7 @@ static vlm_status parse_tuple(parser *state, bool with_conditional, jinja_expres
     if (token->type == JINJA_TOKEN_BLOCK_END || token->type == JINJA_TOKEN_VARIABLE_END ||
         is_name(token, "in") || is_name(token, "if") || is_name(token, "recursive"))
       break;
-    jinja_expression *item;
+    jinja_expression *item = NULL;
     VLM_RETURN_IF_ERROR(parse_expression(state, with_conditional, &item));
     *tail = item;
     tail = &item->next;
@@ -663,7 +663,7 @@ static vlm_status parse_target(parser *state, bool allow_namespace, jinja_target
 }
 
 static vlm_status parse_if(parser *state, const jinja_token *at, jinja_node **out) {
-  jinja_node *node;
+  jinja_node *node = NULL;
   VLM_RETURN_IF_ERROR(new_node(state, JINJA_NODE_IF, at, &node));
   VLM_RETURN_IF_ERROR(parse_tuple(state, true, &node->expression));
   VLM_RETURN_IF_ERROR(expect_block_end(state));
@@ -687,7 +687,7 @@ static vlm_status parse_if(parser *state, const jinja_token *at, jinja_node **ou
 }
 
 static vlm_status parse_for(parser *state, const jinja_token *at, jinja_node **out) {
-  jinja_node *node;
+  jinja_node *node = NULL;
   VLM_RETURN_IF_ERROR(new_node(state, JINJA_NODE_FOR, at, &node));
   VLM_RETURN_IF_ERROR(parse_target(state, false, &node->target));
   if (!is_name(peek(state), "in"))
@@ -715,7 +715,7 @@ static vlm_status parse_for(parser *state, const jinja_token *at, jinja_node **o
 }
 
 static vlm_status parse_set(parser *state, const jinja_token *at, jinja_node **out) {
-  jinja_node *node;
+  jinja_node *node = NULL;
   VLM_RETURN_IF_ERROR(new_node(state, JINJA_NODE_SET, at, &node));
   VLM_RETURN_IF_ERROR(parse_target(state, true, &node->target));
   if (is_operator(peek(state), "=")) {
@@ -743,7 +743,7 @@ static vlm_status parse_set(parser *state, const jinja_token *at, jinja_node **o
 }
 
 static vlm_status parse_macro(parser *state, const jinja_token *at, jinja_node **out) {
-  jinja_node *node;
+  jinja_node *node = NULL;
   VLM_RETURN_IF_ERROR(new_node(state, JINJA_NODE_MACRO, at, &node));
   VLM_RETURN_IF_ERROR(expect_name(state, &node->target.name));
   VLM_RETURN_IF_ERROR(expect_operator(state, "("));
