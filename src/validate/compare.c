@@ -61,6 +61,25 @@ void vlm_compare_values(const double *expected, const double *actual, int64_t co
   }
 }
 
+vlm_status vlm_compare_with_golden_tensor(const vlm_compare_context *context,
+                                          const vlm_golden_stage *stage, const double *actual,
+                                          int64_t count, vlm_stage_result *result) {
+  vlm_tensor expected;
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(context->golden, stage->tensor, &expected));
+  if (vlm_tensor_element_count(&expected) != count) {
+    result->outcome = VLM_STAGE_DIVERGED;
+    snprintf(result->detail, sizeof(result->detail), "vlm produced %lld values, the golden has %lld",
+             (long long)count, (long long)vlm_tensor_element_count(&expected));
+    return VLM_OK;
+  }
+  double *golden = malloc((size_t)(count ? count : 1) * sizeof(double));
+  if (!golden) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < count; i++) vlm_tensor_value_as_double(&expected, i, &golden[i]);
+  vlm_compare_values(golden, actual, count, stage->name, result);
+  free(golden);
+  return VLM_OK;
+}
+
 /* ---------------------------------------------------------------------- */
 
 static void run_stage(const vlm_compare_context *context, const vlm_golden_stage *stage,

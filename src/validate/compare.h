@@ -70,6 +70,12 @@ void vlm_compare_values(const double *expected, const double *actual, int64_t co
                         const char *label, vlm_stage_result *result);
 /* Reads element `index` of a contiguous float or integer tensor as double;
  * false for dtypes that are neither. */
+/* Compares `count` values vlm computed with the stage's golden tensor
+ * (stage->tensor), via vlm_compare_values; a count that differs from the
+ * golden's is a divergence. */
+vlm_status vlm_compare_with_golden_tensor(const vlm_compare_context *context,
+                                          const vlm_golden_stage *stage, const double *actual,
+                                          int64_t count, vlm_stage_result *result);
 bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double *out);
 
 typedef struct vlm_compare_options {

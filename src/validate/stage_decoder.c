@@ -82,24 +82,6 @@ static int64_t stage_positions(const vlm_golden_stage *stage, int64_t *out, int6
   return count;
 }
 
-static vlm_status compare_with_golden(const vlm_compare_context *context, const vlm_golden_stage *stage,
-                                      const double *actual, int64_t count, vlm_stage_result *result) {
-  vlm_tensor expected;
-  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(context->golden, stage->tensor, &expected));
-  if (vlm_tensor_element_count(&expected) != count) {
-    result->outcome = VLM_STAGE_DIVERGED;
-    snprintf(result->detail, sizeof(result->detail), "vlm produced %lld values, the golden has %lld",
-             (long long)count, (long long)vlm_tensor_element_count(&expected));
-    return VLM_OK;
-  }
-  double *golden = malloc((size_t)(count ? count : 1) * sizeof(double));
-  if (!golden) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (int64_t i = 0; i < count; i++) vlm_tensor_value_as_double(&expected, i, &golden[i]);
-  vlm_compare_values(golden, actual, count, stage->name, result);
-  free(golden);
-  return VLM_OK;
-}
-
 vlm_status vlm_stage_prefill_logits(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                     vlm_stage_result *result) {
   decoder_run run;
@@ -115,7 +97,7 @@ vlm_status vlm_stage_prefill_logits(const vlm_compare_context *context, const vl
     }
     for (int64_t v = 0; v < vocab; v++) actual[p * vocab + v] = run.logits[positions[p] * vocab + v];
   }
-  if (!status) status = compare_with_golden(context, stage, actual, count * vocab, result);
+  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, count * vocab, result);
   if (!status && run.used_embeddings && !result->detail[0])
     snprintf(result->detail, sizeof(result->detail), "decoder fed the golden input_embeddings");
   free(actual);
@@ -147,7 +129,7 @@ vlm_status vlm_stage_kv(const vlm_compare_context *context, const vlm_golden_sta
             for (int64_t d = 0; d < dim; d++)
               *cursor++ = values[(positions[p] * heads + head) * dim + d];
       }
-    if (!status) status = compare_with_golden(context, stage, actual, cursor - actual, result);
+    if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, cursor - actual, result);
   }
   free(actual);
   decoder_run_release(&run);
@@ -238,7 +220,7 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
         actual[i * hidden + h] = bfloat16 ? vlm_bf16_to_f32(vlm_f32_to_bf16(value)) : value;
       }
     if (!status && !actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    if (!status) status = compare_with_golden(context, stage, actual, run.token_count * hidden, result);
+    if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, run.token_count * hidden, result);
   }
   free(actual);
   decoder_run_release(&run);

@@ -74,38 +74,23 @@ static vlm_status tokenize_prompt(const vlm_compare_context *context, vlm_token_
   return status;
 }
 
+/* Compares integer values with the golden tensor, keeping a chat-template
+ * finding (already recorded) as the stage's first problem. */
 static vlm_status compare_integers(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                    const int64_t *values, int64_t count, vlm_stage_result *result) {
-  vlm_tensor expected;
-  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(context->golden, stage->tensor, &expected));
-  if (vlm_tensor_element_count(&expected) != count) {
-    result->outcome = VLM_STAGE_DIVERGED;
-    snprintf(result->detail, sizeof(result->detail), "vlm has %lld values, the golden %lld",
-             (long long)count, (long long)vlm_tensor_element_count(&expected));
-    return VLM_OK;
-  }
-  double *golden = malloc((size_t)(count + 1) * sizeof(double));
   double *actual = malloc((size_t)(count + 1) * sizeof(double));
-  if (!golden || !actual) {
-    free(golden);
-    free(actual);
-    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
-  for (int64_t i = 0; i < count; i++) {
-    vlm_tensor_value_as_double(&expected, i, &golden[i]);
-    actual[i] = (double)values[i];
-  }
+  if (!actual) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < count; i++) actual[i] = (double)values[i];
   vlm_stage_outcome before = result->outcome;
   char detail[VLM_STAGE_DETAIL_BYTES];
   memcpy(detail, result->detail, sizeof(detail));
-  vlm_compare_values(golden, actual, count, stage->name, result);
-  if (before == VLM_STAGE_DIVERGED) { /* keep the template finding first */
+  vlm_status status = vlm_compare_with_golden_tensor(context, stage, actual, count, result);
+  if (before == VLM_STAGE_DIVERGED) {
     result->outcome = before;
     memcpy(result->detail, detail, sizeof(detail));
   }
-  free(golden);
   free(actual);
-  return VLM_OK;
+  return status;
 }
 
 vlm_status vlm_stage_input_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
