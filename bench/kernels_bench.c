@@ -139,33 +139,14 @@ static void bench_gemm(vlm_thread_pool *pool, vlm_dtype dtype, int64_t rows, int
   vlm_release(NULL, weights), vlm_release(NULL, x), vlm_release(NULL, y);
 }
 
-/* FMA peak: 12 independent chains of 16-lane fmas per worker, all in
- * registers (the denominator for GEMM efficiency on this machine). */
-__attribute__((target("avx512f"))) static void fma_worker(void *context, int64_t begin,
-                                                         int64_t end, int worker) {
-  __m512 acc[12], scale = _mm512_set1_ps(0.999f), add = _mm512_set1_ps(0.001f);
-  for (int j = 0; j < 12; j++) acc[j] = _mm512_set1_ps((float)j);
-  for (int64_t i = begin; i < end; i++)
-#pragma GCC unroll 12
-    for (int j = 0; j < 12; j++) acc[j] = _mm512_fmadd_ps(acc[j], scale, add);
-  float *sink = context;
-  for (int j = 0; j < 12; j++) sink[worker] += _mm512_reduce_add_ps(acc[j]);
-}
-
 static void bench_fma_peak(vlm_thread_pool *pool, int repeats) {
   if (!cpu_features_detect()->avx512) return;
-  int workers = vlm_thread_pool_size(pool);
-  int64_t iterations = 20000000;
-  float sink[VLM_THREAD_POOL_MAX_THREADS] = {0};
-  double best = 1e9;
+  double best = 0;
   for (int r = 0; r < repeats; r++) {
-    double start = now_seconds();
-    vlm_thread_pool_parallel_for(pool, iterations * workers, iterations, fma_worker, sink);
-    double elapsed = now_seconds() - start;
-    if (elapsed < best) best = elapsed;
+    double gflops = cpu_measure_fma_peak_gflops(pool);
+    if (gflops > best) best = gflops;
   }
-  printf("fma peak (zmm, %d workers): %6.1f GFLOP/s\n", workers,
-         2.0 * 16 * 12 * (double)iterations * workers / best / 1e9);
+  printf("fma peak (zmm, %d workers): %6.1f GFLOP/s\n", vlm_thread_pool_size(pool), best);
 }
 
 int main(int argc, char **argv) {

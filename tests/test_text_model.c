@@ -190,24 +190,34 @@ static void logits_do_not_depend_on_chunking_threads_or_batch(void) {
   free(logits);
   vlm_text_model_release(threaded);
 
-  /* Batched decode: slot 1 runs the request while slots 0 and 2 carry other
-   * prompts of other lengths in the same decode steps. */
-  vlm_text_model *model = open_model(3, 4, pool);
-  float scratch[256], batch_logits[3 * 256];
+  /* Batched decode: slot 5 runs the request while the seven other slots of
+   * a batch of 8 carry prompts of other lengths in the same decode steps,
+   * in shuffled order. */
+  vlm_text_model *model = open_model(8, 4, pool);
+  float scratch[256], *batch_logits = malloc(8 * 256 * sizeof(float));
   vlm_prefill_logits out = {.last_row = scratch};
-  const int32_t other[] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 11, 22, 33, 44, 55, 66, 77};
-  CHECK_OK(vlm_text_model_token_prefill(model, 0, other, 17, NULL, &out));
-  CHECK_OK(vlm_text_model_token_prefill(model, 2, other + 3, 5, NULL, &out));
-  CHECK_OK(vlm_text_model_token_prefill(model, 1, prompt, PROMPT_LENGTH, NULL, &out));
+  int32_t other[32];
+  for (int i = 0; i < 32; i++) other[i] = (int32_t)((i * 37 + 11) % 256);
+  const int32_t target = 5;
+  for (int32_t slot = 0; slot < 8; slot++) {
+    if (slot == target) continue;
+    CHECK_OK(vlm_text_model_token_prefill(model, slot, other + slot, 1 + 2 * slot, NULL, &out));
+  }
+  CHECK_OK(vlm_text_model_token_prefill(model, target, prompt, PROMPT_LENGTH, NULL, &out));
   CHECK(memcmp(scratch, reference, 256 * sizeof(float)) == 0);
   for (int step = 0; step < 4; step++) {
-    int32_t slots[3] = {2, 1, 0}; /* order shuffled on purpose */
-    int32_t tokens[3] = {100, (int32_t)(17 * step + 5), 200};
-    int64_t positions[3];
-    for (int b = 0; b < 3; b++) positions[b] = vlm_text_model_slot_length(model, slots[b]);
-    CHECK_OK(vlm_text_model_decode(model, 3, tokens, positions, NULL, slots, batch_logits));
-    CHECK(memcmp(batch_logits + 256, reference + (step + 1) * 256, 256 * sizeof(float)) == 0);
+    int32_t slots[8] = {3, 7, 0, 5, 1, 6, 2, 4};
+    int32_t tokens[8];
+    int64_t positions[8];
+    int target_row = 3;
+    for (int b = 0; b < 8; b++) {
+      tokens[b] = slots[b] == target ? (int32_t)(17 * step + 5) : (int32_t)(100 + b * 13 + step);
+      positions[b] = vlm_text_model_slot_length(model, slots[b]);
+    }
+    CHECK_OK(vlm_text_model_decode(model, 8, tokens, positions, NULL, slots, batch_logits));
+    CHECK(memcmp(batch_logits + target_row * 256, reference + (step + 1) * 256, 256 * sizeof(float)) == 0);
   }
+  free(batch_logits);
   vlm_text_model_release(model);
   vlm_thread_pool_release(pool);
   free(reference);

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/alloc.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
@@ -74,52 +75,14 @@ static double measure_read_bandwidth(vlm_thread_pool *pool) {
   return (double)bytes / best / 1e9;
 }
 
-typedef struct fma_job {
-  int64_t iterations;
-  float sink[64 * 16];
-} fma_job;
-
-/* 16 independent 16-lane FMA chains per worker, in named variables so they
- * stay in registers: enough to cover latency on AVX-512 parts (2 FMA units x
- * 4 cycles). */
-__attribute__((target("avx512f,fma"))) static void fma_range_avx512(void *context, int64_t begin,
-                                                                     int64_t end, int worker) {
-  fma_job *job = context;
-  typedef float vector __attribute__((vector_size(64)));
-  vector scale = (vector){0} + 0.999f, offset = (vector){0} + 0.001f;
-#define CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
-#define DECLARE(i) vector chain##i = (vector){0} + (float)(i);
-#define STEP(i) chain##i = chain##i * scale + offset;
-#define SUM(i) + chain##i
-  CHAINS(DECLARE)
-  for (int64_t r = begin; r < end; r++)
-    for (int64_t i = 0; i < job->iterations; i++) {
-      CHAINS(STEP)
-    }
-  vector total = (vector){0} CHAINS(SUM);
-  float sum = 0;
-  for (int l = 0; l < 16; l++) sum += total[l];
-  job->sink[worker * 16] = sum;
-#undef CHAINS
-#undef DECLARE
-#undef STEP
-#undef SUM
-}
-
-/* FMA peak in GFLOP/s (2 FLOPs per lane per FMA), or 0 without AVX-512. */
+/* FMA peak: the kernel layer's measurement, best of three. */
 static double measure_fma_peak(vlm_thread_pool *pool) {
-  if (!__builtin_cpu_supports("avx512f")) return 0;
-  int workers = vlm_thread_pool_size(pool);
-  fma_job job = {.iterations = 2000000};
-  double best = 1e30;
+  double best = 0;
   for (int pass = 0; pass < 3; pass++) {
-    double start = now_seconds();
-    vlm_thread_pool_parallel_for(pool, workers, 1, fma_range_avx512, &job);
-    double elapsed = now_seconds() - start;
-    if (elapsed < best) best = elapsed;
+    double gflops = cpu_measure_fma_peak_gflops(pool);
+    if (gflops > best) best = gflops;
   }
-  double flops = (double)workers * (double)job.iterations * 16 * 16 * 2;
-  return flops / best / 1e9;
+  return best;
 }
 
 /* ---------------------------------------------------------------------- */

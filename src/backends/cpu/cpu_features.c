@@ -7,6 +7,11 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#include <immintrin.h>
+#include <time.h>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "core/thread_pool.h"
 #define CPU_FEATURES_X86 1
 #endif
 
@@ -108,4 +113,34 @@ const char *cpu_kernel_path_name(cpu_kernel_path path) {
     case CPU_KERNEL_PATH_AVX512: return "avx512";
     default: return "automatic";
   }
+}
+
+/* ---- Machine limits ------------------------------------------------------ */
+
+#define FMA_CHAINS 12
+#define FMA_ITERATIONS 20000000
+
+__attribute__((target("avx512f"))) static void fma_worker(void *context, int64_t begin,
+                                                         int64_t end, int worker) {
+  __m512 accumulators[FMA_CHAINS], scale = _mm512_set1_ps(0.999f), add = _mm512_set1_ps(0.001f);
+  for (int j = 0; j < FMA_CHAINS; j++) accumulators[j] = _mm512_set1_ps((float)j);
+  for (int64_t i = begin; i < end; i++)
+#pragma GCC unroll 12
+    for (int j = 0; j < FMA_CHAINS; j++)
+      accumulators[j] = _mm512_fmadd_ps(accumulators[j], scale, add);
+  float *sink = context;
+  for (int j = 0; j < FMA_CHAINS; j++) sink[worker] += _mm512_reduce_add_ps(accumulators[j]);
+}
+
+double cpu_measure_fma_peak_gflops(vlm_thread_pool *pool) {
+  if (!cpu_features_detect()->avx512) return 0;
+  int workers = vlm_thread_pool_size(pool);
+  float sink[VLM_THREAD_POOL_MAX_THREADS] = {0};
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  vlm_thread_pool_parallel_for(pool, (int64_t)FMA_ITERATIONS * workers, FMA_ITERATIONS,
+                               fma_worker, sink);
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;
+  return 2.0 * 16 * FMA_CHAINS * (double)FMA_ITERATIONS * workers / seconds / 1e9;
 }

@@ -34,6 +34,13 @@
 #include "io/config.h"
 #include "vlm.h"
 
+/* ---- Machine limits (cpu_features.c) ------------------------------------- */
+
+/* The FMA peak of the pool's workers in GFLOP/s: 12 independent chains of
+ * 16-lane fmas per worker, all in registers; 0 without AVX-512. The
+ * denominator for GEMM and prefill efficiency (vlm bench, kernels bench). */
+double cpu_measure_fma_peak_gflops(vlm_thread_pool *pool);
+
 /* ---- Dot product and linear layers (cpu_linear.c) ------------------------ */
 
 /* The 16-lane contract dot product of two f32 vectors (attention scores use
