@@ -1,8 +1,10 @@
-/* Text generation from a checkpoint directory: the model's chat template,
- * its tokenizer, the text decoder on the cpu backend, and sampling, in one
- * call. `vlm run` is a thin client of this header. (Image and audio inputs
- * arrive with their families' encoders; a request carrying them is refused
- * until then, never silently answered from the text alone.) */
+/* Generation from a checkpoint directory: the model's chat template, its
+ * tokenizer, the vision encoder and projector where the family has one, the
+ * text decoder on the cpu backend, and sampling, in one call. `vlm run` is
+ * a thin client of this header. Images arrive already preprocessed (the
+ * family's image processor gives pixel_values); a request with images for a
+ * model without a vision path, or with audio, is refused, never silently
+ * answered from the text alone. */
 #ifndef VLM_GENERATE_H
 #define VLM_GENERATE_H
 
@@ -46,6 +48,14 @@ void vlm_generator_release(vlm_generator *generator);
  * does not sample), seed 0. */
 vlm_sampling_params vlm_generator_default_sampling(const vlm_generator *generator);
 
+/* One preprocessed image: f32 [channels, height, width], normalized as
+ * the family's image processor leaves it (Transformers' pixel_values[i]).
+ * Borrowed for the duration of the call. */
+typedef struct vlm_pixel_values {
+  const float *values;
+  int64_t channels, height, width;
+} vlm_pixel_values;
+
 typedef struct vlm_generation_request {
   const char *prompt;          /* the user's message */
   const char *system_prompt;   /* optional system message */
@@ -54,7 +64,14 @@ typedef struct vlm_generation_request {
   vlm_sampling_params sampling;
   const char *const *stop;     /* stop strings (not included in the output) */
   size_t stop_count;
-  int image_count;             /* images are not supported yet: must be 0 */
+  /* Images, in the order of their placeholders. With the chat template each
+   * image becomes an image part of the user message before the text (the
+   * template renders it, "<image>\n" for LLaVA); a raw prompt must hold one
+   * image placeholder per image itself. Each placeholder is expanded to the
+   * family's token count; a placeholder count that differs from
+   * image_count is an error. */
+  const vlm_pixel_values *images;
+  int image_count;
   int audio_count;             /* audio is not supported yet: must be 0 */
   /* Called with each new piece of text (valid UTF-8) as it is generated. */
   void (*on_text)(void *context, const char *text, size_t length);

@@ -111,6 +111,8 @@ static vlm_status bind_weight(executor *state, int32_t index) {
                      node->name, vlm_dtype_name(view.dtype));
   state->values[index].data = view.data;
   state->values[index].dtype = view.dtype;
+  if (state->run->weight_observer)
+    state->run->weight_observer(state->run->weight_observer_context, node->name, &view);
   return VLM_OK;
 }
 
@@ -119,6 +121,8 @@ static vlm_status bind_input(executor *state, int32_t index) {
   const void *data = NULL;
   if (strcmp(node->name, "tokens") == 0) data = state->run->tokens;
   else if (strcmp(node->name, "embeddings") == 0) data = state->run->embeddings;
+  for (int i = 0; !data && i < state->run->input_count; i++)
+    if (strcmp(node->name, state->run->inputs[i].name) == 0) data = state->run->inputs[i].data;
   if (!data)
     return VLM_ERROR(INVALID_ARGUMENT, "graph input '%s' was not provided", node->name);
   state->values[index].data = data;
@@ -310,14 +314,76 @@ static void run_select_rows(executor *state, const vlm_node *node, float *out) {
            row_floats * sizeof(float));
 }
 
+/* ---------------------------------------------------------------------- */
+/* Encoder operations                                                      */
+/* ---------------------------------------------------------------------- */
+
+/* Each sequence (image) attends to itself with cpu_attention's non-causal
+ * path: its own k/v rows serve as a cache holding past_count 0 positions. */
+static vlm_status run_full_attention(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *query_node = &state->graph->nodes[node->inputs[0]];
+  int64_t rows = query_node->shape[0], heads = query_node->shape[1], dim = query_node->shape[2];
+  int64_t length = node->params.full_attention.sequence_length;
+  size_t sequence_floats = (size_t)(length * heads * dim);
+  const float *queries = input_f32(state, node, 0), *keys = input_f32(state, node, 1),
+              *values = input_f32(state, node, 2);
+  cpu_attention_shape shape = {.query_count = length, .past_count = 0, .head_count = heads,
+                               .kv_head_count = heads, .head_dim = dim,
+                               .scale = (float)node->params.full_attention.scale, .causal = false};
+  for (int64_t first = 0; first < rows; first += length) {
+    size_t offset = (size_t)(first / length) * sequence_floats;
+    VLM_RETURN_IF_ERROR(cpu_attention(state->run->pool, &shape, queries + offset, keys + offset,
+                                      values + offset, out + offset));
+  }
+  return VLM_OK;
+}
+
+/* Reads element i of a computed (f32) value or a weight in its own dtype. */
+static float value_at(const node_value *value, int64_t index) {
+  return value->dtype == VLM_DTYPE_F32 ? ((const float *)value->data)[index]
+                                       : cpu_load_element(value->data, value->dtype, index);
+}
+
+static void run_prepend_row(executor *state, const vlm_node *node, float *out) {
+  const float *x = input_f32(state, node, 0);
+  const node_value *row = &state->values[node->inputs[1]];
+  int64_t width = node->shape[1], group = node->params.prepend.group_rows;
+  int64_t groups = node->shape[0] / (group + 1);
+  for (int64_t g = 0; g < groups; g++) {
+    float *target = out + (size_t)(g * (group + 1) * width);
+    for (int64_t i = 0; i < width; i++) target[i] = value_at(row, i);
+    memcpy(target + width, x + (size_t)(g * group * width), (size_t)(group * width) * sizeof(float));
+  }
+}
+
+static void run_add_tiled(executor *state, const vlm_node *node, float *out) {
+  const float *a = input_f32(state, node, 0);
+  const node_value *b = &state->values[node->inputs[1]];
+  int64_t count = element_count(node);
+  int64_t period = element_count(&state->graph->nodes[node->inputs[1]]);
+  for (int64_t i = 0; i < count; i++) out[i] = a[i] + value_at(b, i % period);
+}
+
+static void run_concat_columns(executor *state, const vlm_node *node, float *out) {
+  int64_t rows = node->shape[0], width = node->shape[1], column = 0;
+  for (int k = 0; k < node->input_count; k++) {
+    int64_t part_width = state->graph->nodes[node->inputs[k]].shape[1];
+    const float *part = input_f32(state, node, k);
+    for (int64_t r = 0; r < rows; r++)
+      memcpy(out + (size_t)(r * width + column), part + (size_t)(r * part_width),
+             (size_t)part_width * sizeof(float));
+    column += part_width;
+  }
+}
+
 static vlm_status run_node(executor *state, int32_t index) {
   const vlm_node *node = &state->graph->nodes[index];
   switch (node->op) {
     case VLM_OP_WEIGHT: return bind_weight(state, index);
     case VLM_OP_INPUT: return bind_input(state, index);
-    case VLM_OP_RESHAPE:
+    case VLM_OP_RESHAPE: /* an alias: a reshaped weight keeps its dtype */
       state->values[index].data = state->values[node->inputs[0]].data;
-      state->values[index].dtype = VLM_DTYPE_F32;
+      state->values[index].dtype = state->values[node->inputs[0]].dtype;
       return VLM_OK;
     default: break;
   }
@@ -332,6 +398,10 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_ROPE: return run_rope(state, node, out);
     case VLM_OP_ATTENTION: return run_attention(state, node, out);
     case VLM_OP_SELECT_ROWS: run_select_rows(state, node, out); return VLM_OK;
+    case VLM_OP_FULL_ATTENTION: return run_full_attention(state, node, out);
+    case VLM_OP_PREPEND_ROW: run_prepend_row(state, node, out); return VLM_OK;
+    case VLM_OP_ADD_TILED: run_add_tiled(state, node, out); return VLM_OK;
+    case VLM_OP_CONCAT_COLUMNS: run_concat_columns(state, node, out); return VLM_OK;
     default: run_elementwise(state, node, out); return VLM_OK;
   }
 }

@@ -15,6 +15,16 @@
 #include "io/checkpoint.h"
 
 typedef void (*vlm_node_observer)(void *context, const vlm_node *node, const float *values);
+/* Called once per weight node as it is bound to the checkpoint: the record
+ * of exactly which tensors a graph touched (the vision side proves with it
+ * that it never reads a decoder layer). */
+typedef void (*vlm_weight_observer)(void *context, const char *name, const vlm_tensor *view);
+
+/* A graph input other than "tokens" / "embeddings", by node name. */
+typedef struct vlm_graph_input_binding {
+  const char *name;
+  const void *data;
+} vlm_graph_input_binding;
 
 typedef struct vlm_cpu_graph_run {
   const vlm_graph *graph;
@@ -24,8 +34,12 @@ typedef struct vlm_cpu_graph_run {
   int64_t max_position_embeddings; /* for dynamic RoPE */
   const int32_t *tokens;           /* input "tokens" */
   const float *embeddings;         /* input "embeddings" */
+  const vlm_graph_input_binding *inputs; /* further named inputs (e.g. "patches") */
+  int input_count;
   vlm_node_observer observer;
   void *observer_context;
+  vlm_weight_observer weight_observer;
+  void *weight_observer_context;
 } vlm_cpu_graph_run;
 
 /* Executes the graph and copies its output node (f32) into `output`. */

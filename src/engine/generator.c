@@ -12,6 +12,7 @@
 #include "core/thread_pool.h"
 #include "engine/sampling.h"
 #include "engine/text_model.h"
+#include "engine/vision_model.h"
 #include "io/config.h"
 #include "io/json.h"
 #include "vlm/chat_template.h"
@@ -24,6 +25,8 @@ struct vlm_generator {
   char *model_dir;
   vlm_thread_pool *pool;
   vlm_text_model *model;
+  vlm_vision_model *vision;         /* opened by the first request with images */
+  const vlm_allocator *allocator;
   vlm_tokenizer *tokenizer;
   vlm_chat_template *chat_template; /* NULL when the model has none */
   vlm_generation_config generation;
@@ -54,6 +57,7 @@ vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options
   vlm_generator *generator = calloc(1, sizeof(*generator));
   if (!generator) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   generator->model_dir = strdup(model_dir);
+  generator->allocator = options->allocator;
   vlm_status status = vlm_thread_pool_create(options->thread_count, options->allocator, &generator->pool);
   vlm_text_model_options model_options = {.slot_count = 1, .capacity = options->capacity,
                                           .prefill_chunk = options->prefill_chunk,
@@ -85,6 +89,7 @@ void vlm_generator_release(vlm_generator *generator) {
   vlm_tokenizer_release(generator->tokenizer);
   vlm_generation_config_release(&generator->generation);
   vlm_text_model_release(generator->model);
+  vlm_vision_model_release(generator->vision);
   vlm_thread_pool_release(generator->pool);
   free(generator->model_dir);
   free(generator);
@@ -126,7 +131,17 @@ static vlm_status render_prompt(const vlm_generator *generator, const vlm_genera
     vlm_sb_append_literal(&messages, "},");
   }
   vlm_sb_append_literal(&messages, "{\"role\":\"user\",\"content\":");
-  vlm_sb_append_json_string(&messages, request->prompt, strlen(request->prompt));
+  if (request->image_count > 0) {
+    /* Image parts first, as the oracle's messages: the template decides
+     * where they render (LLaVA's puts every image before the text). */
+    vlm_sb_append_literal(&messages, "[");
+    for (int i = 0; i < request->image_count; i++) vlm_sb_append_literal(&messages, "{\"type\":\"image\"},");
+    vlm_sb_append_literal(&messages, "{\"type\":\"text\",\"text\":");
+    vlm_sb_append_json_string(&messages, request->prompt, strlen(request->prompt));
+    vlm_sb_append_literal(&messages, "}]");
+  } else {
+    vlm_sb_append_json_string(&messages, request->prompt, strlen(request->prompt));
+  }
   vlm_sb_append_literal(&messages, "}]");
   char *json = vlm_sb_finish(&messages);
   if (!json) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -202,8 +217,8 @@ static vlm_status decode_loop(vlm_generator *generator, decode_state *state, flo
 
 static vlm_status check_request(const vlm_generation_request *request) {
   if (!request->prompt) return VLM_ERROR(INVALID_ARGUMENT, "the request has no prompt");
-  if (request->image_count > 0)
-    return VLM_ERROR(UNIMPLEMENTED, "image input is not supported yet; the request has %d image(s)",
+  if (request->image_count < 0 || (request->image_count > 0 && !request->images))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives no pixel values",
                      request->image_count);
   if (request->audio_count > 0)
     return VLM_ERROR(UNIMPLEMENTED, "audio input is not supported yet; the request has %d clip(s)",
@@ -212,10 +227,64 @@ static vlm_status check_request(const vlm_generation_request *request) {
   return vlm_sampling_params_validate(&request->sampling);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Images                                                                  */
+/* ---------------------------------------------------------------------- */
+
+/* The vision side loads on first use, so text-only use never maps or
+ * validates vision weights; a family without a vision path is refused
+ * here by name. */
+static vlm_status ensure_vision(vlm_generator *generator, int image_count) {
+  if (generator->vision) return VLM_OK;
+  vlm_vision_model_options options = {.pool = generator->pool, .allocator = generator->allocator};
+  vlm_status status = vlm_vision_model_open(generator->model_dir, &options, &generator->vision);
+  if (vlm_status_code_of(status) == VLM_STATUS_UNIMPLEMENTED) {
+    vlm_status_free(status);
+    return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no image input; the request has %d image(s)",
+                     vlm_text_model_config(generator->model)->model_type, image_count);
+  }
+  return status;
+}
+
+/* Replaces each image placeholder of `ids` by the family's token count
+ * (in place of the caller's ids), refusing a count that differs from the
+ * request's images. */
+static vlm_status expand_image_placeholders(vlm_generator *generator, const vlm_generation_request *request,
+                                            vlm_token_ids *ids) {
+  int32_t *expanded = NULL;
+  int64_t count = 0;
+  VLM_RETURN_IF_ERROR(vlm_vision_model_expand_placeholders(generator->vision, ids->ids, (int64_t)ids->count,
+                                                           request->image_count, &expanded, &count));
+  vlm_token_ids_release(ids);
+  ids->ids = expanded;
+  ids->count = ids->capacity = (size_t)count;
+  return VLM_OK;
+}
+
+/* Vision encoder + projector, merge into the token embeddings, then the
+ * decoder's embeddings_prefill. */
+static vlm_status prefill_with_images(vlm_generator *generator, const vlm_generation_request *request,
+                                      const int32_t *ids, int64_t count, const vlm_prefill_logits *out) {
+  int64_t width = vlm_vision_model_output_width(generator->vision);
+  int64_t rows = request->image_count * vlm_vision_model_tokens_per_image(generator->vision);
+  float *features = malloc((size_t)(rows * width) * sizeof(float));
+  float *embeddings = malloc((size_t)(count * width) * sizeof(float));
+  vlm_status status = features && embeddings ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status) status = vlm_vision_model_encode(generator->vision, request->images, request->image_count, features);
+  if (!status) status = vlm_vision_model_merge(generator->vision, ids, count, features, rows, embeddings);
+  free(features);
+  vlm_embeddings_prefill_input input = {.embeddings = embeddings, .row_count = count};
+  if (!status) status = vlm_text_model_embeddings_prefill(generator->model, 0, &input, out);
+  free(embeddings);
+  return status;
+}
+
 vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *request,
                         vlm_generation_result *out_result) {
   memset(out_result, 0, sizeof(*out_result));
   VLM_RETURN_IF_ERROR(check_request(request));
+  /* Before rendering: a family without a vision path is refused by name. */
+  if (request->image_count > 0) VLM_RETURN_IF_ERROR(ensure_vision(generator, request->image_count));
   double start = now_seconds();
   char *prompt = NULL;
   size_t prompt_length = 0;
@@ -226,7 +295,11 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
   vlm_token_ids ids = {0};
   vlm_status status = vlm_tokenizer_encode(generator->tokenizer, prompt, prompt_length, !templated, &ids);
   free(prompt);
-  if (status) return status;
+  if (!status && request->image_count > 0) status = expand_image_placeholders(generator, request, &ids);
+  if (status) {
+    vlm_token_ids_release(&ids);
+    return status;
+  }
   int64_t max_tokens = request->max_tokens ? request->max_tokens
                        : generator->generation.max_new_tokens ? generator->generation.max_new_tokens
                                                               : DEFAULT_MAX_TOKENS;
@@ -257,7 +330,9 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
     vlm_text_model_clear_slot(generator->model, 0);
     vlm_prefill_logits out = {.last_row = logits};
     start = now_seconds();
-    status = vlm_text_model_token_prefill(generator->model, 0, ids.ids, (int64_t)ids.count, NULL, &out);
+    status = request->image_count > 0
+                 ? prefill_with_images(generator, request, ids.ids, (int64_t)ids.count, &out)
+                 : vlm_text_model_token_prefill(generator->model, 0, ids.ids, (int64_t)ids.count, NULL, &out);
     out_result->prefill_seconds = now_seconds() - start;
   }
   if (!status) {

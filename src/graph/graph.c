@@ -17,6 +17,8 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_GATED] = "gated",           [VLM_OP_ROPE] = "rope",
     [VLM_OP_ATTENTION] = "attention",   [VLM_OP_SOFTCAP] = "softcap",
     [VLM_OP_RESHAPE] = "reshape",       [VLM_OP_SELECT_ROWS] = "select_rows",
+    [VLM_OP_FULL_ATTENTION] = "full_attention", [VLM_OP_PREPEND_ROW] = "prepend_row",
+    [VLM_OP_ADD_TILED] = "add_tiled",   [VLM_OP_CONCAT_COLUMNS] = "concat_columns",
 };
 
 const char *vlm_op_name(vlm_op op) {
@@ -359,6 +361,76 @@ int32_t vlm_graph_select_rows(vlm_graph *graph, int32_t x, const int32_t *rows, 
   node->shape[0] = count;
   node->params.select.rows = copy;
   node->params.select.count = count;
+  return finish(graph, node);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Encoder operations                                                      */
+/* ---------------------------------------------------------------------- */
+
+int32_t vlm_graph_full_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                 int64_t sequence_length, double scale, const char *name, ...) {
+  int32_t inputs[3] = {query, key, value};
+  BUILD(VLM_OP_FULL_ATTENTION, inputs, 3);
+  const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1),
+                 *v = input_node(graph, node, 2);
+  if (q->rank != 3 || !same_shape(q, k) || !same_shape(q, v))
+    return shape_error(graph, node, "needs q, k, v of one shape [rows, heads, dim]");
+  if (sequence_length <= 0 || q->shape[0] % sequence_length != 0)
+    return shape_error(graph, node, "rows are not a whole number of sequences");
+  node->rank = 2;
+  node->shape[0] = q->shape[0];
+  node->shape[1] = q->shape[1] * q->shape[2];
+  node->params.full_attention.scale = scale;
+  node->params.full_attention.sequence_length = sequence_length;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_prepend_row(vlm_graph *graph, int32_t x, int32_t row, int64_t group_rows,
+                              const char *name, ...) {
+  int32_t inputs[2] = {x, row};
+  BUILD(VLM_OP_PREPEND_ROW, inputs, 2);
+  const vlm_node *x_node = input_node(graph, node, 0);
+  if (x_node->rank != 2 || !matches_last_dimension(x_node, input_node(graph, node, 1)))
+    return shape_error(graph, node, "needs x [rows, width] and a [width] row");
+  if (group_rows <= 0 || x_node->shape[0] % group_rows != 0)
+    return shape_error(graph, node, "rows are not a whole number of groups");
+  node->rank = 2;
+  node->shape[0] = x_node->shape[0] / group_rows * (group_rows + 1);
+  node->shape[1] = x_node->shape[1];
+  node->params.prepend.group_rows = group_rows;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_add_tiled(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...) {
+  int32_t inputs[2] = {a, b};
+  BUILD(VLM_OP_ADD_TILED, inputs, 2);
+  const vlm_node *a_node = input_node(graph, node, 0), *b_node = input_node(graph, node, 1);
+  if (a_node->rank != 2 || b_node->rank != 2 || a_node->shape[1] != b_node->shape[1] ||
+      b_node->shape[0] <= 0 || a_node->shape[0] % b_node->shape[0] != 0)
+    return shape_error(graph, node, "needs a [rows, width] and b [period, width], period dividing rows");
+  copy_shape(node, a_node);
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_concat_columns(vlm_graph *graph, const int32_t *inputs, int count,
+                                 const char *name, ...) {
+  if (count < 1 || count > VLM_GRAPH_MAX_INPUTS) {
+    if (graph->error) return -1;
+    return fail(graph, VLM_ERROR(INTERNAL, "graph: concat_columns of %d inputs", count));
+  }
+  BUILD(VLM_OP_CONCAT_COLUMNS, inputs, count);
+  const vlm_node *first = input_node(graph, node, 0);
+  int64_t width = 0;
+  for (int i = 0; i < count; i++) {
+    const vlm_node *part = input_node(graph, node, i);
+    if (part->rank != 2 || part->shape[0] != first->shape[0])
+      return shape_error(graph, node, "needs [rows, width] inputs with equal rows");
+    width += part->shape[1];
+  }
+  node->rank = 2;
+  node->shape[0] = first->shape[0];
+  node->shape[1] = width;
   return finish(graph, node);
 }
 

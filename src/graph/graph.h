@@ -49,6 +49,11 @@ typedef enum vlm_op {
   VLM_OP_SOFTCAP,      /* cap * tanh(x / cap)                                  */
   VLM_OP_RESHAPE,      /* same data, new shape                                 */
   VLM_OP_SELECT_ROWS,  /* keep the listed rows (e.g. last row of a chunk)      */
+  /* Encoders (vision towers): whole sequences per step, no KV cache. */
+  VLM_OP_FULL_ATTENTION, /* bidirectional attention within each sequence of rows */
+  VLM_OP_PREPEND_ROW,    /* a [width] vector in front of every group of rows   */
+  VLM_OP_ADD_TILED,      /* a [rows, w] + b [period, w] repeated down the rows */
+  VLM_OP_CONCAT_COLUMNS, /* [rows, w1] ++ [rows, w2] ... along the last dim    */
   VLM_OP_COUNT
 } vlm_op;
 
@@ -89,6 +94,11 @@ typedef struct vlm_node {
       double softcap;               /* 0: none */
     } attention;
     struct { const int32_t *rows; int64_t count; } select;
+    struct {
+      double scale;
+      int64_t sequence_length;      /* rows per sequence (one image) */
+    } full_attention;
+    struct { int64_t group_rows; } prepend;
   } params;
 } vlm_node;
 
@@ -172,6 +182,27 @@ int32_t vlm_graph_reshape(vlm_graph *graph, int32_t x, int rank, const int64_t *
 /* Rows are copied into the graph. */
 int32_t vlm_graph_select_rows(vlm_graph *graph, int32_t x, const int32_t *rows, int64_t count,
                               const char *name, ...) __attribute__((format(printf, 5, 6)));
+
+/* Bidirectional attention without a KV cache: the rows form sequences of
+ * `sequence_length` consecutive rows (one image each), and every row attends
+ * to every row of its own sequence (no mask). q, k, v [rows, heads, dim]
+ * with equal heads; the result is [rows, heads * dim]. */
+int32_t vlm_graph_full_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                 int64_t sequence_length, double scale, const char *name, ...)
+    __attribute__((format(printf, 7, 8)));
+/* x [groups * group_rows, width] and row [width]: the result holds, for
+ * each group, `row` followed by the group's rows (CLIP's class token in
+ * front of each image's patches). */
+int32_t vlm_graph_prepend_row(vlm_graph *graph, int32_t x, int32_t row, int64_t group_rows,
+                              const char *name, ...) __attribute__((format(printf, 5, 6)));
+/* a [rows, width] + b [period, width] where period divides rows: b repeats
+ * down a (position embeddings added to every image of a batch). */
+int32_t vlm_graph_add_tiled(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Concatenates 1..VLM_GRAPH_MAX_INPUTS [rows, width_i] along the last
+ * dimension (LLaVA's list of vision feature layers). */
+int32_t vlm_graph_concat_columns(vlm_graph *graph, const int32_t *inputs, int count,
+                                 const char *name, ...) __attribute__((format(printf, 4, 5)));
 
 /* A readable listing, one node per line, for debugging and golden tests. */
 char *vlm_graph_format(const vlm_graph *graph);

@@ -64,6 +64,7 @@ const vlm_expected_tensor *vlm_manifest_find(const vlm_tensor_manifest *manifest
                                              const char *name);
 
 struct vlm_decoder_description;
+struct vlm_vision_description;
 
 typedef struct vlm_family {
   const char *model_type;   /* config.json model_type */
@@ -79,6 +80,11 @@ typedef struct vlm_family {
    * (src/models/decoder.h); NULL while the family's decoder is not wired. */
   void (*describe_decoder)(const vlm_model_config *config,
                            struct vlm_decoder_description *out);
+  /* Describes the vision encoder and projector for the shared vision graph
+   * (src/models/vision_encoder.h), refusing config values it cannot honour;
+   * NULL while the family's vision path is not wired. */
+  vlm_status (*describe_vision)(const vlm_model_config *config,
+                                struct vlm_vision_description *out);
 } vlm_family;
 
 /* The family for a model_type, or NULL when no family declares it. */

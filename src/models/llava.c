@@ -1,16 +1,35 @@
 /* LLaVA-1.5: CLIP ViT-L/14-336 tower, a two-layer GELU projector, and a
  * Llama decoder. */
+#include <string.h>
+
+#include "core/status.h"
 #include "models/decoder.h"
+#include "models/vision_encoder.h"
 
 #define SHAPE VLM_SHAPE
+
+/* Transformers 5 loads CLIPVisionModel without its "vision_model." level
+ * (conversion_mapping: PrefixChange), so the canonical tower names are
+ * "model.vision_tower.embeddings...". Checkpoints saved by Transformers 4
+ * (every published llava-hf model) keep "vision_tower.vision_model." at the
+ * top level. First match wins, so the longer prefixes come first. */
+static const vlm_name_rename llava_renames[] = {
+    {"language_model.model.", "model.language_model."},
+    {"language_model.lm_head.", "lm_head."},
+    {"vision_tower.vision_model.", "model.vision_tower."},
+    {"model.vision_tower.vision_model.", "model.vision_tower."},
+    {"vision_tower.", "model.vision_tower."},
+    {"multi_modal_projector.", "model.multi_modal_projector."},
+};
+
+#define TOWER_PREFIX "model.vision_tower."
 
 static vlm_status declare_tensors(const vlm_model_config *config,
                                   vlm_tensor_manifest *manifest) {
   static const vlm_decoder_layout layout = {0};
   vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings,
                            "model.language_model.", &layout);
-  vlm_declare_vision_transformer(manifest, &config->vision, VLM_VIT_CLIP,
-                                 "model.vision_tower.vision_model.");
+  vlm_declare_vision_transformer(manifest, &config->vision, VLM_VIT_CLIP, TOWER_PREFIX);
   /* With a list of feature layers their outputs are concatenated. */
   int64_t layers = config->vision_feature_layers.count ? (int64_t)config->vision_feature_layers.count : 1;
   int64_t in = config->vision.hidden_size * layers, out = config->text.hidden_size;
@@ -29,12 +48,46 @@ static void describe_decoder(const vlm_model_config *config, vlm_decoder_descrip
                                    .prefix = "model.language_model.", .embedding_scale = 1.0};
 }
 
+/* vision_feature_layer indexes hidden_states (embeddings output first, so
+ * num_hidden_layers + 1 entries; negative counts from the end), an int or a
+ * list; vision_feature_select_strategy "default" drops the class token. */
+static vlm_status describe_vision(const vlm_model_config *config, vlm_vision_description *out) {
+  memset(out, 0, sizeof(*out));
+  *out = (vlm_vision_description){.vision = &config->vision,
+                                  .tower_prefix = TOWER_PREFIX,
+                                  .projector_prefix = "model.multi_modal_projector.",
+                                  .projector_bias = config->multimodal_projector_bias,
+                                  .text_hidden_size = config->text.hidden_size};
+  const char *strategy = config->vision_feature_select_strategy ? config->vision_feature_select_strategy : "default";
+  if (strcmp(strategy, "default") != 0 && strcmp(strategy, "full") != 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "config.json: vision_feature_select_strategy '%s' is neither 'default' nor 'full'",
+                     strategy);
+  out->keep_class_token = strcmp(strategy, "full") == 0;
+  const char *activation = config->projector_hidden_act ? config->projector_hidden_act : "gelu";
+  if (!vlm_activation_from_name(activation, &out->projector_activation))
+    return VLM_ERROR(UNIMPLEMENTED, "config.json: projector_hidden_act '%s' is not supported", activation);
+  const vlm_index_list *layers = &config->vision_feature_layers;
+  if (layers->count < 1 || layers->count > VLM_VISION_MAX_FEATURE_LAYERS)
+    return VLM_ERROR(INVALID_ARGUMENT, "config.json: vision_feature_layer has %zu entries (1..%d supported)",
+                     layers->count, VLM_VISION_MAX_FEATURE_LAYERS);
+  int64_t states = config->vision.num_hidden_layers + 1;
+  for (size_t i = 0; i < layers->count; i++) {
+    int64_t index = layers->values[i] < 0 ? states + layers->values[i] : layers->values[i];
+    if (index < 0 || index >= states)
+      return VLM_ERROR(INVALID_ARGUMENT, "config.json: vision_feature_layer %lld is outside the %lld hidden states",
+                       (long long)layers->values[i], (long long)states);
+    out->feature_layers[out->feature_layer_count++] = index;
+  }
+  return VLM_OK;
+}
+
 const vlm_family vlm_family_llava = {
     .model_type = "llava",
     .display_name = "LLaVA-1.5",
     .has_vision = true,
-    .renames = vlm_composite_v4_renames,
-    .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
+    .renames = llava_renames,
+    .rename_count = sizeof(llava_renames) / sizeof(llava_renames[0]),
     .declare_tensors = declare_tensors,
     .describe_decoder = describe_decoder,
+    .describe_vision = describe_vision,
 };

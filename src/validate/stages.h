@@ -28,4 +28,17 @@ vlm_status vlm_stage_position_ids(const vlm_compare_context *context,
 vlm_status vlm_stage_text(const vlm_compare_context *context, const vlm_golden_stage *stage,
                           vlm_stage_result *result);
 
+/* stage_vision.c: the vision tower, features and projector on the golden
+ * pixel values, and input_embeddings (merged for image cases). */
+vlm_status vlm_stage_vision_encoder(const vlm_compare_context *context,
+                                    const vlm_golden_stage *stage, vlm_stage_result *result);
+vlm_status vlm_stage_vision_features(const vlm_compare_context *context,
+                                     const vlm_golden_stage *stage, vlm_stage_result *result);
+vlm_status vlm_stage_projector(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                               vlm_stage_result *result);
+vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
+                                             const vlm_golden_stage *stage,
+                                             vlm_stage_result *result);
+
+
 #endif

@@ -59,7 +59,7 @@ r=json.load(open(sys.argv[1]))
 assert r[\"first_divergent_stage\"] is None and r[\"matched\"]>=1
 stages={s[\"name\"]:s for s in r[\"stages\"]}
 assert stages[\"checkpoint\"][\"result\"]==\"match\" and stages[\"checkpoint\"][\"compared\"]>20
-assert stages[\"projector\"][\"result\"]==\"not_implemented\"
+assert stages[\"projector\"][\"result\"]==\"match\" and stages[\"vision_encoder\"][\"result\"]==\"match\"
 ' '$work/out'"
 check require_all_fails_while_stages_are_missing bash -c \
   "run 1 compare --golden '$goldens/llava/one_image' --require-all && err_has 'not implemented yet'"

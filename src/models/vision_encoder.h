@@ -1,0 +1,65 @@
+/* The shared vision-encoder graph: a ViT tower (CLIP today: patch embedding
+ * as a linear over host-side patches, class token, position embeddings,
+ * pre-layernorm, pre-norm encoder layers) followed by the family's
+ * feature selection and projector into the text model's hidden size.
+ *
+ * Like the decoder graph (decoder.h), nodes are named after the
+ * Transformers modules whose output they hold
+ * ("model.vision_tower.vision_model.encoder.layers.0",
+ * "model.multi_modal_projector.linear_2"), so intermediates compare with
+ * goldens by name. Only the encoder layers the selected feature layers need
+ * are built: LLaVA's -2 skips the last layer, as its output is never read. */
+#ifndef VLM_MODELS_VISION_ENCODER_H
+#define VLM_MODELS_VISION_ENCODER_H
+
+#include "graph/graph.h"
+#include "io/config.h"
+
+#define VLM_VISION_MAX_FEATURE_LAYERS VLM_GRAPH_MAX_INPUTS
+
+typedef struct vlm_vision_description {
+  const vlm_vision_config *vision;
+  const char *tower_prefix;      /* "model.vision_tower.vision_model." */
+  const char *projector_prefix;  /* "model.multi_modal_projector." */
+  /* Indices into Transformers' hidden_states tuple (0 = the pre-layernorm
+   * output, i = encoder layer i - 1), already made non-negative. Several
+   * are concatenated along the features. */
+  int64_t feature_layers[VLM_VISION_MAX_FEATURE_LAYERS];
+  int feature_layer_count;
+  bool keep_class_token;         /* select strategy "full"; "default" drops it */
+  vlm_activation projector_activation;
+  bool projector_bias;
+  int64_t text_hidden_size;
+} vlm_vision_description;
+
+/* Patches per image and feature rows (placeholder tokens) per image. */
+int64_t vlm_vision_patch_count(const vlm_vision_description *description);
+int64_t vlm_vision_tokens_per_image(const vlm_vision_description *description);
+/* Values per patch: channels * patch * patch, in [channel, row, column]
+ * order (the conv weight's order). */
+int64_t vlm_vision_patch_width(const vlm_vision_description *description);
+
+/* Where the interesting intermediates are in a built graph. */
+typedef struct vlm_vision_graph_nodes {
+  int32_t hidden_states[VLM_VISION_MAX_FEATURE_LAYERS]; /* one per feature layer */
+  int32_t features;   /* selected (and concatenated) features [images * tokens, width] */
+  int32_t projector;  /* the graph output [images * tokens, text hidden] */
+  /* The same nodes by name, for observers (which see nodes, not indices). */
+  char hidden_state_names[VLM_VISION_MAX_FEATURE_LAYERS][VLM_GRAPH_NAME_LENGTH];
+  char features_name[VLM_GRAPH_NAME_LENGTH];
+  char projector_name[VLM_GRAPH_NAME_LENGTH];
+} vlm_vision_graph_nodes;
+
+/* Builds the graph for `image_count` images. Input "patches" (f32
+ * [images * patches, patch width], see vlm_vision_patchify); output the
+ * projected features, image after image. */
+vlm_status vlm_build_vision_graph(const vlm_vision_description *description, int64_t image_count,
+                                  vlm_graph *graph, vlm_vision_graph_nodes *out_nodes);
+
+/* pixel_values [channels, height, width] -> patches [patches, patch width]
+ * in row-major patch order, as Conv2d(stride = kernel = patch) then
+ * flatten(2).transpose(1, 2) lays them out. */
+void vlm_vision_patchify(const float *pixel_values, int64_t channels, int64_t height,
+                         int64_t width, int64_t patch, float *out_patches);
+
+#endif
