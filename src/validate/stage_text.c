@@ -7,6 +7,7 @@
 
 #include "core/status.h"
 #include "io/json.h"
+#include "engine/vision_model.h"
 #include "validate/compare.h"
 #include "validate/stages.h"
 #include "vlm/chat_template.h"
@@ -16,10 +17,29 @@ static const char *manifest_string(const vlm_compare_context *context, const cha
   return vlm_json_get_string(vlm_json_object_get(context->golden->manifest.root, key));
 }
 
-/* Cases with images need placeholder expansion by the image processor. */
-static bool has_images(const vlm_compare_context *context) {
+/* The number of images in the case (their placeholders get expanded). */
+static int image_count(const vlm_compare_context *context) {
   const vlm_json_value *images = vlm_json_object_get(context->golden->manifest.root, "images");
-  return images && images->type == VLM_JSON_ARRAY && images->as.array.count > 0;
+  return images && images->type == VLM_JSON_ARRAY ? (int)images->as.array.count : 0;
+}
+
+/* Expands each image placeholder to the family's token count, as the
+ * processor does before the model sees the prompt. */
+static vlm_status expand_placeholders(const vlm_compare_context *context, int images,
+                                      vlm_token_ids *ids) {
+  vlm_vision_model_options options = {.allocator = context->allocator};
+  vlm_vision_model *vision = NULL;
+  VLM_RETURN_IF_ERROR(vlm_vision_model_open(context->model_directory, &options, &vision));
+  int32_t *expanded = NULL;
+  int64_t expanded_count = 0;
+  vlm_status status = vlm_vision_model_expand_placeholders(vision, ids->ids, (int64_t)ids->count,
+                                                           images, &expanded, &expanded_count);
+  vlm_vision_model_release(vision);
+  if (status) return status;
+  vlm_token_ids_release(ids);
+  ids->ids = expanded;
+  ids->count = ids->capacity = (size_t)expanded_count;
+  return VLM_OK;
 }
 
 /* Renders the manifest's messages with the model's template and checks the
@@ -58,18 +78,14 @@ static vlm_status tokenize_prompt(const vlm_compare_context *context, vlm_token_
   memset(ids, 0, sizeof(*ids));
   const char *prompt = manifest_string(context, "prompt");
   if (!prompt) return VLM_ERROR(DATA_LOSS, "the golden manifest has no \"prompt\"");
-  if (has_images(context)) {
-    result->outcome = VLM_STAGE_NOT_IMPLEMENTED;
-    snprintf(result->detail, sizeof(result->detail),
-             "image placeholders are expanded by the image processor, not implemented yet");
-    return VLM_OK;
-  }
   bool add_special = false;
   vlm_json_get_bool(vlm_json_object_get(context->golden->manifest.root, "add_special_tokens"), &add_special);
   vlm_tokenizer *tokenizer = NULL;
   VLM_RETURN_IF_ERROR(vlm_tokenizer_create(context->model_directory, NULL, &tokenizer));
   vlm_status status = vlm_tokenizer_encode(tokenizer, prompt, strlen(prompt), add_special, ids);
   vlm_tokenizer_release(tokenizer);
+  int images = image_count(context);
+  if (!status && images > 0) status = expand_placeholders(context, images, ids);
   if (!status) status = check_template(context, prompt, result);
   return status;
 }
