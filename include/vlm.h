@@ -154,5 +154,6 @@ void vlm_model_report_release(vlm_model_report *report);
 #include "vlm/chat_template.h"
 #include "vlm/generate.h"
 #include "vlm/tokenizer.h"
+#include "vlm/media.h"
 
 #endif /* VLM_H */

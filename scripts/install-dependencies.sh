@@ -8,6 +8,7 @@ packages=(
   python3                            # test scripts (JSON checks)
   python3-venv                       # tools/oracle: venv for the config-defaults cross-check
   libonig-dev libutf8proc-dev        # tokenizer: regex engine, Unicode normalization
+  libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev  # media: image decoding
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -16,6 +16,8 @@ typedef struct stage_entry {
 
 static const stage_entry stages[] = {
     {"checkpoint", vlm_stage_checkpoint},
+    {"processor.pixel_values", vlm_stage_processor_pixel_values},
+    {"processor_pil.pixel_values", vlm_stage_processor_pil_pixel_values},
     {"input_ids", vlm_stage_input_ids},
     {"attention_mask", vlm_stage_attention_mask},
     {"position_ids", vlm_stage_position_ids},

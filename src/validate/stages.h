@@ -40,5 +40,12 @@ vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
                                              const vlm_golden_stage *stage,
                                              vlm_stage_result *result);
 
+/* stage_processor.c: the CLIP image processors on the fixture images. */
+vlm_status vlm_stage_processor_pixel_values(const vlm_compare_context *context,
+                                            const vlm_golden_stage *stage,
+                                            vlm_stage_result *result);
+vlm_status vlm_stage_processor_pil_pixel_values(const vlm_compare_context *context,
+                                                const vlm_golden_stage *stage,
+                                                vlm_stage_result *result);
 
 #endif

@@ -61,8 +61,16 @@ stages={s[\"name\"]:s for s in r[\"stages\"]}
 assert stages[\"checkpoint\"][\"result\"]==\"match\" and stages[\"checkpoint\"][\"compared\"]>20
 assert stages[\"projector\"][\"result\"]==\"match\" and stages[\"vision_encoder\"][\"result\"]==\"match\"
 ' '$work/out'"
+# A golden naming a stage vlm does not have yet.
+cp -r "$goldens/llama/chat" "$work/future"
+python3 - "$work/future/manifest.json" <<'PY'
+import json, sys
+manifest = json.load(open(sys.argv[1]))
+manifest["stages"].append({"name": "stage_from_the_future"})
+json.dump(manifest, open(sys.argv[1], "w"))
+PY
 check require_all_fails_while_stages_are_missing bash -c \
-  "run 1 compare --golden '$goldens/llava/one_image' --require-all && err_has 'not implemented yet'"
+  "run 1 compare --model '$goldens/../models/llama' --golden '$work/future' --require-all && err_has 'not implemented yet'"
 check require_all_passes_when_every_stage_exists bash -c \
   "run 0 compare --golden '$goldens/llama/chat' --require-all && out_has 'all 9 stages match (0 not implemented yet)'"
 
