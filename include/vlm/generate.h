@@ -56,6 +56,21 @@ typedef struct vlm_pixel_values {
   int64_t channels, height, width;
 } vlm_pixel_values;
 
+/* An image file decoded and preprocessed as the model's image processor
+ * does (the default one AutoProcessor picks in the pinned Transformers). */
+typedef struct vlm_loaded_image {
+  vlm_pixel_values pixel_values; /* points into owned_values */
+  void *owned_values;
+  const vlm_allocator *allocator;
+  double preprocess_seconds;     /* decode + resize + normalize */
+} vlm_loaded_image;
+
+/* Fails with a clear error for a file that is not a supported image, too
+ * large, truncated, or for a model without a vision path. */
+vlm_status vlm_generator_load_image(vlm_generator *generator, const char *path,
+                                    vlm_loaded_image *out_image);
+void vlm_loaded_image_release(vlm_loaded_image *image);
+
 typedef struct vlm_generation_request {
   const char *prompt;          /* the user's message */
   const char *system_prompt;   /* optional system message */
@@ -84,7 +99,8 @@ typedef struct vlm_generation_result {
   int64_t completion_tokens;
   int64_t prompt_tokens;
   const char *finish_reason;   /* "stop" or "length" */
-  double preprocess_seconds;   /* template + tokenization */
+  double preprocess_seconds;   /* template + tokenization + placeholder expansion */
+  double encode_seconds;       /* vision encoder + projector + merge (0 without images) */
   double prefill_seconds;
   double decode_seconds;
 } vlm_generation_result;

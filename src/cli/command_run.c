@@ -7,6 +7,7 @@
 #include "vlm/generate.h"
 
 #define MAX_STOP_STRINGS 8
+#define MAX_IMAGES 8
 
 static void print_usage(FILE *out) {
   fprintf(out,
@@ -17,6 +18,9 @@ static void print_usage(FILE *out) {
           "\n"
           "  --model DIR            the checkpoint directory\n"
           "  --prompt TEXT          the user's message\n"
+          "  --image PATH           an image (JPEG, PNG, WebP, GIF; repeatable, up to %d) for\n"
+          "                         models with a vision path (LLaVA-1.5); with the chat\n"
+          "                         template the images come before the text\n"
           "  --system TEXT          a system message\n"
           "  --raw                  use TEXT as the whole model input (no chat template)\n"
           "  --max-tokens N         completion length limit (default: generation_config's\n"
@@ -29,9 +33,9 @@ static void print_usage(FILE *out) {
           "  --json                 print one JSON object: text, token ids, finish reason,\n"
           "                         usage and timings\n"
           "\n"
-          "Images and audio are not supported by this version; --image/--audio are refused.\n"
+          "Audio is not supported by this version; --audio is refused.\n"
           "Exit status: 0 on success, 1 on any failure (one line on stderr), 2 for usage.\n",
-          MAX_STOP_STRINGS);
+          MAX_IMAGES, MAX_STOP_STRINGS);
 }
 
 static bool parse_float(const char *text, float *out) {
@@ -65,6 +69,8 @@ typedef struct run_arguments {
   float temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
   long long top_k, seed, max_tokens, context;
   const char *stop[MAX_STOP_STRINGS];
+  const char *image_paths[MAX_IMAGES];
+  int image_count;
 } run_arguments;
 
 /* Returns 0, or the exit code of a usage error. */
@@ -94,9 +100,12 @@ static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
     else if (strcmp(name, "--stop") == 0 && value) {
       ok = arguments->request.stop_count < MAX_STOP_STRINGS && value[0];
       if (ok) arguments->stop[arguments->request.stop_count++] = value;
-    } else if (strcmp(name, "--image") == 0 || strcmp(name, "--audio") == 0) {
-      /* Refused, never ignored: this version has no media encoders wired. */
-      fprintf(stderr, "vlm: error: %s is not supported yet: this version generates from text only\n", name);
+    } else if (strcmp(name, "--image") == 0 && value) {
+      ok = arguments->image_count < MAX_IMAGES;
+      if (ok) arguments->image_paths[arguments->image_count++] = value;
+    } else if (strcmp(name, "--audio") == 0) {
+      /* Refused, never ignored: this version has no audio encoder. */
+      fprintf(stderr, "vlm: error: --audio is not supported yet: no audio encoder in this version\n");
       return 1;
     } else {
       return cli_usage_error("run: unknown or incomplete option '%s' (see vlm run --help)", name);
@@ -120,7 +129,7 @@ static void apply_sampling(const run_arguments *arguments, vlm_sampling_params *
   if (arguments->sampling_set[7]) sampling->seed = (uint64_t)arguments->seed;
 }
 
-static void print_json(const vlm_generation_result *result) {
+static void print_json(const vlm_generation_result *result, double image_seconds) {
   printf("{\"text\":\"");
   for (const unsigned char *c = (const unsigned char *)result->text; *c; c++) {
     if (*c == '"' || *c == '\\') printf("\\%c", *c);
@@ -131,11 +140,13 @@ static void print_json(const vlm_generation_result *result) {
   printf("\",\"tokens\":[");
   for (int64_t i = 0; i < result->completion_tokens; i++) printf("%s%d", i ? "," : "", result->tokens[i]);
   printf("],\"finish_reason\":\"%s\",\"usage\":{\"prompt_tokens\":%lld,\"completion_tokens\":%lld,"
-         "\"total_tokens\":%lld},\"timings\":{\"preprocess_seconds\":%.6f,\"prefill_seconds\":%.6f,"
+         "\"total_tokens\":%lld},\"timings\":{\"image_preprocess_seconds\":%.6f,"
+         "\"preprocess_seconds\":%.6f,\"encode_seconds\":%.6f,\"prefill_seconds\":%.6f,"
          "\"decode_seconds\":%.6f}}\n",
          result->finish_reason, (long long)result->prompt_tokens, (long long)result->completion_tokens,
-         (long long)(result->prompt_tokens + result->completion_tokens), result->preprocess_seconds,
-         result->prefill_seconds, result->decode_seconds);
+         (long long)(result->prompt_tokens + result->completion_tokens), image_seconds,
+         result->preprocess_seconds, result->encode_seconds, result->prefill_seconds,
+         result->decode_seconds);
 }
 
 int command_run(int argc, char **argv, const global_options *options) {
@@ -153,11 +164,24 @@ int command_run(int argc, char **argv, const global_options *options) {
   arguments.request.sampling = vlm_generator_default_sampling(generator);
   apply_sampling(&arguments, &arguments.request.sampling);
   if (!arguments.as_json) arguments.request.on_text = stream_text;
+  vlm_loaded_image images[MAX_IMAGES];
+  vlm_pixel_values pixel_values[MAX_IMAGES];
+  double image_seconds = 0;
+  int loaded = 0;
+  for (; !status && loaded < arguments.image_count; loaded++) {
+    status = vlm_generator_load_image(generator, arguments.image_paths[loaded], &images[loaded]);
+    if (status) break;
+    pixel_values[loaded] = images[loaded].pixel_values;
+    image_seconds += images[loaded].preprocess_seconds;
+  }
+  arguments.request.images = pixel_values;
+  arguments.request.image_count = arguments.image_count;
   vlm_generation_result result;
-  status = vlm_generate(generator, &arguments.request, &result);
+  if (!status) status = vlm_generate(generator, &arguments.request, &result);
+  for (int i = 0; i < loaded; i++) vlm_loaded_image_release(&images[i]);
   vlm_generator_release(generator);
   if (status) return cli_report_status(status);
-  if (arguments.as_json) print_json(&result);
+  if (arguments.as_json) print_json(&result, image_seconds);
   else printf("\n");
   vlm_generation_result_release(&result);
   return 0;

@@ -21,7 +21,7 @@ typedef struct command {
 
 /* Subcommands, listed only once they work (vlm --help prints this table). */
 static const command commands[] = {
-    {"run", "generate a reply to a prompt (text models; streams to stdout)", command_run},
+    {"run", "generate a reply to a prompt, with images for LLaVA (streams to stdout)", command_run},
     {"inspect", "validate a checkpoint directory and describe what it holds", command_inspect},
     {"compare", "check vlm stage by stage against a Transformers golden case", command_compare},
     {"tokenize", "tokenize text, decode ids or render a chat template", command_tokenize},

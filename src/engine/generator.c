@@ -8,11 +8,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "engine/sampling.h"
 #include "engine/text_model.h"
 #include "engine/vision_model.h"
+#include "media/image_processor_clip.h"
+#include "vlm/media.h"
 #include "io/config.h"
 #include "io/json.h"
 #include "vlm/chat_template.h"
@@ -26,6 +29,8 @@ struct vlm_generator {
   vlm_thread_pool *pool;
   vlm_text_model *model;
   vlm_vision_model *vision;         /* opened by the first request with images */
+  vlm_processor_config processor;   /* loaded with the first image */
+  bool processor_loaded;
   const vlm_allocator *allocator;
   vlm_tokenizer *tokenizer;
   vlm_chat_template *chat_template; /* NULL when the model has none */
@@ -90,9 +95,48 @@ void vlm_generator_release(vlm_generator *generator) {
   vlm_generation_config_release(&generator->generation);
   vlm_text_model_release(generator->model);
   vlm_vision_model_release(generator->vision);
+  if (generator->processor_loaded) vlm_processor_config_release(&generator->processor);
   vlm_thread_pool_release(generator->pool);
   free(generator->model_dir);
   free(generator);
+}
+
+static vlm_status ensure_vision(vlm_generator *generator, int image_count);
+
+vlm_status vlm_generator_load_image(vlm_generator *generator, const char *path,
+                                    vlm_loaded_image *out_image) {
+  memset(out_image, 0, sizeof(*out_image));
+  double start = now_seconds();
+  VLM_RETURN_IF_ERROR(ensure_vision(generator, 1));
+  if (!generator->processor_loaded) {
+    VLM_RETURN_IF_ERROR(vlm_processor_config_load(generator->model_dir, generator->allocator,
+                                                  &generator->processor));
+    generator->processor_loaded = true;
+  }
+  const char *type = generator->processor.image_processor_type;
+  if (!type || strcmp(type, "CLIPImageProcessor") != 0)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: image processor '%s' is not supported yet",
+                     generator->model_dir, type ? type : "(none)");
+  vlm_image_decode_options decode_options = {.allocator = generator->allocator};
+  vlm_image image;
+  VLM_RETURN_IF_ERROR(vlm_image_decode_file(path, &decode_options, &image));
+  vlm_tensor pixels;
+  vlm_status status = vlm_clip_preprocess(&generator->processor, &image, VLM_CLIP_TORCHVISION,
+                                          generator->allocator, &pixels);
+  vlm_image_release(&image);
+  if (status) return vlm_status_annotate(status, "%s", path);
+  out_image->owned_values = pixels.data;
+  out_image->allocator = generator->allocator;
+  out_image->pixel_values = (vlm_pixel_values){pixels.data, pixels.shape[0], pixels.shape[1],
+                                               pixels.shape[2]};
+  out_image->preprocess_seconds = now_seconds() - start;
+  return VLM_OK;
+}
+
+void vlm_loaded_image_release(vlm_loaded_image *image) {
+  if (!image) return;
+  vlm_release(image->allocator, image->owned_values);
+  memset(image, 0, sizeof(*image));
 }
 
 vlm_sampling_params vlm_generator_default_sampling(const vlm_generator *generator) {
@@ -264,7 +308,9 @@ static vlm_status expand_image_placeholders(vlm_generator *generator, const vlm_
 /* Vision encoder + projector, merge into the token embeddings, then the
  * decoder's embeddings_prefill. */
 static vlm_status prefill_with_images(vlm_generator *generator, const vlm_generation_request *request,
-                                      const int32_t *ids, int64_t count, const vlm_prefill_logits *out) {
+                                      const int32_t *ids, int64_t count, const vlm_prefill_logits *out,
+                                      double *out_encode_seconds) {
+  double start = now_seconds();
   int64_t width = vlm_vision_model_output_width(generator->vision);
   int64_t rows = request->image_count * vlm_vision_model_tokens_per_image(generator->vision);
   float *features = malloc((size_t)(rows * width) * sizeof(float));
@@ -273,6 +319,7 @@ static vlm_status prefill_with_images(vlm_generator *generator, const vlm_genera
   if (!status) status = vlm_vision_model_encode(generator->vision, request->images, request->image_count, features);
   if (!status) status = vlm_vision_model_merge(generator->vision, ids, count, features, rows, embeddings);
   free(features);
+  *out_encode_seconds = now_seconds() - start;
   vlm_embeddings_prefill_input input = {.embeddings = embeddings, .row_count = count};
   if (!status) status = vlm_text_model_embeddings_prefill(generator->model, 0, &input, out);
   free(embeddings);
@@ -331,9 +378,10 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
     vlm_prefill_logits out = {.last_row = logits};
     start = now_seconds();
     status = request->image_count > 0
-                 ? prefill_with_images(generator, request, ids.ids, (int64_t)ids.count, &out)
+                 ? prefill_with_images(generator, request, ids.ids, (int64_t)ids.count, &out,
+                                       &out_result->encode_seconds)
                  : vlm_text_model_token_prefill(generator->model, 0, ids.ids, (int64_t)ids.count, NULL, &out);
-    out_result->prefill_seconds = now_seconds() - start;
+    out_result->prefill_seconds = now_seconds() - start - out_result->encode_seconds;
   }
   if (!status) {
     start = now_seconds();

@@ -62,8 +62,10 @@ refuses() { # refuses STATUS FRAGMENT ARGS...
   [ "$status" -eq "$expected" ] && grep -qF -- "$fragment" "$work/err" \
     || { echo "  exit $status, stderr: $(cat "$work/err")"; return 1; }
 }
-check run_refuses_images refuses 1 "--image is not supported yet" \
-  --model "$source_dir/tests/models/llava" --prompt "What is this?" --image /dev/null
+check run_refuses_images_for_text_models refuses 1 "model_type 'qwen2' takes no image input" \
+  --model "$source_dir/tests/models/qwen2" --prompt "What is this?" --image "$source_dir/README.md"
+check run_refuses_text_as_image refuses 1 "not an image" \
+  --model "$source_dir/tests/models/llava" --prompt "What is this?" --image "$source_dir/README.md"
 check run_refuses_audio refuses 1 "--audio is not supported yet" \
   --model "$source_dir/tests/models/llava" --prompt "Listen" --audio /dev/null
 check run_needs_a_prompt refuses 2 "--prompt TEXT are required" --model "$source_dir/tests/models/qwen2"
@@ -72,6 +74,49 @@ check run_refuses_over_capacity refuses 1 "context length exceeded" \
 check run_refuses_bad_sampling refuses 1 "top_p must be in (0, 1]" \
   --model "$source_dir/tests/models/qwen2" --prompt "Hi" --top-p 0
 check run_reports_missing_model refuses 1 "config.json: cannot open" --model "$work/nothing" --prompt "Hi"
+
+# An image request end to end: decode, CLIP processor, tower, projector,
+# merge and greedy decoding must give the golden's tokens and text.
+fixtures="$source_dir/../shared/fixtures/media/images"
+image_matches_golden() { # image_matches_golden CASE: the case's own images and prompt
+  local golden="$source_dir/tests/goldens/llava/$1/manifest.json"
+  local arguments=()
+  for image in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["images"]))' "$golden"); do
+    arguments+=(--image "$fixtures/$image")
+  done
+  local prompt
+  prompt=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print([p["text"] for p in m["messages"][-1]["content"] if p["type"]=="text"][0])' "$golden")
+  "$vlm" run --model "$source_dir/tests/models/llava" --prompt "$prompt" "${arguments[@]}" \
+    --max-tokens 20 --temperature 0 --json >"$work/out" 2>"$work/err" || { cat "$work/err"; return 1; }
+  python3 - "$golden" "$work/out" <<'PY'
+import json, sys
+golden = json.load(open(sys.argv[1]))
+result = json.load(open(sys.argv[2]))
+stages = {s["name"]: s for s in golden["stages"]}
+problems = []
+if result["tokens"] != stages["greedy_tokens"]["tokens"]:
+    problems.append(f"tokens {result['tokens']} != {stages['greedy_tokens']['tokens']}")
+if result["text"] != stages["text"]["text"]:
+    problems.append("text differs")
+if result["usage"]["prompt_tokens"] != stages["input_ids"]["shape"][-1]:
+    problems.append(f"prompt_tokens {result['usage']['prompt_tokens']}")
+if not result["timings"]["encode_seconds"] > 0:
+    problems.append("no encode time")
+for problem in problems:
+    print("  " + problem)
+sys.exit(1 if problems else 0)
+PY
+}
+if [ -d "$fixtures" ]; then
+  check run_one_image_matches_golden image_matches_golden one_image
+  check run_two_images_match_golden image_matches_golden two_images
+  check run_refuses_an_image_bomb refuses 1 "exceeds the limit" \
+    --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/bomb_100000x100000.png"
+  check run_refuses_a_truncated_image refuses 1 "truncated.jpg: truncated JPEG data" \
+    --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/truncated.jpg"
+else
+  echo "skip image requests: $fixtures is absent"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
