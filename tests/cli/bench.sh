@@ -2,19 +2,7 @@
 # `vlm bench` on a small bf16 checkpoint written from a custom config:
 # the JSON report has every figure, and bf16 weights run through the whole
 # engine. Arguments: VLM MAKE_TINY SOURCE_DIR.
-set -u
-vlm=$1
-make_tiny=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-check() {
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
-  else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
+source "$(dirname "$0")/lib.sh" "$@"
 
 cat >"$work/config.json" <<'JSON'
 {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": 512,
@@ -51,5 +39,4 @@ refuses_bad_lists() {
 }
 check bench_refuses_bad_lists refuses_bad_lists
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

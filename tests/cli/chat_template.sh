@@ -1,40 +1,12 @@
 #!/usr/bin/env bash
 # End-to-end tests of `vlm tokenize --chat` (chat-template rendering).
 # Arguments: VLM MAKE_TINY SOURCE_DIR.
-set -u
-vlm=$1
-source_dir=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-check() { # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
-  else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
-
-# run EXPECTED_STATUS ARGS...: runs vlm, keeps stdout/stderr, checks the status.
-run() {
-  local expected=$1
-  shift
-  "$vlm" "$@" >"$work/out" 2>"$work/err"
-  local status=$?
-  if [ "$status" -ne "$expected" ]; then
-    echo "  vlm $* exited $status, expected $expected; stderr:" >&2
-    cat "$work/err" >&2
-    return 1
-  fi
-}
+source "$(dirname "$0")/lib.sh" "$@"
 out_is() { # exact bytes, no trailing newline added
   printf '%s' "$1" >"$work/want"
   cmp -s "$work/out" "$work/want" || { echo "  stdout: $(od -c "$work/out" | head -5)" >&2; return 1; }
 }
-err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks: $1 (got: $(cat "$work/err"))" >&2; return 1; }; }
-export vlm work
-export -f run out_is err_has
+export -f out_is
 
 if ! "$vlm" tokenize --help 2>/dev/null | grep -q -- '--chat'; then
   echo "skip: this vlm has no 'tokenize --chat' yet"
@@ -84,5 +56,4 @@ else
   echo "skip: ../shared/fixtures is absent (real-template CLI checks)"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -3,37 +3,7 @@
 # with Hugging Face Transformers (tests/goldens, tests/models), including
 # deliberately corrupted copies that must fail naming the stage.
 # Arguments: VLM MAKE_TINY SOURCE_DIR.
-set -u
-vlm=$1
-source_dir=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-check() { # check NAME COMMAND...
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
-  else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
-
-# run EXPECTED_STATUS ARGS...: runs vlm, keeps stdout/stderr, checks the status.
-run() {
-  local expected=$1
-  shift
-  "$vlm" "$@" >"$work/out" 2>"$work/err"
-  local status=$?
-  if [ "$status" -ne "$expected" ]; then
-    echo "  vlm $* exited $status, expected $expected; stdout and stderr:" >&2
-    cat "$work/out" "$work/err" >&2
-    return 1
-  fi
-}
-out_has() { grep -qF -- "$1" "$work/out" || { echo "  stdout lacks: $1" >&2; cat "$work/out" >&2; return 1; }; }
-err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks: $1 (got: $(cat "$work/err"))" >&2; return 1; }; }
-export vlm work
-export -f run out_has err_has
+source "$(dirname "$0")/lib.sh" "$@"
 
 goldens=$source_dir/tests/goldens
 models=$source_dir/tests/models
@@ -103,5 +73,4 @@ check corrupted_weights_name_the_stage bash -c "run 1 compare --golden '$goldens
 # The bf16 golden recorded the weights rounded to bfloat16: vlm rounds the same way.
 check bf16_golden_checkpoint bash -c "run 0 compare --golden '$goldens/llava/one_image_bf16' && out_has 'bfloat16'"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

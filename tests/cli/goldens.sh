@@ -2,19 +2,7 @@
 # Every checked-in golden case, through `vlm compare`: each stage vlm
 # implements must match (greedy tokens exactly), and a golden with one KV
 # value changed must fail naming the "kv" stage. Arguments: VLM MAKE_TINY SOURCE_DIR.
-set -u
-vlm=$1
-source_dir=$(cd "$3" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-check() {
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
-  else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
+source "$(dirname "$0")/lib.sh" "$@"
 
 case_matches() { # case_matches DIR: all implemented stages match, decoder stages present
   "$vlm" compare --golden "$1" >"$work/out" 2>&1 || { cat "$work/out"; return 1; }
@@ -53,5 +41,4 @@ PY
 }
 check corrupted_kv_golden_is_caught corrupt_kv
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

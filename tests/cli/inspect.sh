@@ -1,38 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of `vlm inspect` on checkpoints written by
 # vlm-make-tiny-model, including broken ones. Arguments: VLM MAKE_TINY SOURCE_DIR.
-set -u
-vlm=$1
-make_tiny=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-check() { # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
-  else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
-
-# run EXPECTED_STATUS ARGS...: runs vlm, keeps stdout/stderr, checks the status.
-run() {
-  local expected=$1
-  shift
-  "$vlm" "$@" >"$work/out" 2>"$work/err"
-  local status=$?
-  if [ "$status" -ne "$expected" ]; then
-    echo "  vlm $* exited $status, expected $expected; stderr:" >&2
-    cat "$work/err" >&2
-    return 1
-  fi
-}
-out_has() { grep -qF -- "$1" "$work/out" || { echo "  stdout lacks: $1" >&2; return 1; }; }
-err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks: $1 (got: $(cat "$work/err"))" >&2; return 1; }; }
-one_line_error() { [ "$(wc -l <"$work/err")" -eq 1 ]; }
-export vlm work
-export -f run out_has err_has one_line_error
+source "$(dirname "$0")/lib.sh" "$@"
 
 "$make_tiny" "$work/llava" >/dev/null
 "$make_tiny" --sharded "$work/sharded" >/dev/null
@@ -112,5 +81,4 @@ rm "$work/noweights/model.safetensors"
 check missing_weights_fail bash -c "run 1 inspect --model '$work/noweights' && err_has 'no model.safetensors or model.safetensors.index.json'"
 
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -2,19 +2,7 @@
 # `vlm run` end to end against the oracle goldens: the chat template,
 # tokenizer, decoder and greedy decoding together must give Transformers'
 # exact tokens and text. Plus its refusals. Arguments: VLM MAKE_TINY SOURCE_DIR.
-set -u
-vlm=$1
-source_dir=$(cd "$3" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-check() {
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
-  else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
+source "$(dirname "$0")/lib.sh" "$@"
 
 # matches_golden FAMILY CASE: run the golden's user message greedily.
 matches_golden() {
@@ -54,26 +42,18 @@ streams_text() {
 }
 check run_streams_text streams_text
 
-refuses() { # refuses STATUS FRAGMENT ARGS...
-  local expected=$1 fragment=$2
-  shift 2
-  "$vlm" run "$@" >"$work/out" 2>"$work/err"
-  local status=$?
-  [ "$status" -eq "$expected" ] && grep -qF -- "$fragment" "$work/err" \
-    || { echo "  exit $status, stderr: $(cat "$work/err")"; return 1; }
-}
 check run_refuses_images_for_text_models refuses 1 "model_type 'qwen2' takes no image input" \
-  --model "$source_dir/tests/models/qwen2" --prompt "What is this?" --image "$source_dir/README.md"
+  run --model "$source_dir/tests/models/qwen2" --prompt "What is this?" --image "$source_dir/README.md"
 check run_refuses_text_as_image refuses 1 "not an image" \
-  --model "$source_dir/tests/models/llava" --prompt "What is this?" --image "$source_dir/README.md"
+  run --model "$source_dir/tests/models/llava" --prompt "What is this?" --image "$source_dir/README.md"
 check run_refuses_audio refuses 1 "--audio is not supported yet" \
-  --model "$source_dir/tests/models/llava" --prompt "Listen" --audio /dev/null
-check run_needs_a_prompt refuses 2 "--prompt TEXT are required" --model "$source_dir/tests/models/qwen2"
+  run --model "$source_dir/tests/models/llava" --prompt "Listen" --audio /dev/null
+check run_needs_a_prompt refuses 2 "--prompt TEXT are required" run --model "$source_dir/tests/models/qwen2"
 check run_refuses_over_capacity refuses 1 "context length exceeded" \
-  --model "$source_dir/tests/models/qwen2" --prompt "Describe a cat sitting on a warm windowsill." --context 16
+  run --model "$source_dir/tests/models/qwen2" --prompt "Describe a cat sitting on a warm windowsill." --context 16
 check run_refuses_bad_sampling refuses 1 "top_p must be in (0, 1]" \
-  --model "$source_dir/tests/models/qwen2" --prompt "Hi" --top-p 0
-check run_reports_missing_model refuses 1 "config.json: cannot open" --model "$work/nothing" --prompt "Hi"
+  run --model "$source_dir/tests/models/qwen2" --prompt "Hi" --top-p 0
+check run_reports_missing_model refuses 1 "config.json: cannot open" run --model "$work/nothing" --prompt "Hi"
 
 # An image request end to end: decode, CLIP processor, tower, projector,
 # merge and greedy decoding must give the golden's tokens and text.
@@ -111,12 +91,11 @@ if [ -d "$fixtures" ]; then
   check run_one_image_matches_golden image_matches_golden one_image
   check run_two_images_match_golden image_matches_golden two_images
   check run_refuses_an_image_bomb refuses 1 "exceeds the limit" \
-    --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/bomb_100000x100000.png"
+    run --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/bomb_100000x100000.png"
   check run_refuses_a_truncated_image refuses 1 "truncated.jpg: truncated JPEG data" \
-    --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/truncated.jpg"
+    run --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/truncated.jpg"
 else
   echo "skip image requests: $fixtures is absent"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -2,38 +2,9 @@
 # End-to-end tests of `vlm tokenize`: a hand-made tokenizer (always), broken
 # tokenizer files, and the real tokenizers in ../shared/fixtures/tokenizers
 # when they are present. Arguments: VLM MAKE_TINY SOURCE_DIR.
-set -u
-vlm=$1
-source_dir=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-check() { # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
-  else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
-
-# run EXPECTED_STATUS ARGS...: runs vlm, keeps stdout/stderr, checks the status.
-run() {
-  local expected=$1
-  shift
-  "$vlm" "$@" >"$work/out" 2>"$work/err"
-  local status=$?
-  if [ "$status" -ne "$expected" ]; then
-    echo "  vlm $* exited $status, expected $expected; stderr:" >&2
-    cat "$work/err" >&2
-    return 1
-  fi
-}
+source "$(dirname "$0")/lib.sh" "$@"
 out_is() { [ "$(cat "$work/out")" = "$1" ] || { echo "  stdout: $(cat "$work/out"), expected: $1" >&2; return 1; }; }
-err_has() { grep -qF -- "$1" "$work/err" || { echo "  stderr lacks: $1 (got: $(cat "$work/err"))" >&2; return 1; }; }
-one_line_error() { [ "$(wc -l <"$work/err")" -eq 1 ]; }
-export vlm work
-export -f run out_is err_has one_line_error
+export -f out_is
 
 tiny="$work/tiny"
 mkdir -p "$tiny"
@@ -72,5 +43,4 @@ else
   echo "skip fixture checks: $fixtures is absent"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
