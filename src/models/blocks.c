@@ -9,6 +9,8 @@
 const vlm_name_rename vlm_composite_v4_renames[VLM_COMPOSITE_V4_RENAME_COUNT] = {
     {"language_model.model.", "model.language_model."},
     {"language_model.lm_head.", "lm_head."},
+    {"vision_tower.vision_model.", "model.vision_tower."},
+    {"model.vision_tower.vision_model.", "model.vision_tower."},
     {"vision_tower.", "model.vision_tower."},
     {"multi_modal_projector.", "model.multi_modal_projector."},
 };

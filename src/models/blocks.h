@@ -10,11 +10,14 @@
 #define VLM_SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
 /* Composite models (LLaVA, Gemma 3, ...) saved by Transformers 4 keep the
- * decoder under "language_model.model.", the tower under "vision_tower." and
- * the projector under "multi_modal_projector." at the top level; Transformers
- * 5 nests them under "model.". These renames map the old layout onto the
- * canonical one. */
-#define VLM_COMPOSITE_V4_RENAME_COUNT 4
+ * decoder under "language_model.model.", the tower under
+ * "vision_tower.vision_model." and the projector under
+ * "multi_modal_projector." at the top level. Transformers 5 nests them under
+ * "model." and loads the CLIP/SigLIP tower without its "vision_model." level
+ * (conversion_mapping: PrefixChange), so the canonical tower names are
+ * "model.vision_tower.embeddings...". These renames map the old layouts onto
+ * the canonical one; first match wins, so longer prefixes come first. */
+#define VLM_COMPOSITE_V4_RENAME_COUNT 6
 extern const vlm_name_rename vlm_composite_v4_renames[VLM_COMPOSITE_V4_RENAME_COUNT];
 
 typedef struct vlm_decoder_layout {
@@ -35,7 +38,7 @@ typedef enum vlm_vit_kind {
 } vlm_vit_kind;
 
 /* A CLIP or SigLIP vision transformer under `prefix`
- * ("model.vision_tower.vision_model."). */
+ * ("model.vision_tower.", the Transformers 5 canonical prefix). */
 void vlm_declare_vision_transformer(vlm_tensor_manifest *manifest,
                                     const vlm_vision_config *vision, vlm_vit_kind kind,
                                     const char *prefix);

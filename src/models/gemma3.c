@@ -13,8 +13,7 @@ static vlm_status declare_tensors(const vlm_model_config *config,
                                   vlm_tensor_manifest *manifest) {
   vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings,
                            "model.language_model.", &gemma_layout);
-  vlm_declare_vision_transformer(manifest, &config->vision, VLM_VIT_SIGLIP,
-                                 "model.vision_tower.vision_model.");
+  vlm_declare_vision_transformer(manifest, &config->vision, VLM_VIT_SIGLIP, "model.vision_tower.");
   int64_t vision_hidden = config->vision.hidden_size, text_hidden = config->text.hidden_size;
   vlm_manifest_add(manifest, VLM_COMPONENT_PROJECTOR, 2, SHAPE(vision_hidden, text_hidden),
                    "model.multi_modal_projector.mm_input_projection_weight");

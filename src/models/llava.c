@@ -8,20 +8,6 @@
 
 #define SHAPE VLM_SHAPE
 
-/* Transformers 5 loads CLIPVisionModel without its "vision_model." level
- * (conversion_mapping: PrefixChange), so the canonical tower names are
- * "model.vision_tower.embeddings...". Checkpoints saved by Transformers 4
- * (every published llava-hf model) keep "vision_tower.vision_model." at the
- * top level. First match wins, so the longer prefixes come first. */
-static const vlm_name_rename llava_renames[] = {
-    {"language_model.model.", "model.language_model."},
-    {"language_model.lm_head.", "lm_head."},
-    {"vision_tower.vision_model.", "model.vision_tower."},
-    {"model.vision_tower.vision_model.", "model.vision_tower."},
-    {"vision_tower.", "model.vision_tower."},
-    {"multi_modal_projector.", "model.multi_modal_projector."},
-};
-
 #define TOWER_PREFIX "model.vision_tower."
 
 static vlm_status declare_tensors(const vlm_model_config *config,
@@ -85,8 +71,8 @@ const vlm_family vlm_family_llava = {
     .model_type = "llava",
     .display_name = "LLaVA-1.5",
     .has_vision = true,
-    .renames = llava_renames,
-    .rename_count = sizeof(llava_renames) / sizeof(llava_renames[0]),
+    .renames = vlm_composite_v4_renames,
+    .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
     .declare_tensors = declare_tensors,
     .describe_decoder = describe_decoder,
     .describe_vision = describe_vision,

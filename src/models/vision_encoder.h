@@ -5,7 +5,7 @@
  *
  * Like the decoder graph (decoder.h), nodes are named after the
  * Transformers modules whose output they hold
- * ("model.vision_tower.vision_model.encoder.layers.0",
+ * ("model.vision_tower.encoder.layers.0",
  * "model.multi_modal_projector.linear_2"), so intermediates compare with
  * goldens by name. Only the encoder layers the selected feature layers need
  * are built: LLaVA's -2 skips the last layer, as its output is never read. */
@@ -19,7 +19,7 @@
 
 typedef struct vlm_vision_description {
   const vlm_vision_config *vision;
-  const char *tower_prefix;      /* "model.vision_tower.vision_model." */
+  const char *tower_prefix;      /* "model.vision_tower." */
   const char *projector_prefix;  /* "model.multi_modal_projector." */
   /* Indices into Transformers' hidden_states tuple (0 = the pre-layernorm
    * output, i = encoder layer i - 1), already made non-negative. Several
