@@ -230,7 +230,6 @@ static bool emit(decode_state *state, const char *text, size_t length) {
 static vlm_status decode_loop(vlm_generator *generator, decode_state *state, float *logits,
                               vlm_sampler *sampler, int64_t max_tokens) {
   vlm_generation_result *result = state->result;
-  int64_t vocab = vlm_text_model_vocab_size(generator->model);
   result->finish_reason = "length";
   for (int64_t step = 0; step < max_tokens; step++) {
     vlm_sample_result sample;
@@ -254,7 +253,6 @@ static vlm_status decode_loop(vlm_generator *generator, decode_state *state, flo
     int32_t slot = 0;
     VLM_RETURN_IF_ERROR(vlm_text_model_decode(generator->model, 1, &sample.token, &position, NULL,
                                               &slot, logits));
-    (void)vocab;
   }
   return VLM_OK;
 }

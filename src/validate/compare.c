@@ -80,6 +80,28 @@ vlm_status vlm_compare_with_golden_tensor(const vlm_compare_context *context,
   return VLM_OK;
 }
 
+vlm_status vlm_golden_token_ids(const vlm_golden_case *golden, int32_t **out_ids,
+                                int64_t *out_count) {
+  vlm_tensor ids;
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(golden, "input_ids", &ids));
+  int64_t count = vlm_tensor_element_count(&ids);
+  int32_t *values = malloc((size_t)(count ? count : 1) * sizeof(int32_t));
+  if (!values) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < count; i++) {
+    double value = 0;
+    vlm_tensor_value_as_double(&ids, i, &value);
+    values[i] = (int32_t)value;
+  }
+  *out_ids = values;
+  *out_count = count;
+  return VLM_OK;
+}
+
+int vlm_golden_image_count(const vlm_golden_case *golden) {
+  const vlm_json_value *images = vlm_json_object_get(golden->manifest.root, "images");
+  return images && images->type == VLM_JSON_ARRAY ? (int)images->as.array.count : 0;
+}
+
 /* ---------------------------------------------------------------------- */
 
 static void run_stage(const vlm_compare_context *context, const vlm_golden_stage *stage,

@@ -76,6 +76,11 @@ void vlm_compare_values(const double *expected, const double *actual, int64_t co
 vlm_status vlm_compare_with_golden_tensor(const vlm_compare_context *context,
                                           const vlm_golden_stage *stage, const double *actual,
                                           int64_t count, vlm_stage_result *result);
+/* The golden prompt's token ids ("input_ids" widened to int32; malloc'd). */
+vlm_status vlm_golden_token_ids(const vlm_golden_case *golden, int32_t **out_ids,
+                                int64_t *out_count);
+/* How many images the case's prompt holds (its manifest "images"). */
+int vlm_golden_image_count(const vlm_golden_case *golden);
 bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double *out);
 
 typedef struct vlm_compare_options {

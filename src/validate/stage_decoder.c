@@ -32,18 +32,7 @@ static void decoder_run_release(decoder_run *run) {
 }
 
 static vlm_status read_input_ids(const vlm_compare_context *context, decoder_run *run) {
-  vlm_tensor ids;
-  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(context->golden, "input_ids", &ids));
-  int64_t count = vlm_tensor_element_count(&ids);
-  run->tokens = malloc((size_t)(count ? count : 1) * sizeof(int32_t));
-  if (!run->tokens) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (int64_t i = 0; i < count; i++) {
-    double value = 0;
-    vlm_tensor_value_as_double(&ids, i, &value);
-    run->tokens[i] = (int32_t)value;
-  }
-  run->token_count = count;
-  return VLM_OK;
+  return vlm_golden_token_ids(context->golden, &run->tokens, &run->token_count);
 }
 
 /* Opens the model and prefills the golden prompt, keeping every row's logits. */

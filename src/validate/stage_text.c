@@ -17,12 +17,6 @@ static const char *manifest_string(const vlm_compare_context *context, const cha
   return vlm_json_get_string(vlm_json_object_get(context->golden->manifest.root, key));
 }
 
-/* The number of images in the case (their placeholders get expanded). */
-static int image_count(const vlm_compare_context *context) {
-  const vlm_json_value *images = vlm_json_object_get(context->golden->manifest.root, "images");
-  return images && images->type == VLM_JSON_ARRAY ? (int)images->as.array.count : 0;
-}
-
 /* Expands each image placeholder to the family's token count, as the
  * processor does before the model sees the prompt. */
 static vlm_status expand_placeholders(const vlm_compare_context *context, int images,
@@ -84,7 +78,7 @@ static vlm_status tokenize_prompt(const vlm_compare_context *context, vlm_token_
   VLM_RETURN_IF_ERROR(vlm_tokenizer_create(context->model_directory, NULL, &tokenizer));
   vlm_status status = vlm_tokenizer_encode(tokenizer, prompt, strlen(prompt), add_special, ids);
   vlm_tokenizer_release(tokenizer);
-  int images = image_count(context);
+  int images = vlm_golden_image_count(context->golden);
   if (!status && images > 0) status = expand_placeholders(context, images, ids);
   if (!status) status = check_template(context, prompt, result);
   return status;

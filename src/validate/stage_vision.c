@@ -235,37 +235,18 @@ vlm_status vlm_stage_projector(const vlm_compare_context *context, const vlm_gol
 /* Merged embeddings                                                       */
 /* ---------------------------------------------------------------------- */
 
-static vlm_status read_ids(const vlm_compare_context *context, int32_t **out_ids, int64_t *out_count) {
-  vlm_tensor ids;
-  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(context->golden, "input_ids", &ids));
-  int64_t count = vlm_tensor_element_count(&ids);
-  *out_ids = malloc((size_t)(count ? count : 1) * sizeof(int32_t));
-  if (!*out_ids) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (int64_t i = 0; i < count; i++) {
-    double value = 0;
-    vlm_tensor_value_as_double(&ids, i, &value);
-    (*out_ids)[i] = (int32_t)value;
-  }
-  *out_count = count;
-  return VLM_OK;
-}
-
-static bool has_images(const vlm_golden_case *golden) {
-  const vlm_json_value *images = vlm_json_object_get(golden->manifest.root, "images");
-  return images && images->type == VLM_JSON_ARRAY && images->as.array.count > 0;
-}
-
 /* input_embeddings: text-only cases are plain token embeddings
  * (stage_decoder.c); image cases merge the projected features of the golden
  * pixel values into the golden (already expanded) input_ids. */
 vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
                                              const vlm_golden_stage *stage, vlm_stage_result *result) {
-  if (!has_images(context->golden)) return vlm_stage_input_embeddings(context, stage, result);
+  if (vlm_golden_image_count(context->golden) == 0)
+    return vlm_stage_input_embeddings(context, stage, result);
   int32_t *ids = NULL;
   int64_t count = 0;
   vision_run run;
   memset(&run, 0, sizeof(run));
-  vlm_status status = read_ids(context, &ids, &count);
+  vlm_status status = vlm_golden_token_ids(context->golden, &ids, &count);
   if (!status) status = encode_golden_images(context, &run);
   int64_t width = run.model ? vlm_vision_model_output_width(run.model) : 0;
   float *merged = status ? NULL : malloc((size_t)(count * width + 1) * sizeof(float));
