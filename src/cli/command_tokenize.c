@@ -28,40 +28,6 @@ static void print_usage(FILE *out) {
           "  --chat FILE        render the model's chat template for MESSAGES.json\n");
 }
 
-/* Reads a whole file as bytes (invalid UTF-8 is the tokenizer's business). */
-static int read_file(const char *path, char **out_data, size_t *out_length) {
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    fprintf(stderr, "vlm: error: %s: %s\n", path, strerror(errno));
-    return 1;
-  }
-  size_t capacity = 1 << 16, length = 0;
-  char *data = malloc(capacity);
-  for (;;) {
-    if (!data) break;
-    length += fread(data + length, 1, capacity - length, file);
-    if (length < capacity) break;
-    char *grown = realloc(data, capacity * 2);
-    if (!grown) {
-      free(data);
-      data = NULL;
-      break;
-    }
-    data = grown;
-    capacity *= 2;
-  }
-  bool failed = ferror(file) || !data;
-  fclose(file);
-  if (failed) {
-    free(data);
-    fprintf(stderr, "vlm: error: %s: could not read the file\n", path);
-    return 1;
-  }
-  *out_data = data;
-  *out_length = length;
-  return 0;
-}
-
 /* Parses "[1, 2, 3]" into ids. */
 static bool parse_id_array(const char *text, vlm_token_ids *out) {
   const char *cursor = text;
@@ -152,7 +118,8 @@ static int run_decode(const vlm_tokenizer *tokenizer, const tokenize_arguments *
 static int run_encode(const vlm_tokenizer *tokenizer, const tokenize_arguments *arguments) {
   char *data = NULL;
   size_t length = 0;
-  if (arguments->file && read_file(arguments->file, &data, &length)) return 1;
+  /* Any bytes: invalid UTF-8 is the tokenizer's business. */
+  if (arguments->file && !(data = cli_read_file(arguments->file, &length))) return 1;
   const char *text = arguments->file ? data : arguments->text;
   if (!arguments->file) length = strlen(text);
   vlm_token_ids ids = {0};

@@ -24,42 +24,6 @@ static void print_chat_usage(FILE *out) {
           "  --tools FILE             a JSON array of tool schemas\n");
 }
 
-/* Reads a whole file into a malloc'd buffer; prints the error itself. */
-static char *read_text_file(const char *path, size_t *out_length) {
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    fprintf(stderr, "vlm: error: %s: cannot open\n", path);
-    return NULL;
-  }
-  size_t capacity = 4096, length = 0;
-  char *data = malloc(capacity);
-  while (data) {
-    if (length + 1 >= capacity) {
-      char *grown = capacity < ((size_t)1 << 30) ? realloc(data, capacity * 2) : NULL;
-      if (!grown) {
-        free(data);
-        data = NULL;
-        break;
-      }
-      data = grown;
-      capacity *= 2;
-    }
-    size_t got = fread(data + length, 1, capacity - length - 1, file);
-    length += got;
-    if (got == 0) break;
-  }
-  bool failed = ferror(file) != 0;
-  fclose(file);
-  if (!data || failed) {
-    free(data);
-    fprintf(stderr, "vlm: error: %s: cannot read\n", path);
-    return NULL;
-  }
-  data[length] = 0;
-  *out_length = length;
-  return data;
-}
-
 int command_tokenize_chat(int argc, char **argv, const global_options *options) {
   (void)options;
   const char *model_dir = NULL, *chat_path = NULL, *tools_path = NULL;
@@ -85,10 +49,10 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options) 
   if (!chat_path) return cli_usage_error("tokenize: --chat FILE is required");
 
   size_t messages_length = 0, tools_length = 0;
-  char *messages = read_text_file(chat_path, &messages_length);
+  char *messages = cli_read_file(chat_path, &messages_length);
   if (!messages) return 1;
   char *tools = NULL;
-  if (tools_path && !(tools = read_text_file(tools_path, &tools_length))) {
+  if (tools_path && !(tools = cli_read_file(tools_path, &tools_length))) {
     free(messages);
     return 1;
   }

@@ -16,6 +16,9 @@ typedef struct global_options {
 int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "vlm: error: <status message>", frees the status, returns 1. */
 int cli_report_status(vlm_status status);
+/* Reads a whole file (any bytes; NUL-terminated for convenience) into a
+ * malloc'd buffer, or prints "vlm: error: PATH: ..." and returns NULL. */
+char *cli_read_file(const char *path, size_t *out_length);
 /* True when `argument` is -h or --help. */
 bool cli_is_help(const char *argument);
 

@@ -64,6 +64,38 @@ int cli_report_status(vlm_status status) {
   return 1;
 }
 
+char *cli_read_file(const char *path, size_t *out_length) {
+  FILE *file = fopen(path, "rb");
+  if (!file) {
+    fprintf(stderr, "vlm: error: %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  size_t capacity = 1 << 16, length = 0;
+  char *data = malloc(capacity);
+  while (data) {
+    length += fread(data + length, 1, capacity - length - 1, file);
+    if (length + 1 < capacity) break; /* short read: end of file or an error */
+    char *grown = capacity < ((size_t)1 << 30) ? realloc(data, capacity * 2) : NULL;
+    if (!grown) {
+      free(data);
+      data = NULL;
+      break;
+    }
+    data = grown;
+    capacity *= 2;
+  }
+  bool failed = ferror(file) || !data;
+  fclose(file);
+  if (failed) {
+    free(data);
+    fprintf(stderr, "vlm: error: %s: could not read the file\n", path);
+    return NULL;
+  }
+  data[length] = '\0';
+  *out_length = length;
+  return data;
+}
+
 bool cli_is_help(const char *argument) {
   return strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0;
 }

@@ -31,6 +31,8 @@ check flags_in_any_order bash -c "run 0 tokenize --add-generation-prompt --chat 
   && out_is \$'<s>[user] Hi\n[assistant] image,text\n[assistant]'"
 check renders_without_generation_prompt bash -c "run 0 tokenize --chat '$work/chat.json' --model '$work/model' \
   && out_is \$'<s>[user] Hi\n[assistant] image,text\n'"
+check missing_messages_file_is_named bash -c "run 1 tokenize --model '$work/model' --chat '$work/absent.json' && err_has 'absent.json: No such file or directory'"
+check missing_tools_file_is_named bash -c "run 1 tokenize --model '$work/model' --chat '$work/chat.json' --tools '$work/no_tools.json' && err_has 'no_tools.json: No such file or directory'"
 check chat_help bash -c "run 0 tokenize --chat x --help && grep -q 'add-generation-prompt' '$work/out'"
 check missing_model_is_usage_error bash -c "run 2 tokenize --chat '$work/chat.json' && err_has '--model DIR is required'"
 check no_template_is_clear_error bash -c "run 1 tokenize --model '$work/none' --chat '$work/chat.json' && err_has 'has no chat template'"

@@ -16,6 +16,7 @@ check text_with_special bash -c "run 0 tokenize --model '$tiny' --text 'hello wo
 check text_no_special bash -c "run 0 tokenize --model '$tiny' --text 'hello world' --no-special && out_is '[12, 16]'"
 printf 'hello <tool> world' >"$work/input.txt"
 check file_input bash -c "run 0 tokenize --model '$tiny' --file '$work/input.txt' && out_is '[0, 12, 18, 6, 14, 17]'"
+check missing_file_is_named bash -c "run 1 tokenize --model '$tiny' --file '$work/absent.txt' && err_has 'absent.txt: No such file or directory' && one_line_error"
 check decode bash -c "run 0 tokenize --model '$tiny' --decode '[0, 12, 18, 6, 14, 17]' && out_is '<s>hello<tool>world'"
 check decode_skip_special bash -c "run 0 tokenize --model '$tiny' --decode '[0,12,16]' --skip-special && out_is 'hello world'"
 check decode_bad_ids bash -c "run 2 tokenize --model '$tiny' --decode '[1, x]' && err_has 'JSON array'"
