@@ -30,8 +30,8 @@ typedef struct executor {
   node_value *values;
   free_buffer *free_list;
   int32_t free_count;
-  float *rope_frequencies[VLM_GRAPH_MAX_ROPES];
-  float rope_scaling[VLM_GRAPH_MAX_ROPES];
+  /* Per RoPE parameter set: cos [rows, rotary/2] then sin, on first use. */
+  float *rope_cos_sin[VLM_GRAPH_MAX_ROPES];
 } executor;
 
 static int64_t element_count(const vlm_node *node) {
@@ -182,49 +182,64 @@ static vlm_status run_gather(executor *state, const vlm_node *node, float *out) 
                        state->values[node->inputs[1]].data, ids_node->shape[0], 1.0f, out);
 }
 
-static vlm_status prepare_rope(executor *state, int32_t rope_index) {
-  if (state->rope_frequencies[rope_index]) return VLM_OK;
+/* The cos/sin tables of one RoPE parameter set for this step's rows: the
+ * same for the q and k of every layer that uses the set, so computed once
+ * per execution, on first use. */
+static vlm_status prepare_rope(executor *state, const vlm_node *node) {
+  int32_t rope_index = node->params.rope.rope_index;
   const vlm_graph *graph = state->graph;
   if (rope_index < 0 || rope_index >= graph->rope_count || !graph->ropes[rope_index])
     return VLM_ERROR(INTERNAL, "graph has no RoPE parameters #%d", rope_index);
+  if (state->rope_cos_sin[rope_index]) return VLM_OK;
   const vlm_rope_config *rope = graph->ropes[rope_index];
   const vlm_row_context *rows = &graph->rows;
-  int64_t longest = 0;
-  for (int64_t i = 0; i < rows->row_count * rows->position_axes; i++)
-    if (rows->positions[i] + 1 > longest) longest = rows->positions[i] + 1;
-  state->rope_frequencies[rope_index] =
-      vlm_allocate(NULL, (size_t)(rope->rotary_dimension / 2 + 1) * sizeof(float), VLM_DEFAULT_ALIGNMENT);
-  if (!state->rope_frequencies[rope_index]) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  return cpu_rope_inverse_frequencies(rope, state->run->max_position_embeddings, longest,
-                                      state->rope_frequencies[rope_index],
-                                      &state->rope_scaling[rope_index]);
-}
-
-static vlm_status run_rope(executor *state, const vlm_node *node, float *out) {
-  int32_t rope_index = node->params.rope.rope_index;
-  VLM_RETURN_IF_ERROR(prepare_rope(state, rope_index));
-  const vlm_rope_config *rope = state->graph->ropes[rope_index];
-  const vlm_row_context *rows = &state->graph->rows;
-  int64_t frequencies = rope->rotary_dimension / 2, row_count = node->shape[0];
   bool three_axes = rope->mrope_section_count > 0;
   if (three_axes != (rows->position_axes == 3))
     return VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': %s positions given to a %s RoPE", node->name,
                      rows->position_axes == 3 ? "3-axis" : "1-axis", three_axes ? "3-axis (M-RoPE)" : "1-axis");
-  size_t table_floats = (size_t)(row_count * frequencies);
-  float *cos_table = vlm_allocate(NULL, 2 * table_floats * sizeof(float) + 1, VLM_DEFAULT_ALIGNMENT);
+  int64_t longest = 0;
+  for (int64_t i = 0; i < rows->row_count * rows->position_axes; i++)
+    if (rows->positions[i] + 1 > longest) longest = rows->positions[i] + 1;
+  int64_t frequencies = rope->rotary_dimension / 2;
+  size_t table_floats = (size_t)(rows->row_count * frequencies);
+  float *inverse_frequencies = vlm_allocate(NULL, (size_t)(frequencies + 1) * sizeof(float),
+                                            VLM_DEFAULT_ALIGNMENT);
+  float *cos_sin = vlm_allocate(NULL, 2 * table_floats * sizeof(float) + 1, VLM_DEFAULT_ALIGNMENT);
   uint8_t *axes = three_axes ? malloc((size_t)frequencies) : NULL;
-  vlm_status status = cos_table && (!three_axes || axes) ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  float scaling = 1.0f;
+  vlm_status status = inverse_frequencies && cos_sin && (!three_axes || axes)
+                          ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status)
+    status = cpu_rope_inverse_frequencies(rope, state->run->max_position_embeddings, longest,
+                                          inverse_frequencies, &scaling);
   if (!status && three_axes) status = cpu_rope_frequency_axes(rope, axes);
-  if (!status) {
-    memcpy(out, input_f32(state, node, 0), (size_t)element_count(node) * sizeof(float));
-    cpu_rope_cos_sin(state->rope_frequencies[rope_index], frequencies, state->rope_scaling[rope_index],
-                     rows->positions, axes, row_count, cos_table, cos_table + table_floats);
-    cpu_rope_apply(out, row_count, node->shape[1], node->shape[2], rope->rotary_dimension, cos_table,
-                   cos_table + table_floats);
-  }
-  vlm_release(NULL, cos_table);
+  if (!status)
+    cpu_rope_cos_sin(inverse_frequencies, frequencies, scaling, rows->positions, axes, rows->row_count,
+                     cos_sin, cos_sin + table_floats);
+  vlm_release(NULL, inverse_frequencies);
   free(axes);
-  return status;
+  if (status) {
+    vlm_release(NULL, cos_sin);
+    return status;
+  }
+  state->rope_cos_sin[rope_index] = cos_sin;
+  return VLM_OK;
+}
+
+static vlm_status run_rope(executor *state, const vlm_node *node, float *out) {
+  VLM_RETURN_IF_ERROR(prepare_rope(state, node));
+  int32_t rope_index = node->params.rope.rope_index;
+  const vlm_rope_config *rope = state->graph->ropes[rope_index];
+  int64_t row_count = node->shape[0];
+  if (row_count != state->graph->rows.row_count)
+    return VLM_ERROR(INTERNAL, "graph node '%s' has %lld rows, the step %lld", node->name,
+                     (long long)row_count, (long long)state->graph->rows.row_count);
+  const float *cos_table = state->rope_cos_sin[rope_index];
+  const float *sin_table = cos_table + (size_t)(row_count * (rope->rotary_dimension / 2));
+  memcpy(out, input_f32(state, node, 0), (size_t)element_count(node) * sizeof(float));
+  cpu_rope_apply(out, row_count, node->shape[1], node->shape[2], rope->rotary_dimension, cos_table,
+                 sin_table);
+  return VLM_OK;
 }
 
 /* Stores each row's K and V at its cache index, then attends per run of
@@ -410,7 +425,7 @@ static void executor_release(executor *state) {
   for (int32_t i = 0; state->values && i < state->graph->count; i++)
     vlm_release(NULL, state->values[i].buffer);
   for (int32_t i = 0; i < state->free_count; i++) vlm_release(NULL, state->free_list[i].buffer);
-  for (int i = 0; i < VLM_GRAPH_MAX_ROPES; i++) vlm_release(NULL, state->rope_frequencies[i]);
+  for (int i = 0; i < VLM_GRAPH_MAX_ROPES; i++) vlm_release(NULL, state->rope_cos_sin[i]);
   free(state->values);
   free(state->free_list);
 }
