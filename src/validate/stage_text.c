@@ -84,66 +84,51 @@ static vlm_status tokenize_prompt(const vlm_compare_context *context, vlm_token_
   return status;
 }
 
-/* Compares integer values with the golden tensor, keeping a chat-template
- * finding (already recorded) as the stage's first problem. */
-static vlm_status compare_integers(const vlm_compare_context *context, const vlm_golden_stage *stage,
-                                   const int64_t *values, int64_t count, vlm_stage_result *result) {
-  double *actual = malloc((size_t)(count + 1) * sizeof(double));
-  if (!actual) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (int64_t i = 0; i < count; i++) actual[i] = (double)values[i];
+/* What a sequence stage compares for a single unpadded sequence: the ids,
+ * the attention mask (all ones) or the positions (0..T-1). */
+typedef enum sequence_kind {
+  SEQUENCE_IDS,
+  SEQUENCE_MASK,
+  SEQUENCE_POSITIONS,
+} sequence_kind;
+
+/* Tokenizes the golden prompt and compares one view of it with the golden
+ * tensor, keeping a chat-template finding (recorded while tokenizing) as the
+ * stage's first problem. */
+static vlm_status sequence_stage(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                 vlm_stage_result *result, sequence_kind kind) {
+  vlm_token_ids ids;
+  VLM_RETURN_IF_ERROR(tokenize_prompt(context, &ids, result));
+  double *actual = malloc((ids.count + 1) * sizeof(double));
+  vlm_status status = actual ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; actual && i < ids.count; i++)
+    actual[i] = kind == SEQUENCE_IDS ? (double)ids.ids[i] : kind == SEQUENCE_POSITIONS ? (double)i : 1.0;
   vlm_stage_outcome before = result->outcome;
   char detail[VLM_STAGE_DETAIL_BYTES];
   memcpy(detail, result->detail, sizeof(detail));
-  vlm_status status = vlm_compare_with_golden_tensor(context, stage, actual, count, result);
+  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, (int64_t)ids.count, result);
   if (before == VLM_STAGE_DIVERGED) {
     result->outcome = before;
     memcpy(result->detail, detail, sizeof(detail));
   }
   free(actual);
+  vlm_token_ids_release(&ids);
   return status;
 }
 
 vlm_status vlm_stage_input_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                vlm_stage_result *result) {
-  vlm_token_ids ids;
-  VLM_RETURN_IF_ERROR(tokenize_prompt(context, &ids, result));
-  vlm_status status = VLM_OK;
-  if (result->outcome != VLM_STAGE_NOT_IMPLEMENTED) {
-    int64_t *values = malloc((ids.count + 1) * sizeof(int64_t));
-    if (!values) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    for (size_t i = 0; values && i < ids.count; i++) values[i] = ids.ids[i];
-    if (!status) status = compare_integers(context, stage, values, (int64_t)ids.count, result);
-    free(values);
-  }
-  vlm_token_ids_release(&ids);
-  return status;
-}
-
-/* A single unpadded sequence: mask all ones, positions 0..T-1. */
-static vlm_status sequence_stage(const vlm_compare_context *context, const vlm_golden_stage *stage,
-                                 vlm_stage_result *result, bool positions) {
-  vlm_token_ids ids;
-  VLM_RETURN_IF_ERROR(tokenize_prompt(context, &ids, result));
-  vlm_status status = VLM_OK;
-  if (result->outcome != VLM_STAGE_NOT_IMPLEMENTED) {
-    int64_t *values = malloc((ids.count + 1) * sizeof(int64_t));
-    if (!values) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    for (size_t i = 0; values && i < ids.count; i++) values[i] = positions ? (int64_t)i : 1;
-    if (!status) status = compare_integers(context, stage, values, (int64_t)ids.count, result);
-    free(values);
-  }
-  vlm_token_ids_release(&ids);
-  return status;
+  return sequence_stage(context, stage, result, SEQUENCE_IDS);
 }
 
 vlm_status vlm_stage_attention_mask(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                     vlm_stage_result *result) {
-  return sequence_stage(context, stage, result, false);
+  return sequence_stage(context, stage, result, SEQUENCE_MASK);
 }
 
 vlm_status vlm_stage_position_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                   vlm_stage_result *result) {
-  return sequence_stage(context, stage, result, true);
+  return sequence_stage(context, stage, result, SEQUENCE_POSITIONS);
 }
 
 /* The golden greedy tokens decoded by vlm's tokenizer. */
