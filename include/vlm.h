@@ -47,6 +47,7 @@ typedef enum vlm_status_code {
   VLM_STATUS_CANCELLED,          /* the caller asked us to stop              */
   VLM_STATUS_FAILED_PRECONDITION,/* object not in a state that allows this   */
   VLM_STATUS_INTERNAL,           /* a bug in vlm                             */
+  VLM_STATUS_UNAVAILABLE,        /* shutting down; try again elsewhere/later */
 } vlm_status_code;
 
 typedef struct vlm_status_record *vlm_status;

@@ -90,6 +90,7 @@ const char *vlm_status_code_name(vlm_status_code code) {
     case VLM_STATUS_CANCELLED: return "cancelled";
     case VLM_STATUS_FAILED_PRECONDITION: return "failed_precondition";
     case VLM_STATUS_INTERNAL: return "internal";
+    case VLM_STATUS_UNAVAILABLE: return "unavailable";
   }
   return "unknown";
 }

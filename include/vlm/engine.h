@@ -1,0 +1,219 @@
+/* The serving engine: one model, N slots, continuous batching.
+ *
+ * A request is prepared on the caller's thread (chat template, tokenizer,
+ * placeholder expansion, admission against capacity and the queue bound;
+ * images are decoded and preprocessed there too, with
+ * vlm_engine_load_image*), then handed to the engine's scheduler thread,
+ * which owns the slots, the KV cache and every call into the compute
+ * backend. Between two decode steps the scheduler admits waiting requests
+ * into free slots and runs at most one prefill chunk, so a new prompt never
+ * stalls running streams for longer than one chunk (plus, for a request
+ * with images, its vision encode).
+ *
+ * Events reach the caller through a callback, on the scheduler thread, in
+ * order: zero or more VLM_ENGINE_EVENT_TOKEN, then exactly one
+ * VLM_ENGINE_EVENT_FINISH (also after cancellation or an error). The
+ * callback must not block for long (it holds up every stream) and must not
+ * call back into the engine except vlm_engine_cancel.
+ *
+ * Per-slot state (KV, sampler, detokenizer, embeddings) is cleared when a
+ * request finishes, fails or is cancelled (SPEC 3.6); with greedy sampling
+ * a request's output does not depend on what it was batched with (3.5). */
+#ifndef VLM_ENGINE_H
+#define VLM_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vlm.h"
+#include "vlm/generate.h" /* vlm_sampling_params, vlm_loaded_image */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vlm_engine vlm_engine;
+typedef struct vlm_engine_request vlm_engine_request;
+
+typedef struct vlm_engine_options {
+  int thread_count;        /* compute threads; <= 0: one per core */
+  int32_t slot_count;      /* --parallel; default 1 */
+  int64_t capacity;        /* positions per slot; 0: min(max_position_embeddings, 4096) */
+  int64_t prefill_chunk;   /* rows per prefill step; 0: 512 */
+  int32_t queue_limit;     /* requests waiting for a slot; 0: 64. Over it: RESOURCE_EXHAUSTED */
+  const vlm_allocator *allocator;
+} vlm_engine_options;
+
+vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *options,
+                           vlm_engine **out_engine);
+/* Cancels whatever is queued or running (each gets its FINISH event), stops
+ * the scheduler thread and frees everything. */
+void vlm_engine_release(vlm_engine *engine);
+
+/* What the model is and can take (for /v1/models and admission). */
+typedef struct vlm_engine_info {
+  const char *model_dir;
+  const char *model_type;     /* config.json's model_type */
+  bool accepts_images;        /* the family has a vision path */
+  bool accepts_audio;         /* always false today */
+  bool has_chat_template;
+  int32_t slot_count;
+  int64_t capacity;           /* positions per slot */
+  int64_t prefill_chunk;
+  int32_t queue_limit;
+  int64_t vocab_size;
+} vlm_engine_info;
+void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info);
+
+/* The sampling generation_config.json asks for (greedy when it does not
+ * sample). */
+vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine);
+/* generation_config's max_new_tokens, else 256. */
+int64_t vlm_engine_default_max_tokens(const vlm_engine *engine);
+
+/* Decodes and preprocesses an image as the model's image processor does.
+ * Thread-safe; call it from the caller's (worker) thread. `cancel` may be
+ * NULL or a flag polled during decoding. Errors name `name` (a path, or
+ * e.g. "messages[0].content[1]"). A model without a vision path gets
+ * UNIMPLEMENTED. */
+vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, const void *cancel,
+                                      vlm_loaded_image *out_image);
+vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data, size_t size,
+                                        const char *name, const void *cancel,
+                                        vlm_loaded_image *out_image);
+
+typedef struct vlm_engine_request_options {
+  /* Exactly one of the two. messages_json: a JSON array of chat messages in
+   * Transformers' format ({"role", "content"} with content a string or a
+   * list of {"type":"text","text"} / {"type":"image"} parts), rendered
+   * with the model's chat template and a generation prompt.
+   * raw_prompt: the whole model input, tokenized with the tokenizer's
+   * special tokens (BOS...), as /v1/completions gives it. */
+  const char *messages_json;
+  const char *raw_prompt;
+  /* Images in the order of their placeholders. Ownership passes to the
+   * engine on every return of vlm_engine_submit, success or error: the
+   * caller's array entries are zeroed. */
+  vlm_loaded_image *images;
+  int image_count;
+  int64_t max_tokens;           /* 0: vlm_engine_default_max_tokens */
+  vlm_sampling_params sampling;
+  bool logprobs;                /* report each token's logprob (+ top alternatives) */
+  const char *const *stop;      /* stop strings, copied; not part of the output */
+  size_t stop_count;
+} vlm_engine_request_options;
+
+typedef enum vlm_engine_event_kind {
+  VLM_ENGINE_EVENT_TOKEN,
+  VLM_ENGINE_EVENT_FINISH,
+} vlm_engine_event_kind;
+
+typedef struct vlm_engine_usage {
+  int64_t prompt_tokens;        /* every prompt position, placeholders expanded */
+  int64_t prompt_image_tokens;  /* of which image positions */
+  int64_t completion_tokens;
+} vlm_engine_usage;
+
+typedef struct vlm_engine_timings {
+  double preprocess_seconds;    /* template, tokenizer, images (caller's thread) */
+  double queue_seconds;         /* submitted -> slot assigned */
+  double encode_seconds;        /* vision encoder + projector + merge */
+  double prefill_seconds;
+  double decode_seconds;
+  double first_token_seconds;   /* submitted -> first token sampled */
+} vlm_engine_timings;
+
+typedef struct vlm_engine_token_logprob {
+  int32_t token;
+  float logprob;
+  const char *text;             /* the token's own text (may be partial UTF-8) */
+  size_t text_length;
+} vlm_engine_token_logprob;
+
+typedef struct vlm_engine_event {
+  vlm_engine_event_kind kind;
+  /* TOKEN: new completion text (valid UTF-8, may be empty while a stop
+   * string or a multi-byte character is pending) and the sampled token;
+   * token -1 (no logprob) carries text held back until the end. */
+  const char *text;
+  size_t text_length;
+  int32_t token;
+  bool has_logprob;             /* when the request asked for logprobs */
+  vlm_engine_token_logprob logprob;
+  const vlm_engine_token_logprob *top_logprobs; /* most likely first */
+  int32_t top_logprob_count;
+  /* FINISH */
+  vlm_status status;            /* VLM_OK, or why it failed (CANCELLED when cancelled); borrowed */
+  const char *finish_reason;    /* "stop" | "length" on success */
+  const char *full_text;        /* the whole completion, as decoded at once */
+  size_t full_text_length;
+  const int32_t *completion_token_ids; /* usage.completion_tokens of them */
+  vlm_engine_usage usage;
+  vlm_engine_timings timings;
+} vlm_engine_event;
+
+typedef void (*vlm_engine_event_callback)(void *context, const vlm_engine_event *event);
+
+/* Prepares and queues a request. Errors (before any compute): the prompt
+ * does not render or tokenize, image placeholders do not match the images,
+ * images or audio for a model without that modality (UNIMPLEMENTED),
+ * prompt + max_tokens over capacity (OUT_OF_RANGE, "context length
+ * exceeded ..."), the queue is full (RESOURCE_EXHAUSTED), the engine is
+ * shutting down (UNAVAILABLE). On success the callback will be called, and
+ * *out_request is a handle the caller must release with
+ * vlm_engine_request_release (after the FINISH event, or at any time to
+ * cancel and forget it). */
+vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_options *options,
+                             vlm_engine_event_callback callback, void *context,
+                             vlm_engine_request **out_request);
+/* Asks the scheduler to stop the request (thread-safe, idempotent): it
+ * frees its slot and gets FINISH with a CANCELLED status, unless it had
+ * already finished. */
+void vlm_engine_cancel(vlm_engine_request *request);
+/* Drops the caller's reference; cancels the request if it has not
+ * finished. No callback runs for it after this returns. */
+void vlm_engine_request_release(vlm_engine_request *request);
+
+/* Stops admitting requests (submit fails with UNAVAILABLE) and waits up
+ * to `timeout_seconds` for queued and running ones to finish; the rest
+ * are cancelled. For graceful shutdown. */
+void vlm_engine_drain(vlm_engine *engine, double timeout_seconds);
+
+/* Counters and histograms for /metrics. Histograms have cumulative
+ * Prometheus semantics: bucket_counts[i] counts observations <= bounds[i]. */
+#define VLM_ENGINE_HISTOGRAM_BUCKETS 12
+typedef struct vlm_engine_histogram {
+  double bounds[VLM_ENGINE_HISTOGRAM_BUCKETS];
+  uint64_t bucket_counts[VLM_ENGINE_HISTOGRAM_BUCKETS];
+  uint64_t count;
+  double sum;
+} vlm_engine_histogram;
+
+typedef struct vlm_engine_metrics {
+  uint64_t requests_finished_stop;
+  uint64_t requests_finished_length;
+  uint64_t requests_cancelled;
+  uint64_t requests_failed;
+  uint64_t requests_rejected;        /* refused by submit */
+  int64_t queue_depth;               /* waiting for a slot */
+  int32_t active_slots;
+  int32_t slot_count;
+  uint64_t prompt_tokens_total;
+  uint64_t completion_tokens_total;
+  uint64_t image_count_total;
+  double preprocess_seconds_total;
+  double encode_seconds_total;
+  int64_t kv_positions_used;         /* over all slots */
+  int64_t kv_positions_capacity;
+  uint64_t kv_bytes;
+  vlm_engine_histogram time_to_first_token;  /* seconds */
+  vlm_engine_histogram inter_token_latency;  /* seconds */
+} vlm_engine_metrics;
+void vlm_engine_get_metrics(vlm_engine *engine, vlm_engine_metrics *out_metrics);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,487 @@
+/* The serving engine's public side: open/release, image loading, request
+ * preparation and admission on the caller's thread, cancellation, drain
+ * and metrics. The scheduler thread lives in scheduler.c. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/status.h"
+#include "engine/engine_internal.h"
+#include "media/image_processor_clip.h"
+#include "models/family.h"
+#include "vlm/media.h"
+
+#define DEFAULT_MAX_TOKENS 256
+#define DEFAULT_QUEUE_LIMIT 64
+
+static const double time_to_first_token_bounds[VLM_ENGINE_HISTOGRAM_BUCKETS] = {
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+static const double inter_token_latency_bounds[VLM_ENGINE_HISTOGRAM_BUCKETS] = {
+    0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 1};
+
+double engine_now_seconds(void) {
+  struct timespec time;
+  clock_gettime(CLOCK_MONOTONIC, &time);
+  return (double)time.tv_sec + (double)time.tv_nsec * 1e-9;
+}
+
+void engine_histogram_observe(vlm_engine_histogram *histogram, double value) {
+  for (int i = 0; i < VLM_ENGINE_HISTOGRAM_BUCKETS; i++)
+    if (value <= histogram->bounds[i]) histogram->bucket_counts[i]++;
+  histogram->count++;
+  histogram->sum += value;
+}
+
+/* generate() stops on generation_config's eos ids, which default to the
+ * model config's. */
+static void collect_stop_tokens(vlm_engine *engine) {
+  const vlm_token_id_list *ids = &engine->generation.eos_token_ids;
+  if (!ids->count) ids = &vlm_text_model_config(engine->model)->text.eos_token_ids;
+  for (size_t i = 0; i < ids->count && engine->stop_token_count < ENGINE_MAX_STOP_TOKENS; i++)
+    engine->stop_tokens[engine->stop_token_count++] = (int32_t)ids->ids[i];
+}
+
+static vlm_status open_text_side(vlm_engine *engine, const char *model_dir,
+                                 const vlm_engine_options *options) {
+  vlm_text_model_options model_options = {.slot_count = engine->slot_count,
+                                          .capacity = options->capacity,
+                                          .prefill_chunk = options->prefill_chunk,
+                                          .pool = engine->pool,
+                                          .allocator = options->allocator};
+  VLM_RETURN_IF_ERROR(vlm_text_model_open(model_dir, &model_options, &engine->model));
+  VLM_RETURN_IF_ERROR(vlm_generation_config_load(model_dir, options->allocator, &engine->generation));
+  vlm_tokenizer_options tokenizer_options = {.allocator = options->allocator};
+  VLM_RETURN_IF_ERROR(vlm_tokenizer_create(model_dir, &tokenizer_options, &engine->tokenizer));
+  vlm_status status = vlm_chat_template_load(model_dir, &engine->chat_template);
+  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) { /* raw prompts only */
+    vlm_status_free(status);
+    engine->chat_template = NULL;
+    status = VLM_OK;
+  }
+  return status;
+}
+
+static void init_metrics(vlm_engine *engine) {
+  vlm_engine_metrics *metrics = &engine->metrics;
+  memcpy(metrics->time_to_first_token.bounds, time_to_first_token_bounds, sizeof(time_to_first_token_bounds));
+  memcpy(metrics->inter_token_latency.bounds, inter_token_latency_bounds, sizeof(inter_token_latency_bounds));
+  metrics->slot_count = engine->slot_count;
+  metrics->kv_bytes = vlm_kv_cache_bytes(vlm_text_model_cache(engine->model));
+  metrics->kv_positions_capacity = (int64_t)engine->slot_count * vlm_text_model_capacity(engine->model);
+}
+
+static vlm_status start_scheduler(vlm_engine *engine) {
+  engine->slots = calloc((size_t)engine->slot_count, sizeof(*engine->slots));
+  engine->logits = malloc((size_t)engine->slot_count * (size_t)engine->vocab_size * sizeof(float));
+  if (!engine->slots || !engine->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int32_t i = 0; i < engine->slot_count; i++) engine->slots[i].index = i;
+  if (pthread_create(&engine->thread, NULL, engine_scheduler_main, engine) != 0)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "cannot start the scheduler thread");
+  engine->thread_started = true;
+  return VLM_OK;
+}
+
+vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *options,
+                           vlm_engine **out_engine) {
+  *out_engine = NULL;
+  vlm_engine_options defaults = {0};
+  if (!options) options = &defaults;
+  if (options->slot_count < 0 || options->queue_limit < 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "slot count and queue limit must not be negative");
+  vlm_engine *engine = calloc(1, sizeof(*engine));
+  if (!engine) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  engine->model_dir = strdup(model_dir);
+  engine->allocator = options->allocator;
+  engine->slot_count = options->slot_count ? options->slot_count : 1;
+  engine->queue_limit = options->queue_limit ? options->queue_limit : DEFAULT_QUEUE_LIMIT;
+  pthread_mutex_init(&engine->vision_mutex, NULL);
+  pthread_mutex_init(&engine->mutex, NULL);
+  pthread_cond_init(&engine->wake, NULL);
+  pthread_cond_init(&engine->changed, NULL);
+  vlm_status status = vlm_thread_pool_create(options->thread_count, options->allocator, &engine->pool);
+  if (!status) status = open_text_side(engine, model_dir, options);
+  if (!status) {
+    const vlm_model_config *config = vlm_text_model_config(engine->model);
+    const vlm_family *family = vlm_family_find(config->model_type);
+    engine->accepts_images = family && family->describe_vision;
+    engine->vocab_size = vlm_text_model_vocab_size(engine->model);
+    engine->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : 512;
+    collect_stop_tokens(engine);
+    init_metrics(engine);
+    status = start_scheduler(engine);
+  }
+  if (status) {
+    vlm_engine_release(engine);
+    return status;
+  }
+  *out_engine = engine;
+  return VLM_OK;
+}
+
+void vlm_engine_release(vlm_engine *engine) {
+  if (!engine) return;
+  if (engine->thread_started) {
+    pthread_mutex_lock(&engine->mutex);
+    engine->stopping = true; /* the scheduler cancels everything, then exits */
+    pthread_cond_broadcast(&engine->wake);
+    pthread_mutex_unlock(&engine->mutex);
+    pthread_join(engine->thread, NULL);
+  }
+  free(engine->slots);
+  free(engine->logits);
+  vlm_chat_template_release(engine->chat_template);
+  vlm_tokenizer_release(engine->tokenizer);
+  vlm_generation_config_release(&engine->generation);
+  vlm_text_model_release(engine->model);
+  vlm_vision_model_release(engine->vision);
+  if (engine->processor_loaded) vlm_processor_config_release(&engine->processor);
+  vlm_thread_pool_release(engine->pool);
+  pthread_mutex_destroy(&engine->vision_mutex);
+  pthread_mutex_destroy(&engine->mutex);
+  pthread_cond_destroy(&engine->wake);
+  pthread_cond_destroy(&engine->changed);
+  free(engine->model_dir);
+  free(engine);
+}
+
+void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
+  memset(out_info, 0, sizeof(*out_info));
+  out_info->model_dir = engine->model_dir;
+  out_info->model_type = vlm_text_model_config(engine->model)->model_type;
+  out_info->accepts_images = engine->accepts_images;
+  out_info->has_chat_template = engine->chat_template != NULL;
+  out_info->slot_count = engine->slot_count;
+  out_info->capacity = vlm_text_model_capacity(engine->model);
+  out_info->prefill_chunk = engine->prefill_chunk;
+  out_info->queue_limit = engine->queue_limit;
+  out_info->vocab_size = engine->vocab_size;
+}
+
+vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
+  vlm_sampling_params params = vlm_sampling_params_greedy();
+  const vlm_generation_config *generation = &engine->generation;
+  if (generation->do_sample) {
+    params.temperature = (float)generation->temperature;
+    params.top_k = (int32_t)generation->top_k;
+    params.top_p = (float)generation->top_p;
+    params.min_p = (float)generation->min_p;
+  }
+  params.repetition_penalty = (float)generation->repetition_penalty;
+  return params;
+}
+
+int64_t vlm_engine_default_max_tokens(const vlm_engine *engine) {
+  return engine->generation.max_new_tokens ? engine->generation.max_new_tokens : DEFAULT_MAX_TOKENS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Images (callers' threads)                                              */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status refuse_images(const vlm_engine *engine, int image_count) {
+  return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no image input; the request has %d image(s)",
+                   vlm_text_model_config(engine->model)->model_type, image_count);
+}
+
+/* Opens the vision side and the processor config once, under its lock. */
+static vlm_status ensure_vision(vlm_engine *engine, int image_count) {
+  if (!engine->accepts_images) return refuse_images(engine, image_count);
+  pthread_mutex_lock(&engine->vision_mutex);
+  vlm_status status = VLM_OK;
+  if (!engine->vision) {
+    vlm_vision_model_options options = {.pool = engine->pool, .allocator = engine->allocator};
+    status = vlm_vision_model_open(engine->model_dir, &options, &engine->vision);
+    if (vlm_status_code_of(status) == VLM_STATUS_UNIMPLEMENTED) {
+      vlm_status_free(status);
+      status = refuse_images(engine, image_count);
+    }
+  }
+  if (!status && !engine->processor_loaded) {
+    status = vlm_processor_config_load(engine->model_dir, engine->allocator, &engine->processor);
+    engine->processor_loaded = status == VLM_OK;
+  }
+  pthread_mutex_unlock(&engine->vision_mutex);
+  return status;
+}
+
+static vlm_status preprocess_image(vlm_engine *engine, const vlm_image *image, const char *name,
+                                   vlm_loaded_image *out_image) {
+  const char *type = engine->processor.image_processor_type;
+  if (!type || strcmp(type, "CLIPImageProcessor") != 0)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: image processor '%s' is not supported yet", engine->model_dir,
+                     type ? type : "(none)");
+  vlm_tensor pixels;
+  vlm_status status = vlm_clip_preprocess(&engine->processor, image, VLM_CLIP_TORCHVISION,
+                                          engine->allocator, &pixels);
+  if (status) return vlm_status_annotate(status, "%s", name);
+  out_image->owned_values = pixels.data;
+  out_image->allocator = engine->allocator;
+  out_image->pixel_values = (vlm_pixel_values){pixels.data, pixels.shape[0], pixels.shape[1],
+                                               pixels.shape[2]};
+  return VLM_OK;
+}
+
+vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, const void *cancel,
+                                      vlm_loaded_image *out_image) {
+  memset(out_image, 0, sizeof(*out_image));
+  double start = engine_now_seconds();
+  VLM_RETURN_IF_ERROR(ensure_vision(engine, 1));
+  vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
+  vlm_image image;
+  VLM_RETURN_IF_ERROR(vlm_image_decode_file(path, &options, &image));
+  vlm_status status = preprocess_image(engine, &image, path, out_image);
+  vlm_image_release(&image);
+  out_image->preprocess_seconds = engine_now_seconds() - start;
+  return status;
+}
+
+vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data, size_t size,
+                                        const char *name, const void *cancel,
+                                        vlm_loaded_image *out_image) {
+  memset(out_image, 0, sizeof(*out_image));
+  double start = engine_now_seconds();
+  VLM_RETURN_IF_ERROR(ensure_vision(engine, 1));
+  vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
+  vlm_image image;
+  VLM_RETURN_IF_ERROR(vlm_image_decode_memory(data, size, name, &options, &image));
+  vlm_status status = preprocess_image(engine, &image, name ? name : "image", out_image);
+  vlm_image_release(&image);
+  out_image->preprocess_seconds = engine_now_seconds() - start;
+  return status;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Requests                                                                */
+/* ---------------------------------------------------------------------- */
+
+void engine_request_free(vlm_engine_request *request) {
+  for (int i = 0; i < request->image_count; i++) vlm_loaded_image_release(&request->images[i]);
+  free(request->images);
+  for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
+  free(request->stop);
+  free(request->ids);
+  pthread_mutex_destroy(&request->callback_mutex);
+  free(request);
+}
+
+void engine_request_deliver(vlm_engine_request *request, const vlm_engine_event *event) {
+  pthread_mutex_lock(&request->callback_mutex);
+  if (!request->caller_released) request->callback(request->context, event);
+  pthread_mutex_unlock(&request->callback_mutex);
+}
+
+void engine_request_engine_done(vlm_engine_request *request) {
+  pthread_mutex_lock(&request->callback_mutex);
+  request->engine_done = true;
+  bool free_now = request->caller_released;
+  pthread_mutex_unlock(&request->callback_mutex);
+  if (free_now) engine_request_free(request);
+}
+
+void vlm_engine_cancel(vlm_engine_request *request) {
+  if (!request) return;
+  atomic_store(&request->cancel_requested, true);
+  vlm_engine *engine = request->engine;
+  pthread_mutex_lock(&engine->mutex);
+  pthread_cond_broadcast(&engine->wake);
+  pthread_mutex_unlock(&engine->mutex);
+}
+
+void vlm_engine_request_release(vlm_engine_request *request) {
+  if (!request) return;
+  vlm_engine_cancel(request);
+  pthread_mutex_lock(&request->callback_mutex); /* waits for a callback in progress */
+  request->caller_released = true;
+  bool free_now = request->engine_done;
+  pthread_mutex_unlock(&request->callback_mutex);
+  if (free_now) engine_request_free(request);
+}
+
+static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options) {
+  if (!options->messages_json == !options->raw_prompt)
+    return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages or a raw prompt");
+  if (options->image_count < 0 || (options->image_count > 0 && !options->images))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none", options->image_count);
+  if (options->image_count > 0 && !engine->accepts_images) return refuse_images(engine, options->image_count);
+  if (options->max_tokens < 0) return VLM_ERROR(INVALID_ARGUMENT, "max_tokens must not be negative");
+  if (options->stop_count && !options->stop)
+    return VLM_ERROR(INVALID_ARGUMENT, "the request names stop strings but gives none");
+  for (size_t i = 0; i < options->stop_count; i++)
+    if (!options->stop[i] || !options->stop[i][0])
+      return VLM_ERROR(INVALID_ARGUMENT, "stop string %zu is empty", i);
+  return vlm_sampling_params_validate(&options->sampling);
+}
+
+/* Chat template (or the raw prompt) -> ids, then placeholder expansion. */
+static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_options *options,
+                                  vlm_engine_request *request) {
+  char *rendered = NULL;
+  size_t rendered_length = 0;
+  bool templated = options->messages_json != NULL;
+  if (templated) {
+    if (!engine->chat_template)
+      return VLM_ERROR(FAILED_PRECONDITION,
+                       "%s has no chat template (tokenizer_config.json, chat_template.json or "
+                       "chat_template.jinja); send a raw prompt (/v1/completions) instead",
+                       engine->model_dir);
+    vlm_chat_template_options template_options = {.add_generation_prompt = true};
+    VLM_RETURN_IF_ERROR(vlm_chat_template_render(engine->chat_template, options->messages_json,
+                                                 strlen(options->messages_json), &template_options,
+                                                 &rendered, &rendered_length));
+  }
+  /* A rendered template already holds its special tokens (as
+   * apply_chat_template(tokenize=True) does); a raw prompt gets BOS etc. */
+  const char *text = templated ? rendered : options->raw_prompt;
+  vlm_token_ids ids = {0};
+  vlm_status status = vlm_tokenizer_encode(engine->tokenizer, text, templated ? rendered_length : strlen(text),
+                                           !templated, &ids);
+  free(rendered);
+  if (status) return status;
+  request->ids = ids.ids;
+  request->id_count = (int64_t)ids.count;
+  if (options->image_count == 0) return VLM_OK;
+  VLM_RETURN_IF_ERROR(ensure_vision(engine, options->image_count));
+  int32_t *expanded = NULL;
+  int64_t expanded_count = 0;
+  VLM_RETURN_IF_ERROR(vlm_vision_model_expand_placeholders(engine->vision, request->ids, request->id_count,
+                                                           options->image_count, &expanded, &expanded_count));
+  free(request->ids);
+  request->ids = expanded;
+  request->image_token_count = expanded_count - request->id_count + options->image_count;
+  request->id_count = expanded_count;
+  return VLM_OK;
+}
+
+static vlm_status check_capacity(const vlm_engine *engine, const vlm_engine_request *request) {
+  int64_t capacity = vlm_text_model_capacity(engine->model);
+  if (request->id_count + request->max_tokens <= capacity) return VLM_OK;
+  int64_t room = capacity - request->id_count;
+  return VLM_ERROR(OUT_OF_RANGE,
+                   "context length exceeded: the prompt has %lld tokens and max_tokens is %lld, over "
+                   "the capacity of %lld (%lld tokens left for the completion)",
+                   (long long)request->id_count, (long long)request->max_tokens, (long long)capacity,
+                   (long long)(room > 0 ? room : 0));
+}
+
+static vlm_status copy_stop_strings(vlm_engine_request *request, const vlm_engine_request_options *options) {
+  if (!options->stop_count) return VLM_OK;
+  request->stop = calloc(options->stop_count, sizeof(char *));
+  if (!request->stop) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  request->stop_count = options->stop_count;
+  for (size_t i = 0; i < options->stop_count; i++)
+    if (!(request->stop[i] = strdup(options->stop[i]))) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  return VLM_OK;
+}
+
+/* Takes the caller's images whatever happens next. */
+static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_request_options *options) {
+  vlm_engine_request *request = calloc(1, sizeof(*request));
+  int count = options->image_count > 0 && options->images ? options->image_count : 0;
+  vlm_loaded_image *images = count ? calloc((size_t)count, sizeof(*images)) : NULL;
+  if (count && images) memcpy(images, options->images, (size_t)count * sizeof(*images));
+  if (count) memset(options->images, 0, (size_t)count * sizeof(*images));
+  if (!request || (count && !images)) {
+    for (int i = 0; images && i < count; i++) vlm_loaded_image_release(&images[i]);
+    free(images);
+    free(request);
+    return NULL;
+  }
+  request->engine = engine;
+  request->images = images;
+  request->image_count = count;
+  atomic_init(&request->cancel_requested, false);
+  pthread_mutex_init(&request->callback_mutex, NULL);
+  return request;
+}
+
+static vlm_status enqueue(vlm_engine *engine, vlm_engine_request *request) {
+  pthread_mutex_lock(&engine->mutex);
+  vlm_status status = VLM_OK;
+  if (engine->draining || engine->stopping)
+    status = VLM_ERROR(UNAVAILABLE, "the server is shutting down");
+  else if (engine->queue_length >= engine->queue_limit)
+    status = VLM_ERROR(RESOURCE_EXHAUSTED, "too many requests: %lld are already waiting for one of %d slots",
+                       (long long)engine->queue_length, engine->slot_count);
+  if (!status) {
+    if (engine->queue_tail) engine->queue_tail->next_in_queue = request;
+    else engine->queue_head = request;
+    engine->queue_tail = request;
+    engine->queue_length++;
+    engine->metrics.queue_depth = engine->queue_length;
+    pthread_cond_broadcast(&engine->wake);
+  }
+  pthread_mutex_unlock(&engine->mutex);
+  return status;
+}
+
+static void count_rejection(vlm_engine *engine) {
+  pthread_mutex_lock(&engine->mutex);
+  engine->metrics.requests_rejected++;
+  pthread_mutex_unlock(&engine->mutex);
+}
+
+vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_options *options,
+                             vlm_engine_event_callback callback, void *context,
+                             vlm_engine_request **out_request) {
+  *out_request = NULL;
+  double start = engine_now_seconds();
+  vlm_engine_request *request = request_create(engine, options);
+  if (!request) {
+    count_rejection(engine);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  request->callback = callback;
+  request->context = context;
+  request->max_tokens = options->max_tokens ? options->max_tokens : vlm_engine_default_max_tokens(engine);
+  request->sampling = options->sampling;
+  request->logprobs = options->logprobs;
+  request->submit_time = start;
+  vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
+  if (!status) status = check_options(engine, options);
+  if (!status) status = copy_stop_strings(request, options);
+  if (!status) status = tokenize_prompt(engine, options, request);
+  if (!status) status = check_capacity(engine, request);
+  for (int i = 0; i < request->image_count; i++) request->preprocess_seconds += request->images[i].preprocess_seconds;
+  request->preprocess_seconds += engine_now_seconds() - start;
+  request->caller_released = false;
+  if (!status) status = enqueue(engine, request);
+  if (status) {
+    count_rejection(engine);
+    engine_request_free(request);
+    return status;
+  }
+  *out_request = request;
+  return VLM_OK;
+}
+
+void vlm_engine_drain(vlm_engine *engine, double timeout_seconds) {
+  double deadline = engine_now_seconds() + (timeout_seconds > 0 ? timeout_seconds : 0);
+  pthread_mutex_lock(&engine->mutex);
+  engine->draining = true;
+  while ((engine->queue_length > 0 || engine->active_slots > 0) && engine_now_seconds() < deadline) {
+    struct timespec wait_until;
+    clock_gettime(CLOCK_REALTIME, &wait_until);
+    wait_until.tv_nsec += 50 * 1000 * 1000;
+    if (wait_until.tv_nsec >= 1000000000L) {
+      wait_until.tv_sec++;
+      wait_until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&engine->changed, &engine->mutex, &wait_until);
+  }
+  /* Whatever is left is cancelled: queued requests in the scheduler's next
+   * admission pass, running ones before their next step. */
+  for (vlm_engine_request *request = engine->queue_head; request; request = request->next_in_queue)
+    atomic_store(&request->cancel_requested, true);
+  for (int32_t i = 0; i < engine->slot_count; i++)
+    if (engine->slots[i].request) atomic_store(&engine->slots[i].request->cancel_requested, true);
+  pthread_cond_broadcast(&engine->wake);
+  while (engine->queue_length > 0 || engine->active_slots > 0)
+    pthread_cond_wait(&engine->changed, &engine->mutex);
+  pthread_mutex_unlock(&engine->mutex);
+}
+
+void vlm_engine_get_metrics(vlm_engine *engine, vlm_engine_metrics *out_metrics) {
+  pthread_mutex_lock(&engine->mutex);
+  *out_metrics = engine->metrics;
+  pthread_mutex_unlock(&engine->mutex);
+}

@@ -1,0 +1,133 @@
+/* What engine.c (the public API, request preparation, admission) and
+ * scheduler.c (the scheduler thread: slots, prefill chunks, batched decode,
+ * sampling, events) share. Not a public header. */
+#ifndef VLM_ENGINE_ENGINE_INTERNAL_H
+#define VLM_ENGINE_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/thread_pool.h"
+#include "engine/sampling.h"
+#include "engine/text_model.h"
+#include "engine/vision_model.h"
+#include "io/config.h"
+#include "io/json.h"
+#include "vlm/chat_template.h"
+#include "vlm/engine.h"
+#include "vlm/tokenizer.h"
+
+#define ENGINE_MAX_STOP_TOKENS 16
+
+struct vlm_engine_request {
+  vlm_engine *engine;
+  vlm_engine_event_callback callback;
+  void *context;
+  atomic_bool cancel_requested;
+  /* Guards the fields below and every callback: release waits for a
+   * callback in progress, and no callback starts after it. */
+  pthread_mutex_t callback_mutex;
+  bool caller_released;
+  bool engine_done;               /* FINISH delivered (or suppressed) */
+  /* Prepared by submit, read-only afterwards. */
+  int32_t *ids;                   /* expanded prompt */
+  int64_t id_count;
+  int64_t image_token_count;
+  vlm_loaded_image *images;
+  int image_count;
+  int64_t max_tokens;
+  vlm_sampling_params sampling;
+  bool logprobs;
+  char **stop;
+  size_t stop_count;
+  double submit_time;
+  double preprocess_seconds;
+  vlm_engine_request *next_in_queue;
+};
+
+typedef enum slot_phase {
+  SLOT_FREE = 0,
+  SLOT_PREFILL,
+  SLOT_DECODE,
+} slot_phase;
+
+/* One slot of the KV cache and what the request in it needs between steps. */
+typedef struct engine_slot {
+  int32_t index;
+  slot_phase phase;
+  vlm_engine_request *request;
+  uint64_t admission_order;       /* prefill goes oldest first */
+  bool started;                   /* sampler etc. created */
+  int images_encoded;
+  float *features;                /* [images x tokens_per_image, hidden] while encoding */
+  int64_t prefilled_rows;
+  float *embeddings;              /* [id_count, hidden] for requests with images */
+  vlm_sampler *sampler;
+  vlm_detokenizer *detokenizer;
+  vlm_stop_matcher *stop_matcher;
+  int32_t *completion;            /* [max_tokens] */
+  int64_t completion_count;
+  int32_t pending_token;          /* sampled, to be fed by the next decode */
+  vlm_string_builder streamed;    /* text given to the client so far */
+  vlm_engine_timings timings;
+  double last_token_time;
+  int64_t kv_positions_reported; /* this slot's share of metrics.kv_positions_used */
+} engine_slot;
+
+struct vlm_engine {
+  char *model_dir;
+  const vlm_allocator *allocator;
+  vlm_thread_pool *pool;
+  vlm_text_model *model;
+  vlm_tokenizer *tokenizer;
+  vlm_chat_template *chat_template;   /* NULL: raw prompts only */
+  vlm_generation_config generation;
+  int32_t stop_tokens[ENGINE_MAX_STOP_TOKENS];
+  int stop_token_count;
+  bool accepts_images;
+  int64_t vocab_size;
+  int64_t prefill_chunk;
+  int32_t queue_limit;
+
+  /* The vision side opens with the first image (text-only use never maps
+   * it); load_image runs on callers' threads, hence its own lock. */
+  pthread_mutex_t vision_mutex;
+  vlm_vision_model *vision;
+  vlm_processor_config processor;
+  bool processor_loaded;
+
+  /* Scheduling state, under `mutex`. */
+  pthread_mutex_t mutex;
+  pthread_cond_t wake;                /* work arrived, or stop */
+  pthread_cond_t changed;             /* a request finished (drain waits on it) */
+  pthread_t thread;
+  bool thread_started;
+  bool stopping;
+  bool draining;
+  vlm_engine_request *queue_head, *queue_tail;
+  int64_t queue_length;
+  int32_t active_slots;
+  vlm_engine_metrics metrics;
+
+  /* Scheduler-thread only. */
+  engine_slot *slots;
+  int32_t slot_count;
+  uint64_t next_admission;
+  float *logits;                      /* [slot_count, vocab] */
+};
+
+double engine_now_seconds(void);
+/* The scheduler thread's body. */
+void *engine_scheduler_main(void *engine);
+/* Frees a request once both the caller and the engine are done with it. */
+void engine_request_free(vlm_engine_request *request);
+/* Delivers an event under the request's callback lock unless the caller
+ * has let go of it. */
+void engine_request_deliver(vlm_engine_request *request, const vlm_engine_event *event);
+/* Marks the engine's side done; frees the request when the caller is too. */
+void engine_request_engine_done(vlm_engine_request *request);
+void engine_histogram_observe(vlm_engine_histogram *histogram, double value);
+
+#endif

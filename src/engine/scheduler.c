@@ -1,0 +1,479 @@
+/* The scheduler thread: continuous batching over the engine's slots.
+ *
+ * One iteration:
+ *   1. admit queued requests into free slots (first come, first served),
+ *      and retire cancelled ones;
+ *   2. run at most ONE prefill chunk, for the oldest slot still in prefill
+ *      (its vision encode first, when it has images) -- this bounds how long
+ *      a new prompt can hold up running streams;
+ *   3. run one batched decode step for every slot that has a token to feed,
+ *      then sample each slot's next token and deliver its events.
+ * Every call into the text model, the vision model and the sampler happens
+ * on this thread; callers only touch the queue (under engine->mutex). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "engine/engine_internal.h"
+
+/* ---------------------------------------------------------------------- */
+/* Slot lifecycle                                                          */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
+  vlm_engine_request *request = slot->request;
+  slot->completion = malloc((size_t)(request->max_tokens + 1) * sizeof(int32_t));
+  if (!slot->completion) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  VLM_RETURN_IF_ERROR(vlm_sampler_create(&request->sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
+  VLM_RETURN_IF_ERROR(vlm_sampler_add_prompt(slot->sampler, request->ids, request->id_count));
+  VLM_RETURN_IF_ERROR(vlm_detokenizer_create(engine->tokenizer, true, &slot->detokenizer));
+  if (request->stop_count)
+    VLM_RETURN_IF_ERROR(vlm_stop_matcher_create((const char *const *)request->stop, request->stop_count,
+                                                &slot->stop_matcher));
+  return vlm_text_model_clear_slot(engine->model, slot->index);
+}
+
+/* Frees what the request left in the slot besides its KV (SPEC 3.6;
+ * slot_finish clears the KV first). */
+static void slot_clear(engine_slot *slot) {
+  vlm_sampler_release(slot->sampler);
+  vlm_detokenizer_release(slot->detokenizer);
+  vlm_stop_matcher_release(slot->stop_matcher);
+  vlm_sb_release(&slot->streamed);
+  free(slot->embeddings);
+  free(slot->features);
+  free(slot->completion);
+  int32_t index = slot->index;
+  memset(slot, 0, sizeof(*slot));
+  slot->index = index;
+}
+
+static void count_outcome(vlm_engine *engine, const vlm_engine_event *event) {
+  vlm_engine_metrics *metrics = &engine->metrics;
+  vlm_status_code code = vlm_status_code_of(event->status);
+  if (code == VLM_STATUS_CANCELLED) metrics->requests_cancelled++;
+  else if (code != VLM_STATUS_OK) metrics->requests_failed++;
+  else if (strcmp(event->finish_reason, "stop") == 0) metrics->requests_finished_stop++;
+  else metrics->requests_finished_length++;
+  metrics->completion_tokens_total += (uint64_t)event->usage.completion_tokens;
+}
+
+/* The whole completion decoded at once, exactly as Transformers'
+ * batch_decode gives it -- unless a stop string cut it, in which case the
+ * streamed text (which ends before the stop string) is the answer. */
+static char *final_text(vlm_engine *engine, engine_slot *slot, bool stopped_by_string, size_t *out_length) {
+  if (!stopped_by_string) {
+    char *exact = NULL;
+    if (!vlm_tokenizer_decode(engine->tokenizer, slot->completion, (size_t)slot->completion_count, true, &exact,
+                              out_length))
+      return exact;
+  }
+  *out_length = slot->streamed.length;
+  char *copy = malloc(slot->streamed.length + 1);
+  if (copy) {
+    if (slot->streamed.length) memcpy(copy, slot->streamed.data, slot->streamed.length);
+    copy[slot->streamed.length] = '\0';
+  }
+  return copy;
+}
+
+/* Delivers FINISH, frees the slot and lets go of the request. `status` is
+ * consumed. The counters and the KV are settled before the event goes out,
+ * so a client that reads /metrics after its response sees its slot free. */
+static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status, const char *finish_reason) {
+  vlm_engine_request *request = slot->request;
+  bool stopped_by_string = slot->stop_matcher && vlm_stop_matcher_matched(slot->stop_matcher) >= 0;
+  vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_FINISH, .status = status, .finish_reason = finish_reason};
+  char *text = status ? NULL : final_text(engine, slot, stopped_by_string, &event.full_text_length);
+  if (!status && !text) status = event.status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  event.full_text = text ? text : "";
+  event.completion_token_ids = slot->completion;
+  event.usage = (vlm_engine_usage){request->id_count, request->image_token_count, slot->completion_count};
+  event.timings = slot->timings;
+  event.timings.preprocess_seconds = request->preprocess_seconds;
+  vlm_text_model_clear_slot(engine->model, slot->index);
+  pthread_mutex_lock(&engine->mutex);
+  count_outcome(engine, &event);
+  engine->active_slots--;
+  engine->metrics.active_slots = engine->active_slots;
+  engine->metrics.image_count_total += (uint64_t)request->image_count;
+  engine->metrics.kv_positions_used -= slot->kv_positions_reported;
+  pthread_mutex_unlock(&engine->mutex);
+  engine_request_deliver(request, &event);
+  free(text);
+  pthread_mutex_lock(&engine->mutex);
+  slot_clear(slot); /* under the lock: drain reads slot->request */
+  pthread_cond_broadcast(&engine->changed);
+  pthread_mutex_unlock(&engine->mutex);
+  vlm_status_free(status);
+  engine_request_engine_done(request);
+}
+
+/* A queued request that never got a slot (cancelled or shutting down). */
+static void finish_unadmitted(vlm_engine_request *request, vlm_status status) {
+  vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_FINISH, .status = status, .full_text = ""};
+  event.usage.prompt_tokens = request->id_count;
+  event.usage.prompt_image_tokens = request->image_token_count;
+  event.timings.preprocess_seconds = request->preprocess_seconds;
+  engine_request_deliver(request, &event);
+  vlm_status_free(status);
+  engine_request_engine_done(request);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Admission                                                               */
+/* ---------------------------------------------------------------------- */
+
+static engine_slot *free_slot(vlm_engine *engine) {
+  for (int32_t i = 0; i < engine->slot_count; i++)
+    if (engine->slots[i].phase == SLOT_FREE) return &engine->slots[i];
+  return NULL;
+}
+
+/* Under engine->mutex. Moves queued requests into free slots; returns the
+ * queued requests that were cancelled (to be finished outside the lock). */
+static vlm_engine_request *admit_locked(vlm_engine *engine, double now) {
+  vlm_engine_request *cancelled = NULL, **cancelled_tail = &cancelled;
+  vlm_engine_request **link = &engine->queue_head;
+  engine->queue_tail = NULL;
+  while (*link) {
+    vlm_engine_request *request = *link;
+    bool cancel = atomic_load(&request->cancel_requested) || engine->stopping;
+    engine_slot *slot = cancel ? NULL : free_slot(engine);
+    if (!cancel && !slot) {
+      engine->queue_tail = request;
+      link = &request->next_in_queue;
+      continue;
+    }
+    *link = request->next_in_queue;
+    request->next_in_queue = NULL;
+    engine->queue_length--;
+    if (cancel) {
+      *cancelled_tail = request;
+      cancelled_tail = &request->next_in_queue;
+      continue;
+    }
+    slot->request = request;
+    slot->phase = SLOT_PREFILL;
+    slot->admission_order = engine->next_admission++;
+    slot->timings.queue_seconds = now - request->submit_time;
+    engine->active_slots++;
+    engine->metrics.prompt_tokens_total += (uint64_t)request->id_count;
+    engine->metrics.preprocess_seconds_total += request->preprocess_seconds;
+  }
+  engine->metrics.queue_depth = engine->queue_length;
+  engine->metrics.active_slots = engine->active_slots;
+  return cancelled;
+}
+
+/* KV positions in use, as the slots' lengths after this iteration. */
+static void update_kv_metrics(vlm_engine *engine) {
+  int64_t change = 0;
+  for (int32_t i = 0; i < engine->slot_count; i++) {
+    engine_slot *slot = &engine->slots[i];
+    if (slot->phase == SLOT_FREE) continue;
+    int64_t length = vlm_text_model_slot_length(engine->model, i);
+    change += length - slot->kv_positions_reported;
+    slot->kv_positions_reported = length;
+  }
+  pthread_mutex_lock(&engine->mutex);
+  engine->metrics.kv_positions_used += change;
+  pthread_mutex_unlock(&engine->mutex);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Tokens                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static bool is_stop_token(const vlm_engine *engine, int32_t token) {
+  for (int i = 0; i < engine->stop_token_count; i++)
+    if (engine->stop_tokens[i] == token) return true;
+  return false;
+}
+
+/* Text of one token for logprobs; owned by the caller. */
+static char *token_text(const vlm_engine *engine, int32_t token, size_t *out_length) {
+  char *text = NULL;
+  if (vlm_tokenizer_decode(engine->tokenizer, &token, 1, false, &text, out_length)) {
+    *out_length = 0;
+    return NULL;
+  }
+  return text;
+}
+
+static void deliver_token(vlm_engine *engine, engine_slot *slot, const vlm_sample_result *sample,
+                          const char *text, size_t length) {
+  vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_TOKEN, .text = text, .text_length = length,
+                            .token = sample ? sample->token : -1};
+  vlm_engine_token_logprob top[VLM_MAX_TOP_LOGPROBS];
+  char *texts[VLM_MAX_TOP_LOGPROBS + 1] = {0};
+  if (sample && slot->request->logprobs) {
+    event.has_logprob = true;
+    event.logprob = (vlm_engine_token_logprob){sample->token, sample->logprob, NULL, 0};
+    texts[0] = token_text(engine, sample->token, &event.logprob.text_length);
+    event.logprob.text = texts[0] ? texts[0] : "";
+    for (int32_t i = 0; i < sample->top_count; i++) {
+      top[i] = (vlm_engine_token_logprob){sample->top[i].token, sample->top[i].logprob, NULL, 0};
+      texts[i + 1] = token_text(engine, sample->top[i].token, &top[i].text_length);
+      top[i].text = texts[i + 1] ? texts[i + 1] : "";
+    }
+    event.top_logprobs = top;
+    event.top_logprob_count = sample->top_count;
+  }
+  if (length) vlm_sb_append(&slot->streamed, text, length);
+  engine_request_deliver(slot->request, &event);
+  for (int i = 0; i <= VLM_MAX_TOP_LOGPROBS; i++) free(texts[i]);
+}
+
+/* Passes new text through the stop-string matcher; returns true when a
+ * stop string completed. */
+static bool emit_text(vlm_engine *engine, engine_slot *slot, const vlm_sample_result *sample, const char *text,
+                      size_t length) {
+  const char *released = text;
+  size_t released_length = length;
+  bool stopped = false;
+  if (slot->stop_matcher)
+    stopped = vlm_stop_matcher_push(slot->stop_matcher, text, length, &released, &released_length);
+  deliver_token(engine, slot, sample, released, released_length);
+  return stopped;
+}
+
+/* Text held back by the detokenizer or the stop matcher, at the end of a
+ * completion that no stop string cut. */
+static void flush_text(vlm_engine *engine, engine_slot *slot) {
+  const char *tail = NULL;
+  size_t tail_length = 0;
+  if (!vlm_detokenizer_finish(slot->detokenizer, &tail, &tail_length) && tail_length) {
+    const char *released = tail;
+    size_t released_length = tail_length;
+    if (slot->stop_matcher) vlm_stop_matcher_push(slot->stop_matcher, tail, tail_length, &released, &released_length);
+    if (released_length) deliver_token(engine, slot, NULL, released, released_length);
+  }
+  if (slot->stop_matcher && vlm_stop_matcher_matched(slot->stop_matcher) < 0) {
+    vlm_stop_matcher_finish(slot->stop_matcher, &tail, &tail_length);
+    if (tail_length) deliver_token(engine, slot, NULL, tail, tail_length);
+  }
+}
+
+static void observe_token_time(vlm_engine *engine, engine_slot *slot) {
+  double now = engine_now_seconds();
+  pthread_mutex_lock(&engine->mutex);
+  if (slot->completion_count == 0) {
+    slot->timings.first_token_seconds = now - slot->request->submit_time;
+    engine_histogram_observe(&engine->metrics.time_to_first_token, slot->timings.first_token_seconds);
+  } else {
+    engine_histogram_observe(&engine->metrics.inter_token_latency, now - slot->last_token_time);
+  }
+  pthread_mutex_unlock(&engine->mutex);
+  slot->last_token_time = now;
+}
+
+/* Samples from the slot's logits row and either finishes the request or
+ * leaves the token pending for the next decode step. */
+static void take_token(vlm_engine *engine, engine_slot *slot, const float *logits) {
+  vlm_sample_result sample;
+  vlm_status status = vlm_sampler_sample(slot->sampler, logits, &sample);
+  if (status) {
+    slot_finish(engine, slot, status, NULL);
+    return;
+  }
+  observe_token_time(engine, slot);
+  if (is_stop_token(engine, sample.token)) {
+    slot_finish(engine, slot, VLM_OK, "stop");
+    return;
+  }
+  slot->completion[slot->completion_count++] = sample.token;
+  const char *piece = NULL;
+  size_t piece_length = 0;
+  status = vlm_detokenizer_push(slot->detokenizer, sample.token, &piece, &piece_length);
+  if (status) {
+    slot_finish(engine, slot, status, NULL);
+    return;
+  }
+  if (emit_text(engine, slot, &sample, piece, piece_length)) {
+    slot_finish(engine, slot, VLM_OK, "stop");
+    return;
+  }
+  bool full = vlm_text_model_slot_length(engine->model, slot->index) >= vlm_text_model_capacity(engine->model);
+  if (slot->completion_count >= slot->request->max_tokens || full) {
+    flush_text(engine, slot);
+    slot_finish(engine, slot, VLM_OK, "length");
+    return;
+  }
+  slot->pending_token = sample.token;
+  slot->phase = SLOT_DECODE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Compute steps                                                           */
+/* ---------------------------------------------------------------------- */
+
+static float *slot_logits(vlm_engine *engine, const engine_slot *slot) {
+  return engine->logits + (size_t)slot->index * (size_t)engine->vocab_size;
+}
+
+/* Vision encoder + projector for the slot's next image; once every image
+ * is encoded, the features are merged into the prompt's embeddings. One
+ * image per scheduler iteration, so a request with several images holds
+ * running streams up for one image's encode at a time. */
+static vlm_status encode_next_image(vlm_engine *engine, engine_slot *slot) {
+  vlm_engine_request *request = slot->request;
+  double start = engine_now_seconds();
+  int64_t width = vlm_vision_model_output_width(engine->vision);
+  int64_t rows_per_image = vlm_vision_model_tokens_per_image(engine->vision);
+  int64_t rows = request->image_count * rows_per_image;
+  if (!slot->features) slot->features = malloc((size_t)(rows * width) * sizeof(float));
+  if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for image features");
+  int image = slot->images_encoded;
+  vlm_status status = vlm_vision_model_encode(engine->vision, &request->images[image].pixel_values, 1,
+                                              slot->features + image * rows_per_image * width);
+  if (!status) slot->images_encoded++;
+  if (!status && slot->images_encoded == request->image_count) {
+    slot->embeddings = malloc((size_t)(request->id_count * width) * sizeof(float));
+    status = slot->embeddings ? vlm_vision_model_merge(engine->vision, request->ids, request->id_count,
+                                                       slot->features, rows, slot->embeddings)
+                              : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the prompt's embeddings");
+    free(slot->features);
+    slot->features = NULL;
+  }
+  double elapsed = engine_now_seconds() - start;
+  slot->timings.encode_seconds += elapsed;
+  pthread_mutex_lock(&engine->mutex);
+  engine->metrics.encode_seconds_total += elapsed;
+  pthread_mutex_unlock(&engine->mutex);
+  return status;
+}
+
+static engine_slot *oldest_in_prefill(vlm_engine *engine) {
+  engine_slot *oldest = NULL;
+  for (int32_t i = 0; i < engine->slot_count; i++) {
+    engine_slot *slot = &engine->slots[i];
+    if (slot->phase == SLOT_PREFILL && (!oldest || slot->admission_order < oldest->admission_order))
+      oldest = slot;
+  }
+  return oldest;
+}
+
+/* One chunk of the oldest prompt; samples its first token when the prompt
+ * is complete. */
+static void prefill_step(vlm_engine *engine) {
+  engine_slot *slot = oldest_in_prefill(engine);
+  if (!slot) return;
+  vlm_engine_request *request = slot->request;
+  vlm_status status = VLM_OK;
+  if (!slot->started) {
+    status = slot_start(engine, slot);
+    slot->started = true;
+  }
+  if (!status && slot->images_encoded < request->image_count) {
+    status = encode_next_image(engine, slot);
+    if (!status) return; /* this iteration's share of the slot's work */
+  }
+  if (status) {
+    slot_finish(engine, slot, status, NULL);
+    return;
+  }
+  int64_t rows = request->id_count - slot->prefilled_rows;
+  if (rows > engine->prefill_chunk) rows = engine->prefill_chunk;
+  vlm_prefill_logits out = {.last_row = slot_logits(engine, slot)};
+  double start = engine_now_seconds();
+  if (slot->embeddings) {
+    int64_t width = vlm_vision_model_output_width(engine->vision);
+    vlm_embeddings_prefill_input input = {.embeddings = slot->embeddings + slot->prefilled_rows * width,
+                                          .row_count = rows};
+    status = vlm_text_model_embeddings_prefill(engine->model, slot->index, &input, &out);
+  } else {
+    status = vlm_text_model_token_prefill(engine->model, slot->index, request->ids + slot->prefilled_rows, rows,
+                                          NULL, &out);
+  }
+  slot->timings.prefill_seconds += engine_now_seconds() - start;
+  if (status) {
+    slot_finish(engine, slot, status, NULL);
+    return;
+  }
+  slot->prefilled_rows += rows;
+  if (slot->prefilled_rows == request->id_count) take_token(engine, slot, slot_logits(engine, slot));
+}
+
+/* One batched decode step over every slot with a pending token. The rows
+ * of engine->logits are packed in batch order, so each slot's logits are
+ * copied to its own row afterwards. */
+static void decode_step(vlm_engine *engine) {
+  int32_t tokens[engine->slot_count], slots[engine->slot_count];
+  int64_t positions[engine->slot_count];
+  engine_slot *members[engine->slot_count];
+  int64_t batch = 0;
+  for (int32_t i = 0; i < engine->slot_count; i++) {
+    engine_slot *slot = &engine->slots[i];
+    if (slot->phase != SLOT_DECODE) continue;
+    tokens[batch] = slot->pending_token;
+    positions[batch] = vlm_text_model_slot_length(engine->model, i);
+    slots[batch] = i;
+    members[batch++] = slot;
+  }
+  if (!batch) return;
+  double start = engine_now_seconds();
+  vlm_status status = vlm_text_model_decode(engine->model, batch, tokens, positions, NULL, slots, engine->logits);
+  double elapsed = engine_now_seconds() - start;
+  if (status) { /* a decode error is not one request's fault: fail the batch */
+    for (int64_t b = 0; b < batch; b++)
+      slot_finish(engine, members[b], b + 1 < batch ? vlm_status_make(vlm_status_code_of(status), "%s",
+                                                                      vlm_status_message(status))
+                                                    : status,
+                  NULL);
+    return;
+  }
+  /* Row b goes to slot slots[b]; slots[b] >= b, so moving from the last row
+   * down never overwrites a row still to be moved. */
+  for (int64_t b = batch - 1; b >= 0; b--)
+    if (slots[b] != b)
+      memcpy(engine->logits + (size_t)slots[b] * (size_t)engine->vocab_size,
+             engine->logits + (size_t)b * (size_t)engine->vocab_size, (size_t)engine->vocab_size * sizeof(float));
+  for (int64_t b = 0; b < batch; b++) {
+    members[b]->timings.decode_seconds += elapsed;
+    take_token(engine, members[b], slot_logits(engine, members[b]));
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* The loop                                                                */
+/* ---------------------------------------------------------------------- */
+
+static bool has_active_slots(const vlm_engine *engine) { return engine->active_slots > 0; }
+
+static void retire_cancelled_slots(vlm_engine *engine) {
+  for (int32_t i = 0; i < engine->slot_count; i++) {
+    engine_slot *slot = &engine->slots[i];
+    if (slot->phase != SLOT_FREE && atomic_load(&slot->request->cancel_requested))
+      slot_finish(engine, slot, VLM_ERROR(CANCELLED, "the request was cancelled"), NULL);
+  }
+}
+
+void *engine_scheduler_main(void *argument) {
+  vlm_engine *engine = argument;
+  for (;;) {
+    pthread_mutex_lock(&engine->mutex);
+    while (!engine->stopping && !engine->queue_head && !has_active_slots(engine))
+      pthread_cond_wait(&engine->wake, &engine->mutex);
+    bool stopping = engine->stopping;
+    vlm_engine_request *cancelled = admit_locked(engine, engine_now_seconds());
+    pthread_cond_broadcast(&engine->changed);
+    pthread_mutex_unlock(&engine->mutex);
+    while (cancelled) {
+      vlm_engine_request *next = cancelled->next_in_queue;
+      finish_unadmitted(cancelled, stopping ? VLM_ERROR(CANCELLED, "the engine is shutting down")
+                                            : VLM_ERROR(CANCELLED, "the request was cancelled"));
+      cancelled = next;
+    }
+    if (stopping) {
+      for (int32_t i = 0; i < engine->slot_count; i++)
+        if (engine->slots[i].request) atomic_store(&engine->slots[i].request->cancel_requested, true);
+    }
+    retire_cancelled_slots(engine);
+    if (stopping) break;
+    prefill_step(engine);
+    decode_step(engine);
+    update_kv_metrics(engine);
+  }
+  return NULL;
+}

@@ -1,0 +1,342 @@
+/* The serving engine (include/vlm/engine.h): continuous batching gives
+ * every request exactly what it gets alone (greedy, text and image mixed),
+ * admission refuses over-capacity prompts and a full queue before any
+ * work, cancellation frees the slot for a clean reuse, drain refuses new
+ * work, and events arrive in order (tokens, then one FINISH). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "validate/golden.h"
+#include "vlm/engine.h"
+
+#define TEXT_MODEL VLM_SOURCE_DIR "/tests/models/qwen2"
+#define IMAGE_MODEL VLM_SOURCE_DIR "/tests/models/llava"
+#define ONE_IMAGE VLM_SOURCE_DIR "/tests/goldens/llava/one_image"
+#define MAX_TOKENS 64
+
+/* What one request received, filled on the scheduler thread. */
+typedef struct collected {
+  pthread_mutex_t mutex;
+  pthread_cond_t signal;
+  bool finished;
+  int token_events;
+  int logprob_events;      /* with a logprob and 3 alternatives, most likely first */
+  bool token_after_finish;
+  int32_t tokens[MAX_TOKENS];
+  int64_t token_count;
+  char streamed[4096];
+  size_t streamed_length;
+  char full_text[4096];
+  vlm_status_code code;
+  char finish_reason[16];
+  vlm_engine_usage usage;
+  /* Optional: the first token event blocks until `gate_open` (to hold the
+   * scheduler while the test fills the queue). */
+  bool use_gate, gate_open, blocked;
+} collected;
+
+static void collected_init(collected *c) {
+  memset(c, 0, sizeof(*c));
+  pthread_mutex_init(&c->mutex, NULL);
+  pthread_cond_init(&c->signal, NULL);
+}
+
+static void collected_destroy(collected *c) {
+  pthread_mutex_destroy(&c->mutex);
+  pthread_cond_destroy(&c->signal);
+}
+
+static void on_event(void *context, const vlm_engine_event *event) {
+  collected *c = context;
+  pthread_mutex_lock(&c->mutex);
+  if (event->kind == VLM_ENGINE_EVENT_TOKEN) {
+    if (c->finished) c->token_after_finish = true;
+    c->token_events++;
+    if (event->token >= 0 && c->token_count < MAX_TOKENS) c->tokens[c->token_count++] = event->token;
+    if (event->has_logprob && event->top_logprob_count == 3 && event->logprob.logprob <= 0 &&
+        event->top_logprobs[0].logprob >= event->top_logprobs[2].logprob &&
+        event->top_logprobs[0].logprob >= event->logprob.logprob)
+      c->logprob_events++;
+    if (c->streamed_length + event->text_length < sizeof(c->streamed)) {
+      memcpy(c->streamed + c->streamed_length, event->text, event->text_length);
+      c->streamed_length += event->text_length;
+    }
+    if (c->use_gate) {
+      c->blocked = true;
+      pthread_cond_broadcast(&c->signal);
+      while (!c->gate_open) pthread_cond_wait(&c->signal, &c->mutex);
+    }
+  } else {
+    c->finished = true;
+    c->code = vlm_status_code_of(event->status);
+    snprintf(c->finish_reason, sizeof(c->finish_reason), "%s", event->finish_reason ? event->finish_reason : "");
+    snprintf(c->full_text, sizeof(c->full_text), "%.*s", (int)event->full_text_length, event->full_text);
+    c->usage = event->usage;
+    pthread_cond_broadcast(&c->signal);
+  }
+  pthread_mutex_unlock(&c->mutex);
+}
+
+static void wait_finished(collected *c) {
+  pthread_mutex_lock(&c->mutex);
+  while (!c->finished) pthread_cond_wait(&c->signal, &c->mutex);
+  pthread_mutex_unlock(&c->mutex);
+}
+
+static vlm_engine *open_engine(const char *model, int32_t slots, int32_t queue_limit, int64_t capacity) {
+  vlm_engine_options options = {.thread_count = 2, .slot_count = slots, .queue_limit = queue_limit,
+                                .capacity = capacity, .prefill_chunk = 7};
+  vlm_engine *engine = NULL;
+  CHECK_OK(vlm_engine_open(model, &options, &engine));
+  return engine;
+}
+
+static char *user_message(const char *text, int images) {
+  static char buffer[8][512];
+  static int next;
+  char *out = buffer[next++ % 8];
+  if (!images) {
+    snprintf(out, 512, "[{\"role\":\"user\",\"content\":\"%s\"}]", text);
+  } else {
+    snprintf(out, 512, "[{\"role\":\"user\",\"content\":[{\"type\":\"image\"},{\"type\":\"text\",\"text\":\"%s\"}]}]",
+             text);
+  }
+  return out;
+}
+
+static vlm_engine_request_options text_request(vlm_engine *engine, const char *messages, int64_t max_tokens) {
+  vlm_engine_request_options options = {.messages_json = messages, .max_tokens = max_tokens,
+                                        .sampling = vlm_engine_default_sampling(engine)};
+  options.sampling.temperature = 0;
+  return options;
+}
+
+static void run_alone(vlm_engine *engine, vlm_engine_request_options options, collected *out) {
+  collected_init(out);
+  vlm_engine_request *request = NULL;
+  CHECK_OK(vlm_engine_submit(engine, &options, on_event, out, &request));
+  if (request) wait_finished(out);
+  vlm_engine_request_release(request);
+}
+
+static bool same_tokens(const collected *a, const collected *b) {
+  return a->token_count == b->token_count && !memcmp(a->tokens, b->tokens, (size_t)a->token_count * 4) &&
+         !strcmp(a->full_text, b->full_text) && !strcmp(a->finish_reason, b->finish_reason);
+}
+
+static const char *const prompts[8] = {"Hello", "Tell me a story about a cat and a dog", "1 2 3",
+                                       "What is the capital of France?", "x", "Write a poem",
+                                       "Why is the sky blue? Explain it in detail, please.", "ok"};
+
+static void batched_text_equals_alone(void) {
+  vlm_engine *single = open_engine(TEXT_MODEL, 1, 0, 256);
+  vlm_engine *batched = open_engine(TEXT_MODEL, 4, 0, 256);
+  collected alone[8], together[8];
+  vlm_engine_request *requests[8] = {0};
+  for (int i = 0; i < 8; i++) run_alone(single, text_request(single, user_message(prompts[i], 0), 5 + 3 * i), &alone[i]);
+  for (int i = 0; i < 8; i++) {
+    collected_init(&together[i]);
+    vlm_engine_request_options options = text_request(batched, user_message(prompts[i], 0), 5 + 3 * i);
+    CHECK_OK(vlm_engine_submit(batched, &options, on_event, &together[i], &requests[i]));
+  }
+  for (int i = 0; i < 8; i++) {
+    if (requests[i]) wait_finished(&together[i]);
+    vlm_engine_request_release(requests[i]);
+    CHECK(same_tokens(&alone[i], &together[i]));
+    CHECK_INT_EQ(together[i].code, VLM_STATUS_OK);
+    CHECK(!together[i].token_after_finish);
+    CHECK(together[i].token_count > 0);
+    /* The stream adds up to the text decoded at once. */
+    CHECK_INT_EQ(together[i].streamed_length, strlen(together[i].full_text));
+    CHECK_INT_EQ(together[i].usage.completion_tokens, together[i].token_count);
+    collected_destroy(&alone[i]);
+    collected_destroy(&together[i]);
+  }
+  vlm_engine_metrics metrics;
+  vlm_engine_get_metrics(batched, &metrics);
+  CHECK_INT_EQ(metrics.active_slots, 0);
+  CHECK_INT_EQ(metrics.queue_depth, 0);
+  CHECK_INT_EQ(metrics.requests_finished_stop + metrics.requests_finished_length, 8);
+  CHECK_INT_EQ(metrics.time_to_first_token.count, 8);
+  CHECK_INT_EQ(metrics.kv_positions_used, 0);
+  vlm_engine_release(batched);
+  vlm_engine_release(single);
+}
+
+/* The golden's pixel values as borrowed images (owned_values NULL). */
+static void golden_image(const vlm_golden_case *golden, vlm_loaded_image *out) {
+  vlm_tensor pixels;
+  memset(out, 0, sizeof(*out));
+  CHECK_OK(vlm_golden_case_tensor(golden, "processor.pixel_values", &pixels));
+  out->pixel_values = (vlm_pixel_values){(const float *)pixels.data, pixels.shape[1], pixels.shape[2],
+                                         pixels.shape[3]};
+}
+
+static void image_and_text_batch_without_leaks(void) {
+  vlm_golden_case golden;
+  CHECK_OK(vlm_golden_case_open(ONE_IMAGE, NULL, &golden));
+  vlm_engine *single = open_engine(IMAGE_MODEL, 1, 0, 1024);
+  vlm_engine *batched = open_engine(IMAGE_MODEL, 3, 0, 1024);
+  collected alone[4], together[4];
+  vlm_engine_request *requests[4] = {0};
+  for (int round = 0; round < 2; round++) {
+    vlm_engine *engine = round == 0 ? single : batched;
+    for (int i = 0; i < 4; i++) {
+      bool with_image = i % 2 == 0;
+      vlm_loaded_image image;
+      golden_image(&golden, &image);
+      vlm_engine_request_options options = text_request(engine, user_message(prompts[i], with_image), 6 + i);
+      options.images = with_image ? &image : NULL;
+      options.image_count = with_image;
+      collected *c = round == 0 ? &alone[i] : &together[i];
+      if (round == 0) {
+        run_alone(engine, options, c);
+      } else {
+        collected_init(c);
+        CHECK_OK(vlm_engine_submit(engine, &options, on_event, c, &requests[i]));
+      }
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    if (requests[i]) wait_finished(&together[i]);
+    vlm_engine_request_release(requests[i]);
+    CHECK(same_tokens(&alone[i], &together[i]));
+    CHECK_INT_EQ(together[i].usage.prompt_image_tokens, i % 2 == 0 ? 576 : 0);
+    collected_destroy(&alone[i]);
+    collected_destroy(&together[i]);
+  }
+  /* A text-only model refuses an image before any work. */
+  vlm_engine *text = open_engine(TEXT_MODEL, 1, 0, 256);
+  vlm_loaded_image image;
+  golden_image(&golden, &image);
+  vlm_engine_request_options options = text_request(text, user_message("hi", 1), 4);
+  options.images = &image;
+  options.image_count = 1;
+  vlm_engine_request *request = NULL;
+  CHECK_ERROR(vlm_engine_submit(text, &options, on_event, NULL, &request), VLM_STATUS_UNIMPLEMENTED,
+              "takes no image input");
+  CHECK(request == NULL);
+  vlm_engine_release(text);
+  vlm_engine_release(batched);
+  vlm_engine_release(single);
+  vlm_golden_case_close(&golden);
+}
+
+static void admission_refuses_before_work(void) {
+  vlm_engine *engine = open_engine(TEXT_MODEL, 1, 1, 64);
+  vlm_engine_request *request = NULL;
+  vlm_engine_request_options options = text_request(engine, user_message("Hello", 0), 60);
+  CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, NULL, &request), VLM_STATUS_OUT_OF_RANGE,
+              "context length exceeded");
+  vlm_engine_request_options both = options;
+  both.raw_prompt = "x";
+  CHECK_ERROR(vlm_engine_submit(engine, &both, on_event, NULL, &request), VLM_STATUS_INVALID_ARGUMENT,
+              "exactly one");
+  /* Hold the scheduler inside the first request's first token, fill the
+   * one-place queue, and the next submit is refused. */
+  collected first, second;
+  collected_init(&first);
+  collected_init(&second);
+  first.use_gate = true;
+  options = text_request(engine, user_message("Hello", 0), 8);
+  vlm_engine_request *first_request = NULL, *second_request = NULL;
+  CHECK_OK(vlm_engine_submit(engine, &options, on_event, &first, &first_request));
+  pthread_mutex_lock(&first.mutex);
+  while (!first.blocked) pthread_cond_wait(&first.signal, &first.mutex);
+  pthread_mutex_unlock(&first.mutex);
+  CHECK_OK(vlm_engine_submit(engine, &options, on_event, &second, &second_request));
+  CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, NULL, &request), VLM_STATUS_RESOURCE_EXHAUSTED,
+              "too many requests");
+  vlm_engine_metrics metrics;
+  vlm_engine_get_metrics(engine, &metrics);
+  CHECK_INT_EQ(metrics.queue_depth, 1);
+  CHECK_INT_EQ(metrics.requests_rejected, 3);
+  pthread_mutex_lock(&first.mutex);
+  first.use_gate = false;
+  first.gate_open = true;
+  pthread_cond_broadcast(&first.signal);
+  pthread_mutex_unlock(&first.mutex);
+  wait_finished(&first);
+  wait_finished(&second);
+  CHECK(same_tokens(&first, &second));
+  vlm_engine_request_release(first_request);
+  vlm_engine_request_release(second_request);
+  collected_destroy(&first);
+  collected_destroy(&second);
+  vlm_engine_release(engine);
+}
+
+static void cancellation_frees_the_slot(void) {
+  vlm_engine *engine = open_engine(TEXT_MODEL, 1, 0, 256);
+  collected reference, cancelled, reused;
+  run_alone(engine, text_request(engine, user_message("Write a poem", 0), 12), &reference);
+  collected_init(&cancelled);
+  cancelled.use_gate = true;
+  vlm_engine_request_options options = text_request(engine, user_message("Tell me a story", 0), 40);
+  vlm_engine_request *request = NULL;
+  CHECK_OK(vlm_engine_submit(engine, &options, on_event, &cancelled, &request));
+  pthread_mutex_lock(&cancelled.mutex);
+  while (!cancelled.blocked) pthread_cond_wait(&cancelled.signal, &cancelled.mutex);
+  cancelled.use_gate = false;
+  cancelled.gate_open = true;
+  pthread_cond_broadcast(&cancelled.signal);
+  pthread_mutex_unlock(&cancelled.mutex);
+  vlm_engine_cancel(request);
+  wait_finished(&cancelled);
+  CHECK_INT_EQ(cancelled.code, VLM_STATUS_CANCELLED);
+  CHECK(cancelled.token_count < 40);
+  vlm_engine_request_release(request);
+  vlm_engine_metrics metrics;
+  vlm_engine_get_metrics(engine, &metrics);
+  CHECK_INT_EQ(metrics.requests_cancelled, 1);
+  CHECK_INT_EQ(metrics.active_slots, 0);
+  CHECK_INT_EQ(metrics.kv_positions_used, 0);
+  /* The slot is reused cleanly: the same request gives the same tokens. */
+  run_alone(engine, text_request(engine, user_message("Write a poem", 0), 12), &reused);
+  CHECK(same_tokens(&reference, &reused));
+  /* Releasing without waiting cancels, and no callback runs afterwards. */
+  collected dropped;
+  collected_init(&dropped);
+  CHECK_OK(vlm_engine_submit(engine, &options, on_event, &dropped, &request));
+  vlm_engine_request_release(request);
+  collected_destroy(&dropped); /* would be a use-after-free under ASan if a callback still ran */
+  vlm_engine_drain(engine, 5);
+  CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, NULL, &request), VLM_STATUS_UNAVAILABLE,
+              "shutting down");
+  collected_destroy(&reference);
+  collected_destroy(&cancelled);
+  collected_destroy(&reused);
+  vlm_engine_release(engine);
+}
+
+static void stop_strings_and_logprobs(void) {
+  vlm_engine *engine = open_engine(TEXT_MODEL, 2, 0, 256);
+  collected reference, stopped;
+  run_alone(engine, text_request(engine, user_message("Tell me a story", 0), 16), &reference);
+  CHECK(strlen(reference.full_text) > 4);
+  /* Stop at the text's 3rd..4th characters: the output is what came before. */
+  char stop[3] = {reference.full_text[2], reference.full_text[3], 0};
+  const char *stops[1] = {stop};
+  vlm_engine_request_options options = text_request(engine, user_message("Tell me a story", 0), 16);
+  options.stop = stops;
+  options.stop_count = 1;
+  options.logprobs = true;
+  options.sampling.top_logprobs = 3;
+  run_alone(engine, options, &stopped);
+  CHECK_STR_EQ(stopped.finish_reason, "stop");
+  CHECK_INT_EQ(stopped.logprob_events, stopped.token_count);
+  CHECK_INT_EQ(reference.logprob_events, 0);
+  const char *cut = strstr(reference.full_text, stop);
+  CHECK(cut != NULL);
+  if (cut) CHECK_INT_EQ(strlen(stopped.full_text), cut - reference.full_text);
+  CHECK_INT_EQ(stopped.streamed_length, strlen(stopped.full_text));
+  collected_destroy(&reference);
+  collected_destroy(&stopped);
+  vlm_engine_release(engine);
+}
+
+TEST_MAIN(TEST(batched_text_equals_alone), TEST(image_and_text_batch_without_leaks),
+          TEST(admission_refuses_before_work), TEST(cancellation_frees_the_slot),
+          TEST(stop_strings_and_logprobs))
