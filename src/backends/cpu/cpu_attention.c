@@ -42,17 +42,16 @@ static void attend_one(const attention_job *job, int64_t t, int64_t h, float *sc
   int64_t first, last;
   visible_keys(shape, t, &first, &last);
   int64_t count = last - first + 1;
-  for (int64_t j = first; j <= last; j++) {
-    float score = cpu_dot(q, job->key_cache + j * kv_stride + kv_head * d, d) * shape->scale;
+  cpu_dot_rows(q, job->key_cache + first * kv_stride + kv_head * d, kv_stride, count, d, scores);
+  for (int64_t j = 0; j < count; j++) {
+    float score = scores[j] * shape->scale;
     if (shape->soft_cap > 0.0f) score = shape->soft_cap * tanhf(score / shape->soft_cap);
-    scores[j - first] = score;
+    scores[j] = score;
   }
   const float *bias = shape->bias ? shape->bias + t * shape->bias_stride + first : NULL;
   cpu_softmax(scores, bias, count, scores);
-  memset(out, 0, (size_t)d * sizeof(float));
-  for (int64_t j = first; j <= last; j++)
-    cpu_fma_accumulate(out, scores[j - first],
-                       job->value_cache + j * kv_stride + kv_head * d, d);
+  cpu_weighted_sum(out, scores, job->value_cache + first * kv_stride + kv_head * d, kv_stride,
+                   count, d);
 }
 
 static void attention_worker(void *context, int64_t begin, int64_t end,

@@ -33,4 +33,16 @@
 void cpu_fma_accumulate(float *acc, float scale, const float *values,
                         int64_t count);
 
+/* out[j] = cpu_dot(a, b + j * b_stride, length) for j < row_count, bit for
+ * bit, with the query loaded once per tile of rows (attention scores). */
+void cpu_dot_rows(const float *a, const float *b, int64_t b_stride, int64_t row_count,
+                  int64_t length, float *out);
+
+/* out[i] = sum over j in increasing order of fma(weights[j], values[j *
+ * stride + i], .) from 0: exactly cpu_fma_accumulate row after row into a
+ * zeroed out, with the accumulators kept in registers (attention's
+ * weighted sum of values). */
+void cpu_weighted_sum(float *out, const float *weights, const float *values, int64_t stride,
+                      int64_t count, int64_t width);
+
 #endif

@@ -537,6 +537,65 @@ float cpu_dot(const float *a, const float *b, int64_t count) {
   return result;
 }
 
+void cpu_dot_rows(const float *a, const float *b, int64_t b_stride, int64_t row_count,
+                  int64_t length, float *out) {
+  tile_kernels kernels;
+  if (length <= 0 || !select_tile_kernels(VLM_DTYPE_F32, &kernels)) {
+    for (int64_t j = 0; j < row_count; j++) out[j] = cpu_dot(a, b + j * b_stride, length);
+    return;
+  }
+  /* One query row against up to `cols` key rows per tile: the same 16-lane
+   * dot per element as cpu_dot, with the query loaded once per tile. */
+  for (int64_t j = 0; j < row_count; j += kernels.cols) {
+    int cols = row_count - j < kernels.cols ? (int)(row_count - j) : kernels.cols;
+    tile_arguments arguments = {a, b + j * b_stride, length, b_stride, length, out + j, row_count,
+                                NULL, NULL, false, false, NULL};
+    kernels.direct(&arguments, 1, cols);
+  }
+}
+
+#if CPU_HAVE_X86_PATHS
+static CPU_TARGET_AVX512 void avx512_weighted_sum(float *out, const float *weights,
+                                                  const float *values, int64_t stride,
+                                                  int64_t count, int64_t width) {
+  int64_t i = 0;
+  /* 64 columns at a time stay in registers across all rows. */
+  for (; i + 4 * LANES <= width; i += 4 * LANES) {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    __m512 acc2 = _mm512_setzero_ps(), acc3 = _mm512_setzero_ps();
+    for (int64_t j = 0; j < count; j++) {
+      const float *v = values + j * stride + i;
+      __m512 p = _mm512_set1_ps(weights[j]);
+      acc0 = _mm512_fmadd_ps(p, _mm512_loadu_ps(v), acc0);
+      acc1 = _mm512_fmadd_ps(p, _mm512_loadu_ps(v + LANES), acc1);
+      acc2 = _mm512_fmadd_ps(p, _mm512_loadu_ps(v + 2 * LANES), acc2);
+      acc3 = _mm512_fmadd_ps(p, _mm512_loadu_ps(v + 3 * LANES), acc3);
+    }
+    _mm512_storeu_ps(out + i, acc0);
+    _mm512_storeu_ps(out + i + LANES, acc1);
+    _mm512_storeu_ps(out + i + 2 * LANES, acc2);
+    _mm512_storeu_ps(out + i + 3 * LANES, acc3);
+  }
+  for (; i < width; i++) {
+    float acc = 0.0f;
+    for (int64_t j = 0; j < count; j++) acc = fmaf(weights[j], values[j * stride + i], acc);
+    out[i] = acc;
+  }
+}
+#endif
+
+void cpu_weighted_sum(float *out, const float *weights, const float *values, int64_t stride,
+                      int64_t count, int64_t width) {
+#if CPU_HAVE_X86_PATHS
+  if (cpu_kernel_path_active() == CPU_KERNEL_PATH_AVX512) {
+    avx512_weighted_sum(out, weights, values, stride, count, width);
+    return;
+  }
+#endif
+  memset(out, 0, (size_t)width * sizeof(float));
+  for (int64_t j = 0; j < count; j++) cpu_fma_accumulate(out, weights[j], values + j * stride, width);
+}
+
 #if CPU_HAVE_X86_PATHS
 static CPU_TARGET_AVX512 void avx512_fma_accumulate(float *acc, float scale,
                                                     const float *values,
