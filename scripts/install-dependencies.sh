@@ -9,6 +9,7 @@ packages=(
   python3-venv                       # tools/oracle: venv for the config-defaults cross-check
   libonig-dev libutf8proc-dev        # tokenizer: regex engine, Unicode normalization
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev  # media: image decoding
+  libmicrohttpd-dev libcurl4-openssl-dev  # server: HTTP/1.1, remote media fetches
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -9,6 +9,10 @@ scripts/install-dependencies.sh
 jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-20}
 
+# The server tests (tests/cli/serve.sh) drive `vlm serve` with the pinned
+# OpenAI Python client; without this venv they would only SKIP.
+[ -x .venv-server/bin/python ] || { python3 -m venv .venv-server && .venv-server/bin/pip install --quiet -r tests/server/requirements.txt; }
+
 echo "== build and test (release with debug info)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"

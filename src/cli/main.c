@@ -26,6 +26,7 @@ static const command commands[] = {
     {"compare", "check vlm stage by stage against a Transformers golden case", command_compare},
     {"tokenize", "tokenize text, decode ids or render a chat template", command_tokenize},
     {"bench", "measure prefill and decode throughput (JSON report)", command_bench},
+    {"serve", "serve the model over HTTP with OpenAI's API (chat, completions, streaming)", command_serve},
 };
 
 static void print_usage(FILE *out) {

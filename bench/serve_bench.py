@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Throughput and latency of a running `vlm serve` under concurrent streams.
+
+For each concurrency level (default 1, 2, 4, 8) it sends `--rounds` rounds
+of that many concurrent streaming requests (greedy, the same long prompt,
+`--max-tokens` each) and reports, as JSON on stdout:
+  aggregate_tokens_per_second  completion tokens / wall time of the level
+  decode_tokens_per_second     tokens after each stream's first / the time
+                               from the first first-token to the last token
+  ttft_p50_seconds, ttft_p99_seconds  time to first token (request sent ->
+                               first non-empty content chunk)
+
+Usage:
+  bench/serve_bench.py --url http://127.0.0.1:8080 [--api-key K]
+  bench/serve_bench.py --serve DIR [--vlm build/vlm] [--parallel 8]   # starts one itself
+Standard library only."""
+import argparse
+import http.client
+import json
+import os
+import sys
+import threading
+import time
+import urllib.parse
+
+PROMPT = ("Write a long, detailed story about a lighthouse keeper who finds a message in a bottle, "
+          "and describe every day of the following month.")
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+class Target:
+    def __init__(self, url, api_key):
+        parsed = urllib.parse.urlparse(url)
+        self.host, self.port = parsed.hostname, parsed.port or 80
+        self.headers = {"Content-Type": "application/json"}
+        if api_key:
+            self.headers["Authorization"] = f"Bearer {api_key}"
+        models = self.get("/v1/models")["data"][0]
+        self.model = models["id"]
+        self.chat = models.get("capabilities", {}).get("chat_template", True)
+
+    def get(self, path):
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
+        connection.request("GET", path, headers=self.headers)
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        if response.status != 200:
+            raise RuntimeError(f"GET {path}: {response.status} {data[:300]!r}")
+        return json.loads(data)
+
+    def stream(self, max_tokens):
+        """One streaming request: (ttft, first token time, last token time, tokens)."""
+        body = {"model": self.model, "max_tokens": max_tokens, "temperature": 0, "stream": True,
+                "stream_options": {"include_usage": True}}
+        if self.chat:
+            path, body["messages"] = "/v1/chat/completions", [{"role": "user", "content": PROMPT}]
+        else:
+            path, body["prompt"] = "/v1/completions", PROMPT
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
+        started = time.monotonic()
+        connection.request("POST", path, body=json.dumps(body), headers=self.headers)
+        response = connection.getresponse()
+        if response.status != 200:
+            raise RuntimeError(f"POST {path}: {response.status} {response.read()[:300]!r}")
+        first = last = None
+        tokens = 0
+        while True:
+            line = response.readline()
+            if not line:
+                break
+            line = line.strip()
+            if not line.startswith(b"data: ") or line == b"data: [DONE]":
+                continue
+            event = json.loads(line[6:])
+            if "error" in event:
+                raise RuntimeError(f"stream error: {event['error']}")
+            if event.get("usage"):
+                tokens = event["usage"]["completion_tokens"]
+            for choice in event.get("choices", []):
+                text = choice.get("delta", {}).get("content") if self.chat else choice.get("text")
+                if text:
+                    now = time.monotonic()
+                    first = first or now
+                    last = now
+        connection.close()
+        return (first - started if first else None), first, last, tokens
+
+
+def run_level(target, concurrency, rounds, max_tokens):
+    ttfts, tokens, decode_windows, decode_tokens = [], 0, 0.0, 0
+    started = time.monotonic()
+    for _ in range(rounds):
+        results = [None] * concurrency
+        errors = []
+
+        def worker(index):
+            try:
+                results[index] = target.stream(max_tokens)
+            except Exception as error:  # reported below, with the level
+                errors.append(error)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(concurrency)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise RuntimeError(f"concurrency {concurrency}: {errors[0]}")
+        firsts = [r[1] for r in results if r[1]]
+        lasts = [r[2] for r in results if r[2]]
+        ttfts += [r[0] for r in results if r[0] is not None]
+        tokens += sum(r[3] for r in results)
+        if firsts and lasts:
+            decode_windows += max(lasts) - min(firsts)
+            decode_tokens += sum(max(0, r[3] - 1) for r in results)
+    wall = time.monotonic() - started
+    return {
+        "concurrency": concurrency,
+        "requests": concurrency * rounds,
+        "completion_tokens": tokens,
+        "wall_seconds": round(wall, 4),
+        "aggregate_tokens_per_second": round(tokens / wall, 2) if wall else None,
+        "decode_tokens_per_second": round(decode_tokens / decode_windows, 2) if decode_windows else None,
+        "ttft_p50_seconds": round(percentile(ttfts, 0.50), 4) if ttfts else None,
+        "ttft_p99_seconds": round(percentile(ttfts, 0.99), 4) if ttfts else None,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", default="http://127.0.0.1:8080", help="a running server")
+    parser.add_argument("--api-key", default=os.environ.get("VLM_API_KEY"))
+    parser.add_argument("--serve", metavar="DIR", help="start `vlm serve --model DIR --port 0` for the run")
+    parser.add_argument("--vlm", default="build/vlm", help="the vlm binary for --serve")
+    parser.add_argument("--parallel", type=int, default=8, help="--parallel for --serve")
+    parser.add_argument("--levels", default="1,2,4,8", help="concurrency levels")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per level")
+    parser.add_argument("--max-tokens", type=int, default=128)
+    arguments = parser.parse_args()
+
+    server = None
+    if arguments.serve:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "server"))
+        import harness
+        server = harness.Server(arguments.vlm, arguments.serve, "--parallel", str(arguments.parallel))
+        arguments.url = f"http://{server.host}:{server.port}"
+    try:
+        target = Target(arguments.url, arguments.api_key)
+        target.stream(4)  # warm-up
+        levels = [run_level(target, int(level), arguments.rounds, arguments.max_tokens)
+                  for level in arguments.levels.split(",")]
+    finally:
+        if server:
+            server.stop()
+    print(json.dumps({"url": arguments.url, "model": target.model, "max_tokens": arguments.max_tokens,
+                      "rounds": arguments.rounds, "levels": levels}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+/* vlm serve: the OpenAI-compatible HTTP server (src/server) in front of one
+ * engine with N slots. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "server/server.h"
+#include "vlm/engine.h"
+
+static void print_usage(FILE *out) {
+  fprintf(out,
+          "usage: vlm serve --model DIR [options]\n"
+          "\n"
+          "Serves the model over HTTP/1.1 with OpenAI's API: POST /v1/chat/completions\n"
+          "(text and, for models with a vision path, images; streaming with SSE),\n"
+          "POST /v1/completions (raw prompts), GET /v1/models (with what the model accepts),\n"
+          "GET /health and GET /metrics (Prometheus). Requests share the model through\n"
+          "continuous batching over --parallel slots on the cpu backend.\n"
+          "\n"
+          "  --model DIR              the checkpoint directory\n"
+          "  --host HOST              address to listen on (default 127.0.0.1)\n"
+          "  --port N                 port (default 8080; 0 picks a free one)\n"
+          "  --parallel N             slots: requests generated together (default 1)\n"
+          "  --ctx N                  positions per slot, prompt + completion (default:\n"
+          "                           the model's max_position_embeddings, at most 4096)\n"
+          "  --prefill-chunk N        prompt rows per scheduler step (default 512)\n"
+          "  --queue N                requests that may wait for a slot; more get 429\n"
+          "                           (default 64)\n"
+          "  --api-key KEY            require 'Authorization: Bearer KEY' (all but /health);\n"
+          "                           default: $VLM_API_KEY when set, else no key\n"
+          "  --allowed-media-dir DIR  accept file:// image URLs under DIR (default: refused)\n"
+          "  --allow-remote-media     accept http(s):// image URLs (public addresses only)\n"
+          "  --max-body-bytes N       request body limit; larger gets 413 (default 64 MiB)\n"
+          "  --timeout S              close a connection idle for S seconds (default 60)\n"
+          "  --grace S                on SIGINT/SIGTERM, let in-flight requests finish for up\n"
+          "                           to S seconds before cancelling them (default 30)\n"
+          "  --model-name NAME        the model's id in the API (default: DIR's last part)\n"
+          "\n"
+          "Prints \"listening on http://HOST:PORT\" on stderr once it accepts requests.\n"
+          "Data URLs (data:image/...;base64,...) are always accepted. Audio parts are\n"
+          "refused (no audio encoder in this version).\n"
+          "Exit status: 0 after SIGINT/SIGTERM, 1 on failure (one line on stderr), 2 for usage.\n");
+}
+
+static bool parse_long(const char *text, long long minimum, long long maximum, long long *out) {
+  char *end = NULL;
+  errno = 0;
+  long long value = strtoll(text, &end, 10);
+  if (errno || end == text || *end || value < minimum || value > maximum) return false;
+  *out = value;
+  return true;
+}
+
+typedef struct serve_arguments {
+  const char *model_dir;
+  vlm_server_options server;
+  long long port, parallel, context, prefill_chunk, queue, max_body_bytes, timeout, grace;
+} serve_arguments;
+
+/* Returns 0, -1 after --help, or the exit code of a usage error. */
+static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
+  for (int i = 0; i < argc; i++) {
+    const char *name = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    bool ok = true, takes_value = true;
+    if (cli_is_help(name)) {
+      print_usage(stdout);
+      return -1;
+    } else if (strcmp(name, "--model") == 0 && value) arguments->model_dir = value;
+    else if (strcmp(name, "--host") == 0 && value) arguments->server.host = value;
+    else if (strcmp(name, "--port") == 0 && value) ok = parse_long(value, 0, 65535, &arguments->port);
+    else if (strcmp(name, "--parallel") == 0 && value) ok = parse_long(value, 1, 256, &arguments->parallel);
+    else if (strcmp(name, "--ctx") == 0 && value) ok = parse_long(value, 1, 1 << 24, &arguments->context);
+    else if (strcmp(name, "--prefill-chunk") == 0 && value) ok = parse_long(value, 1, 1 << 20, &arguments->prefill_chunk);
+    else if (strcmp(name, "--queue") == 0 && value) ok = parse_long(value, 1, 1 << 20, &arguments->queue);
+    else if (strcmp(name, "--api-key") == 0 && value) { ok = value[0] != '\0'; arguments->server.api_key = value; }
+    else if (strcmp(name, "--allowed-media-dir") == 0 && value) arguments->server.allowed_media_dir = value;
+    else if (strcmp(name, "--allow-remote-media") == 0) { arguments->server.allow_remote_media = true; takes_value = false; }
+    else if (strcmp(name, "--max-body-bytes") == 0 && value) ok = parse_long(value, 1, 1LL << 40, &arguments->max_body_bytes);
+    else if (strcmp(name, "--timeout") == 0 && value) ok = parse_long(value, 1, 86400, &arguments->timeout);
+    else if (strcmp(name, "--grace") == 0 && value) ok = parse_long(value, 1, 86400, &arguments->grace);
+    else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
+    else return cli_usage_error("serve: unknown or incomplete option '%s' (see vlm serve --help)", name);
+    if (!ok) return cli_usage_error("serve: bad value for %s: '%s'", name, value ? value : "");
+    if (takes_value) i++;
+  }
+  if (!arguments->model_dir) return cli_usage_error("serve: --model DIR is required (see vlm serve --help)");
+  return 0;
+}
+
+int command_serve(int argc, char **argv, const global_options *options) {
+  serve_arguments arguments;
+  memset(&arguments, 0, sizeof(arguments));
+  arguments.port = 8080;
+  int usage = parse_arguments(argc, argv, &arguments);
+  if (usage) return usage < 0 ? 0 : usage;
+  if (!arguments.server.api_key) {
+    const char *key = getenv("VLM_API_KEY");
+    if (key && key[0]) arguments.server.api_key = key;
+  }
+  arguments.server.port = (int)arguments.port;
+  arguments.server.max_body_bytes = (size_t)arguments.max_body_bytes;
+  arguments.server.timeout_seconds = (unsigned)arguments.timeout;
+  arguments.server.shutdown_grace_seconds = (double)arguments.grace;
+
+  vlm_engine_options engine_options = {.thread_count = options->thread_count,
+                                       .slot_count = (int32_t)arguments.parallel,
+                                       .capacity = arguments.context,
+                                       .prefill_chunk = arguments.prefill_chunk,
+                                       .queue_limit = (int32_t)arguments.queue};
+  vlm_engine *engine = NULL;
+  vlm_status status = vlm_engine_open(arguments.model_dir, &engine_options, &engine);
+  if (status) return cli_report_status(status);
+  status = vlm_server_run(engine, &arguments.server);
+  vlm_engine_release(engine);
+  if (status) return cli_report_status(status);
+  return 0;
+}

@@ -1,0 +1,114 @@
+/* GET /metrics: the Prometheus text exposition format (version 0.0.4) of
+ * the server's HTTP counters and the engine's vlm_engine_get_metrics. */
+#include <stdio.h>
+
+#include "server/server_internal.h"
+
+static void append_header(vlm_string_builder *out, const char *name, const char *type,
+                          const char *help) {
+  vlm_sb_appendf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void append_counter(vlm_string_builder *out, const char *name, const char *help,
+                           uint64_t value) {
+  append_header(out, name, "counter", help);
+  vlm_sb_appendf(out, "%s %llu\n", name, (unsigned long long)value);
+}
+
+static void append_gauge(vlm_string_builder *out, const char *name, const char *help, double value) {
+  append_header(out, name, "gauge", help);
+  vlm_sb_appendf(out, "%s %.17g\n", name, value);
+}
+
+static void append_seconds_counter(vlm_string_builder *out, const char *name, const char *help,
+                                   double value) {
+  append_header(out, name, "counter", help);
+  vlm_sb_appendf(out, "%s %.9f\n", name, value);
+}
+
+/* The engine's buckets are already cumulative, as Prometheus wants them. */
+static void append_histogram(vlm_string_builder *out, const char *name, const char *help,
+                             const vlm_engine_histogram *histogram) {
+  append_header(out, name, "histogram", help);
+  for (int i = 0; i < VLM_ENGINE_HISTOGRAM_BUCKETS; i++)
+    vlm_sb_appendf(out, "%s_bucket{le=\"%g\"} %llu\n", name, histogram->bounds[i],
+                   (unsigned long long)histogram->bucket_counts[i]);
+  vlm_sb_appendf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.9f\n%s_count %llu\n", name,
+                 (unsigned long long)histogram->count, name, histogram->sum, name,
+                 (unsigned long long)histogram->count);
+}
+
+static void append_http_responses(vlm_string_builder *out, vlm_server *server) {
+  append_header(out, "vlm_http_responses_total", "counter",
+                "HTTP responses sent, by route and status code.");
+  for (int route = 0; route < ROUTE_COUNT; route++)
+    for (int kind = 0; kind < SERVER_STATUS_KINDS; kind++) {
+      uint64_t count = atomic_load(&server->responses[route][kind]);
+      if (!count) continue;
+      char status[16] = "other";
+      if (server_counted_statuses[kind]) snprintf(status, sizeof(status), "%d", server_counted_statuses[kind]);
+      vlm_sb_appendf(out, "vlm_http_responses_total{route=\"%s\",status=\"%s\"} %llu\n",
+                     server_route_name((server_route)route), status, (unsigned long long)count);
+    }
+}
+
+static void append_requests(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
+  append_header(out, "vlm_requests_finished_total", "counter",
+                "Completion requests the engine finished, by outcome (stop and length are "
+                "finish reasons; cancelled includes client disconnects).");
+  vlm_sb_appendf(out,
+                 "vlm_requests_finished_total{reason=\"stop\"} %llu\n"
+                 "vlm_requests_finished_total{reason=\"length\"} %llu\n"
+                 "vlm_requests_finished_total{reason=\"cancelled\"} %llu\n"
+                 "vlm_requests_finished_total{reason=\"failed\"} %llu\n",
+                 (unsigned long long)metrics->requests_finished_stop,
+                 (unsigned long long)metrics->requests_finished_length,
+                 (unsigned long long)metrics->requests_cancelled,
+                 (unsigned long long)metrics->requests_failed);
+  append_counter(out, "vlm_requests_cancelled_total",
+                 "Requests cancelled (client disconnects and shutdown).",
+                 metrics->requests_cancelled);
+  append_counter(out, "vlm_requests_rejected_total",
+                 "Requests the engine refused at submission (capacity, queue full, shutting down).",
+                 metrics->requests_rejected);
+}
+
+char *metrics_render(vlm_server *server) {
+  vlm_engine_metrics metrics;
+  vlm_engine_get_metrics(server->engine, &metrics);
+  vlm_string_builder out = {0};
+  append_http_responses(&out, server);
+  append_requests(&out, &metrics);
+  append_counter(&out, "vlm_client_disconnects_total",
+                 "Requests cancelled because the client went away before the answer was sent.",
+                 atomic_load(&server->client_disconnects));
+  append_gauge(&out, "vlm_requests_in_flight", "Completion requests being answered.",
+               (double)atomic_load(&server->active_requests));
+  append_gauge(&out, "vlm_queue_depth", "Requests waiting for a slot.", (double)metrics.queue_depth);
+  append_gauge(&out, "vlm_active_slots", "Slots running a request.", (double)metrics.active_slots);
+  append_gauge(&out, "vlm_slots", "Slots (--parallel).", (double)metrics.slot_count);
+  append_counter(&out, "vlm_prompt_tokens_total",
+                 "Prompt positions prefilled, image placeholders included.", metrics.prompt_tokens_total);
+  append_counter(&out, "vlm_completion_tokens_total", "Tokens generated.",
+                 metrics.completion_tokens_total);
+  append_counter(&out, "vlm_images_total", "Images received in requests.", metrics.image_count_total);
+  append_seconds_counter(&out, "vlm_preprocess_seconds_total",
+                         "Time spent on chat templates, tokenization and image preprocessing.",
+                         metrics.preprocess_seconds_total);
+  append_seconds_counter(&out, "vlm_encode_seconds_total",
+                         "Time spent in vision encoders, projectors and embedding merges.",
+                         metrics.encode_seconds_total);
+  append_gauge(&out, "vlm_kv_cache_positions_used", "KV cache positions in use over all slots.",
+               (double)metrics.kv_positions_used);
+  append_gauge(&out, "vlm_kv_cache_positions_capacity", "KV cache positions over all slots.",
+               (double)metrics.kv_positions_capacity);
+  append_gauge(&out, "vlm_kv_cache_usage_ratio", "Fraction of KV cache positions in use.",
+               metrics.kv_positions_capacity
+                   ? (double)metrics.kv_positions_used / (double)metrics.kv_positions_capacity : 0.0);
+  append_gauge(&out, "vlm_kv_cache_bytes", "Bytes allocated for the KV cache.", (double)metrics.kv_bytes);
+  append_histogram(&out, "vlm_time_to_first_token_seconds",
+                   "Time from submission to the first sampled token.", &metrics.time_to_first_token);
+  append_histogram(&out, "vlm_inter_token_latency_seconds",
+                   "Time between two tokens of one request.", &metrics.inter_token_latency);
+  return vlm_sb_finish(&out);
+}

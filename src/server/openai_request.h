@@ -1,0 +1,90 @@
+/* OpenAI request bodies (POST /v1/chat/completions and /v1/completions)
+ * parsed and validated into plain structs, before any model work.
+ *
+ * Everything the client sends is either used or refused: bookkeeping
+ * fields that cannot change the output (user, metadata, ...) are ignored
+ * as OpenAI ignores them, unknown fields are refused as OpenAI refuses them
+ * (see openai_request.c for the exact lists); a field with the wrong type, a value out
+ * of range, n != 1, an unsupported content part type, are errors naming the
+ * field in `param` (e.g. "messages[1].content[0].image_url.url").
+ *
+ * Chat messages are converted to Transformers' chat format for the model's
+ * template: content parts become {"type":"text","text":...} and
+ * {"type":"image"} in order, and each image part's URL is kept in
+ * `media` in the same order (its bytes are fetched later, by
+ * media_source.h, on the worker thread). input_audio parts are kept as
+ * media of kind AUDIO so the handler can refuse them by name for a model
+ * without audio; nothing is dropped. */
+#ifndef VLM_SERVER_OPENAI_REQUEST_H
+#define VLM_SERVER_OPENAI_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vlm.h"
+#include "vlm/generate.h"
+
+/* An error as OpenAI reports it: HTTP status and the error object
+ * {"error": {"message", "type", "param", "code"}}. Strings are owned. */
+typedef struct openai_error {
+  int http_status;      /* 400, 401, 404, 413, 429, 500, 503 ... */
+  char *message;
+  const char *type;     /* "invalid_request_error", "authentication_error", "server_error" ... */
+  char *param;          /* NULL or the offending field */
+  const char *code;     /* NULL or e.g. "context_length_exceeded", "invalid_api_key" */
+} openai_error;
+
+/* Fills *error (overwriting it: release a previous one first). */
+void openai_error_set(openai_error *error, int http_status, const char *type, const char *param,
+                      const char *code, const char *format, ...) __attribute__((format(printf, 6, 7)));
+void openai_error_release(openai_error *error);
+/* The JSON error object; NULL if out of memory. Caller frees. */
+char *openai_error_to_json(const openai_error *error);
+
+typedef enum openai_media_kind {
+  OPENAI_MEDIA_IMAGE,
+  OPENAI_MEDIA_AUDIO,
+} openai_media_kind;
+
+typedef struct openai_media {
+  openai_media_kind kind;
+  char *url;            /* image_url.url (data:, file://, http(s)://) */
+  char *audio_data;     /* input_audio.data (base64) */
+  char *audio_format;   /* input_audio.format */
+  char *param;          /* the field it came from, ready to pass to media_source_fetch:
+                           "messages[0].content[1].image_url.url" or
+                           "messages[0].content[1].input_audio.data" */
+} openai_media;
+
+typedef enum openai_endpoint {
+  OPENAI_CHAT_COMPLETIONS,
+  OPENAI_COMPLETIONS,
+} openai_endpoint;
+
+typedef struct openai_request {
+  openai_endpoint endpoint;
+  char *model;                  /* as given (echoed back); may be NULL */
+  char *messages_json;          /* chat: Transformers-format messages array */
+  char *prompt;                 /* completions: the prompt string */
+  openai_media *media;          /* chat: in placeholder order */
+  size_t media_count;
+  bool stream;
+  bool include_usage;           /* stream_options.include_usage */
+  int64_t max_tokens;           /* max_completion_tokens or max_tokens; 0: not given */
+  bool has_temperature, has_top_p, has_top_k, has_seed;
+  bool has_min_p, has_repetition_penalty, has_presence_penalty, has_frequency_penalty;
+  vlm_sampling_params sampling; /* only the fields the client gave are meaningful (has_*) */
+  bool logprobs;                /* chat: logprobs=true; completions: logprobs=N > 0 */
+  int32_t top_logprobs;
+  char **stop;                  /* up to 4 strings */
+  size_t stop_count;
+} openai_request;
+
+/* Parses and validates `body`. On failure fills *error (400 with
+ * type "invalid_request_error") and returns false. */
+bool openai_request_parse(openai_endpoint endpoint, const char *body, size_t length,
+                          openai_request *out_request, openai_error *error);
+void openai_request_release(openai_request *request);
+
+#endif

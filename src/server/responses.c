@@ -1,0 +1,345 @@
+/* JSON builders for the completion endpoints' answers and for /v1/models
+ * (see responses.h). */
+#include "server/responses.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "server/server_internal.h"
+
+void response_header_init(response_header *header, openai_endpoint endpoint, const char *model) {
+  memset(header, 0, sizeof(*header));
+  header->endpoint = endpoint;
+  header->created = (int64_t)time(NULL);
+  header->model = model;
+  /* Ids only need to be unique; 96 random bits are plenty. If getrandom
+   * fails, the time and an address still make collisions unlikely. */
+  uint32_t random[3] = {(uint32_t)header->created, (uint32_t)(uintptr_t)header, 0};
+  if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random)) random[2] = (uint32_t)clock();
+  snprintf(header->id, sizeof(header->id), "%s-%08x%08x%08x",
+           endpoint == OPENAI_CHAT_COMPLETIONS ? "chatcmpl" : "cmpl", random[0], random[1], random[2]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Strings and numbers                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Length of the well-formed UTF-8 sequence at `bytes`, or 0 (RFC 3629's
+ * table: no overlongs, no surrogates, nothing past U+10FFFF). */
+static size_t utf8_sequence_length(const unsigned char *bytes, size_t remaining) {
+  unsigned char c = bytes[0];
+  if (c < 0x80) return 1;
+  size_t length;
+  unsigned char low = 0x80, high = 0xbf; /* bounds of the second byte */
+  if (c >= 0xc2 && c <= 0xdf) length = 2;
+  else if (c >= 0xe0 && c <= 0xef) {
+    length = 3;
+    if (c == 0xe0) low = 0xa0;
+    if (c == 0xed) high = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    length = 4;
+    if (c == 0xf0) low = 0x90;
+    if (c == 0xf4) high = 0x8f;
+  } else return 0;
+  if (remaining < length || bytes[1] < low || bytes[1] > high) return 0;
+  for (size_t i = 2; i < length; i++)
+    if (bytes[i] < 0x80 || bytes[i] > 0xbf) return 0;
+  return length;
+}
+
+void response_append_text(vlm_string_builder *out, const char *text, size_t length) {
+  const unsigned char *bytes = (const unsigned char *)text;
+  vlm_sb_append_literal(out, "\"");
+  size_t run_start = 0, i = 0;
+  while (i < length) {
+    unsigned char c = bytes[i];
+    size_t sequence = utf8_sequence_length(bytes + i, length - i);
+    if (sequence > 1 || (sequence == 1 && c >= 0x20 && c != '"' && c != '\\')) {
+      i += sequence;
+      continue;
+    }
+    vlm_sb_append(out, text + run_start, i - run_start);
+    if (sequence == 0) vlm_sb_append_literal(out, "\\ufffd");
+    else if (c == '"') vlm_sb_append_literal(out, "\\\"");
+    else if (c == '\\') vlm_sb_append_literal(out, "\\\\");
+    else if (c == '\n') vlm_sb_append_literal(out, "\\n");
+    else if (c == '\r') vlm_sb_append_literal(out, "\\r");
+    else if (c == '\t') vlm_sb_append_literal(out, "\\t");
+    else vlm_sb_appendf(out, "\\u%04x", c);
+    i++;
+    run_start = i;
+  }
+  vlm_sb_append(out, text + run_start, length - run_start);
+  vlm_sb_append_literal(out, "\"");
+}
+
+static void append_string(vlm_string_builder *out, const char *text) {
+  response_append_text(out, text, strlen(text));
+}
+
+/* JSON has no infinities; a masked-out alternative gets OpenAI's floor. */
+static void append_logprob_value(vlm_string_builder *out, float logprob) {
+  double value = isfinite(logprob) ? (double)logprob : -9999.0;
+  vlm_sb_appendf(out, "%.9g", value);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pieces                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void append_usage(vlm_string_builder *out, const vlm_engine_usage *usage) {
+  long long prompt = (long long)usage->prompt_tokens;
+  long long image = (long long)usage->prompt_image_tokens;
+  long long completion = (long long)usage->completion_tokens;
+  vlm_sb_appendf(out,
+                 "{\"prompt_tokens\":%lld,\"completion_tokens\":%lld,\"total_tokens\":%lld,"
+                 "\"prompt_tokens_details\":{\"cached_tokens\":0,\"audio_tokens\":0,"
+                 "\"image_tokens\":%lld,\"text_tokens\":%lld}}",
+                 prompt, completion, prompt + completion, image, prompt - image);
+}
+
+static void append_object_start(vlm_string_builder *out, const response_header *header,
+                                const char *object) {
+  vlm_sb_appendf(out, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", header->id,
+                 object, (long long)header->created);
+  append_string(out, header->model ? header->model : "");
+  vlm_sb_append_literal(out, ",\"system_fingerprint\":\"vlm-" VLM_VERSION_STRING "\"");
+}
+
+static void append_byte_array(vlm_string_builder *out, const char *text, size_t length) {
+  vlm_sb_append_literal(out, "[");
+  for (size_t i = 0; i < length; i++) vlm_sb_appendf(out, "%s%u", i ? "," : "", (unsigned char)text[i]);
+  vlm_sb_append_literal(out, "]");
+}
+
+/* One entry of chat logprobs' "content": token, logprob, bytes, top_logprobs. */
+static void append_chat_logprob(vlm_string_builder *out, const event_token *token) {
+  vlm_sb_append_literal(out, "{\"token\":");
+  response_append_text(out, token->logprob.text, token->logprob.text_length);
+  vlm_sb_append_literal(out, ",\"logprob\":");
+  append_logprob_value(out, token->logprob.logprob);
+  vlm_sb_append_literal(out, ",\"bytes\":");
+  append_byte_array(out, token->logprob.text, token->logprob.text_length);
+  vlm_sb_append_literal(out, ",\"top_logprobs\":[");
+  for (int32_t i = 0; i < token->top_logprob_count; i++) {
+    const event_logprob *top = &token->top_logprobs[i];
+    if (i) vlm_sb_append_literal(out, ",");
+    vlm_sb_append_literal(out, "{\"token\":");
+    response_append_text(out, top->text, top->text_length);
+    vlm_sb_append_literal(out, ",\"logprob\":");
+    append_logprob_value(out, top->logprob);
+    vlm_sb_append_literal(out, ",\"bytes\":");
+    append_byte_array(out, top->text, top->text_length);
+    vlm_sb_append_literal(out, "}");
+  }
+  vlm_sb_append_literal(out, "]}");
+}
+
+static void append_chat_logprobs(vlm_string_builder *out, const event_token *tokens, size_t count) {
+  vlm_sb_append_literal(out, "{\"content\":[");
+  bool first = true;
+  for (size_t i = 0; i < count; i++) {
+    if (!tokens[i].has_logprob) continue;
+    if (!first) vlm_sb_append_literal(out, ",");
+    first = false;
+    append_chat_logprob(out, &tokens[i]);
+  }
+  vlm_sb_append_literal(out, "],\"refusal\":null}");
+}
+
+/* The legacy completions shape: parallel arrays, top alternatives as
+ * {token: logprob} maps, and each token's offset in the completion. */
+static void append_completion_logprobs(vlm_string_builder *out, const event_token *tokens,
+                                       size_t count, size_t first_offset) {
+  vlm_sb_append_literal(out, "{\"tokens\":[");
+  for (size_t i = 0, n = 0; i < count; i++)
+    if (tokens[i].has_logprob) {
+      if (n++) vlm_sb_append_literal(out, ",");
+      response_append_text(out, tokens[i].logprob.text, tokens[i].logprob.text_length);
+    }
+  vlm_sb_append_literal(out, "],\"token_logprobs\":[");
+  for (size_t i = 0, n = 0; i < count; i++)
+    if (tokens[i].has_logprob) {
+      if (n++) vlm_sb_append_literal(out, ",");
+      append_logprob_value(out, tokens[i].logprob.logprob);
+    }
+  vlm_sb_append_literal(out, "],\"top_logprobs\":[");
+  for (size_t i = 0, n = 0; i < count; i++)
+    if (tokens[i].has_logprob) {
+      if (n++) vlm_sb_append_literal(out, ",");
+      vlm_sb_append_literal(out, "{");
+      for (int32_t k = 0; k < tokens[i].top_logprob_count; k++) {
+        if (k) vlm_sb_append_literal(out, ",");
+        response_append_text(out, tokens[i].top_logprobs[k].text, tokens[i].top_logprobs[k].text_length);
+        vlm_sb_append_literal(out, ":");
+        append_logprob_value(out, tokens[i].top_logprobs[k].logprob);
+      }
+      vlm_sb_append_literal(out, "}");
+    }
+  vlm_sb_append_literal(out, "],\"text_offset\":[");
+  size_t offset = first_offset;
+  for (size_t i = 0, n = 0; i < count; i++)
+    if (tokens[i].has_logprob) {
+      vlm_sb_appendf(out, "%s%zu", n++ ? "," : "", offset);
+      offset += tokens[i].logprob.text_length;
+    }
+  vlm_sb_append_literal(out, "]}");
+}
+
+static bool any_logprob(const event_token *tokens, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (tokens[i].has_logprob) return true;
+  return false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Whole answers                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The completion text: the engine's whole-text decode when it gave one
+ * (it can differ from the concatenated deltas only in how partial
+ * characters were held back), else the deltas. */
+static void append_completion_text(vlm_string_builder *out, const request_events *events) {
+  if (events->full_text) {
+    response_append_text(out, events->full_text, events->full_text_length);
+    return;
+  }
+  vlm_string_builder joined = {0};
+  for (size_t i = 0; i < events->token_count; i++)
+    vlm_sb_append(&joined, events->tokens[i].text, events->tokens[i].text_length);
+  response_append_text(out, joined.data ? joined.data : "", joined.length);
+  if (joined.failed) out->failed = true;
+  vlm_sb_release(&joined);
+}
+
+char *response_completion(const response_header *header, const request_events *events,
+                          bool with_logprobs) {
+  vlm_string_builder out = {0};
+  bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
+  bool logprobs = with_logprobs && any_logprob(events->tokens, events->token_count);
+  append_object_start(&out, header, chat ? "chat.completion" : "text_completion");
+  vlm_sb_append_literal(&out, ",\"choices\":[{\"index\":0,");
+  if (chat) {
+    vlm_sb_append_literal(&out, "\"message\":{\"role\":\"assistant\",\"content\":");
+    append_completion_text(&out, events);
+    vlm_sb_append_literal(&out, ",\"refusal\":null},\"logprobs\":");
+    if (logprobs) append_chat_logprobs(&out, events->tokens, events->token_count);
+    else vlm_sb_append_literal(&out, "null");
+  } else {
+    vlm_sb_append_literal(&out, "\"text\":");
+    append_completion_text(&out, events);
+    vlm_sb_append_literal(&out, ",\"logprobs\":");
+    if (logprobs) append_completion_logprobs(&out, events->tokens, events->token_count, 0);
+    else vlm_sb_append_literal(&out, "null");
+  }
+  vlm_sb_append_literal(&out, ",\"finish_reason\":");
+  append_string(&out, events->finish_reason);
+  vlm_sb_append_literal(&out, "}],\"usage\":");
+  append_usage(&out, &events->usage);
+  vlm_sb_append_literal(&out, "}");
+  return vlm_sb_finish(&out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streaming                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static void append_chunk_start(vlm_string_builder *out, const response_header *header) {
+  vlm_sb_append_literal(out, "data: ");
+  append_object_start(out, header, header->endpoint == OPENAI_CHAT_COMPLETIONS
+                                       ? "chat.completion.chunk" : "text_completion");
+}
+
+void response_append_role_chunk(vlm_string_builder *out, const response_header *header) {
+  append_chunk_start(out, header);
+  vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+                             "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+}
+
+void response_append_token_chunk(vlm_string_builder *out, const response_header *header,
+                                 const event_token *token, bool with_logprobs) {
+  bool logprobs = with_logprobs && token->has_logprob;
+  append_chunk_start(out, header);
+  if (header->endpoint == OPENAI_CHAT_COMPLETIONS) {
+    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"content\":");
+    response_append_text(out, token->text, token->text_length);
+    vlm_sb_append_literal(out, "},\"logprobs\":");
+    if (logprobs) append_chat_logprobs(out, token, 1);
+    else vlm_sb_append_literal(out, "null");
+  } else {
+    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":");
+    response_append_text(out, token->text, token->text_length);
+    vlm_sb_append_literal(out, ",\"logprobs\":");
+    if (logprobs) append_completion_logprobs(out, token, 1, 0);
+    else vlm_sb_append_literal(out, "null");
+  }
+  vlm_sb_append_literal(out, ",\"finish_reason\":null}]}\n\n");
+}
+
+void response_append_finish_chunk(vlm_string_builder *out, const response_header *header,
+                                  const char *finish_reason) {
+  append_chunk_start(out, header);
+  if (header->endpoint == OPENAI_CHAT_COMPLETIONS)
+    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{},");
+  else
+    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":\"\",");
+  vlm_sb_append_literal(out, "\"logprobs\":null,\"finish_reason\":");
+  append_string(out, finish_reason);
+  vlm_sb_append_literal(out, "}]}\n\n");
+}
+
+void response_append_usage_chunk(vlm_string_builder *out, const response_header *header,
+                                 const vlm_engine_usage *usage) {
+  append_chunk_start(out, header);
+  vlm_sb_append_literal(out, ",\"choices\":[],\"usage\":");
+  append_usage(out, usage);
+  vlm_sb_append_literal(out, "}\n\n");
+}
+
+void response_append_error_event(vlm_string_builder *out, const openai_error *error) {
+  char *json = openai_error_to_json(error);
+  vlm_sb_append_literal(out, "data: ");
+  if (json) vlm_sb_append(out, json, strlen(json));
+  else vlm_sb_append_literal(out, "{\"error\":{\"message\":\"out of memory\",\"type\":\"server_error\","
+                                  "\"param\":null,\"code\":null}}");
+  vlm_sb_append_literal(out, "\n\n");
+  free(json);
+}
+
+void response_append_done(vlm_string_builder *out) {
+  vlm_sb_append_literal(out, "data: [DONE]\n\n");
+}
+
+/* ------------------------------------------------------------------------ */
+/* GET /v1/models                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* OpenAI's list of model objects, each with what vlm can tell about it:
+ * the input modalities it accepts (a part of another modality is refused
+ * with 400), positions per slot, slots, queue bound and backend. */
+char *response_models(const vlm_server *server) {
+  const vlm_engine_info *info = &server->info;
+  vlm_string_builder out = {0};
+  vlm_sb_append_literal(&out, "{\"object\":\"list\",\"data\":[{\"id\":");
+  append_string(&out, server->model_id);
+  vlm_sb_appendf(&out, ",\"object\":\"model\",\"created\":%lld,\"owned_by\":\"vlm\",",
+                 (long long)server->started_at);
+  vlm_sb_append_literal(&out, "\"capabilities\":{\"modalities\":{\"input\":[\"text\"");
+  if (info->accepts_images) vlm_sb_append_literal(&out, ",\"image\"");
+  if (info->accepts_audio) vlm_sb_append_literal(&out, ",\"audio\"");
+  vlm_sb_append_literal(&out, "],\"output\":[\"text\"]},\"model_type\":");
+  append_string(&out, info->model_type ? info->model_type : "");
+  vlm_sb_appendf(&out,
+                 ",\"chat_template\":%s,\"endpoints\":[%s\"/v1/completions\"],"
+                 "\"capacity\":%lld,\"prefill_chunk\":%lld,\"slots\":%d,\"queue_limit\":%d,"
+                 "\"vocab_size\":%lld,\"backend\":\"cpu\"}}]}",
+                 info->has_chat_template ? "true" : "false",
+                 info->has_chat_template ? "\"/v1/chat/completions\"," : "",
+                 (long long)info->capacity, (long long)info->prefill_chunk, (int)info->slot_count,
+                 (int)info->queue_limit, (long long)info->vocab_size);
+  return vlm_sb_finish(&out);
+}

@@ -1,0 +1,45 @@
+/* The JSON the completion endpoints answer with, in OpenAI's shapes:
+ * chat.completion / chat.completion.chunk for /v1/chat/completions,
+ * text_completion for /v1/completions, as whole objects or as server-sent
+ * events ("data: {...}\n\n", ending with "data: [DONE]\n\n"). */
+#ifndef VLM_SERVER_RESPONSES_H
+#define VLM_SERVER_RESPONSES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/json.h"
+#include "server/openai_request.h"
+#include "server/request_events.h"
+
+/* What every object and chunk of one answer repeats. */
+typedef struct response_header {
+  openai_endpoint endpoint;
+  char id[48];                  /* "chatcmpl-..." or "cmpl-...", random */
+  int64_t created;              /* unix seconds */
+  const char *model;            /* borrowed */
+} response_header;
+
+void response_header_init(response_header *header, openai_endpoint endpoint, const char *model);
+
+/* The whole answer of a finished request (events->finished, status OK);
+ * NULL if out of memory. */
+char *response_completion(const response_header *header, const request_events *events,
+                          bool with_logprobs);
+
+/* Streaming events, appended to `out`. */
+void response_append_role_chunk(vlm_string_builder *out, const response_header *header);
+void response_append_token_chunk(vlm_string_builder *out, const response_header *header,
+                                 const event_token *token, bool with_logprobs);
+void response_append_finish_chunk(vlm_string_builder *out, const response_header *header,
+                                  const char *finish_reason);
+void response_append_usage_chunk(vlm_string_builder *out, const response_header *header,
+                                 const vlm_engine_usage *usage);
+void response_append_error_event(vlm_string_builder *out, const openai_error *error);
+void response_append_done(vlm_string_builder *out);
+
+/* A JSON string of `length` bytes of model output: invalid UTF-8 (a token
+ * may end inside a character) becomes U+FFFD so the JSON stays valid. */
+void response_append_text(vlm_string_builder *out, const char *text, size_t length);
+
+#endif

@@ -1,0 +1,54 @@
+/* `vlm serve`: an OpenAI-compatible HTTP/1.1 server in front of one engine
+ * (include/vlm/engine.h). SPEC 1.2.
+ *
+ * Routes: POST /v1/chat/completions, POST /v1/completions, GET /v1/models,
+ * GET /health, GET /metrics. Every error is an OpenAI error object
+ * {"error":{"message","type","param","code"}} with its HTTP status.
+ *
+ * Threads: libmicrohttpd runs one thread per connection. A request is
+ * parsed, its media fetched and decoded, and it is submitted to the engine
+ * on that thread; the engine's events come back through a per-request
+ * queue the connection thread waits on, so a slow client only ever holds
+ * up its own connection, never the scheduler. */
+#ifndef VLM_SERVER_SERVER_H
+#define VLM_SERVER_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "vlm.h"
+#include "vlm/engine.h"
+
+typedef struct vlm_server_options {
+  const char *host;               /* address to bind; NULL: 127.0.0.1 */
+  int port;                       /* 0: any free port (vlm_server_port tells which) */
+  const char *api_key;            /* NULL or "": no authentication */
+  const char *allowed_media_dir;  /* NULL: file:// media refused */
+  bool allow_remote_media;        /* http(s):// media */
+  size_t max_body_bytes;          /* request body limit (413 over it); 0: 64 MiB */
+  unsigned timeout_seconds;       /* idle connection timeout; 0: 60 */
+  double shutdown_grace_seconds;  /* in-flight requests may finish; 0: 30 */
+  unsigned connection_limit;      /* concurrent connections; 0: 256 */
+  const char *model_name;         /* the id in /v1/models; NULL: the model directory's name */
+} vlm_server_options;
+
+typedef struct vlm_server vlm_server;
+
+/* Binds and starts serving `engine` (borrowed; it must outlive the server).
+ * Options' strings are borrowed too. */
+vlm_status vlm_server_start(vlm_engine *engine, const vlm_server_options *options,
+                            vlm_server **out_server);
+/* The port actually bound (the free one picked for port 0). */
+int vlm_server_port(const vlm_server *server);
+/* Graceful stop: stops accepting connections, answers new requests on open
+ * connections with 503, lets in-flight requests finish for up to
+ * `grace_seconds` (vlm_engine_drain), cancels the rest, closes every
+ * connection and frees the server. */
+void vlm_server_stop(vlm_server *server, double grace_seconds);
+
+/* The whole life of `vlm serve` after the engine is open: starts, prints
+ * "listening on http://HOST:PORT" on stderr, serves until SIGINT or SIGTERM,
+ * then stops gracefully. Returns VLM_OK after a signal-driven stop. */
+vlm_status vlm_server_run(vlm_engine *engine, const vlm_server_options *options);
+
+#endif

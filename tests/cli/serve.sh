@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# `vlm serve` end to end: tests/server/test_server.py drives the server with
+# the official OpenAI Python client and raw HTTP (streaming, images, errors,
+# auth, disconnects, graceful shutdown, a mixed concurrent load). It needs
+# the pinned client in .venv-server, which scripts/test.sh creates; without
+# it this test SKIPS (exit 0). Arguments: VLM MAKE_TINY SOURCE_DIR.
+set -u
+vlm=$1
+source_dir=$(cd "$3" && pwd)
+python=$source_dir/.venv-server/bin/python
+if [ ! -x "$python" ]; then
+  echo "SKIP: $python is missing; create it with"
+  echo "  python3 -m venv .venv-server && .venv-server/bin/pip install -r tests/server/requirements.txt"
+  exit 0
+fi
+# Under AddressSanitizer everything is several times slower: a smaller load.
+if ldd "$vlm" 2>/dev/null | grep -q libasan; then
+  export VLM_SERVER_TEST_REQUESTS=${VLM_SERVER_TEST_REQUESTS:-8}
+fi
+VLM_BINARY=$vlm VLM_SOURCE_DIR=$source_dir exec "$python" "$source_dir/tests/server/test_server.py" -v

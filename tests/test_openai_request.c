@@ -1,0 +1,473 @@
+#include "server/openai_request.h"
+
+#include "engine/sampling.h"
+#include "test.h"
+
+static bool parse(openai_endpoint endpoint, const char *body, openai_request *request,
+                  openai_error *error) {
+  memset(error, 0, sizeof(*error));
+  return openai_request_parse(endpoint, body, strlen(body), request, error);
+}
+
+/* Asserts that `body` is refused with 400 invalid_request_error, `param`
+ * (NULL: none) and a message containing `fragment`. */
+static void check_refused_at(int line, openai_endpoint endpoint, const char *body,
+                             const char *param, const char *fragment) {
+  openai_request request;
+  openai_error error;
+  if (parse(endpoint, body, &request, &error)) {
+    fprintf(stderr, "  line %d: %s: accepted %s\n", line, test_current, body);
+    test_failures++;
+    openai_request_release(&request);
+    return;
+  }
+  bool param_matches = param ? error.param && strcmp(error.param, param) == 0 : !error.param;
+  if (error.http_status != 400 || strcmp(error.type, "invalid_request_error") != 0 ||
+      !param_matches || !error.message || !strstr(error.message, fragment)) {
+    fprintf(stderr, "  line %d: %s: %s gave %d %s param=%s \"%s\", expected param=%s with \"%s\"\n",
+            line, test_current, body, error.http_status, error.type,
+            error.param ? error.param : "(null)", error.message ? error.message : "(null)",
+            param ? param : "(null)", fragment);
+    test_failures++;
+  }
+  /* Whatever was refused leaves nothing allocated in the request. */
+  CHECK(request.messages_json == NULL && request.media == NULL && request.stop == NULL);
+  openai_error_release(&error);
+}
+
+#define CHECK_REFUSED(endpoint, body, param, fragment) \
+  check_refused_at(__LINE__, (endpoint), (body), (param), (fragment))
+#define CHAT OPENAI_CHAT_COMPLETIONS
+#define COMPLETIONS OPENAI_COMPLETIONS
+#define HELLO "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+
+static void check_accepted_at(int line, openai_endpoint endpoint, const char *body) {
+  openai_request request;
+  openai_error error;
+  if (!parse(endpoint, body, &request, &error)) {
+    fprintf(stderr, "  line %d: %s: refused %s: %s\n", line, test_current, body,
+            error.message ? error.message : "(null)");
+    test_failures++;
+    openai_error_release(&error);
+    return;
+  }
+  openai_request_release(&request);
+}
+
+#define CHECK_ACCEPTED(endpoint, body) check_accepted_at(__LINE__, (endpoint), (body))
+
+static void chat_with_text_and_image_parts(void) {
+  const char *body =
+      "{\"model\":\"tiny\",\"messages\":["
+      "{\"role\":\"system\",\"content\":\"Be brief.\"},"
+      "{\"role\":\"user\",\"content\":["
+      "{\"type\":\"text\",\"text\":\"What is \\\"this\\\"?\"},"
+      "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,AAAA\",\"detail\":\"low\"}},"
+      "{\"type\":\"text\",\"text\":\"and\"},"
+      "{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://example.com/b.jpg\"}}]}],"
+      "\"max_tokens\":16,\"temperature\":0.5,\"stream\":true,"
+      "\"stream_options\":{\"include_usage\":true},\"stop\":[\"\\n\\n\",\"END\"],\"seed\":42,"
+      "\"top_k\":-1,\"logprobs\":true,\"top_logprobs\":3,\"user\":\"someone\"}";
+  openai_request request;
+  openai_error error;
+  CHECK(parse(CHAT, body, &request, &error));
+  CHECK_STR_EQ(request.messages_json,
+               "[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+               "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"What is \\\"this\\\"?\"},"
+               "{\"type\":\"image\"},{\"type\":\"text\",\"text\":\"and\"},{\"type\":\"image\"}]}]");
+  CHECK_INT_EQ(request.endpoint, CHAT);
+  CHECK_STR_EQ(request.model, "tiny");
+  CHECK_INT_EQ(request.media_count, 2);
+  if (request.media_count == 2) {
+    CHECK_INT_EQ(request.media[0].kind, OPENAI_MEDIA_IMAGE);
+    CHECK_STR_EQ(request.media[0].url, "data:image/png;base64,AAAA");
+    CHECK_STR_EQ(request.media[0].param, "messages[1].content[1].image_url.url");
+    CHECK_STR_EQ(request.media[1].url, "https://example.com/b.jpg");
+    CHECK_STR_EQ(request.media[1].param, "messages[1].content[3].image_url.url");
+  }
+  CHECK(request.stream && request.include_usage);
+  CHECK_INT_EQ(request.max_tokens, 16);
+  CHECK(request.has_temperature && request.sampling.temperature == 0.5f);
+  CHECK(request.has_top_k && request.sampling.top_k == 0); /* -1: off, but given */
+  CHECK(request.has_seed && request.sampling.seed == 42);
+  CHECK(!request.has_top_p && request.sampling.top_p == 1.0f);
+  CHECK(!request.has_min_p && !request.has_repetition_penalty);
+  CHECK(request.logprobs);
+  CHECK_INT_EQ(request.top_logprobs, 3);
+  CHECK_INT_EQ(request.sampling.top_logprobs, 3);
+  CHECK_INT_EQ(request.stop_count, 2);
+  if (request.stop_count == 2) {
+    CHECK_STR_EQ(request.stop[0], "\n\n");
+    CHECK_STR_EQ(request.stop[1], "END");
+  }
+  CHECK(request.prompt == NULL);
+  openai_request_release(&request);
+}
+
+static void string_content_and_roles(void) {
+  const char *body =
+      "{\"messages\":["
+      "{\"role\":\"developer\",\"content\":[{\"type\":\"text\",\"text\":\"rules\"}]},"
+      "{\"role\":\"user\",\"content\":\"caf\\u00e9\",\"name\":\"ann\"},"
+      "{\"role\":\"assistant\",\"content\":\"ok\",\"tool_calls\":[]},"
+      "{\"role\":\"tool\",\"content\":\"42\",\"tool_call_id\":\"call_1\"}]}";
+  openai_request request;
+  openai_error error;
+  CHECK(parse(CHAT, body, &request, &error));
+  /* developer renders as system; string content stays a string. */
+  CHECK_STR_EQ(request.messages_json,
+               "[{\"role\":\"system\",\"content\":[{\"type\":\"text\",\"text\":\"rules\"}]},"
+               "{\"role\":\"user\",\"content\":\"caf\xc3\xa9\",\"name\":\"ann\"},"
+               "{\"role\":\"assistant\",\"content\":\"ok\"},"
+               "{\"role\":\"tool\",\"content\":\"42\",\"tool_call_id\":\"call_1\"}]");
+  CHECK_INT_EQ(request.media_count, 0);
+  CHECK(request.model == NULL);
+  openai_request_release(&request);
+}
+
+static void defaults_leave_sampling_greedy(void) {
+  openai_request request;
+  openai_error error;
+  CHECK(parse(CHAT, "{" HELLO ",\"temperature\":null,\"stop\":null,\"model\":null}", &request,
+              &error));
+  vlm_sampling_params greedy = vlm_sampling_params_greedy();
+  CHECK(request.sampling.temperature == greedy.temperature && request.sampling.top_k == greedy.top_k &&
+        request.sampling.top_p == greedy.top_p && request.sampling.min_p == greedy.min_p &&
+        request.sampling.repetition_penalty == greedy.repetition_penalty &&
+        request.sampling.presence_penalty == greedy.presence_penalty &&
+        request.sampling.frequency_penalty == greedy.frequency_penalty &&
+        request.sampling.seed == greedy.seed && request.sampling.top_logprobs == 0);
+  CHECK(!request.has_temperature && !request.has_top_p && !request.has_top_k && !request.has_seed);
+  CHECK(!request.has_min_p && !request.has_repetition_penalty && !request.has_presence_penalty &&
+        !request.has_frequency_penalty);
+  CHECK(!request.stream && !request.include_usage && !request.logprobs);
+  CHECK_INT_EQ(request.max_tokens, 0);
+  CHECK_INT_EQ(request.stop_count, 0);
+  openai_request_release(&request);
+}
+
+static void every_sampling_field_is_stored(void) {
+  openai_request request;
+  openai_error error;
+  CHECK(parse(CHAT,
+              "{" HELLO ",\"max_tokens\":5,\"max_completion_tokens\":7,\"top_p\":0.9,"
+              "\"top_k\":40,\"min_p\":0.05,\"presence_penalty\":-1.5,\"frequency_penalty\":2,"
+              "\"repetition_penalty\":1.1,\"seed\":-1,\"n\":1,\"stop\":\"###\"}",
+              &request, &error));
+  CHECK_INT_EQ(request.max_tokens, 7); /* max_completion_tokens wins */
+  CHECK(request.has_top_p && request.sampling.top_p == 0.9f);
+  CHECK(request.has_top_k && request.sampling.top_k == 40);
+  CHECK(request.has_min_p && request.sampling.min_p == 0.05f);
+  CHECK(request.has_presence_penalty && request.sampling.presence_penalty == -1.5f);
+  CHECK(request.has_frequency_penalty && request.sampling.frequency_penalty == 2.0f);
+  CHECK(request.has_repetition_penalty && request.sampling.repetition_penalty == 1.1f);
+  CHECK(request.has_seed && request.sampling.seed == UINT64_MAX);
+  CHECK(!request.has_temperature && request.sampling.temperature == 0.0f);
+  CHECK_INT_EQ(request.stop_count, 1);
+  if (request.stop_count == 1) CHECK_STR_EQ(request.stop[0], "###");
+  CHECK_OK(vlm_sampling_params_validate(&request.sampling));
+  openai_request_release(&request);
+}
+
+static void audio_parts_are_kept_as_media(void) {
+  openai_request request;
+  openai_error error;
+  CHECK(parse(CHAT,
+              "{\"messages\":[{\"role\":\"user\",\"content\":["
+              "{\"type\":\"input_audio\",\"input_audio\":{\"data\":\"UklGRg==\",\"format\":\"wav\"}},"
+              "{\"type\":\"image_url\",\"image_url\":{\"url\":\"file:///m/a.png\"}},"
+              "{\"type\":\"text\",\"text\":\"transcribe\"}]}]}",
+              &request, &error));
+  CHECK_STR_EQ(request.messages_json,
+               "[{\"role\":\"user\",\"content\":[{\"type\":\"audio\"},{\"type\":\"image\"},"
+               "{\"type\":\"text\",\"text\":\"transcribe\"}]}]");
+  CHECK_INT_EQ(request.media_count, 2);
+  if (request.media_count == 2) {
+    CHECK_INT_EQ(request.media[0].kind, OPENAI_MEDIA_AUDIO);
+    CHECK(request.media[0].url == NULL);
+    CHECK_STR_EQ(request.media[0].audio_data, "UklGRg==");
+    CHECK_STR_EQ(request.media[0].audio_format, "wav");
+    CHECK_STR_EQ(request.media[0].param, "messages[0].content[0].input_audio.data");
+    CHECK_INT_EQ(request.media[1].kind, OPENAI_MEDIA_IMAGE);
+    CHECK_STR_EQ(request.media[1].param, "messages[0].content[1].image_url.url");
+  }
+  openai_request_release(&request);
+}
+
+static void refuses_fields_that_would_change_the_output(void) {
+  static const struct {
+    openai_endpoint endpoint;
+    const char *fields;
+    const char *param;
+  } cases[] = {
+      {CHAT, "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]", "tools"},
+      {CHAT, "\"tools\":[]", "tools"},
+      {CHAT, "\"tool_choice\":\"auto\"", "tool_choice"},
+      {CHAT, "\"tool_choice\":{\"type\":\"function\"}", "tool_choice"},
+      {CHAT, "\"functions\":[{\"name\":\"f\"}]", "functions"},
+      {CHAT, "\"function_call\":\"auto\"", "function_call"},
+      {CHAT, "\"response_format\":{\"type\":\"json_object\"}", "response_format"},
+      {CHAT, "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}", "response_format"},
+      {CHAT, "\"response_format\":{\"type\":\"text\",\"extra\":1}", "response_format"},
+      {CHAT, "\"logit_bias\":{\"50256\":-100}", "logit_bias"},
+      {CHAT, "\"audio\":{\"voice\":\"alloy\",\"format\":\"wav\"}", "audio"},
+      {CHAT, "\"modalities\":[\"text\",\"audio\"]", "modalities"},
+      {CHAT, "\"modalities\":[]", "modalities"},
+      {CHAT, "\"prediction\":{\"type\":\"content\",\"content\":\"x\"}", "prediction"},
+      {CHAT, "\"reasoning_effort\":\"low\"", "reasoning_effort"},
+      {CHAT, "\"verbosity\":\"low\"", "verbosity"},
+      {CHAT, "\"web_search_options\":{}", "web_search_options"},
+      {COMPLETIONS, "\"suffix\":\"end\"", "suffix"},
+      {COMPLETIONS, "\"echo\":true", "echo"},
+      {COMPLETIONS, "\"best_of\":2", "best_of"},
+      {COMPLETIONS, "\"logit_bias\":{\"1\":5}", "logit_bias"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char body[512];
+    snprintf(body, sizeof(body), "{%s,%s}",
+             cases[i].endpoint == CHAT ? HELLO : "\"prompt\":\"p\"", cases[i].fields);
+    CHECK_REFUSED(cases[i].endpoint, body, cases[i].param, "is not supported");
+  }
+}
+
+static void accepts_harmless_values_and_ignored_fields(void) {
+  CHECK_ACCEPTED(CHAT, "{" HELLO ",\"tool_choice\":\"none\",\"function_call\":\"none\","
+                       "\"response_format\":{\"type\":\"text\"},\"logit_bias\":{},"
+                       "\"modalities\":[\"text\"],\"tools\":null,\"audio\":null,\"n\":1}");
+  CHECK_ACCEPTED(CHAT, "{" HELLO ",\"user\":\"u\",\"metadata\":{\"k\":\"v\"},\"store\":false,"
+                       "\"service_tier\":\"auto\",\"parallel_tool_calls\":true,"
+                       "\"prompt_cache_key\":\"k\",\"prompt_cache_retention\":\"24h\","
+                       "\"safety_identifier\":\"s\"}");
+  CHECK_ACCEPTED(COMPLETIONS, "{\"prompt\":\"p\",\"echo\":false,\"best_of\":1,\"suffix\":null,"
+                              "\"logit_bias\":{},\"user\":\"u\",\"n\":1}");
+  CHECK_ACCEPTED(CHAT, "{" HELLO ",\"stream\":true,\"stream_options\":{\"include_obfuscation\":false}}");
+}
+
+static void refuses_unknown_fields(void) {
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"temprature\":1}", "temprature",
+                "Unrecognized request argument supplied: temprature");
+  /* Fields of the other endpoint are unknown here. */
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"prompt\":\"p\"}", "prompt", "Unrecognized");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"echo\":false}", "echo", "Unrecognized");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\"," HELLO "}", "messages", "Unrecognized");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"max_completion_tokens\":3}",
+                "max_completion_tokens", "Unrecognized");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"top_logprobs\":3}", "top_logprobs",
+                "Unrecognized");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"stream\":true,\"stream_options\":{\"x\":1}}",
+                "stream_options.x", "Unrecognized");
+  CHECK_REFUSED(CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"foo\":1}]}",
+                "messages[0].foo", "Unrecognized argument 'foo'");
+  CHECK_REFUSED(CHAT,
+                "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\","
+                "\"cache_control\":{}}]}]}",
+                "messages[0].content[0].cache_control", "Unrecognized");
+  CHECK_REFUSED(CHAT,
+                "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"tool_call_id\":\"c\"}]}",
+                "messages[0].tool_call_id", "only tool messages");
+  CHECK_REFUSED(CHAT,
+                "{\"messages\":[{\"role\":\"assistant\",\"content\":\"x\",\"tool_call_id\":\"c\"}]}",
+                "messages[0].tool_call_id", "only tool messages");
+}
+
+static void refuses_wrong_types_and_ranges(void) {
+  static const struct {
+    const char *fields;
+    const char *param;
+    const char *fragment;
+  } cases[] = {
+      {"\"temperature\":2.5", "temperature", "Invalid value for 'temperature'"},
+      {"\"temperature\":-0.1", "temperature", "at least 0"},
+      {"\"temperature\":\"hot\"", "temperature", "expected a number, but got a string"},
+      {"\"temperature\":NaN", "temperature", "Invalid value"},
+      {"\"top_p\":0", "top_p", "greater than 0"},
+      {"\"top_p\":1.5", "top_p", "at most 1"},
+      {"\"top_k\":-2", "top_k", "between -1 and"},
+      {"\"top_k\":1.5", "top_k", "expected an integer, but got a decimal"},
+      {"\"min_p\":1.5", "min_p", "at most 1"},
+      {"\"presence_penalty\":3", "presence_penalty", "at most 2"},
+      {"\"frequency_penalty\":-2.5", "frequency_penalty", "at least -2"},
+      {"\"repetition_penalty\":0", "repetition_penalty", "greater than 0"},
+      {"\"repetition_penalty\":Infinity", "repetition_penalty", "Invalid value"},
+      {"\"seed\":1.5", "seed", "expected an integer"},
+      {"\"seed\":\"1\"", "seed", "expected an integer"},
+      {"\"max_tokens\":0", "max_tokens", "at least 1"},
+      {"\"max_tokens\":2.5", "max_tokens", "expected an integer"},
+      {"\"max_completion_tokens\":-1", "max_completion_tokens", "at least 1"},
+      {"\"n\":2", "n", "only n=1"},
+      {"\"n\":\"1\"", "n", "expected an integer"},
+      {"\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]", "stop", "at most 4"},
+      {"\"stop\":[\"a\",1]", "stop[1]", "expected a string"},
+      {"\"stop\":\"\"", "stop", "must not be empty"},
+      {"\"stop\":7", "stop", "expected a string or an array of strings"},
+      {"\"stop\":\"a\\u0000b\"", "stop", "NUL"},
+      {"\"logprobs\":1", "logprobs", "expected a boolean"},
+      {"\"top_logprobs\":21", "top_logprobs", "between 0 and 20"},
+      {"\"top_logprobs\":2", "top_logprobs", "requires logprobs"},
+      {"\"logprobs\":false,\"top_logprobs\":2", "top_logprobs", "requires logprobs"},
+      {"\"stream\":\"true\"", "stream", "expected a boolean"},
+      {"\"stream_options\":{\"include_usage\":true}", "stream_options", "only allowed when stream"},
+      {"\"stream\":true,\"stream_options\":{\"include_usage\":1}", "stream_options.include_usage",
+       "expected a boolean"},
+      {"\"stream\":true,\"stream_options\":[]", "stream_options", "expected an object"},
+      {"\"model\":5", "model", "expected a string"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char body[512];
+    snprintf(body, sizeof(body), "{" HELLO ",%s}", cases[i].fields);
+    CHECK_REFUSED(CHAT, body, cases[i].param, cases[i].fragment);
+  }
+}
+
+static void refuses_malformed_messages(void) {
+  static const struct {
+    const char *messages;
+    const char *param;
+    const char *fragment;
+  } cases[] = {
+      {"{}", "messages", "expected an array"},
+      {"[]", "messages", "at least one message"},
+      {"[\"hi\"]", "messages[0]", "expected an object"},
+      {"[{\"content\":\"hi\"}]", "messages[0].role", "expected a string, but got null"},
+      {"[{\"role\":\"robot\",\"content\":\"hi\"}]", "messages[0].role", "must be one of"},
+      {"[{\"role\":\"function\",\"content\":\"hi\"}]", "messages[0].role", "must be one of"},
+      {"[{\"role\":\"user\"}]", "messages[0].content", "expected a string or an array"},
+      {"[{\"role\":\"user\",\"content\":null}]", "messages[0].content", "but got null"},
+      {"[{\"role\":\"user\",\"content\":[]}]", "messages[0].content", "empty array"},
+      {"[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":null,"
+       "\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\","
+       "\"arguments\":\"{}\"}}]}]",
+       "messages[1].tool_calls", "is not supported"},
+      {"[{\"role\":\"assistant\",\"content\":null}]", "messages[0].content", "but got null"},
+      {"[{\"role\":\"assistant\",\"content\":\"x\",\"function_call\":{\"name\":\"f\"}}]",
+       "messages[0].function_call", "is not supported"},
+      {"[{\"role\":\"assistant\",\"content\":\"x\",\"refusal\":\"no\"}]", "messages[0].refusal",
+       "is not supported"},
+      {"[{\"role\":\"user\",\"content\":\"x\",\"tool_calls\":[]}]", "messages[0].tool_calls",
+       "only assistant messages"},
+      {"[{\"role\":\"system\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:,\"}}]}]",
+       "messages[0].content[0].type", "only allowed in user messages"},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":5}}]}]",
+       "messages[0].content[0].image_url.url", "expected a string, but got an integer"},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{}}]}]",
+       "messages[0].content[0].image_url.url", "expected a string"},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"\"}}]}]",
+       "messages[0].content[0].image_url.url", "must not be empty"},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":\"http://x/a.png\"}]}]",
+       "messages[0].content[0].image_url", "expected an object"},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:,\","
+       "\"detail\":\"medium\"}}]}]",
+       "messages[0].content[0].image_url.detail", "must be \"auto\""},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"file\",\"file\":{}}]}]",
+       "messages[0].content[0].type", "unsupported content part type 'file'"},
+      {"[{\"role\":\"user\",\"content\":[{\"text\":\"a\"}]}]", "messages[0].content[0].type",
+       "expected a string"},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]", "messages[0].content[0].text",
+       "expected a string"},
+      {"[{\"role\":\"user\",\"content\":[\"a\"]}]", "messages[0].content[0]", "expected an object"},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"input_audio\",\"input_audio\":{\"data\":\"AA==\","
+       "\"format\":\"aac\"}}]}]",
+       "messages[0].content[0].input_audio.format", "must be \"wav\""},
+      {"[{\"role\":\"user\",\"content\":[{\"type\":\"input_audio\",\"input_audio\":{\"format\":\"wav\"}}]}]",
+       "messages[0].content[0].input_audio.data", "expected a string"},
+      {"[{\"role\":\"user\",\"content\":\"a\",\"name\":3}]", "messages[0].name", "expected a string"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char body[512];
+    snprintf(body, sizeof(body), "{\"messages\":%s}", cases[i].messages);
+    CHECK_REFUSED(CHAT, body, cases[i].param, cases[i].fragment);
+  }
+}
+
+static void completions_prompt_forms(void) {
+  openai_request request;
+  openai_error error;
+  CHECK(parse(COMPLETIONS, "{\"model\":\"m\",\"prompt\":\"Once upon\",\"max_tokens\":3,"
+                           "\"logprobs\":2}",
+              &request, &error));
+  CHECK_INT_EQ(request.endpoint, COMPLETIONS);
+  CHECK_STR_EQ(request.prompt, "Once upon");
+  CHECK(request.messages_json == NULL && request.media_count == 0);
+  CHECK(request.logprobs);
+  CHECK_INT_EQ(request.top_logprobs, 2);
+  CHECK_INT_EQ(request.max_tokens, 3);
+  openai_request_release(&request);
+
+  CHECK(parse(COMPLETIONS, "{\"prompt\":[\"only one\"],\"logprobs\":0}", &request, &error));
+  CHECK_STR_EQ(request.prompt, "only one");
+  CHECK(!request.logprobs);
+  openai_request_release(&request);
+
+  CHECK_ACCEPTED(COMPLETIONS, "{\"prompt\":\"\"}");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[\"a\",\"b\"]}", "prompt", "single prompt");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[]}", "prompt", "single prompt");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,2,3]}", "prompt", "single prompt");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1]}", "prompt", "token id");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[[1,2]]}", "prompt", "token id");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":5}", "prompt", "expected a string");
+  CHECK_REFUSED(COMPLETIONS, "{\"model\":\"m\"}", "prompt", "expected a string, but got null");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"a\\u0000b\"}", "prompt", "NUL");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"logprobs\":6}", "logprobs", "between 0 and 5");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"logprobs\":true}", "logprobs",
+                "expected an integer");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"n\":3}", "n", "only n=1");
+}
+
+static void refuses_bodies_that_are_not_json_objects(void) {
+  CHECK_REFUSED(CHAT, "", NULL, "not valid JSON");
+  CHECK_REFUSED(CHAT, "{\"messages\":", NULL, "not valid JSON");
+  CHECK_REFUSED(CHAT, "[1]", NULL, "must be a JSON object");
+  CHECK_REFUSED(COMPLETIONS, "\"prompt\"", NULL, "must be a JSON object");
+  /* Nesting deeper than any valid request is refused before we look at it. */
+  char deep[256];
+  size_t length = 0;
+  length += (size_t)snprintf(deep, sizeof(deep), "{\"metadata\":");
+  for (int i = 0; i < 40; i++) deep[length++] = '[';
+  for (int i = 0; i < 40; i++) deep[length++] = ']';
+  deep[length++] = '}';
+  deep[length] = '\0';
+  CHECK_REFUSED(CHAT, deep, NULL, "not valid JSON");
+}
+
+static void error_object_serialises_as_openai_does(void) {
+  openai_error error;
+  openai_error_set(&error, 400, "invalid_request_error", "messages[0].content", NULL,
+                   "bad \"%s\"\n", "quote");
+  char *json = openai_error_to_json(&error);
+  CHECK_STR_EQ(json, "{\"error\":{\"message\":\"bad \\\"quote\\\"\\n\",\"type\":"
+                     "\"invalid_request_error\",\"param\":\"messages[0].content\",\"code\":null}}");
+  free(json);
+  openai_error_release(&error);
+  CHECK(error.message == NULL && error.param == NULL);
+  openai_error_set(&error, 401, "authentication_error", NULL, "invalid_api_key", "no key");
+  json = openai_error_to_json(&error);
+  CHECK_STR_EQ(json, "{\"error\":{\"message\":\"no key\",\"type\":\"authentication_error\","
+                     "\"param\":null,\"code\":\"invalid_api_key\"}}");
+  CHECK_INT_EQ(error.http_status, 401);
+  free(json);
+  openai_error_release(&error);
+  openai_error_release(NULL);
+  /* Client bytes quoted in a message may be invalid UTF-8 (a JSON syntax
+   * error quotes the input; a key cut at 100 bytes may split a
+   * character); the error body stays valid UTF-8. */
+  openai_error_set(&error, 400, "invalid_request_error", "k\xC3", NULL, "bad \xFF\xC3\xA9 byte");
+  json = openai_error_to_json(&error);
+  CHECK_STR_EQ(json, "{\"error\":{\"message\":\"bad \xEF\xBF\xBD\xC3\xA9 byte\",\"type\":"
+                     "\"invalid_request_error\",\"param\":\"k\xEF\xBF\xBD\",\"code\":null}}");
+  free(json);
+  openai_error_release(&error);
+  openai_request request;
+  CHECK(!parse(CHAT, "{\"a\xD0\":1}", &request, &error));
+  json = openai_error_to_json(&error);
+  CHECK(json && strstr(json, "not valid JSON"));
+  free(json);
+  openai_error_release(&error);
+}
+
+TEST_MAIN(TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
+          TEST(defaults_leave_sampling_greedy), TEST(every_sampling_field_is_stored),
+          TEST(audio_parts_are_kept_as_media), TEST(refuses_fields_that_would_change_the_output),
+          TEST(accepts_harmless_values_and_ignored_fields), TEST(refuses_unknown_fields),
+          TEST(refuses_wrong_types_and_ranges), TEST(refuses_malformed_messages),
+          TEST(completions_prompt_forms), TEST(refuses_bodies_that_are_not_json_objects),
+          TEST(error_object_serialises_as_openai_does))
