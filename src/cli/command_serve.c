@@ -32,6 +32,7 @@ static void print_usage(FILE *out) {
           "  --allowed-media-dir DIR  accept file:// image URLs under DIR (default: refused)\n"
           "  --allow-remote-media     accept http(s):// image URLs (public addresses only)\n"
           "  --max-body-bytes N       request body limit; larger gets 413 (default 64 MiB)\n"
+          "  --max-media-items N      image/audio parts per request; more gets 400 (default 16)\n"
           "  --timeout S              close a connection idle for S seconds (default 60)\n"
           "  --grace S                on SIGINT/SIGTERM, let in-flight requests finish for up\n"
           "                           to S seconds before cancelling them (default 30)\n"
@@ -55,7 +56,7 @@ static bool parse_long(const char *text, long long minimum, long long maximum, l
 typedef struct serve_arguments {
   const char *model_dir;
   vlm_server_options server;
-  long long port, parallel, context, prefill_chunk, queue, max_body_bytes, timeout, grace;
+  long long port, parallel, context, prefill_chunk, queue, max_body_bytes, timeout, grace, max_media_items;
 } serve_arguments;
 
 /* Returns 0, -1 after --help, or the exit code of a usage error. */
@@ -78,6 +79,7 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--allowed-media-dir") == 0 && value) arguments->server.allowed_media_dir = value;
     else if (strcmp(name, "--allow-remote-media") == 0) { arguments->server.allow_remote_media = true; takes_value = false; }
     else if (strcmp(name, "--max-body-bytes") == 0 && value) ok = parse_long(value, 1, 1LL << 40, &arguments->max_body_bytes);
+    else if (strcmp(name, "--max-media-items") == 0 && value) ok = parse_long(value, 1, 1024, &arguments->max_media_items);
     else if (strcmp(name, "--timeout") == 0 && value) ok = parse_long(value, 1, 86400, &arguments->timeout);
     else if (strcmp(name, "--grace") == 0 && value) ok = parse_long(value, 1, 86400, &arguments->grace);
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
@@ -102,6 +104,7 @@ int command_serve(int argc, char **argv, const global_options *options) {
   arguments.server.port = (int)arguments.port;
   arguments.server.max_body_bytes = (size_t)arguments.max_body_bytes;
   arguments.server.timeout_seconds = (unsigned)arguments.timeout;
+  arguments.server.max_media_items = (unsigned)arguments.max_media_items;
   arguments.server.shutdown_grace_seconds = (double)arguments.grace;
 
   vlm_engine_options engine_options = {.thread_count = options->thread_count,

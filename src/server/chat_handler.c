@@ -152,6 +152,13 @@ static bool check_request(const vlm_server *server, const openai_request *reques
                      server->model_id);
     return false;
   }
+  if (request->media_count > server->options.max_media_items) {
+    openai_error_set(error, 400, "invalid_request_error", "messages", "too_many_media_items",
+                     "The request has %zu image/audio parts; this server accepts at most %u per request "
+                     "(vlm serve --max-media-items).",
+                     request->media_count, server->options.max_media_items);
+    return false;
+  }
   for (size_t i = 0; i < request->media_count; i++) {
     const openai_media *media = &request->media[i];
     bool image = media->kind == OPENAI_MEDIA_IMAGE;

@@ -27,6 +27,7 @@
 #define DEFAULT_TIMEOUT_SECONDS 60
 #define DEFAULT_GRACE_SECONDS 30.0
 #define DEFAULT_CONNECTION_LIMIT 256
+#define DEFAULT_MAX_MEDIA_ITEMS 16
 /* After the engine drained, how long responses may take to reach their
  * clients before the connections are closed. */
 #define FLUSH_SECONDS 5.0
@@ -340,6 +341,7 @@ static void fill_defaults(vlm_server_options *options) {
   if (!options->timeout_seconds) options->timeout_seconds = DEFAULT_TIMEOUT_SECONDS;
   if (options->shutdown_grace_seconds <= 0) options->shutdown_grace_seconds = DEFAULT_GRACE_SECONDS;
   if (!options->connection_limit) options->connection_limit = DEFAULT_CONNECTION_LIMIT;
+  if (!options->max_media_items) options->max_media_items = DEFAULT_MAX_MEDIA_ITEMS;
 }
 
 /* The model's id: --model-name, else the checkpoint directory's last part. */

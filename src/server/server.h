@@ -30,6 +30,7 @@ typedef struct vlm_server_options {
   double shutdown_grace_seconds;  /* in-flight requests may finish; 0: 30 */
   unsigned connection_limit;      /* concurrent connections; 0: 256 */
   const char *model_name;         /* the id in /v1/models; NULL: the model directory's name */
+  unsigned max_media_items;       /* image/audio parts per request (SPEC 2.1); 0: 16 */
 } vlm_server_options;
 
 typedef struct vlm_server vlm_server;

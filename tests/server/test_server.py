@@ -467,6 +467,15 @@ class ImageServerTests(ServerTestCase):
                                              {"model": "llava", "messages": messages, "max_tokens": 2})
         self.assert_error(status, body, 400, param="messages[0].content[1]")
 
+    def test_too_many_images_refused_before_fetching(self):
+        url = "data:image/png;base64," + base64.b64encode(b"never decoded").decode()
+        parts = [{"type": "image_url", "image_url": {"url": url}} for _ in range(17)]
+        messages = [{"role": "user", "content": parts + [{"type": "text", "text": "Many"}]}]
+        status, body = self.server.post_json("/v1/chat/completions",
+                                             {"model": "llava", "messages": messages, "max_tokens": 2})
+        self.assert_error(status, body, 400, param="messages")
+        self.assertEqual(body["error"]["code"], "too_many_media_items")
+
     def test_audio_part_refused(self):
         messages = [{"role": "user", "content": [
             {"type": "input_audio", "input_audio": {"data": base64.b64encode(b"RIFF").decode(), "format": "wav"}},
