@@ -240,15 +240,18 @@ int main(int argc, char **argv) {
     }
   }
   const char *config_text = custom_config ? custom_config : text_only ? llama_config : llava_config;
-  bool has_vision = !custom_config && !text_only;
   int write_failed = write_text(dir, "config.json", config_text) ||
-                     write_text(dir, "generation_config.json", generation_config) ||
-                     (has_vision && write_text(dir, "preprocessor_config.json", clip_preprocessor_config));
+                     write_text(dir, "generation_config.json", generation_config);
   free(custom_config);
   if (write_failed) return 1;
   vlm_model_config config;
   vlm_status status = vlm_model_config_load(dir, NULL, &config);
   const vlm_family *family = status ? NULL : vlm_family_find(config.model_type);
+  /* A family with a vision path gets LLaVA-1.5's CLIP processor config
+   * (the only image processor vlm implements so far). */
+  if (family && family->describe_vision &&
+      write_text(dir, "preprocessor_config.json", clip_preprocessor_config))
+    return 1;
   vlm_tensor_manifest manifest;
   vlm_manifest_init(&manifest);
   if (!status && family) status = family->declare_tensors(&config, &manifest);
