@@ -10,6 +10,7 @@ packages=(
   libonig-dev libutf8proc-dev        # tokenizer: regex engine, Unicode normalization
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev  # media: image decoding
   libmicrohttpd-dev libcurl4-openssl-dev  # server: HTTP/1.1, remote media fetches
+  python3.11 python3.11-venv libpython3.11-dev  # xla backend: embedded CPython + IREE venv
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -13,6 +13,12 @@ fuzz_seconds=${FUZZ_SECONDS:-20}
 # OpenAI Python client; without this venv they would only SKIP.
 [ -x .venv-server/bin/python ] || { python3 -m venv .venv-server && .venv-server/bin/pip install --quiet -r tests/server/requirements.txt; }
 
+# xla backend: the pinned IREE compiler and runtime (tools/xla/requirements.txt,
+# ~600 MB, paid once per machine). The venv must come from Debian's
+# /usr/bin/python3.11, whose libpython the runtime embeds; without it
+# test_xla_execution only SKIPs.
+[ -x .venv-xla/bin/iree-compile ] || { /usr/bin/python3.11 -m venv .venv-xla && .venv-xla/bin/pip install --quiet -r tools/xla/requirements.txt; }
+
 echo "== build and test (release with debug info)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"

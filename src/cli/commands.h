@@ -29,5 +29,6 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options);
 int command_run(int argc, char **argv, const global_options *options);
 int command_bench(int argc, char **argv, const global_options *options);
 int command_serve(int argc, char **argv, const global_options *options);
+int command_compile(int argc, char **argv, const global_options *options);
 
 #endif

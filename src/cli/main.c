@@ -27,6 +27,7 @@ static const command commands[] = {
     {"tokenize", "tokenize text, decode ids or render a chat template", command_tokenize},
     {"bench", "measure prefill and decode throughput (JSON report)", command_bench},
     {"serve", "serve the model over HTTP with OpenAI's API (chat, completions, streaming)", command_serve},
+    {"compile", "emit StableHLO and compile it with IREE into the artifact cache (--backend xla)", command_compile},
 };
 
 static void print_usage(FILE *out) {

@@ -1,0 +1,417 @@
+/* Module assembly: one decoder graph per function (built by the same
+ * builder the cpu backend uses), each lowered node by node
+ * (stablehlo_lower.c) after a prologue that turns the function's arguments
+ * into what the graph's row context says on the cpu backend (cache indices,
+ * RoPE positions, valid rows); then the globals, the helper functions and
+ * the module attributes with the compatibility key. */
+#include "backends/xla/stablehlo_emitter.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/xla/stablehlo_internal.h"
+#include "core/status.h"
+#include "engine/text_model.h"
+
+#define DEFAULT_CAPACITY 4096
+#define DEFAULT_PREFILL_CHUNK 512
+
+/* ---------------------------------------------------------------------- */
+/* Opening a model                                                         */
+/* ---------------------------------------------------------------------- */
+
+vlm_status vlm_xla_text_decoder_open(const char *model_dir, vlm_xla_text_decoder *out_model) {
+  memset(out_model, 0, sizeof(*out_model));
+  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, NULL, &out_model->config));
+  vlm_status status = VLM_OK;
+  out_model->family = vlm_family_find(out_model->config.model_type);
+  if (!out_model->family || !out_model->family->describe_decoder)
+    status = VLM_ERROR(UNIMPLEMENTED, "%s: the text decoder of model_type '%s' is not supported yet",
+                       model_dir, out_model->config.model_type);
+  if (!status) {
+    out_model->family->describe_decoder(&out_model->config, &out_model->decoder);
+    vlm_checkpoint_options options = {.renames = out_model->family->renames,
+                                      .rename_count = out_model->family->rename_count};
+    status = vlm_checkpoint_open(model_dir, &options, &out_model->weights);
+  }
+  if (status) vlm_xla_text_decoder_release(out_model);
+  return status;
+}
+
+void vlm_xla_text_decoder_release(vlm_xla_text_decoder *model) {
+  vlm_checkpoint_release(model->weights);
+  if (model->config.model_type) vlm_model_config_release(&model->config);
+  memset(model, 0, sizeof(*model));
+}
+
+void vlm_stablehlo_default_options(const vlm_xla_text_decoder *model, vlm_stablehlo_options *options) {
+  int64_t longest = model->config.text.max_position_embeddings;
+  if (options->slot_count <= 0) options->slot_count = 1;
+  if (options->capacity <= 0) options->capacity = longest > 0 && longest < DEFAULT_CAPACITY ? longest : DEFAULT_CAPACITY;
+  if (options->prefill_chunk <= 0)
+    options->prefill_chunk = options->capacity < DEFAULT_PREFILL_CHUNK ? options->capacity : DEFAULT_PREFILL_CHUNK;
+}
+
+vlm_status vlm_stablehlo_check_graph(const vlm_graph *graph) {
+  for (int32_t i = 0; i < graph->count; i++) VLM_RETURN_IF_ERROR(xla_check_node(graph, &graph->nodes[i]));
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Function prologues                                                      */
+/* ---------------------------------------------------------------------- */
+
+static xla_value argument(const char *name, const char *element, int rank, const int64_t *shape) {
+  xla_value value = xla_make_value(element, rank, shape);
+  snprintf(value.name, sizeof(value.name), "%%%s", name);
+  return value;
+}
+
+static void print_signature(xla_emitter *e, const char *function, int count, const xla_value *arguments,
+                            const xla_value *result) {
+  char type[160];
+  vlm_sb_appendf(e->out, "  func.func @%s(", function);
+  for (int i = 0; i < count; i++) {
+    xla_type_text(&arguments[i], type, sizeof(type));
+    vlm_sb_appendf(e->out, "%s%s: %s", i ? ", " : "", arguments[i].name, type);
+  }
+  if (result) {
+    xla_type_text(result, type, sizeof(type));
+    vlm_sb_appendf(e->out, ") -> %s {\n", type);
+  } else {
+    vlm_sb_appendf(e->out, ") {\n");
+  }
+}
+
+/* Prefill: cache index start + r, valid rows r < valid_rows. */
+static void prefill_rows(xla_emitter *e) {
+  int64_t rows = e->rows;
+  xla_value row = xla_iota(e, "i32", 1, &rows, 0);
+  xla_value start = xla_broadcast(e, e->start, 1, &rows, NULL);
+  e->cache_index = XLA_OP(e, "add", NULL, &row, row, start);
+  xla_value valid = xla_broadcast(e, e->valid_rows, 1, &rows, NULL);
+  e->row_valid = xla_compare(e, row, valid, "LT");
+}
+
+static void prologue(xla_emitter *e, const xla_value *logits) {
+  int64_t rows = e->rows, hidden = 0;
+  e->valid_rows = argument("valid_rows", "i32", 0, NULL);
+  e->slot = argument("slot", "i32", 0, NULL);
+  e->start = argument("start", "i32", 0, NULL);
+  if (e->kind == XLA_TOKEN_PREFILL) {
+    e->tokens = argument("tokens", "i32", 1, &rows);
+    print_signature(e, "token_prefill", 4, (xla_value[]){e->tokens, e->valid_rows, e->slot, e->start}, logits);
+    prefill_rows(e);
+    e->rope_positions = xla_convert(e, e->cache_index, "f32");
+  } else if (e->kind == XLA_EMBEDDINGS_PREFILL) {
+    hidden = e->graph->nodes[vlm_graph_find(e->graph, "embeddings")].shape[1];
+    e->embeddings = argument("embeddings", "f32", 2, (int64_t[]){rows, hidden});
+    e->positions = argument("positions", "i32", 1, &rows);
+    e->bias = argument("bias", "f32", 2, (int64_t[]){rows, e->options->capacity});
+    print_signature(e, "embeddings_prefill", 6,
+                    (xla_value[]){e->embeddings, e->positions, e->bias, e->valid_rows, e->slot, e->start},
+                    logits);
+    prefill_rows(e);
+    e->rope_positions = xla_convert(e, e->positions, "f32");
+  } else {
+    e->tokens = argument("tokens", "i32", 1, &rows);
+    e->positions = argument("positions", "i32", 1, &rows);
+    e->active = argument("active", "i32", 1, &rows);
+    print_signature(e, "decode", 3, (xla_value[]){e->tokens, e->positions, e->active}, logits);
+    e->cache_index = e->positions;
+    e->rope_positions = xla_convert(e, e->positions, "f32");
+    xla_value zero = xla_splat(e, 0, "i32", 1, &rows);
+    xla_value is_active = xla_compare(e, e->active, zero, "NE");
+    xla_value spill = xla_splat(e, (double)e->options->capacity, "i32", 1, &rows);
+    e->write_index = xla_select(e, is_active, e->positions, spill);
+  }
+  e->zero_index = xla_splat(e, 0, "i32", 0, NULL);
+}
+
+/* ---------------------------------------------------------------------- */
+/* One contract function                                                   */
+/* ---------------------------------------------------------------------- */
+
+typedef struct module_state {
+  const vlm_xla_text_decoder *model;
+  const vlm_stablehlo_options *options;
+  vlm_string_builder functions;
+  xla_weight_list weights;
+  int layers;
+  int64_t kv_heads, head_dim, vocab;
+} module_state;
+
+static xla_emitter make_emitter(module_state *state, xla_function_kind kind, int64_t rows) {
+  xla_emitter e = {.out = &state->functions, .kind = kind, .weights = state->model->weights,
+                   .options = state->options, .text = &state->model->config.text,
+                   .max_position_embeddings = state->model->config.text.max_position_embeddings,
+                   .declared = &state->weights, .rows = rows,
+                   .cache_rows = state->options->capacity + state->options->prefill_chunk};
+  return e;
+}
+
+static vlm_status lower_graph(xla_emitter *e, const xla_value *logits) {
+  const vlm_graph *graph = e->graph;
+  VLM_RETURN_IF_ERROR(vlm_stablehlo_check_graph(graph));
+  e->nodes = calloc((size_t)graph->count, sizeof(*e->nodes));
+  e->nodes_f32 = calloc((size_t)graph->count, sizeof(*e->nodes_f32));
+  vlm_status status = e->nodes && e->nodes_f32 ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status) prologue(e, logits);
+  for (int32_t i = 0; !status && i < graph->count; i++) status = xla_lower_node(e, i);
+  if (!status) {
+    char type[160];
+    xla_value output = e->nodes[graph->output];
+    xla_type_text(&output, type, sizeof(type));
+    xla_flush_cache(e);
+    vlm_sb_appendf(e->out, "    return %s : %s\n  }\n\n", output.name, type);
+  }
+  free(e->nodes);
+  free(e->nodes_f32);
+  return status;
+}
+
+static vlm_status emit_contract(module_state *state, xla_function_kind kind) {
+  int64_t rows = kind == XLA_DECODE ? state->options->slot_count : state->options->prefill_chunk;
+  int32_t *logit_rows = malloc((size_t)rows * sizeof(int32_t));
+  if (!logit_rows) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < rows; i++) logit_rows[i] = (int32_t)i;
+  /* Every row's logits: the caller picks the rows it wants (the last valid
+   * row of a chunk, or all of them for goldens). */
+  vlm_decoder_step step = {.row_count = rows, .from_embeddings = kind == XLA_EMBEDDINGS_PREFILL,
+                           .logit_rows = logit_rows, .logit_row_count = rows};
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  vlm_status status = vlm_build_decoder_graph(&state->model->decoder, &step, &graph);
+  if (!status) {
+    xla_emitter e = make_emitter(state, kind, rows);
+    e.graph = &graph;
+    xla_value logits = xla_make_value("f32", 2, (int64_t[]){rows, state->vocab});
+    status = lower_graph(&e, &logits);
+  }
+  vlm_graph_release(&graph);
+  free(logit_rows);
+  return status;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Helper functions: read_kv, clear_slot, compatibility                    */
+/* ---------------------------------------------------------------------- */
+
+static void emit_read_kv(module_state *state) {
+  xla_emitter e = make_emitter(state, XLA_DECODE, 0);
+  int64_t capacity = state->options->capacity, kv = state->kv_heads, dim = state->head_dim;
+  xla_value result = xla_make_value("f32", 5, (int64_t[]){state->layers, 2, capacity, kv, dim});
+  e.slot = argument("slot", "i32", 0, NULL);
+  print_signature(&e, "read_kv", 1, &e.slot, &result);
+  xla_value z = xla_splat(&e, 0, "i32", 0, NULL);
+  xla_value cache = xla_current_cache(&e);
+  xla_value rows = xla_dynamic_slice(&e, cache, 6, (xla_value[]){z, z, e.slot, z, z, z},
+                                     (int64_t[]){state->layers, 2, 1, capacity, kv, dim});
+  rows = xla_reshape(&e, rows, 5, result.shape);
+  char type[160];
+  xla_type_text(&rows, type, sizeof(type));
+  vlm_sb_appendf(e.out, "    return %s : %s\n  }\n\n", rows.name, type);
+}
+
+static void emit_clear_slot(module_state *state) {
+  xla_emitter e = make_emitter(state, XLA_DECODE, 0);
+  e.slot = argument("slot", "i32", 0, NULL);
+  print_signature(&e, "clear_slot", 1, &e.slot, NULL);
+  xla_value z = xla_splat(&e, 0, "i32", 0, NULL);
+  xla_value cache = xla_current_cache(&e);
+  int64_t shape[6];
+  memcpy(shape, cache.shape, sizeof(shape));
+  shape[2] = 1;
+  xla_value zeros = xla_splat(&e, 0.0, "f32", 6, shape);
+  e.cache = xla_dynamic_update_slice(&e, cache, zeros, 6, (xla_value[]){z, z, e.slot, z, z, z});
+  xla_flush_cache(&e);
+  vlm_sb_appendf(e.out, "    return\n  }\n\n");
+}
+
+/* The artifact proves what it was built from, independently of its sidecar:
+ * the loader calls this before anything else and compares. */
+static void emit_compatibility(module_state *state, uint64_t key_hash) {
+  vlm_sb_appendf(&state->functions,
+                 "  func.func @compatibility() -> tensor<4xi32> {\n"
+                 "    %%key = \"stablehlo.constant\"() {value = dense<[%d, %d, %d, %d]> : tensor<4xi32>} "
+                 ": () -> tensor<4xi32>\n"
+                 "    return %%key : tensor<4xi32>\n  }\n",
+                 VLM_TEXT_CONTRACT_VERSION, VLM_XLA_EMITTER_VERSION, (int32_t)(uint32_t)key_hash,
+                 (int32_t)(uint32_t)(key_hash >> 32));
+}
+
+/* ---------------------------------------------------------------------- */
+/* The compatibility key                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void rope_signature(vlm_string_builder *out, const vlm_rope_config *rope) {
+  vlm_sb_appendf(out, "rope(%d,%.17g,%.17g,%.17g,%lld,%.17g,%.17g,%lld,%.17g,%.17g,%.17g,%d,%zu)", (int)rope->type,
+                 rope->theta, rope->factor, rope->partial_rotary_factor, (long long)rope->rotary_dimension,
+                 rope->low_freq_factor, rope->high_freq_factor, (long long)rope->original_max_position_embeddings,
+                 rope->attention_factor, rope->beta_fast, rope->beta_slow, (int)rope->truncate,
+                 rope->mrope_section_count);
+}
+
+/* Everything of the config and the decoder description that shapes the
+ * emitted graph, as text; the key holds its hash. */
+static uint64_t config_hash(const vlm_xla_text_decoder *model) {
+  const vlm_text_config *text = &model->config.text;
+  const vlm_decoder_description *decoder = &model->decoder;
+  vlm_string_builder out = {0};
+  vlm_sb_appendf(&out, "%s|%lld|%lld|%lld|%lld|%lld|%lld|%lld|%s|%.17g|%lld|%d%d%d|%d|", text->model_type,
+                 (long long)text->vocab_size, (long long)text->hidden_size, (long long)text->intermediate_size,
+                 (long long)text->num_hidden_layers, (long long)text->num_attention_heads,
+                 (long long)text->num_key_value_heads, (long long)text->head_dim, text->hidden_act,
+                 text->rms_norm_eps, (long long)text->max_position_embeddings, text->attention_bias,
+                 text->attention_output_bias, text->mlp_bias, decoder->tie_word_embeddings);
+  for (int64_t i = 0; text->layer_intermediate_sizes && i < text->num_hidden_layers; i++)
+    vlm_sb_appendf(&out, "i%lld,", (long long)text->layer_intermediate_sizes[i]);
+  for (int64_t i = 0; text->layer_types && i < text->num_hidden_layers; i++)
+    vlm_sb_appendf(&out, "t%d,", (int)text->layer_types[i]);
+  rope_signature(&out, &text->rope);
+  if (text->has_sliding_rope) rope_signature(&out, &text->sliding_rope);
+  vlm_sb_appendf(&out, "|%lld|%.17g|%.17g|%.17g|%.17g|%s|%d%d|%.17g|%.17g", (long long)text->sliding_window,
+                 text->attention_scale, text->query_pre_attn_scalar, text->final_logit_softcapping,
+                 text->attn_logit_softcapping, decoder->prefix, decoder->layout.qk_norm,
+                 decoder->layout.sandwich_norms, decoder->norm_weight_offset, decoder->embedding_scale);
+  char *signature = vlm_sb_finish(&out);
+  uint64_t hash = signature ? vlm_fnv1a64(signature, strlen(signature), VLM_FNV1A64_SEED) : 0;
+  free(signature);
+  return hash;
+}
+
+/* Names, dtypes and shapes of the parameters (not their values: one
+ * artifact serves every checkpoint of the architecture and dtypes). */
+static void weights_signature(const xla_weight_list *weights, uint64_t *out_hash, char *dtypes, size_t size) {
+  uint64_t hash = VLM_FNV1A64_SEED;
+  bool seen_f32 = false, seen_bf16 = false, seen_f16 = false;
+  for (int i = 0; i < weights->count; i++) {
+    const xla_weight *weight = &weights->items[i];
+    char line[VLM_GRAPH_NAME_LENGTH + 128];
+    int length = snprintf(line, sizeof(line), "%s:%s", weight->name, weight->element);
+    for (int d = 0; d < weight->rank; d++)
+      length += snprintf(line + length, sizeof(line) - (size_t)length, "%s%lld", d ? "x" : ":",
+                         (long long)weight->shape[d]);
+    hash = vlm_fnv1a64(line, (size_t)length + 1, hash);
+    seen_f32 |= strcmp(weight->element, "f32") == 0;
+    seen_bf16 |= strcmp(weight->element, "bf16") == 0;
+    seen_f16 |= strcmp(weight->element, "f16") == 0;
+  }
+  snprintf(dtypes, size, "%s%s%s%s%s", seen_f32 ? "f32" : "", seen_f32 && (seen_bf16 || seen_f16) ? "+" : "",
+           seen_bf16 ? "bf16" : "", seen_bf16 && seen_f16 ? "+" : "", seen_f16 ? "f16" : "");
+  *out_hash = hash;
+}
+
+static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
+  const vlm_stablehlo_options *options = state->options;
+  memset(key, 0, sizeof(*key));
+  uint64_t weights_hash;
+  char weight_dtypes[32];
+  weights_signature(&state->weights, &weights_hash, weight_dtypes, sizeof(weight_dtypes));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "contract_version", "%d", VLM_TEXT_CONTRACT_VERSION));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "emitter_version", "%d", VLM_XLA_EMITTER_VERSION));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "module", "text_decoder"));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "model_type", "%s", state->model->config.model_type));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "config_hash", "%016llx",
+                                      (unsigned long long)config_hash(state->model)));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "weights_signature", "%016llx", (unsigned long long)weights_hash));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "dtype", "compute=f32,weights=%s", weight_dtypes));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "capacity", "%lld", (long long)options->capacity));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "slots", "%d", options->slot_count));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "prefill_chunk", "%lld", (long long)options->prefill_chunk));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "position_mode", "rope-1d"));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "mask_mode", "token_prefill=causal,embeddings_prefill=additive-bias"));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "kv_layout", "global:f32[layers,2,slots,capacity+chunk,kv_heads,head_dim]"));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "encoder_buckets", "none"));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "none"));
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Assembly                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void emit_header(vlm_string_builder *out, const module_state *state, const vlm_xla_key *key) {
+  char hash[17];
+  vlm_xla_key_hash_hex(key, hash);
+  vlm_sb_appendf(out,
+                 "// vlm text decoder: StableHLO emitted from the shared decoder graph\n"
+                 "// (src/backends/xla/stablehlo_emitter.h describes the functions and layout).\n"
+                 "module @vlm_text_decoder attributes {vlm.contract_version = %d : i32, "
+                 "vlm.emitter_version = %d : i32, vlm.compatibility_key_hash = \"%s\", "
+                 "vlm.compatibility_key = {",
+                 VLM_TEXT_CONTRACT_VERSION, VLM_XLA_EMITTER_VERSION, hash);
+  for (int i = 0; i < key->field_count; i++) {
+    vlm_sb_appendf(out, "%s%s = ", i ? ", " : "", key->fields[i].name);
+    vlm_sb_append_json_string(out, key->fields[i].value, strlen(key->fields[i].value));
+  }
+  vlm_sb_appendf(out, "}} {\n");
+  char type[160];
+  for (int i = 0; i < state->weights.count; i++) {
+    const xla_weight *weight = &state->weights.items[i];
+    xla_value value = xla_make_value(weight->element, weight->rank, weight->shape);
+    xla_type_text(&value, type, sizeof(type));
+    vlm_sb_appendf(out, "  util.global private @\"%s\" = #stream.parameter.named<\"model\"::\"%s\"> : %s\n",
+                   weight->name, weight->name, type);
+  }
+  xla_value cache = xla_make_value("f32", 6, (int64_t[]){state->layers, 2, state->options->slot_count,
+                                                         state->options->capacity + state->options->prefill_chunk,
+                                                         state->kv_heads, state->head_dim});
+  xla_type_text(&cache, type, sizeof(type));
+  vlm_sb_appendf(out, "  util.global private mutable @%s = dense<0.0> : %s\n", XLA_CACHE_GLOBAL, type);
+  vlm_sb_appendf(out, "\n");
+}
+
+static vlm_status check_options(const vlm_xla_text_decoder *model, const vlm_stablehlo_options *options) {
+  if (options->slot_count < 1 || options->capacity < 1 || options->prefill_chunk < 1)
+    return VLM_ERROR(INVALID_ARGUMENT, "xla emitter: slots, capacity and prefill chunk must be positive");
+  if (options->prefill_chunk > options->capacity)
+    return VLM_ERROR(INVALID_ARGUMENT, "xla emitter: prefill chunk %lld exceeds the capacity %lld",
+                     (long long)options->prefill_chunk, (long long)options->capacity);
+  /* Cache indices and positions are i32 in the module. */
+  if (options->capacity + options->prefill_chunk > INT32_MAX / 2)
+    return VLM_ERROR(OUT_OF_RANGE, "xla emitter: capacity %lld is too large", (long long)options->capacity);
+  if (model->config.text.num_attention_heads % model->config.text.num_key_value_heads != 0)
+    return VLM_ERROR(UNIMPLEMENTED, "xla emitter: %lld heads do not group over %lld KV heads",
+                     (long long)model->config.text.num_attention_heads,
+                     (long long)model->config.text.num_key_value_heads);
+  return VLM_OK;
+}
+
+vlm_status vlm_stablehlo_emit_text_decoder(const vlm_xla_text_decoder *model,
+                                           const vlm_stablehlo_options *options, char **out_module,
+                                           vlm_xla_key *out_key) {
+  *out_module = NULL;
+  VLM_RETURN_IF_ERROR(check_options(model, options));
+  const vlm_text_config *text = &model->config.text;
+  module_state state = {.model = model, .options = options, .layers = (int)text->num_hidden_layers,
+                        .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim,
+                        .vocab = text->vocab_size};
+  state.weights.items = calloc(XLA_MAX_WEIGHTS, sizeof(xla_weight));
+  vlm_status status = state.weights.items ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status) status = emit_contract(&state, XLA_TOKEN_PREFILL);
+  if (!status) status = emit_contract(&state, XLA_EMBEDDINGS_PREFILL);
+  if (!status) status = emit_contract(&state, XLA_DECODE);
+  vlm_xla_key key;
+  if (!status) status = build_key(&state, &key);
+  vlm_string_builder module = {0};
+  if (!status) {
+    emit_read_kv(&state);
+    emit_clear_slot(&state);
+    emit_compatibility(&state, vlm_xla_key_hash(&key));
+    emit_header(&module, &state, &key);
+    char *functions = vlm_sb_finish(&state.functions);
+    if (functions) vlm_sb_append(&module, functions, strlen(functions));
+    else module.failed = true;
+    free(functions);
+    vlm_sb_appendf(&module, "}\n");
+    *out_module = vlm_sb_finish(&module);
+    if (!*out_module) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory emitting the module");
+  }
+  vlm_sb_release(&state.functions);
+  vlm_sb_release(&module);
+  free(state.weights.items);
+  if (!status && out_key) *out_key = key;
+  return status;
+}

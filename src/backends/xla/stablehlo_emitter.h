@@ -1,0 +1,92 @@
+/* The xla backend's StableHLO emitter for text decoders.
+ *
+ * From the same decoder graph the cpu backend executes
+ * (src/models/decoder.c), it emits one MLIR module (StableHLO plus IREE's
+ * util globals) holding the three module contracts of SPEC 3.1 as public
+ * functions that share one KV cache; IREE keeps globals private to a
+ * module, so the three must live in one module (docs/XLA_ROUTE.md).
+ *
+ * Static shapes: the slot count S, the per-slot capacity N and the prefill
+ * chunk C are emit parameters. Arguments (all i32 unless said):
+ *
+ *   token_prefill(tokens [C], valid_rows [], slot [], start [])
+ *       -> logits [C, vocab] f32
+ *   embeddings_prefill(embeddings [C, hidden] f32, positions [C],
+ *                      bias [C, N] f32, valid_rows [], slot [], start [])
+ *       -> logits [C, vocab] f32
+ *   decode(tokens [S], positions [S], active [S]) -> logits [S, vocab] f32
+ *   read_kv(slot []) -> [layers, 2 (keys, values), N, kv_heads, head_dim] f32
+ *   clear_slot(slot [])                      zeroes the slot's K/V
+ *   compatibility() -> [4]: contract version, emitter version, key hash
+ *                           (low, high 32 bits)
+ *
+ * A prefill chunk holds the rows [0, valid_rows) of one slot at cache
+ * indices start + r (padding after them: their logits are unspecified and
+ * they write no K/V). token_prefill's RoPE positions are the cache indices;
+ * embeddings_prefill takes its own and an additive bias over the slot's N
+ * keys that replaces the causal mask (put -inf on keys a row may not see,
+ * including every key at or past start + valid_rows). decode's row b is
+ * slot b at cache index and RoPE position positions[b]; a row whose
+ * active[b] is 0 writes no K/V and its logits are unspecified.
+ *
+ * Module layout:
+ *   - weights: `util.global private @"<name>" =
+ *     #stream.parameter.named<"model"::"<name>">`, one per checkpoint tensor
+ *     the graph names, by canonical name, in the checkpoint's dtype (f32,
+ *     bf16, f16; converted to f32 inside the functions);
+ *   - KV: one `util.global private mutable @kv_cache`, f32 [layers, 2
+ *     (keys, values), S, N + C, kv_heads, head_dim], zero at load, loaded
+ *     once per function, updated in place with dynamic_update_slice and
+ *     stored once before returning. One global, not one per layer: with
+ *     several identically initialised mutable globals, IREE 3.13 made the
+ *     stored K and V of different layers alias (they read back equal). The
+ *     C rows past N take a padded chunk's overhang so no write is ever
+ *     clamped (StableHLO clamps out-of-range starts, which would shift the
+ *     whole chunk); attention reads rows [0, N) only.
+ *   - module attributes: vlm.contract_version, vlm.emitter_version,
+ *     vlm.compatibility_key (every field), vlm.compatibility_key_hash. */
+#ifndef VLM_BACKENDS_XLA_STABLEHLO_EMITTER_H
+#define VLM_BACKENDS_XLA_STABLEHLO_EMITTER_H
+
+#include <stdint.h>
+
+#include "backends/xla/xla_key.h"
+#include "graph/graph.h"
+#include "io/checkpoint.h"
+#include "io/config.h"
+#include "models/decoder.h"
+#include "models/family.h"
+#include "vlm.h"
+
+typedef struct vlm_stablehlo_options {
+  int32_t slot_count;     /* S: decode rows, one per slot */
+  int64_t capacity;       /* N: positions per slot */
+  int64_t prefill_chunk;  /* C: rows per prefill call */
+} vlm_stablehlo_options;
+
+/* A checkpoint opened for the xla backend: config, the family's decoder
+ * description and the weights (headers validated, tensors mapped). */
+typedef struct vlm_xla_text_decoder {
+  vlm_model_config config;
+  const vlm_family *family;
+  vlm_decoder_description decoder;
+  vlm_checkpoint *weights;
+} vlm_xla_text_decoder;
+
+vlm_status vlm_xla_text_decoder_open(const char *model_dir, vlm_xla_text_decoder *out_model);
+void vlm_xla_text_decoder_release(vlm_xla_text_decoder *model);
+/* Fills options left 0 with the defaults: 1 slot, capacity
+ * min(max_position_embeddings, 4096), prefill chunk min(512, capacity). */
+void vlm_stablehlo_default_options(const vlm_xla_text_decoder *model, vlm_stablehlo_options *options);
+
+/* Emits the module (NUL-terminated, free()) and its emit-time compatibility
+ * key. Any graph op the emitter cannot lower is refused with UNIMPLEMENTED
+ * naming the node and the op. */
+vlm_status vlm_stablehlo_emit_text_decoder(const vlm_xla_text_decoder *model,
+                                           const vlm_stablehlo_options *options, char **out_module,
+                                           vlm_xla_key *out_key);
+
+/* OK when every node of `graph` can be lowered. */
+vlm_status vlm_stablehlo_check_graph(const vlm_graph *graph);
+
+#endif

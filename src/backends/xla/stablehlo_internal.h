@@ -1,0 +1,121 @@
+/* Internals shared by the StableHLO emitter's files: the value type, the
+ * per-function emitter state, and the op printers (stablehlo_text.c) that
+ * the lowering of graph ops (stablehlo_lower.c) and the module assembly
+ * (stablehlo_emitter.c) use.
+ *
+ * Every StableHLO op is printed in MLIR's generic form
+ * ("stablehlo.add"(%a, %b) : (types) -> type): one printer covers all ops,
+ * the text parses the same in every MLIR version that has the op, and the
+ * golden tests count ops by their quoted name. */
+#ifndef VLM_BACKENDS_XLA_STABLEHLO_INTERNAL_H
+#define VLM_BACKENDS_XLA_STABLEHLO_INTERNAL_H
+
+#include <stdint.h>
+
+#include "backends/xla/stablehlo_emitter.h"
+#include "graph/graph.h"
+#include "io/checkpoint.h"
+#include "io/json.h"
+
+#define XLA_MAX_RANK 6
+#define XLA_MAX_WEIGHTS 4096
+
+/* An SSA value: its name and tensor type. */
+typedef struct xla_value {
+  char name[24];        /* "%t12", "%tokens"; empty: not made yet */
+  int rank;
+  int64_t shape[XLA_MAX_RANK];
+  char element[8];      /* "f32", "bf16", "i32", "i1" */
+} xla_value;
+
+typedef enum xla_function_kind {
+  XLA_TOKEN_PREFILL,
+  XLA_EMBEDDINGS_PREFILL,
+  XLA_DECODE,
+} xla_function_kind;
+
+/* A parameter global the module declares (deduplicated across functions). */
+typedef struct xla_weight {
+  char name[VLM_GRAPH_NAME_LENGTH];
+  int rank;
+  int64_t shape[XLA_MAX_RANK];
+  char element[8];
+} xla_weight;
+
+typedef struct xla_weight_list {
+  xla_weight *items;
+  int count;
+} xla_weight_list;
+
+typedef struct xla_emitter {
+  vlm_string_builder *out;
+  xla_function_kind kind;
+  const vlm_graph *graph;
+  const vlm_checkpoint *weights;
+  const vlm_stablehlo_options *options;
+  const vlm_text_config *text;
+  int64_t max_position_embeddings;
+  xla_weight_list *declared;
+  int64_t rows;                 /* chunk (prefill) or slots (decode) */
+  int64_t cache_rows;           /* capacity + prefill_chunk: see the KV layout */
+  int next_temp;
+  xla_value *nodes;             /* per graph node; weights in their own dtype */
+  xla_value *nodes_f32;         /* weights converted to f32, on first use */
+  /* Function arguments and values every layer shares. */
+  xla_value tokens, embeddings, positions, bias, valid_rows, slot, start, active;
+  xla_value zero_index;         /* tensor<i32> 0 */
+  xla_value cache_index;        /* [rows] i32: where each row's K/V goes */
+  xla_value write_index;        /* decode: cache_index, or a spill row when inactive */
+  xla_value rope_positions;     /* [rows] f32 */
+  xla_value row_valid;          /* prefill: [rows] i1, row < valid_rows */
+  xla_value rope_cos[VLM_GRAPH_MAX_ROPES], rope_sin[VLM_GRAPH_MAX_ROPES];
+  /* The KV cache global's current value in this function (loaded on first
+   * use, stored once before returning: xla_flush_cache). */
+  xla_value cache;
+} xla_emitter;
+
+/* Types and printers (stablehlo_text.c). */
+xla_value xla_make_value(const char *element, int rank, const int64_t *shape);
+void xla_type_text(const xla_value *value, char *out, size_t size);
+/* Prints `result = "stablehlo.<op>"(args) {attributes} : (types) -> type`
+ * with a fresh name and returns the result (shape/element from `like`). */
+xla_value xla_op(xla_emitter *e, const char *op, const char *attributes, const xla_value *like,
+                 int count, const xla_value *args);
+#define XLA_OP(e, op, attributes, like, ...)                                              \
+  xla_op((e), (op), (attributes), (like), (int)(sizeof((xla_value[]){__VA_ARGS__}) /      \
+                                                sizeof(xla_value)),                      \
+         (xla_value[]){__VA_ARGS__})
+xla_value xla_splat(xla_emitter *e, double number, const char *element, int rank, const int64_t *shape);
+xla_value xla_convert(xla_emitter *e, xla_value x, const char *element);
+xla_value xla_reshape(xla_emitter *e, xla_value x, int rank, const int64_t *shape);
+/* broadcast_in_dim of x into shape, x's dims going to `dims`. */
+xla_value xla_broadcast(xla_emitter *e, xla_value x, int rank, const int64_t *shape, const int64_t *dims);
+xla_value xla_slice(xla_emitter *e, xla_value x, const int64_t *start, const int64_t *limit);
+xla_value xla_concatenate(xla_emitter *e, int count, const xla_value *parts, int dimension);
+xla_value xla_compare(xla_emitter *e, xla_value a, xla_value b, const char *direction);
+xla_value xla_select(xla_emitter *e, xla_value predicate, xla_value on_true, xla_value on_false);
+xla_value xla_iota(xla_emitter *e, const char *element, int rank, const int64_t *shape, int dimension);
+/* Reduces the last dimension with "add" or "maximum". */
+xla_value xla_reduce_last(xla_emitter *e, xla_value x, const char *combiner, double init);
+xla_value xla_dot_general(xla_emitter *e, xla_value lhs, xla_value rhs, int batch_count,
+                          const int64_t *lhs_batch, const int64_t *rhs_batch,
+                          int64_t lhs_contracting, int64_t rhs_contracting, int rank,
+                          const int64_t *shape);
+xla_value xla_dynamic_slice(xla_emitter *e, xla_value x, int index_count, const xla_value *indices,
+                            const int64_t *sizes);
+xla_value xla_dynamic_update_slice(xla_emitter *e, xla_value x, xla_value update, int index_count,
+                                   const xla_value *indices);
+xla_value xla_global_load(xla_emitter *e, const char *global, const xla_value *like);
+void xla_global_store(xla_emitter *e, xla_value value, const char *global);
+/* The single KV cache global: see stablehlo_emitter.h for why one. */
+#define XLA_CACHE_GLOBAL "kv_cache"
+xla_value xla_cache_shape(const xla_emitter *e);
+xla_value xla_current_cache(xla_emitter *e);
+void xla_flush_cache(xla_emitter *e);
+
+/* Lowering (stablehlo_lower.c). */
+vlm_status xla_lower_node(xla_emitter *e, int32_t index);
+/* OK when the emitter can lower `node`; UNIMPLEMENTED naming it otherwise. */
+vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node);
+
+#endif

@@ -1,0 +1,496 @@
+/* Lowering of the decoder graph's ops to StableHLO, one node at a time, in
+ * graph order. Numerics follow the cpu backend (src/backends/cpu_graph.c):
+ * activations f32, weights converted from their checkpoint dtype inside the
+ * module, RoPE cos/sin from the same inverse frequencies, attention over the
+ * slot's cached keys with the causal mask or the caller's additive bias. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/xla/stablehlo_internal.h"
+#include "core/status.h"
+
+static const vlm_node *node_at(const xla_emitter *e, int32_t index) { return &e->graph->nodes[index]; }
+
+static xla_value node_shape_value(const vlm_node *node, const char *element) {
+  return xla_make_value(element, node->rank, node->shape);
+}
+
+/* ---------------------------------------------------------------------- */
+/* What the emitter supports                                               */
+/* ---------------------------------------------------------------------- */
+
+static bool rope_supported(const vlm_rope_config *rope) {
+  /* Frequencies fixed at compile time: the "dynamic" and "longrope" types
+   * depend on the sequence length, which a compiled module does not fix. */
+  return rope->mrope_section_count == 0 && rope->type != VLM_ROPE_DYNAMIC &&
+         rope->type != VLM_ROPE_LONGROPE;
+}
+
+vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
+  switch (node->op) {
+    case VLM_OP_INPUT:
+    case VLM_OP_WEIGHT:
+    case VLM_OP_GATHER:
+    case VLM_OP_SCALE:
+    case VLM_OP_ADD:
+    case VLM_OP_MUL:
+    case VLM_OP_RMS_NORM:
+    case VLM_OP_LINEAR:
+    case VLM_OP_RESHAPE:
+    case VLM_OP_SELECT_ROWS:
+    case VLM_OP_SOFTCAP:
+      return VLM_OK;
+    case VLM_OP_ACTIVATION:
+    case VLM_OP_GATED:
+      if (node->params.activation.activation == VLM_ACTIVATION_GELU)
+        return VLM_ERROR(UNIMPLEMENTED,
+                         "xla emitter: graph node '%s': the erf form of gelu is not supported yet",
+                         node->name);
+      return VLM_OK;
+    case VLM_OP_ROPE: {
+      int32_t index = node->params.rope.rope_index;
+      if (index < 0 || index >= graph->rope_count || !graph->ropes[index])
+        return VLM_ERROR(INTERNAL, "graph node '%s' names RoPE set #%d, which the graph lacks", node->name,
+                         index);
+      if (!rope_supported(graph->ropes[index]))
+        return VLM_ERROR(UNIMPLEMENTED,
+                         "xla emitter: graph node '%s': M-RoPE and the dynamic/longrope RoPE types "
+                         "are not supported yet",
+                         node->name);
+      return VLM_OK;
+    }
+    case VLM_OP_ATTENTION:
+      if (node->params.attention.sliding_window > 0 || node->params.attention.softcap > 0)
+        return VLM_ERROR(UNIMPLEMENTED,
+                         "xla emitter: graph node '%s': sliding-window and soft-capped attention "
+                         "are not supported yet",
+                         node->name);
+      return VLM_OK;
+    default:
+      return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s': op '%s' is not supported yet",
+                       node->name, vlm_op_name(node->op));
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Leaves                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static const char *element_of(vlm_dtype dtype) {
+  switch (dtype) {
+    case VLM_DTYPE_F32: return "f32";
+    case VLM_DTYPE_BF16: return "bf16";
+    case VLM_DTYPE_F16: return "f16";
+    default: return NULL;
+  }
+}
+
+/* "@"-less symbol of a parameter global: the tensor's canonical name,
+ * quoted (names have dots). */
+static void weight_symbol(const char *name, char *out, size_t size) { snprintf(out, size, "\"%s\"", name); }
+
+static vlm_status declare_weight(xla_emitter *e, const vlm_node *node, const char *element) {
+  xla_weight_list *list = e->declared;
+  for (int i = 0; i < list->count; i++)
+    if (strcmp(list->items[i].name, node->name) == 0) return VLM_OK;
+  if (list->count == XLA_MAX_WEIGHTS)
+    return VLM_ERROR(UNIMPLEMENTED, "xla emitter: more than %d weights", XLA_MAX_WEIGHTS);
+  xla_weight *weight = &list->items[list->count++];
+  snprintf(weight->name, sizeof(weight->name), "%s", node->name);
+  weight->rank = node->rank;
+  memcpy(weight->shape, node->shape, sizeof(int64_t) * (size_t)node->rank);
+  snprintf(weight->element, sizeof(weight->element), "%s", element);
+  return VLM_OK;
+}
+
+/* A weight is a parameter global: loaded in its checkpoint dtype where the
+ * graph names it, converted to f32 where an op first needs it as f32. */
+static vlm_status lower_weight(xla_emitter *e, int32_t index) {
+  const vlm_node *node = node_at(e, index);
+  if (node->rank > XLA_MAX_RANK) return VLM_ERROR(UNIMPLEMENTED, "weight '%s' has rank %d", node->name, node->rank);
+  vlm_tensor view;
+  VLM_RETURN_IF_ERROR(vlm_checkpoint_get(e->weights, node->name, VLM_DTYPE_INVALID, node->rank,
+                                         node->shape, &view));
+  const char *element = element_of(view.dtype);
+  if (!element)
+    return VLM_ERROR(UNIMPLEMENTED, "tensor '%s' has dtype %s; the xla backend reads f32, bf16 and f16",
+                     node->name, vlm_dtype_name(view.dtype));
+  VLM_RETURN_IF_ERROR(declare_weight(e, node, element));
+  char symbol[VLM_GRAPH_NAME_LENGTH + 4];
+  weight_symbol(node->name, symbol, sizeof(symbol));
+  xla_value like = node_shape_value(node, element);
+  e->nodes[index] = xla_global_load(e, symbol, &like);
+  return VLM_OK;
+}
+
+static xla_value weight_f32(xla_emitter *e, int32_t index) {
+  if (!e->nodes_f32[index].name[0]) e->nodes_f32[index] = xla_convert(e, e->nodes[index], "f32");
+  return e->nodes_f32[index];
+}
+
+/* The f32 value of an input node (computed nodes are f32 already). */
+static xla_value input_f32(xla_emitter *e, const vlm_node *node, int which) {
+  int32_t index = node->inputs[which];
+  return node_at(e, index)->op == VLM_OP_WEIGHT ? weight_f32(e, index) : e->nodes[index];
+}
+
+static vlm_status lower_input(xla_emitter *e, int32_t index) {
+  const vlm_node *node = node_at(e, index);
+  if (strcmp(node->name, "tokens") == 0 && e->tokens.name[0]) e->nodes[index] = e->tokens;
+  else if (strcmp(node->name, "embeddings") == 0 && e->embeddings.name[0]) e->nodes[index] = e->embeddings;
+  else return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph input '%s' has no function argument", node->name);
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Elementwise and shape ops                                               */
+/* ---------------------------------------------------------------------- */
+
+static xla_value splat_like(xla_emitter *e, double number, xla_value like) {
+  return xla_splat(e, number, like.element, like.rank, like.shape);
+}
+
+/* x / (1 + exp(-x)), the cpu backend's (PyTorch's) form. */
+static xla_value silu(xla_emitter *e, xla_value x) {
+  xla_value negated = XLA_OP(e, "negate", NULL, &x, x);
+  xla_value exponential = XLA_OP(e, "exponential", NULL, &x, negated);
+  xla_value denominator = XLA_OP(e, "add", NULL, &x, exponential, splat_like(e, 1.0, x));
+  return XLA_OP(e, "divide", NULL, &x, x, denominator);
+}
+
+static xla_value activate(xla_emitter *e, vlm_activation activation, xla_value x) {
+  switch (activation) {
+    case VLM_ACTIVATION_SILU: return silu(e, x);
+    case VLM_ACTIVATION_RELU: return XLA_OP(e, "maximum", NULL, &x, x, splat_like(e, 0.0, x));
+    case VLM_ACTIVATION_QUICK_GELU: {
+      xla_value scaled = XLA_OP(e, "multiply", NULL, &x, x, splat_like(e, 1.702, x));
+      return XLA_OP(e, "multiply", NULL, &x, x, XLA_OP(e, "logistic", NULL, &x, scaled));
+    }
+    case VLM_ACTIVATION_GELU_TANH:
+    default: { /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); erf gelu is refused earlier */
+      xla_value cube = XLA_OP(e, "multiply", NULL, &x, x, XLA_OP(e, "multiply", NULL, &x, x, x));
+      xla_value inner = XLA_OP(e, "add", NULL, &x, x,
+                               XLA_OP(e, "multiply", NULL, &x, cube, splat_like(e, 0.044715, x)));
+      inner = XLA_OP(e, "multiply", NULL, &x, inner, splat_like(e, sqrt(2.0 / M_PI), x));
+      xla_value one_plus = XLA_OP(e, "add", NULL, &x, splat_like(e, 1.0, x), XLA_OP(e, "tanh", NULL, &x, inner));
+      xla_value half_x = XLA_OP(e, "multiply", NULL, &x, x, splat_like(e, 0.5, x));
+      return XLA_OP(e, "multiply", NULL, &x, half_x, one_plus);
+    }
+  }
+}
+
+static void lower_elementwise(xla_emitter *e, const vlm_node *node, xla_value *out) {
+  xla_value a = input_f32(e, node, 0);
+  switch (node->op) {
+    case VLM_OP_ADD: *out = XLA_OP(e, "add", NULL, &a, a, input_f32(e, node, 1)); break;
+    case VLM_OP_MUL: *out = XLA_OP(e, "multiply", NULL, &a, a, input_f32(e, node, 1)); break;
+    case VLM_OP_SCALE:
+      *out = XLA_OP(e, "multiply", NULL, &a, a, splat_like(e, (float)node->params.scale.scalar, a));
+      break;
+    case VLM_OP_ACTIVATION: *out = activate(e, node->params.activation.activation, a); break;
+    case VLM_OP_GATED:
+      *out = XLA_OP(e, "multiply", NULL, &a, activate(e, node->params.activation.activation, a),
+                    input_f32(e, node, 1));
+      break;
+    default: { /* softcap: cap * tanh(x / cap) */
+      xla_value cap = splat_like(e, (float)node->params.softcap.cap, a);
+      xla_value tanh = XLA_OP(e, "tanh", NULL, &a, XLA_OP(e, "divide", NULL, &a, a, cap));
+      *out = XLA_OP(e, "multiply", NULL, &a, cap, tanh);
+    }
+  }
+}
+
+/* x * rsqrt(mean(x^2) + eps) * w (or * (1 + w)), over the last dimension. */
+static xla_value lower_rms_norm(xla_emitter *e, const vlm_node *node) {
+  xla_value x = input_f32(e, node, 0);
+  int64_t width = x.shape[x.rank - 1];
+  xla_value squares = XLA_OP(e, "multiply", NULL, &x, x, x);
+  xla_value sum = xla_reduce_last(e, squares, "add", 0.0);
+  xla_value mean = XLA_OP(e, "divide", NULL, &sum, sum, splat_like(e, (double)width, sum));
+  xla_value shifted = XLA_OP(e, "add", NULL, &mean, mean, splat_like(e, (float)node->params.norm.epsilon, mean));
+  xla_value inverse = XLA_OP(e, "rsqrt", NULL, &shifted, shifted);
+  int64_t dims[XLA_MAX_RANK];
+  for (int i = 0; i < x.rank; i++) dims[i] = i;
+  xla_value normalized = XLA_OP(e, "multiply", NULL, &x, x, xla_broadcast(e, inverse, x.rank, x.shape, dims));
+  xla_value weight = input_f32(e, node, 1);
+  if (node->params.norm.weight_offset != 0.0)
+    weight = XLA_OP(e, "add", NULL, &weight, weight, splat_like(e, node->params.norm.weight_offset, weight));
+  int64_t last = x.rank - 1;
+  xla_value broadcast_weight = xla_broadcast(e, weight, x.rank, x.shape, &last);
+  return XLA_OP(e, "multiply", NULL, &x, broadcast_weight, normalized);
+}
+
+/* x [..., in] . W [out, in]^T (+ bias [out]). */
+static xla_value lower_linear(xla_emitter *e, const vlm_node *node) {
+  xla_value x = input_f32(e, node, 0);
+  xla_value weight = input_f32(e, node, 1);
+  xla_value y = xla_dot_general(e, x, weight, 0, NULL, NULL, x.rank - 1, 1, node->rank, node->shape);
+  if (node->input_count > 2) {
+    int64_t last = node->rank - 1;
+    xla_value bias = xla_broadcast(e, input_f32(e, node, 2), node->rank, node->shape, &last);
+    y = XLA_OP(e, "add", NULL, &y, y, bias);
+  }
+  return y;
+}
+
+/* table[ids] in the table's own dtype, then f32: only gathered rows convert. */
+static xla_value lower_gather(xla_emitter *e, const vlm_node *node) {
+  xla_value table = e->nodes[node->inputs[0]];
+  xla_value ids = e->nodes[node->inputs[1]];
+  xla_value ids_column = xla_reshape(e, ids, 2, (int64_t[]){ids.shape[0], 1});
+  char attributes[256];
+  snprintf(attributes, sizeof(attributes),
+           "dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], "
+           "start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, "
+           "slice_sizes = array<i64: 1, %lld>",
+           (long long)table.shape[1]);
+  xla_value like = xla_make_value(table.element, 2, (int64_t[]){ids.shape[0], table.shape[1]});
+  xla_value rows = XLA_OP(e, "gather", attributes, &like, table, ids_column);
+  return xla_convert(e, rows, "f32");
+}
+
+/* Static rows: one slice when they are consecutive, else one per row
+ * (the decoder selects consecutive rows; a scattered pick stays small). */
+#define MAX_SCATTERED_ROWS 64
+static vlm_status lower_select_rows(xla_emitter *e, const vlm_node *node, xla_value *out) {
+  xla_value x = e->nodes[node->inputs[0]];
+  const int32_t *rows = node->params.select.rows;
+  int64_t count = node->params.select.count;
+  bool consecutive = true;
+  for (int64_t i = 1; i < count; i++) consecutive = consecutive && rows[i] == rows[i - 1] + 1;
+  int64_t start[XLA_MAX_RANK] = {0}, limit[XLA_MAX_RANK];
+  memcpy(limit, x.shape, sizeof(limit));
+  if (consecutive) {
+    if (rows[0] == 0 && count == x.shape[0]) {
+      *out = x;
+      return VLM_OK;
+    }
+    start[0] = rows[0];
+    limit[0] = rows[0] + count;
+    *out = xla_slice(e, x, start, limit);
+    return VLM_OK;
+  }
+  if (count > MAX_SCATTERED_ROWS)
+    return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s' selects %lld scattered rows (at most %d)",
+                     node->name, (long long)count, MAX_SCATTERED_ROWS);
+  xla_value parts[MAX_SCATTERED_ROWS];
+  for (int64_t i = 0; i < count; i++) {
+    start[0] = rows[i];
+    limit[0] = rows[i] + 1;
+    parts[i] = xla_slice(e, x, start, limit);
+  }
+  *out = xla_concatenate(e, (int)count, parts, 0);
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* RoPE                                                                    */
+/* ---------------------------------------------------------------------- */
+
+/* cos/sin [rows, rotary/2] for one RoPE set, once per function: angle =
+ * f32(position) * inverse_frequency, as cpu_rope_cos_sin computes it. */
+static vlm_status prepare_rope(xla_emitter *e, int32_t rope_index) {
+  if (e->rope_cos[rope_index].name[0]) return VLM_OK;
+  const vlm_rope_config *rope = e->graph->ropes[rope_index];
+  int64_t half = rope->rotary_dimension / 2;
+  float frequencies[512], scaling = 1.0f;
+  if (half < 1 || half > 512)
+    return VLM_ERROR(UNIMPLEMENTED, "xla emitter: rotary dimension %lld", (long long)rope->rotary_dimension);
+  VLM_RETURN_IF_ERROR(cpu_rope_inverse_frequencies(rope, e->max_position_embeddings, e->options->capacity,
+                                                   frequencies, &scaling));
+  xla_value table = xla_make_value("f32", 1, &half);
+  snprintf(table.name, sizeof(table.name), "%%t%d", e->next_temp++);
+  vlm_sb_appendf(e->out, "    %s = \"stablehlo.constant\"() {value = dense<[", table.name);
+  for (int64_t i = 0; i < half; i++) vlm_sb_appendf(e->out, "%s%.9e", i ? ", " : "", frequencies[i]);
+  vlm_sb_appendf(e->out, "]> : tensor<%lldxf32>} : () -> tensor<%lldxf32>\n", (long long)half, (long long)half);
+  int64_t shape[2] = {e->rows, half};
+  xla_value positions = xla_broadcast(e, e->rope_positions, 2, shape, (int64_t[]){0});
+  xla_value angle = XLA_OP(e, "multiply", NULL, &positions, positions,
+                           xla_broadcast(e, table, 2, shape, (int64_t[]){1}));
+  xla_value cosine = XLA_OP(e, "cosine", NULL, &angle, angle);
+  xla_value sine = XLA_OP(e, "sine", NULL, &angle, angle);
+  if (scaling != 1.0f) {
+    cosine = XLA_OP(e, "multiply", NULL, &cosine, cosine, splat_like(e, scaling, cosine));
+    sine = XLA_OP(e, "multiply", NULL, &sine, sine, splat_like(e, scaling, sine));
+  }
+  e->rope_cos[rope_index] = cosine;
+  e->rope_sin[rope_index] = sine;
+  return VLM_OK;
+}
+
+/* x [rows, heads, dim]: first half * cos - second half * sin, second half *
+ * cos + first half * sin over the rotary dimensions; the rest passes. */
+static vlm_status lower_rope(xla_emitter *e, const vlm_node *node, xla_value *out) {
+  int32_t rope_index = node->params.rope.rope_index;
+  VLM_RETURN_IF_ERROR(prepare_rope(e, rope_index));
+  xla_value x = input_f32(e, node, 0);
+  int64_t rotary = e->graph->ropes[rope_index]->rotary_dimension, half = rotary / 2;
+  int64_t rows = x.shape[0], heads = x.shape[1], dim = x.shape[2];
+  int64_t half_shape[3] = {rows, heads, half};
+  xla_value cosine = xla_broadcast(e, e->rope_cos[rope_index], 3, half_shape, (int64_t[]){0, 2});
+  xla_value sine = xla_broadcast(e, e->rope_sin[rope_index], 3, half_shape, (int64_t[]){0, 2});
+  xla_value first = xla_slice(e, x, (int64_t[]){0, 0, 0}, (int64_t[]){rows, heads, half});
+  xla_value second = xla_slice(e, x, (int64_t[]){0, 0, half}, (int64_t[]){rows, heads, rotary});
+  xla_value parts[3];
+  parts[0] = XLA_OP(e, "subtract", NULL, &first, XLA_OP(e, "multiply", NULL, &first, first, cosine),
+                    XLA_OP(e, "multiply", NULL, &first, second, sine));
+  parts[1] = XLA_OP(e, "add", NULL, &first, XLA_OP(e, "multiply", NULL, &first, second, cosine),
+                    XLA_OP(e, "multiply", NULL, &first, first, sine));
+  int count = 2;
+  if (rotary < dim) parts[count++] = xla_slice(e, x, (int64_t[]){0, 0, rotary}, (int64_t[]){rows, heads, dim});
+  *out = xla_concatenate(e, count, parts, 2);
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Attention over the KV cache                                             */
+/* ---------------------------------------------------------------------- */
+
+/* Prefill: the chunk's rows go to [layer, which, slot, start + r] for r <
+ * valid_rows; the padded rows keep what the cache held (so a call writes
+ * exactly its rows). Returns the slot's first `capacity` rows [capacity,
+ * kv_heads, dim]. */
+static xla_value prefill_write(xla_emitter *e, xla_value rows, int32_t layer, int which) {
+  int64_t chunk = e->rows, kv_heads = rows.shape[1], dim = rows.shape[2];
+  xla_value cache = xla_current_cache(e);
+  xla_value z = e->zero_index, l = xla_splat(e, layer, "i32", 0, NULL), w = xla_splat(e, which, "i32", 0, NULL);
+  int64_t chunk_shape[6] = {1, 1, 1, chunk, kv_heads, dim};
+  xla_value at_start[6] = {l, w, e->slot, e->start, z, z};
+  xla_value old = xla_dynamic_slice(e, cache, 6, at_start, chunk_shape);
+  xla_value update = xla_reshape(e, rows, 6, chunk_shape);
+  xla_value keep = xla_broadcast(e, e->row_valid, 6, chunk_shape, (int64_t[]){3});
+  update = xla_select(e, keep, update, old);
+  e->cache = xla_dynamic_update_slice(e, cache, update, 6, at_start);
+  int64_t slot_shape[6] = {1, 1, 1, e->options->capacity, kv_heads, dim};
+  xla_value slot_rows = xla_dynamic_slice(e, e->cache, 6, (xla_value[]){l, w, e->slot, z, z, z}, slot_shape);
+  return xla_reshape(e, slot_rows, 3, slot_shape + 3);
+}
+
+/* Decode: row b is slot b; its K/V go to [layer, which, b, write_index[b]]
+ * (a spill row past the capacity when the slot is inactive). Returns every
+ * slot's first `capacity` rows [slots, capacity, kv_heads, dim]. */
+static xla_value decode_write(xla_emitter *e, xla_value rows, int32_t layer, int which) {
+  int64_t slots = e->options->slot_count, kv_heads = rows.shape[1], dim = rows.shape[2];
+  xla_value cache = xla_current_cache(e);
+  xla_value z = e->zero_index, l = xla_splat(e, layer, "i32", 0, NULL), w = xla_splat(e, which, "i32", 0, NULL);
+  for (int64_t b = 0; b < slots; b++) {
+    xla_value row = xla_slice(e, rows, (int64_t[]){b, 0, 0}, (int64_t[]){b + 1, kv_heads, dim});
+    row = xla_reshape(e, row, 6, (int64_t[]){1, 1, 1, 1, kv_heads, dim});
+    xla_value index = xla_slice(e, e->write_index, (int64_t[]){b}, (int64_t[]){b + 1});
+    index = xla_reshape(e, index, 0, NULL);
+    xla_value slot = xla_splat(e, (double)b, "i32", 0, NULL);
+    cache = xla_dynamic_update_slice(e, cache, row, 6, (xla_value[]){l, w, slot, index, z, z});
+  }
+  e->cache = cache;
+  xla_value all = xla_slice(e, cache, (int64_t[]){layer, which, 0, 0, 0, 0},
+                            (int64_t[]){layer + 1, which + 1, slots, e->options->capacity, kv_heads, dim});
+  return xla_reshape(e, all, 4, (int64_t[]){slots, e->options->capacity, kv_heads, dim});
+}
+
+/* Softmax over the last dimension of masked scores. Guarded so that a row
+ * that may see no key (a padded row) gives zeros, never NaN: the max is
+ * floored at -FLT_MAX and the sum at FLT_MIN. Rows that see a key are
+ * unchanged (their max is finite and their sum at least 1). */
+static xla_value softmax_last(xla_emitter *e, xla_value scores) {
+  int64_t dims[XLA_MAX_RANK];
+  for (int i = 0; i < scores.rank; i++) dims[i] = i;
+  xla_value maximum = xla_reduce_last(e, scores, "maximum", -INFINITY);
+  maximum = XLA_OP(e, "maximum", NULL, &maximum, maximum, splat_like(e, -FLT_MAX, maximum));
+  xla_value shifted = XLA_OP(e, "subtract", NULL, &scores, scores,
+                             xla_broadcast(e, maximum, scores.rank, scores.shape, dims));
+  xla_value exponentials = XLA_OP(e, "exponential", NULL, &scores, shifted);
+  xla_value sum = xla_reduce_last(e, exponentials, "add", 0.0);
+  sum = XLA_OP(e, "maximum", NULL, &sum, sum, splat_like(e, FLT_MIN, sum));
+  return XLA_OP(e, "divide", NULL, &scores, exponentials, xla_broadcast(e, sum, scores.rank, scores.shape, dims));
+}
+
+/* Prefill: q [T, heads, dim] against one slot's keys [capacity, kv, dim]. */
+static xla_value prefill_attend(xla_emitter *e, const vlm_node *node, xla_value q, xla_value keys,
+                                xla_value values) {
+  int64_t rows = q.shape[0], heads = q.shape[1], dim = q.shape[2], kv = keys.shape[1];
+  int64_t groups = heads / kv, capacity = keys.shape[0];
+  xla_value grouped = xla_reshape(e, q, 4, (int64_t[]){rows, kv, groups, dim});
+  int64_t score_shape[4] = {kv, rows, groups, capacity};
+  xla_value scores = xla_dot_general(e, grouped, keys, 1, (int64_t[]){1}, (int64_t[]){1}, 3, 2, 4, score_shape);
+  scores = XLA_OP(e, "multiply", NULL, &scores, scores,
+                  splat_like(e, (float)node->params.attention.scale, scores));
+  if (e->kind == XLA_EMBEDDINGS_PREFILL) {
+    /* The caller's additive bias [T, capacity] replaces the causal mask. */
+    xla_value bias = xla_broadcast(e, e->bias, 4, score_shape, (int64_t[]){1, 3});
+    scores = XLA_OP(e, "add", NULL, &scores, scores, bias);
+  } else {
+    int64_t mask_shape[2] = {rows, capacity};
+    xla_value key_index = xla_iota(e, "i32", 2, mask_shape, 1);
+    xla_value query_index = xla_broadcast(e, e->cache_index, 2, mask_shape, (int64_t[]){0});
+    xla_value visible = xla_compare(e, key_index, query_index, "LE");
+    visible = xla_broadcast(e, visible, 4, score_shape, (int64_t[]){1, 3});
+    scores = xla_select(e, visible, scores, splat_like(e, -INFINITY, scores));
+  }
+  xla_value probabilities = softmax_last(e, scores);
+  xla_value attended = xla_dot_general(e, probabilities, values, 1, (int64_t[]){0}, (int64_t[]){1}, 3, 0, 4,
+                                       (int64_t[]){kv, rows, groups, dim});
+  xla_value like = xla_make_value("f32", 4, (int64_t[]){rows, kv, groups, dim});
+  attended = XLA_OP(e, "transpose", "permutation = array<i64: 1, 0, 2, 3>", &like, attended);
+  return xla_reshape(e, attended, 2, (int64_t[]){rows, heads * dim});
+}
+
+/* Decode: q [slots, heads, dim], row b against slot b's keys. */
+static xla_value decode_attend(xla_emitter *e, const vlm_node *node, xla_value q, xla_value keys,
+                               xla_value values) {
+  int64_t slots = q.shape[0], heads = q.shape[1], dim = q.shape[2], kv = keys.shape[2];
+  int64_t groups = heads / kv, capacity = keys.shape[1];
+  xla_value grouped = xla_reshape(e, q, 4, (int64_t[]){slots, kv, groups, dim});
+  int64_t score_shape[4] = {slots, kv, groups, capacity};
+  xla_value scores = xla_dot_general(e, grouped, keys, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 3, 4,
+                                     score_shape);
+  scores = XLA_OP(e, "multiply", NULL, &scores, scores,
+                  splat_like(e, (float)node->params.attention.scale, scores));
+  int64_t mask_shape[2] = {slots, capacity};
+  xla_value key_index = xla_iota(e, "i32", 2, mask_shape, 1);
+  xla_value query_index = xla_broadcast(e, e->cache_index, 2, mask_shape, (int64_t[]){0});
+  xla_value visible = xla_compare(e, key_index, query_index, "LE");
+  visible = xla_broadcast(e, visible, 4, score_shape, (int64_t[]){0, 3});
+  scores = xla_select(e, visible, scores, splat_like(e, -INFINITY, scores));
+  xla_value probabilities = softmax_last(e, scores);
+  xla_value attended = xla_dot_general(e, probabilities, values, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 1,
+                                       4, (int64_t[]){slots, kv, groups, dim});
+  return xla_reshape(e, attended, 2, (int64_t[]){slots, heads * dim});
+}
+
+static xla_value lower_attention(xla_emitter *e, const vlm_node *node) {
+  xla_value q = input_f32(e, node, 0), k = input_f32(e, node, 1), v = input_f32(e, node, 2);
+  int32_t layer = node->params.attention.layer;
+  if (e->kind == XLA_DECODE) {
+    xla_value keys = decode_write(e, k, layer, 0);
+    xla_value values = decode_write(e, v, layer, 1);
+    return decode_attend(e, node, q, keys, values);
+  }
+  xla_value keys = prefill_write(e, k, layer, 0);
+  xla_value values = prefill_write(e, v, layer, 1);
+  return prefill_attend(e, node, q, keys, values);
+}
+
+/* ---------------------------------------------------------------------- */
+
+vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
+  const vlm_node *node = node_at(e, index);
+  VLM_RETURN_IF_ERROR(xla_check_node(e->graph, node));
+  if (node->rank > XLA_MAX_RANK)
+    return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s' has rank %d", node->name, node->rank);
+  xla_value *out = &e->nodes[index];
+  switch (node->op) {
+    case VLM_OP_WEIGHT: return lower_weight(e, index);
+    case VLM_OP_INPUT: return lower_input(e, index);
+    case VLM_OP_GATHER: *out = lower_gather(e, node); return VLM_OK;
+    case VLM_OP_RMS_NORM: *out = lower_rms_norm(e, node); return VLM_OK;
+    case VLM_OP_LINEAR: *out = lower_linear(e, node); return VLM_OK;
+    case VLM_OP_RESHAPE: *out = xla_reshape(e, input_f32(e, node, 0), node->rank, node->shape); return VLM_OK;
+    case VLM_OP_SELECT_ROWS: return lower_select_rows(e, node, out);
+    case VLM_OP_ROPE: return lower_rope(e, node, out);
+    case VLM_OP_ATTENTION: *out = lower_attention(e, node); return VLM_OK;
+    default: lower_elementwise(e, node, out); return VLM_OK;
+  }
+}

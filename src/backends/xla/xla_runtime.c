@@ -1,0 +1,464 @@
+/* The C half of the xla runtime: embedded CPython (Debian's libpython3.11,
+ * configured isolated on the venv's interpreter so only the venv's
+ * site-packages are seen), buffers owned here, and one bound Python
+ * callable per artifact function (vlm_xla_bridge.py). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "backends/xla/xla_runtime.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/status.h"
+#include "engine/text_model.h"
+
+#ifndef VLM_XLA_SOURCE_VENV
+#define VLM_XLA_SOURCE_VENV ".venv-xla"
+#endif
+#ifndef VLM_XLA_BRIDGE_DIR
+#define VLM_XLA_BRIDGE_DIR "."
+#endif
+/* IREE dispatches assume 64-byte aligned imported memory: an unaligned
+ * input crashed in the spike with no error (docs/XLA_ROUTE.md, hazard 1). */
+#define IMPORT_ALIGNMENT 64
+
+typedef struct host_buffer {
+  void *data;
+  size_t bytes;
+} host_buffer;
+
+enum { FUNCTION_TOKEN_PREFILL, FUNCTION_EMBEDDINGS_PREFILL, FUNCTION_DECODE, FUNCTION_READ_KV,
+       FUNCTION_CLEAR_SLOT, FUNCTION_COMPATIBILITY, FUNCTION_COUNT };
+
+struct vlm_xla_runtime {
+  int32_t slots;
+  int64_t capacity, chunk, vocab, hidden, layers, kv_heads, head_dim;
+  PyObject *session;
+  PyObject *calls[FUNCTION_COUNT];
+  /* Inputs (prefill scalars are shared by both prefill functions). */
+  host_buffer tokens, valid_rows, slot, start, embeddings, positions, bias;
+  host_buffer decode_tokens, decode_positions, decode_active, kv_slot;
+  /* Outputs. */
+  host_buffer prefill_logits, decode_logits, kv, compatibility;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Python                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static PyObject *bridge_module;
+
+static const char *default_venv(void) {
+  const char *venv = getenv("VLM_XLA_VENV");
+  return venv && *venv ? venv : VLM_XLA_SOURCE_VENV;
+}
+
+bool vlm_xla_runtime_available(const char *venv) {
+  char path[VLM_XLA_PATH_LENGTH];
+  snprintf(path, sizeof(path), "%s/bin/python3", venv ? venv : default_venv());
+  return access(path, X_OK) == 0;
+}
+
+/* The pending Python exception as an error (and cleared). */
+static vlm_status python_error(const char *what) {
+  PyObject *type = NULL, *value = NULL, *traceback = NULL;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject *text = value ? PyObject_Str(value) : NULL;
+  const char *message = text ? PyUnicode_AsUTF8(text) : NULL;
+  const char *type_name = type ? ((PyTypeObject *)type)->tp_name : "error";
+  vlm_status status = VLM_ERROR(FAILED_PRECONDITION, "xla runtime: %s: %s: %s", what, type_name,
+                                message ? message : "(no message)");
+  Py_XDECREF(text);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  PyErr_Clear();
+  return status;
+}
+
+/* Starts the interpreter once per process; later calls reuse it. The
+ * venv must be made from Debian's /usr/bin/python3.11, the interpreter
+ * whose libpython is linked (the wheels are cp311). */
+static vlm_status start_python(const char *venv) {
+  if (bridge_module) return VLM_OK;
+  if (Py_IsInitialized())
+    return VLM_ERROR(FAILED_PRECONDITION, "xla runtime: this process already runs its own Python interpreter");
+  char executable[VLM_XLA_PATH_LENGTH];
+  snprintf(executable, sizeof(executable), "%s/bin/python3", venv);
+  if (access(executable, X_OK) != 0)
+    return VLM_ERROR(NOT_FOUND,
+                     "xla runtime: no Python venv at %s (create it: /usr/bin/python3.11 -m venv %s && "
+                     "%s/bin/pip install -r tools/xla/requirements.txt)",
+                     venv, venv, venv);
+  PyConfig config;
+  PyConfig_InitIsolatedConfig(&config);
+  config.write_bytecode = 0; /* no __pycache__ next to the bridge in the source tree */
+  PyStatus started = PyConfig_SetBytesString(&config, &config.executable, executable);
+  if (!PyStatus_Exception(started)) started = Py_InitializeFromConfig(&config);
+  PyConfig_Clear(&config);
+  if (PyStatus_Exception(started))
+    return VLM_ERROR(FAILED_PRECONDITION, "xla runtime: cannot start Python from %s: %s", executable,
+                     started.err_msg ? started.err_msg : "unknown error");
+  const char *bridge_dir = getenv("VLM_XLA_BRIDGE_DIR");
+  if (!bridge_dir || !*bridge_dir) bridge_dir = VLM_XLA_BRIDGE_DIR;
+  PyObject *path = PySys_GetObject("path"); /* borrowed */
+  PyObject *directory = PyUnicode_FromString(bridge_dir);
+  vlm_status status = VLM_OK;
+  if (!path || !directory || PyList_Insert(path, 0, directory) != 0) status = python_error("sys.path");
+  Py_XDECREF(directory);
+  if (!status) {
+    bridge_module = PyImport_ImportModule("vlm_xla_bridge");
+    if (!bridge_module) status = python_error("importing vlm_xla_bridge (iree.runtime missing from the venv?)");
+  }
+  /* Release the GIL: every call below takes it, from whichever thread. */
+  PyEval_SaveThread();
+  return status;
+}
+
+vlm_status vlm_xla_runtime_version(const vlm_xla_runtime_options *options, char *out, size_t size) {
+  VLM_RETURN_IF_ERROR(start_python(options && options->venv ? options->venv : default_venv()));
+  if (!bridge_module) return VLM_ERROR(FAILED_PRECONDITION, "xla runtime: the bridge failed to load earlier");
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *version = PyObject_CallMethod(bridge_module, "version", NULL);
+  vlm_status status = VLM_OK;
+  const char *text = version ? PyUnicode_AsUTF8(version) : NULL;
+  if (!text) status = python_error("reading the runtime version");
+  else snprintf(out, size, "%s", text);
+  Py_XDECREF(version);
+  PyGILState_Release(gil);
+  return status;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Buffers and bindings                                                    */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status allocate(host_buffer *buffer, size_t bytes) {
+  size_t rounded = (bytes + IMPORT_ALIGNMENT - 1) / IMPORT_ALIGNMENT * IMPORT_ALIGNMENT;
+  buffer->data = aligned_alloc(IMPORT_ALIGNMENT, rounded ? rounded : IMPORT_ALIGNMENT);
+  buffer->bytes = bytes;
+  if (!buffer->data) return VLM_ERROR(RESOURCE_EXHAUSTED, "xla runtime: out of memory for %zu bytes", bytes);
+  memset(buffer->data, 0, rounded ? rounded : IMPORT_ALIGNMENT);
+  return VLM_OK;
+}
+
+/* (memoryview, dtype, [shape]): writable even for inputs, because
+ * iree.runtime imports only writable buffers. */
+static PyObject *buffer_spec(const host_buffer *buffer, const char *dtype, int rank, const int64_t *shape) {
+  PyObject *dims = PyList_New(rank);
+  for (int i = 0; dims && i < rank; i++) PyList_SET_ITEM(dims, i, PyLong_FromLongLong(shape[i]));
+  PyObject *view = PyMemoryView_FromMemory(buffer->data, (Py_ssize_t)buffer->bytes, PyBUF_WRITE);
+  if (!dims || !view) {
+    Py_XDECREF(dims);
+    Py_XDECREF(view);
+    return NULL;
+  }
+  return Py_BuildValue("(NsN)", view, dtype, dims);
+}
+
+typedef struct binding {
+  const host_buffer *buffer;
+  const char *dtype;
+  int rank;
+  int64_t shape[5];
+} binding;
+
+static vlm_status bind(vlm_xla_runtime *runtime, int function, const char *name, int input_count,
+                       const binding *inputs, int output_count, const binding *outputs) {
+  PyObject *input_list = PyList_New(input_count), *output_list = PyList_New(output_count);
+  bool built = input_list && output_list;
+  for (int i = 0; built && i < input_count; i++) {
+    PyObject *spec = buffer_spec(inputs[i].buffer, inputs[i].dtype, inputs[i].rank, inputs[i].shape);
+    if (spec) PyList_SET_ITEM(input_list, i, spec);
+    else built = false;
+  }
+  for (int i = 0; built && i < output_count; i++) {
+    PyObject *spec = buffer_spec(outputs[i].buffer, outputs[i].dtype, outputs[i].rank, outputs[i].shape);
+    if (spec) PyList_SET_ITEM(output_list, i, spec);
+    else built = false;
+  }
+  if (built) runtime->calls[function] = PyObject_CallMethod(runtime->session, "bind", "sOO", name, input_list, output_list);
+  Py_XDECREF(input_list);
+  Py_XDECREF(output_list);
+  return runtime->calls[function] ? VLM_OK : python_error(name);
+}
+
+static vlm_status allocate_buffers(vlm_xla_runtime *r) {
+  size_t i32 = sizeof(int32_t), f32 = sizeof(float);
+  VLM_RETURN_IF_ERROR(allocate(&r->tokens, (size_t)r->chunk * i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->valid_rows, i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->slot, i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->start, i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->embeddings, (size_t)(r->chunk * r->hidden) * f32));
+  VLM_RETURN_IF_ERROR(allocate(&r->positions, (size_t)r->chunk * i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->bias, (size_t)(r->chunk * r->capacity) * f32));
+  VLM_RETURN_IF_ERROR(allocate(&r->decode_tokens, (size_t)r->slots * i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->decode_positions, (size_t)r->slots * i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->decode_active, (size_t)r->slots * i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->kv_slot, i32));
+  VLM_RETURN_IF_ERROR(allocate(&r->prefill_logits, (size_t)(r->chunk * r->vocab) * f32));
+  VLM_RETURN_IF_ERROR(allocate(&r->decode_logits, (size_t)(r->slots * r->vocab) * f32));
+  VLM_RETURN_IF_ERROR(allocate(&r->kv, (size_t)(r->layers * 2 * r->capacity * r->kv_heads * r->head_dim) * f32));
+  return allocate(&r->compatibility, 4 * i32);
+}
+
+static vlm_status bind_all(vlm_xla_runtime *r) {
+  binding tokens = {&r->tokens, "i32", 1, {r->chunk}}, valid = {&r->valid_rows, "i32", 0, {0}},
+          slot = {&r->slot, "i32", 0, {0}}, start = {&r->start, "i32", 0, {0}};
+  binding prefill_logits = {&r->prefill_logits, "f32", 2, {r->chunk, r->vocab}};
+  VLM_RETURN_IF_ERROR(bind(r, FUNCTION_TOKEN_PREFILL, "token_prefill", 4, (binding[]){tokens, valid, slot, start},
+                           1, &prefill_logits));
+  binding embeddings = {&r->embeddings, "f32", 2, {r->chunk, r->hidden}},
+          positions = {&r->positions, "i32", 1, {r->chunk}}, bias = {&r->bias, "f32", 2, {r->chunk, r->capacity}};
+  VLM_RETURN_IF_ERROR(bind(r, FUNCTION_EMBEDDINGS_PREFILL, "embeddings_prefill", 6,
+                           (binding[]){embeddings, positions, bias, valid, slot, start}, 1, &prefill_logits));
+  binding decode_inputs[3] = {{&r->decode_tokens, "i32", 1, {r->slots}},
+                              {&r->decode_positions, "i32", 1, {r->slots}},
+                              {&r->decode_active, "i32", 1, {r->slots}}};
+  binding decode_logits = {&r->decode_logits, "f32", 2, {r->slots, r->vocab}};
+  VLM_RETURN_IF_ERROR(bind(r, FUNCTION_DECODE, "decode", 3, decode_inputs, 1, &decode_logits));
+  binding kv_slot = {&r->kv_slot, "i32", 0, {0}};
+  binding kv = {&r->kv, "f32", 5, {r->layers, 2, r->capacity, r->kv_heads, r->head_dim}};
+  VLM_RETURN_IF_ERROR(bind(r, FUNCTION_READ_KV, "read_kv", 1, &kv_slot, 1, &kv));
+  VLM_RETURN_IF_ERROR(bind(r, FUNCTION_CLEAR_SLOT, "clear_slot", 1, &kv_slot, 0, NULL));
+  binding compatibility = {&r->compatibility, "i32", 1, {4}};
+  return bind(r, FUNCTION_COMPATIBILITY, "compatibility", 0, NULL, 1, &compatibility);
+}
+
+static vlm_status invoke(vlm_xla_runtime *runtime, int function, const char *name) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *result = PyObject_CallNoArgs(runtime->calls[function]);
+  vlm_status status = result ? VLM_OK : python_error(name);
+  Py_XDECREF(result);
+  PyGILState_Release(gil);
+  return status;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Opening                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* Parameters come from the checkpoint's own shards, looked up by the name
+ * stored in the file, so the canonical names the module uses must be the
+ * stored ones. */
+static vlm_status shard_list(const vlm_xla_text_decoder *model, PyObject **out_list) {
+  const vlm_checkpoint *weights = model->weights;
+  for (size_t i = 0; i < vlm_checkpoint_tensor_count(weights); i++) {
+    const vlm_tensor_info *info = vlm_checkpoint_tensor_at(weights, i);
+    if (strcmp(info->name, info->stored_name) != 0)
+      return VLM_ERROR(UNIMPLEMENTED,
+                       "xla runtime: tensor '%s' is stored as '%s' (an older layout); renamed parameters "
+                       "are not supported yet",
+                       info->name, info->stored_name);
+  }
+  PyObject *list = PyList_New(0);
+  for (size_t shard = 0; list && shard < vlm_checkpoint_shard_count(weights); shard++) {
+    PyObject *path = PyUnicode_FromString(vlm_checkpoint_shard_path(weights, shard));
+    if (!path || PyList_Append(list, path) != 0) Py_CLEAR(list);
+    Py_XDECREF(path);
+  }
+  *out_list = list;
+  return list ? VLM_OK : python_error("shard list");
+}
+
+static vlm_status load_session(vlm_xla_runtime *runtime, const vlm_xla_text_decoder *model,
+                               const char *artifact_dir, const char *driver) {
+  char vmfb[VLM_XLA_PATH_LENGTH + 32];
+  snprintf(vmfb, sizeof(vmfb), "%s/module.vmfb", artifact_dir);
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *shards = NULL;
+  vlm_status status = shard_list(model, &shards);
+  if (!status) {
+    runtime->session = PyObject_CallMethod(bridge_module, "Session", "ssO", vmfb, driver, shards);
+    if (!runtime->session) status = python_error("loading the artifact");
+  }
+  Py_XDECREF(shards);
+  if (!status) status = bind_all(runtime);
+  PyGILState_Release(gil);
+  return status;
+}
+
+/* The artifact's own record of what it was built from. */
+static vlm_status check_compatibility(vlm_xla_runtime *runtime, const vlm_xla_key *emit_key, const char *artifact_dir) {
+  VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_COMPATIBILITY, "compatibility"));
+  const int32_t *got = runtime->compatibility.data;
+  uint64_t hash = vlm_xla_key_hash(emit_key);
+  int32_t want[4] = {VLM_TEXT_CONTRACT_VERSION, VLM_XLA_EMITTER_VERSION, (int32_t)(uint32_t)hash,
+                     (int32_t)(uint32_t)(hash >> 32)};
+  if (memcmp(got, want, sizeof(want)) != 0)
+    return VLM_ERROR(FAILED_PRECONDITION,
+                     "%s: incompatible artifact: module.vmfb was built for contract %d, emitter %d, key "
+                     "%08x%08x; expected contract %d, emitter %d, key %016llx (sidecar and artifact disagree)",
+                     artifact_dir, got[0], got[1], (uint32_t)got[3], (uint32_t)got[2], want[0], want[1],
+                     (unsigned long long)hash);
+  return VLM_OK;
+}
+
+vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_stablehlo_options *options,
+                                const char *cache_dir, const char *artifact_dir,
+                                const vlm_xla_runtime_options *runtime_options, vlm_xla_runtime **out_runtime) {
+  *out_runtime = NULL;
+  vlm_xla_runtime_options defaults = {0};
+  if (!runtime_options) runtime_options = &defaults;
+  /* The key this model and these options need, with this runtime's release
+   * standing in for the compiler's (they must be the same release). */
+  char *module = NULL;
+  vlm_xla_key emit_key, key;
+  VLM_RETURN_IF_ERROR(vlm_stablehlo_emit_text_decoder(model, options, &module, &emit_key));
+  free(module);
+  char version[256];
+  VLM_RETURN_IF_ERROR(vlm_xla_runtime_version(runtime_options, version, sizeof(version)));
+  key = emit_key;
+  VLM_RETURN_IF_ERROR(vlm_xla_key_add_target(&key, version, runtime_options->target));
+  char directory[VLM_XLA_PATH_LENGTH];
+  if (artifact_dir) snprintf(directory, sizeof(directory), "%s", artifact_dir);
+  else vlm_xla_artifact_dir(cache_dir, &key, directory, sizeof(directory));
+  VLM_RETURN_IF_ERROR(vlm_xla_artifact_check(directory, &key));
+
+  vlm_xla_runtime *runtime = calloc(1, sizeof(*runtime));
+  if (!runtime) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  const vlm_text_config *text = &model->config.text;
+  *runtime = (vlm_xla_runtime){.slots = options->slot_count, .capacity = options->capacity,
+                               .chunk = options->prefill_chunk, .vocab = text->vocab_size,
+                               .hidden = text->hidden_size, .layers = text->num_hidden_layers,
+                               .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim};
+  vlm_status status = allocate_buffers(runtime);
+  if (!status) status = load_session(runtime, model, directory, runtime_options->driver ? runtime_options->driver : "local-sync");
+  if (!status) status = check_compatibility(runtime, &emit_key, directory);
+  if (status) {
+    vlm_xla_runtime_release(runtime);
+    return status;
+  }
+  *out_runtime = runtime;
+  return VLM_OK;
+}
+
+void vlm_xla_runtime_release(vlm_xla_runtime *runtime) {
+  if (!runtime) return;
+  if (bridge_module) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    for (int i = 0; i < FUNCTION_COUNT; i++) Py_XDECREF(runtime->calls[i]);
+    Py_XDECREF(runtime->session);
+    PyGILState_Release(gil);
+  }
+  host_buffer *buffers[] = {&runtime->tokens, &runtime->valid_rows, &runtime->slot, &runtime->start,
+                            &runtime->embeddings, &runtime->positions, &runtime->bias, &runtime->decode_tokens,
+                            &runtime->decode_positions, &runtime->decode_active, &runtime->kv_slot,
+                            &runtime->prefill_logits, &runtime->decode_logits, &runtime->kv,
+                            &runtime->compatibility};
+  for (size_t i = 0; i < sizeof(buffers) / sizeof(buffers[0]); i++) free(buffers[i]->data);
+  free(runtime);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Calls                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status check_rows(const vlm_xla_runtime *runtime, int32_t slot, int64_t start, int64_t count) {
+  if (slot < 0 || slot >= runtime->slots)
+    return VLM_ERROR(INVALID_ARGUMENT, "slot %d is outside 0..%d", slot, runtime->slots - 1);
+  if (count <= 0 || start < 0 || start + count > runtime->capacity)
+    return VLM_ERROR(OUT_OF_RANGE, "rows [%lld, %lld) do not fit the capacity of %lld", (long long)start,
+                     (long long)(start + count), (long long)runtime->capacity);
+  return VLM_OK;
+}
+
+static vlm_status check_tokens(const vlm_xla_runtime *runtime, const int32_t *tokens, int64_t count) {
+  if (!tokens) return VLM_ERROR(INVALID_ARGUMENT, "tokens are missing");
+  for (int64_t i = 0; i < count; i++)
+    if (tokens[i] < 0 || tokens[i] >= runtime->vocab)
+      return VLM_ERROR(INVALID_ARGUMENT, "token %lld (id %d) is outside the vocabulary of %lld", (long long)i,
+                       tokens[i], (long long)runtime->vocab);
+  return VLM_OK;
+}
+
+static void set_scalars(vlm_xla_runtime *runtime, int64_t valid, int32_t slot, int64_t start) {
+  *(int32_t *)runtime->valid_rows.data = (int32_t)valid;
+  *(int32_t *)runtime->slot.data = slot;
+  *(int32_t *)runtime->start.data = (int32_t)start;
+}
+
+vlm_status vlm_xla_token_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start, const int32_t *tokens,
+                                 int64_t count, float *logits) {
+  VLM_RETURN_IF_ERROR(check_rows(runtime, slot, start, count));
+  VLM_RETURN_IF_ERROR(check_tokens(runtime, tokens, count));
+  for (int64_t first = 0; first < count; first += runtime->chunk) {
+    int64_t rows = count - first < runtime->chunk ? count - first : runtime->chunk;
+    memset(runtime->tokens.data, 0, runtime->tokens.bytes);
+    memcpy(runtime->tokens.data, tokens + first, (size_t)rows * sizeof(int32_t));
+    set_scalars(runtime, rows, slot, start + first);
+    VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_TOKEN_PREFILL, "token_prefill"));
+    memcpy(logits + first * runtime->vocab, runtime->prefill_logits.data, (size_t)(rows * runtime->vocab) * sizeof(float));
+  }
+  return VLM_OK;
+}
+
+/* One chunk's bias rows: the caller's, or causal over cache indices; padded
+ * rows see nothing. */
+static void fill_bias(vlm_xla_runtime *runtime, const float *bias, int64_t first, int64_t rows, int64_t start) {
+  float *out = runtime->bias.data;
+  for (int64_t r = 0; r < runtime->chunk; r++)
+    for (int64_t key = 0; key < runtime->capacity; key++) {
+      float value = -INFINITY;
+      if (r < rows) value = bias ? bias[(first + r) * runtime->capacity + key] : key <= start + first + r ? 0.0f : -INFINITY;
+      out[r * runtime->capacity + key] = value;
+    }
+}
+
+vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
+                                      const float *embeddings, const int32_t *positions, const float *bias,
+                                      int64_t count, float *logits) {
+  VLM_RETURN_IF_ERROR(check_rows(runtime, slot, start, count));
+  if (!embeddings || !positions) return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: embeddings and positions are required");
+  for (int64_t i = 0; i < count; i++)
+    if (positions[i] < 0) return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: position %lld is negative", (long long)i);
+  for (int64_t first = 0; first < count; first += runtime->chunk) {
+    int64_t rows = count - first < runtime->chunk ? count - first : runtime->chunk;
+    memset(runtime->embeddings.data, 0, runtime->embeddings.bytes);
+    memset(runtime->positions.data, 0, runtime->positions.bytes);
+    memcpy(runtime->embeddings.data, embeddings + first * runtime->hidden, (size_t)(rows * runtime->hidden) * sizeof(float));
+    memcpy(runtime->positions.data, positions + first, (size_t)rows * sizeof(int32_t));
+    fill_bias(runtime, bias, first, rows, start);
+    set_scalars(runtime, rows, slot, start + first);
+    VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_EMBEDDINGS_PREFILL, "embeddings_prefill"));
+    memcpy(logits + first * runtime->vocab, runtime->prefill_logits.data, (size_t)(rows * runtime->vocab) * sizeof(float));
+  }
+  return VLM_OK;
+}
+
+vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const int32_t *positions,
+                          const int32_t *active, float *logits) {
+  if (!tokens || !positions || !active) return VLM_ERROR(INVALID_ARGUMENT, "decode: tokens, positions and active are required");
+  for (int32_t b = 0; b < runtime->slots; b++) {
+    if (!active[b]) continue;
+    VLM_RETURN_IF_ERROR(check_tokens(runtime, tokens + b, 1));
+    if (positions[b] < 0 || positions[b] >= runtime->capacity)
+      return VLM_ERROR(OUT_OF_RANGE, "decode: slot %d's position %d is outside its capacity of %lld", b, positions[b],
+                       (long long)runtime->capacity);
+  }
+  for (int32_t b = 0; b < runtime->slots; b++) {
+    ((int32_t *)runtime->decode_tokens.data)[b] = active[b] ? tokens[b] : 0;
+    ((int32_t *)runtime->decode_positions.data)[b] = active[b] ? positions[b] : 0;
+    ((int32_t *)runtime->decode_active.data)[b] = active[b] ? 1 : 0;
+  }
+  VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_DECODE, "decode"));
+  memcpy(logits, runtime->decode_logits.data, runtime->decode_logits.bytes);
+  return VLM_OK;
+}
+
+vlm_status vlm_xla_read_kv(vlm_xla_runtime *runtime, int32_t slot, float *out) {
+  VLM_RETURN_IF_ERROR(check_rows(runtime, slot, 0, 1));
+  *(int32_t *)runtime->kv_slot.data = slot;
+  VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_READ_KV, "read_kv"));
+  memcpy(out, runtime->kv.data, runtime->kv.bytes);
+  return VLM_OK;
+}
+
+vlm_status vlm_xla_clear_slot(vlm_xla_runtime *runtime, int32_t slot) {
+  VLM_RETURN_IF_ERROR(check_rows(runtime, slot, 0, 1));
+  *(int32_t *)runtime->kv_slot.data = slot;
+  return invoke(runtime, FUNCTION_CLEAR_SLOT, "clear_slot");
+}

@@ -1,0 +1,66 @@
+/* Executing a compiled text-decoder artifact (stablehlo_emitter.h) through
+ * IREE's runtime: embedded CPython drives the pinned iree-base-runtime
+ * wheel through vlm_xla_bridge.py (docs/XLA_ROUTE.md explains why). This
+ * is the only part of vlm that needs Python; it lives in the separate
+ * vlm_xla library so libvlm stays free of it.
+ *
+ * Opening refuses, before anything executes, an artifact whose stored
+ * compatibility key differs from the one this model, these options, this
+ * runtime release and this target need, and then checks the key hash the
+ * artifact itself carries (its `compatibility` function). The parameter
+ * names, dtypes and shapes are part of the key (validated against the
+ * checkpoint by our own checkpoint layer when the key is computed): IREE
+ * checks only byte ranges.
+ *
+ * The KV cache lives in the artifact's globals, on the device, across
+ * calls; read_kv copies one slot out for tests. One thread at a time: the
+ * calls hold Python's GIL. */
+#ifndef VLM_BACKENDS_XLA_XLA_RUNTIME_H
+#define VLM_BACKENDS_XLA_XLA_RUNTIME_H
+
+#include <stdint.h>
+
+#include "backends/xla/iree_compiler.h"
+#include "backends/xla/stablehlo_emitter.h"
+#include "vlm.h"
+
+typedef struct vlm_xla_runtime_options {
+  const char *venv;        /* default $VLM_XLA_VENV, else the source tree's .venv-xla */
+  const char *driver;      /* IREE HAL driver; default "local-sync" */
+  vlm_xla_target target;   /* what the artifact must have been compiled for */
+} vlm_xla_runtime_options;
+
+typedef struct vlm_xla_runtime vlm_xla_runtime;
+
+/* True when the venv with iree.runtime exists (tests skip without it). */
+bool vlm_xla_runtime_available(const char *venv);
+
+/* The runtime's release ("3.13.0rc...@revision"), which must equal the
+ * compiler's that built the artifact. Starts Python if needed. */
+vlm_status vlm_xla_runtime_version(const vlm_xla_runtime_options *options, char *out, size_t size);
+
+/* Loads `artifact_dir` (NULL: the cache directory the key names under
+ * `cache_dir`) for `model` compiled with `options`. */
+vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_stablehlo_options *options,
+                                const char *cache_dir, const char *artifact_dir,
+                                const vlm_xla_runtime_options *runtime_options, vlm_xla_runtime **out_runtime);
+void vlm_xla_runtime_release(vlm_xla_runtime *runtime);
+
+/* `count` rows of one slot from cache index `start` (chunked internally);
+ * logits: [count, vocab]. */
+vlm_status vlm_xla_token_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start, const int32_t *tokens,
+                                 int64_t count, float *logits);
+/* embeddings [count, hidden], positions [count] (RoPE), bias [count,
+ * capacity] additive over the slot's keys or NULL for causal. */
+vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
+                                      const float *embeddings, const int32_t *positions, const float *bias,
+                                      int64_t count, float *logits);
+/* One row per slot: tokens/positions/active [slots]; logits [slots, vocab]
+ * (rows of inactive slots unspecified). */
+vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const int32_t *positions,
+                          const int32_t *active, float *logits);
+/* [layers, 2 (keys, values), capacity, kv_heads, head_dim] of one slot. */
+vlm_status vlm_xla_read_kv(vlm_xla_runtime *runtime, int32_t slot, float *out);
+vlm_status vlm_xla_clear_slot(vlm_xla_runtime *runtime, int32_t slot);
+
+#endif

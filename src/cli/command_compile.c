@@ -1,0 +1,149 @@
+/* vlm compile: emit the xla backend's StableHLO for a model and compile it
+ * with iree-compile into the artifact cache (SPEC 1.5). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/xla/iree_compiler.h"
+#include "backends/xla/stablehlo_emitter.h"
+#include "cli/commands.h"
+
+static void print_usage(FILE *out) {
+  fprintf(out,
+          "usage: vlm compile --model DIR --backend xla [--target llvm-cpu|cuda] [--capacity N]\n"
+          "                   [--slots N] [--prefill-chunk N] [--cache-dir DIR] [--emit-mlir FILE]\n"
+          "\n"
+          "Emits the model's text decoder as one StableHLO module (token_prefill,\n"
+          "embeddings_prefill and decode sharing a device-resident KV cache; weights are\n"
+          "named parameters read from the checkpoint at load time, not compiled in), runs\n"
+          "iree-compile on it and stores the artifact under the cache, in a directory\n"
+          "named by the hash of its compatibility key (capacity, slots, prefill chunk,\n"
+          "architecture config, weight dtypes, contract/emitter/compiler versions,\n"
+          "target and CPU features). Prints that directory on stdout; progress and the\n"
+          "compiler's output go to stderr.\n"
+          "\n"
+          "  --model DIR          the checkpoint directory\n"
+          "  --backend xla        the backend to compile for (only xla compiles)\n"
+          "  --target T           llvm-cpu (this machine's CPU, default) or cuda (sm_80)\n"
+          "  --capacity N         positions per slot (default min(max_position_embeddings, 4096))\n"
+          "  --slots N            decode slots (default 1)\n"
+          "  --prefill-chunk N    rows per prefill call (default min(512, capacity))\n"
+          "  --cache-dir DIR      artifact cache (default $VLM_XLA_CACHE, else\n"
+          "                       $XDG_CACHE_HOME/vlm/xla, else ~/.cache/vlm/xla)\n"
+          "  --emit-mlir FILE     only write the StableHLO module to FILE (- for stdout);\n"
+          "                       needs no compiler\n"
+          "\n"
+          "iree-compile is $VLM_IREE_COMPILE, else .venv-xla/bin/iree-compile in the\n"
+          "source tree vlm was built from, else the one on PATH (pip install -r\n"
+          "tools/xla/requirements.txt into a venv made from /usr/bin/python3.11).\n"
+          "Only the text decoder is compiled so far; vision towers run on the cpu backend.\n"
+          "\n"
+          "Exit status: 0 on success, 1 on failure (the reason, with the compiler's\n"
+          "diagnostics, on stderr), 2 for a usage error.\n");
+}
+
+typedef struct compile_arguments {
+  const char *model_dir, *backend, *target, *cache_dir, *emit_mlir;
+  vlm_stablehlo_options options;
+} compile_arguments;
+
+static bool parse_count(const char *text, int64_t *out) {
+  char *end = NULL;
+  long long value = strtoll(text, &end, 10);
+  if (!*text || *end || value <= 0) return false;
+  *out = value;
+  return true;
+}
+
+/* Returns -1 when parsing succeeded, else the exit code. */
+static int parse_arguments(int argc, char **argv, compile_arguments *arguments) {
+  for (int i = 0; i < argc; i++) {
+    const char *option = argv[i];
+    if (cli_is_help(option)) {
+      print_usage(stdout);
+      return 0;
+    }
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    int64_t number = 0;
+    if (!value) return cli_usage_error("compile: unknown option or missing value '%s' (see vlm compile --help)", option);
+    i++;
+    if (strcmp(option, "--model") == 0) arguments->model_dir = value;
+    else if (strcmp(option, "--backend") == 0) arguments->backend = value;
+    else if (strcmp(option, "--target") == 0) arguments->target = value;
+    else if (strcmp(option, "--cache-dir") == 0) arguments->cache_dir = value;
+    else if (strcmp(option, "--emit-mlir") == 0) arguments->emit_mlir = value;
+    else if (strcmp(option, "--capacity") == 0 || strcmp(option, "--slots") == 0 ||
+             strcmp(option, "--prefill-chunk") == 0) {
+      if (!parse_count(value, &number) || number > (1 << 24))
+        return cli_usage_error("compile: %s needs a positive count, got '%s'", option, value);
+      if (strcmp(option, "--capacity") == 0) arguments->options.capacity = number;
+      else if (strcmp(option, "--slots") == 0) arguments->options.slot_count = (int32_t)number;
+      else arguments->options.prefill_chunk = number;
+    } else {
+      return cli_usage_error("compile: unknown option '%s' (see vlm compile --help)", option);
+    }
+  }
+  if (!arguments->model_dir) return cli_usage_error("compile: --model DIR is required (see vlm compile --help)");
+  if (!arguments->backend) return cli_usage_error("compile: --backend xla is required");
+  if (strcmp(arguments->backend, "xla") != 0)
+    return cli_usage_error("compile: backend '%s' has nothing to compile (only xla does)", arguments->backend);
+  return -1;
+}
+
+static vlm_status write_module(const char *path, const char *text) {
+  if (strcmp(path, "-") == 0) {
+    fputs(text, stdout);
+    return VLM_OK;
+  }
+  FILE *file = fopen(path, "w");
+  bool written = file && fputs(text, file) >= 0;
+  if (file && fclose(file) != 0) written = false;
+  return written ? VLM_OK : vlm_status_make(VLM_STATUS_IO, "cannot write %s", path);
+}
+
+static vlm_status compile_model(const compile_arguments *arguments, vlm_xla_text_decoder *model) {
+  vlm_xla_target target = VLM_XLA_TARGET_LLVM_CPU;
+  if (arguments->target) {
+    vlm_status status = vlm_xla_target_from_name(arguments->target, &target);
+    if (status) return status;
+  }
+  vlm_stablehlo_options options = arguments->options;
+  vlm_stablehlo_default_options(model, &options);
+  fprintf(stderr, "vlm compile: emitting StableHLO for %s (%d slot%s, capacity %lld, prefill chunk %lld)\n",
+          model->config.model_type, options.slot_count, options.slot_count == 1 ? "" : "s",
+          (long long)options.capacity, (long long)options.prefill_chunk);
+  char *module = NULL;
+  vlm_xla_key key;
+  vlm_status status = vlm_stablehlo_emit_text_decoder(model, &options, &module, &key);
+  if (!status && arguments->emit_mlir) {
+    status = write_module(arguments->emit_mlir, module);
+    free(module);
+    return status;
+  }
+  vlm_iree_compiler compiler;
+  if (!status) status = vlm_iree_compiler_find(&compiler);
+  if (!status) {
+    fprintf(stderr, "vlm compile: iree-compile %s at %s\n", compiler.version, compiler.path);
+    status = vlm_xla_key_add_target(&key, compiler.version, target);
+  }
+  char cache_dir[VLM_XLA_PATH_LENGTH], artifact_dir[VLM_XLA_PATH_LENGTH];
+  if (arguments->cache_dir) snprintf(cache_dir, sizeof(cache_dir), "%s", arguments->cache_dir);
+  else vlm_xla_default_cache_dir(cache_dir, sizeof(cache_dir));
+  if (!status)
+    status = vlm_xla_compile(&compiler, module, &key, target, cache_dir, stderr, artifact_dir, sizeof(artifact_dir));
+  if (!status) printf("%s\n", artifact_dir);
+  free(module);
+  return status;
+}
+
+int command_compile(int argc, char **argv, const global_options *options) {
+  (void)options; /* compilation is single-threaded in iree-compile's own hands */
+  compile_arguments arguments = {0};
+  int parsed = parse_arguments(argc, argv, &arguments);
+  if (parsed >= 0) return parsed;
+  vlm_xla_text_decoder model;
+  vlm_status status = vlm_xla_text_decoder_open(arguments.model_dir, &model);
+  if (status) return cli_report_status(status);
+  status = compile_model(&arguments, &model);
+  vlm_xla_text_decoder_release(&model);
+  return status ? cli_report_status(status) : 0;
+}
