@@ -140,8 +140,9 @@ static void linear_error_against_unrounded_weights_is_the_dtype_rounding(void) {
   }
 }
 
-/* Checks that row t of a 37-row call has the same bits as the single-row
- * call of that row and as a sub-batch containing it, with 1 or 3 threads,
+/* Checks that row t of a 37-row call (packed tiles) has the same bits as
+ * the single-row call of that row and as sub-batches containing it (direct
+ * and tall tiles), with 1 or 3 threads,
  * and that every path gives the portable path's bits. */
 typedef struct invariance_context {
   vlm_thread_pool *pool;
@@ -169,9 +170,14 @@ static void check_invariance_shape(invariance_context *context, cpu_kernel_path 
       if (!test_bits_equal(single, batch + t * out, out)) mismatched_rows++;
     }
     CHECK_INT_EQ(mismatched_rows, 0);
-    /* Sub-batches starting anywhere: rows [5, 16) as a batch of 11. */
-    CHECK_OK(cpu_linear(context->pool, &layer.weights, x + 5 * in, 11, partial));
-    CHECK(test_bits_equal(partial, batch + 5 * out, 11 * out));
+    /* Sub-batches starting anywhere, of every tiling regime (direct, tall
+     * 8 x 3 tiles, packed): rows [5, 5 + n) as a batch of n. */
+    static const int64_t sub_batches[] = {2, 8, 11};
+    for (size_t b = 0; b < sizeof(sub_batches) / sizeof(sub_batches[0]); b++) {
+      int64_t n = sub_batches[b];
+      CHECK_OK(cpu_linear(context->pool, &layer.weights, x + 5 * in, n, partial));
+      CHECK(test_bits_equal(partial, batch + 5 * out, n * out));
+    }
     float *reference = context->reference + (shape * 3 + d) * rows * out;
     if (path == CPU_KERNEL_PATH_PORTABLE) {
       memcpy(reference, batch, (size_t)(rows * out) * sizeof(float));
