@@ -33,9 +33,15 @@
 /* Threads split the outputs in groups of this many (a multiple of every
  * path's tile width, so only a thread's last tile can be narrow). */
 #define OUTPUT_GROUP 6
-/* Input rows per cache block of a GEMM: the block's input rows stay in L2
- * while every weight tile of the thread's outputs passes over them. */
-#define ROW_BLOCK_BYTES (640 * 1024)
+/* Input rows per block of a GEMM: every weight tile is widened once per
+ * block, so a block should hold many rows even for long rows (a 5632-wide
+ * down projection gave 29-row blocks at 640 KiB, widening its weights 21
+ * times for 596 rows). 4 MiB of rows live in L3 rather than L2; the
+ * hardware prefetcher streams a row tile's rows well from there. Measured
+ * (2 threads, bf16, cpu-time GFLOP/s per core): 596x2048x5632 57-61 -> 78-84,
+ * 512x896x4864 60-70 -> 84-85, 577x1024x4096 61-69 -> 78-87 against
+ * 640 KiB; 8 and 16 MiB were no better. */
+#define ROW_BLOCK_BYTES (4096 * 1024)
 /* Software prefetch of the next weight tile (see tile_arguments) only when a
  * tile is small: long rows are streams the hardware prefetcher follows well,
  * and prefetching a whole large tile ahead would evict the current one from
