@@ -12,6 +12,7 @@
 
 #include "backends/xla/stablehlo_emitter.h"
 #include "backends/xla/xla_key.h"
+#include "engine/text_model.h" /* VLM_TEXT_CONTRACT_VERSION */
 #include "test.h"
 
 #define GOLDEN_PATH VLM_SOURCE_DIR "/tests/goldens/xla/tiny_llama.mlir"
@@ -122,7 +123,8 @@ static void attributes_carry_the_compatibility_key(void) {
   snprintf(expected, sizeof(expected), "vlm.compatibility_key_hash = \"%s\"", hash);
   CHECK(strstr(module, expected));
   CHECK(strstr(module, "vlm.contract_version = 1 : i32"));
-  CHECK(strstr(module, "vlm.emitter_version = 1 : i32"));
+  snprintf(expected, sizeof(expected), "vlm.emitter_version = %d : i32", VLM_XLA_EMITTER_VERSION);
+  CHECK(strstr(module, expected));
   CHECK(strstr(module, "capacity = \"32\""));
   CHECK(strstr(module, "slots = \"2\""));
   CHECK(strstr(module, "prefill_chunk = \"8\""));
@@ -133,7 +135,8 @@ static void attributes_carry_the_compatibility_key(void) {
   CHECK(vlm_xla_key_get(&key, "config_hash") && vlm_xla_key_get(&key, "kv_layout"));
   /* The hash is also compiled into @compatibility. */
   uint64_t value = vlm_xla_key_hash(&key);
-  snprintf(expected, sizeof(expected), "dense<[1, 1, %d, %d]>", (int32_t)(uint32_t)value,
+  snprintf(expected, sizeof(expected), "dense<[%d, %d, %d, %d]>", VLM_TEXT_CONTRACT_VERSION,
+           VLM_XLA_EMITTER_VERSION, (int32_t)(uint32_t)value,
            (int32_t)(uint32_t)(value >> 32));
   CHECK(strstr(module, expected));
   free(module);

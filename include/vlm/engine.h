@@ -35,6 +35,9 @@ extern "C" {
 
 typedef struct vlm_engine vlm_engine;
 typedef struct vlm_engine_request vlm_engine_request;
+/* A text decoder on some backend (opaque; the xla backend's comes from
+ * include/vlm/xla.h). */
+typedef struct vlm_text_decoder vlm_text_decoder;
 
 typedef struct vlm_engine_options {
   int thread_count;        /* compute threads; <= 0: one per core */
@@ -43,6 +46,11 @@ typedef struct vlm_engine_options {
   int64_t prefill_chunk;   /* rows per prefill step; 0: 512 */
   int32_t queue_limit;     /* requests waiting for a slot; 0: 64. Over it: RESOURCE_EXHAUSTED */
   const vlm_allocator *allocator;
+  /* NULL: the cpu backend, opened with the options above. Otherwise a
+   * decoder opened for the same model directory with slot_count slots (its
+   * own capacity and chunk apply); the engine takes it over, also when
+   * vlm_engine_open fails. */
+  vlm_text_decoder *text_decoder;
 } vlm_engine_options;
 
 vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *options,
@@ -55,6 +63,11 @@ void vlm_engine_release(vlm_engine *engine);
 typedef struct vlm_engine_info {
   const char *model_dir;
   const char *model_type;     /* config.json's model_type */
+  const char *backend;        /* the text decoder's: "cpu" or "xla" */
+  /* Where images are encoded: "cpu" (the only vision backend so far; with
+   * the xla text decoder this is an explicit, reported host fallback), or
+   * NULL without a vision path. */
+  const char *vision_backend;
   bool accepts_images;        /* the family has a vision path */
   bool accepts_audio;         /* always false today */
   bool has_chat_template;

@@ -31,12 +31,17 @@ typedef struct vlm_sampling_params {
 } vlm_sampling_params;
 
 typedef struct vlm_generator vlm_generator;
+/* A text decoder on some backend (see vlm/engine.h, vlm/xla.h). */
+typedef struct vlm_text_decoder vlm_text_decoder;
 
 typedef struct vlm_generator_options {
   int thread_count;        /* <= 0: one per core */
   int64_t capacity;        /* context positions; 0: min(max_position_embeddings, 4096) */
   int64_t prefill_chunk;   /* 0: 512 */
   const vlm_allocator *allocator;
+  /* NULL: the cpu backend. Otherwise a one-slot decoder for the same model
+   * (e.g. vlm_xla_open_text_decoder), taken over by the generator. */
+  vlm_text_decoder *text_decoder;
 } vlm_generator_options;
 
 /* Loads config, weights, tokenizer and chat template of `model_dir`. */

@@ -1,7 +1,10 @@
 /* vlm inspect: validate a checkpoint directory and describe it. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "engine/module_support.h"
+#include "io/json.h"
 
 /* ---------------------------------------------------------------------- */
 
@@ -12,13 +15,53 @@ static void print_usage(FILE *out) {
           "Loads and validates a Hugging Face checkpoint directory (config.json,\n"
           "generation_config.json, preprocessor/processor configs, every safetensors\n"
           "header) and reports architecture, modalities, dtypes, parameters and bytes\n"
-          "per component, and missing, unexpected or mis-shaped tensors.\n"
+          "per component, and missing, unexpected or mis-shaped tensors, then which\n"
+          "backend (cpu, xla) can run each module: token_prefill, embeddings_prefill,\n"
+          "decode, and the vision encoder for models with images.\n"
           "\n"
           "  --model DIR   the checkpoint directory\n"
           "  --json        print the report as JSON\n"
           "\n"
           "Exit status: 0 when the checkpoint is complete, 1 when it is malformed or\n"
           "incomplete (the reason is printed on stderr), 2 for a usage error.\n");
+}
+
+/* The report, then which backend can run each module (SPEC 1.4): a table
+ * in text, a "modules" member in JSON. */
+static void print_report(const char *report, bool as_json, const vlm_module_support *modules, int count) {
+  if (!modules) {
+    fputs(report, stdout);
+    return;
+  }
+  vlm_string_builder out = {0};
+  size_t length = strlen(report);
+  if (as_json) {
+    while (length && (report[length - 1] == '\n' || report[length - 1] == '}')) {
+      bool brace = report[length - 1] == '}';
+      length--;
+      if (brace) break;
+    }
+    vlm_sb_append(&out, report, length);
+    vlm_sb_append_literal(&out, ",\"modules\":[");
+    for (int i = 0; i < count; i++) {
+      vlm_sb_appendf(&out, "%s{\"module\":\"%s\",\"cpu\":%s,\"xla\":%s,\"xla_reason\":", i ? "," : "",
+                     modules[i].module, modules[i].cpu ? "true" : "false", modules[i].xla ? "true" : "false");
+      if (modules[i].xla) vlm_sb_append_literal(&out, "null");
+      else vlm_sb_append_json_string(&out, modules[i].xla_reason, strlen(modules[i].xla_reason));
+      vlm_sb_append_literal(&out, "}");
+    }
+    vlm_sb_append_literal(&out, "]}\n");
+  } else {
+    vlm_sb_append(&out, report, length);
+    vlm_sb_appendf(&out, "%-20s %-5s %s\n", "module", "cpu", "xla");
+    for (int i = 0; i < count; i++)
+      vlm_sb_appendf(&out, "%-20s %-5s %s%s%s\n", modules[i].module, modules[i].cpu ? "yes" : "no",
+                     modules[i].xla ? "yes" : "no", modules[i].xla ? "" : ": ",
+                     modules[i].xla ? "" : modules[i].xla_reason);
+  }
+  char *text = vlm_sb_finish(&out);
+  fputs(text ? text : report, stdout);
+  free(text);
 }
 
 int command_inspect(int argc, char **argv, const global_options *options) {
@@ -42,7 +85,15 @@ int command_inspect(int argc, char **argv, const global_options *options) {
   vlm_model_report *report = NULL;
   vlm_status status = vlm_model_inspect(model_dir, &inspect_options, &report);
   if (status) return cli_report_status(status);
-  fputs(vlm_model_report_text(report, as_json), stdout);
+  vlm_module_support modules[VLM_MODULE_COUNT];
+  int module_count = 0;
+  bool with_modules = vlm_model_report_can_load(report);
+  if (with_modules) {
+    vlm_status support = vlm_module_support_check(model_dir, modules, &module_count);
+    with_modules = support == VLM_OK;
+    vlm_status_free(support);
+  }
+  print_report(vlm_model_report_text(report, as_json), as_json, with_modules ? modules : NULL, module_count);
   int exit_code = 0;
   if (!vlm_model_report_can_load(report)) {
     fprintf(stderr, "vlm: error: %s: %s\n", model_dir, vlm_model_report_problem(report));

@@ -30,6 +30,8 @@ static void print_usage(FILE *out) {
           "  --presence-penalty P, --frequency-penalty P, --seed S   sampling controls\n"
           "  --stop TEXT            stop string (repeatable, up to %d)\n"
           "  --context N            context capacity in tokens (default 4096 or the model's)\n"
+          "  --backend B            cpu (default) or xla: the text decoder compiled by IREE\n"
+          "                         (compiled on first use and cached; see vlm compile)\n"
           "  --json                 print one JSON object: text, token ids, finish reason,\n"
           "                         usage and timings\n"
           "\n"
@@ -64,6 +66,7 @@ static void stream_text(void *context, const char *text, size_t length) {
 
 typedef struct run_arguments {
   const char *model_dir;
+  const char *backend;
   vlm_generation_request request;
   bool as_json, sampling_set[9];
   float temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
@@ -84,6 +87,7 @@ static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
       return -1;
     } else if (strcmp(name, "--model") == 0 && value) arguments->model_dir = value;
     else if (strcmp(name, "--prompt") == 0 && value) arguments->request.prompt = value;
+    else if (strcmp(name, "--backend") == 0 && value) arguments->backend = value;
     else if (strcmp(name, "--system") == 0 && value) arguments->request.system_prompt = value;
     else if (strcmp(name, "--raw") == 0) { arguments->request.raw_prompt = true; takes_value = false; }
     else if (strcmp(name, "--json") == 0) { arguments->as_json = true; takes_value = false; }
@@ -156,8 +160,11 @@ int command_run(int argc, char **argv, const global_options *options) {
   if (usage) return usage < 0 ? 0 : usage;
   vlm_generator_options generator_options = {.thread_count = options->thread_count,
                                              .capacity = arguments.context};
+  vlm_status status = cli_open_text_decoder(arguments.backend, arguments.model_dir, 1, arguments.context, 0,
+                                            &generator_options.text_decoder);
+  if (status) return cli_report_status(status);
   vlm_generator *generator = NULL;
-  vlm_status status = vlm_generator_open(arguments.model_dir, &generator_options, &generator);
+  status = vlm_generator_open(arguments.model_dir, &generator_options, &generator);
   if (status) return cli_report_status(status);
   arguments.request.stop = arguments.stop;
   arguments.request.max_tokens = arguments.max_tokens;

@@ -25,6 +25,8 @@ static void print_usage(FILE *out) {
           "  --ctx N                  positions per slot, prompt + completion (default:\n"
           "                           the model's max_position_embeddings, at most 4096)\n"
           "  --prefill-chunk N        prompt rows per scheduler step (default 512)\n"
+          "  --backend B              cpu (default) or xla: the text decoder compiled by IREE\n"
+          "                           (compiled on first use and cached; see vlm compile)\n"
           "  --queue N                requests that may wait for a slot; more get 429\n"
           "                           (default 64)\n"
           "  --api-key KEY            require 'Authorization: Bearer KEY' (all but /health);\n"
@@ -55,6 +57,7 @@ static bool parse_long(const char *text, long long minimum, long long maximum, l
 
 typedef struct serve_arguments {
   const char *model_dir;
+  const char *backend;
   vlm_server_options server;
   long long port, parallel, context, prefill_chunk, queue, max_body_bytes, timeout, grace, max_media_items;
 } serve_arguments;
@@ -69,6 +72,7 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
       print_usage(stdout);
       return -1;
     } else if (strcmp(name, "--model") == 0 && value) arguments->model_dir = value;
+    else if (strcmp(name, "--backend") == 0 && value) arguments->backend = value;
     else if (strcmp(name, "--host") == 0 && value) arguments->server.host = value;
     else if (strcmp(name, "--port") == 0 && value) ok = parse_long(value, 0, 65535, &arguments->port);
     else if (strcmp(name, "--parallel") == 0 && value) ok = parse_long(value, 1, 256, &arguments->parallel);
@@ -112,8 +116,12 @@ int command_serve(int argc, char **argv, const global_options *options) {
                                        .capacity = arguments.context,
                                        .prefill_chunk = arguments.prefill_chunk,
                                        .queue_limit = (int32_t)arguments.queue};
+  int32_t slots = arguments.parallel ? (int32_t)arguments.parallel : 1;
+  vlm_status status = cli_open_text_decoder(arguments.backend, arguments.model_dir, slots, arguments.context,
+                                            arguments.prefill_chunk, &engine_options.text_decoder);
+  if (status) return cli_report_status(status);
   vlm_engine *engine = NULL;
-  vlm_status status = vlm_engine_open(arguments.model_dir, &engine_options, &engine);
+  status = vlm_engine_open(arguments.model_dir, &engine_options, &engine);
   if (status) return cli_report_status(status);
   status = vlm_server_run(engine, &arguments.server);
   vlm_engine_release(engine);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "vlm.h"
+#include "vlm/engine.h"
 
 typedef struct global_options {
   int thread_count; /* 0: one per core */
@@ -29,6 +30,11 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options);
 int command_run(int argc, char **argv, const global_options *options);
 int command_bench(int argc, char **argv, const global_options *options);
 int command_serve(int argc, char **argv, const global_options *options);
+
+/* --backend NAME of run and serve: NULL for cpu (the engine's default), or
+ * the xla backend's decoder, compiled on first use (src/cli/backend.c). */
+vlm_status cli_open_text_decoder(const char *backend, const char *model_dir, int32_t slot_count, int64_t capacity,
+                                 int64_t prefill_chunk, vlm_text_decoder **out_decoder);
 int command_compile(int argc, char **argv, const global_options *options);
 
 #endif

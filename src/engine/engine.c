@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
 #include "media/image_processor_clip.h"
@@ -36,19 +37,27 @@ void engine_histogram_observe(vlm_engine_histogram *histogram, double value) {
  * model config's. */
 static void collect_stop_tokens(vlm_engine *engine) {
   const vlm_token_id_list *ids = &engine->generation.eos_token_ids;
-  if (!ids->count) ids = &vlm_text_model_config(engine->model)->text.eos_token_ids;
+  if (!ids->count) ids = &engine->config.text.eos_token_ids;
   for (size_t i = 0; i < ids->count && engine->stop_token_count < ENGINE_MAX_STOP_TOKENS; i++)
     engine->stop_tokens[engine->stop_token_count++] = (int32_t)ids->ids[i];
 }
 
 static vlm_status open_text_side(vlm_engine *engine, const char *model_dir,
                                  const vlm_engine_options *options) {
-  vlm_text_model_options model_options = {.slot_count = engine->slot_count,
-                                          .capacity = options->capacity,
-                                          .prefill_chunk = options->prefill_chunk,
-                                          .pool = engine->pool,
-                                          .allocator = options->allocator};
-  VLM_RETURN_IF_ERROR(vlm_text_model_open(model_dir, &model_options, &engine->model));
+  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, options->allocator, &engine->config));
+  engine->config_loaded = true;
+  if (!engine->decoder) {
+    vlm_text_model_options model_options = {.slot_count = engine->slot_count,
+                                            .capacity = options->capacity,
+                                            .prefill_chunk = options->prefill_chunk,
+                                            .pool = engine->pool,
+                                            .allocator = options->allocator};
+    VLM_RETURN_IF_ERROR(vlm_text_decoder_open_cpu(model_dir, &model_options, &engine->decoder));
+  }
+  int32_t decoder_slots = engine->decoder->operations->slot_count(engine->decoder->self);
+  if (decoder_slots != engine->slot_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "the %s text decoder has %d slot(s) but the engine was asked for %d",
+                     engine->decoder->operations->backend, decoder_slots, engine->slot_count);
   VLM_RETURN_IF_ERROR(vlm_generation_config_load(model_dir, options->allocator, &engine->generation));
   vlm_tokenizer_options tokenizer_options = {.allocator = options->allocator};
   VLM_RETURN_IF_ERROR(vlm_tokenizer_create(model_dir, &tokenizer_options, &engine->tokenizer));
@@ -66,8 +75,8 @@ static void init_metrics(vlm_engine *engine) {
   memcpy(metrics->time_to_first_token.bounds, time_to_first_token_bounds, sizeof(time_to_first_token_bounds));
   memcpy(metrics->inter_token_latency.bounds, inter_token_latency_bounds, sizeof(inter_token_latency_bounds));
   metrics->slot_count = engine->slot_count;
-  metrics->kv_bytes = vlm_kv_cache_bytes(vlm_text_model_cache(engine->model));
-  metrics->kv_positions_capacity = (int64_t)engine->slot_count * vlm_text_model_capacity(engine->model);
+  metrics->kv_bytes = engine->decoder->operations->kv_bytes(engine->decoder->self);
+  metrics->kv_positions_capacity = (int64_t)engine->slot_count * engine_decoder_capacity(engine);
 }
 
 static vlm_status start_scheduler(vlm_engine *engine) {
@@ -86,10 +95,16 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
   *out_engine = NULL;
   vlm_engine_options defaults = {0};
   if (!options) options = &defaults;
-  if (options->slot_count < 0 || options->queue_limit < 0)
+  if (options->slot_count < 0 || options->queue_limit < 0) {
+    vlm_text_decoder_release(options->text_decoder);
     return VLM_ERROR(INVALID_ARGUMENT, "slot count and queue limit must not be negative");
+  }
   vlm_engine *engine = calloc(1, sizeof(*engine));
-  if (!engine) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!engine) {
+    vlm_text_decoder_release(options->text_decoder);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  engine->decoder = options->text_decoder; /* taken over from here on */
   engine->model_dir = strdup(model_dir);
   engine->allocator = options->allocator;
   engine->slot_count = options->slot_count ? options->slot_count : 1;
@@ -101,13 +116,16 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
   vlm_status status = vlm_thread_pool_create(options->thread_count, options->allocator, &engine->pool);
   if (!status) status = open_text_side(engine, model_dir, options);
   if (!status) {
-    const vlm_model_config *config = vlm_text_model_config(engine->model);
-    const vlm_family *family = vlm_family_find(config->model_type);
+    const vlm_family *family = vlm_family_find(engine->config.model_type);
     engine->accepts_images = family && family->describe_vision;
-    engine->vocab_size = vlm_text_model_vocab_size(engine->model);
+    engine->vocab_size = engine->decoder->operations->vocab_size(engine->decoder->self);
     engine->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : 512;
     collect_stop_tokens(engine);
     init_metrics(engine);
+    if (engine->accepts_images && strcmp(engine->decoder->operations->backend, "cpu") != 0)
+      vlm_log(VLM_LOG_WARN, "%s: the vision encoder and projector run on the cpu backend (host fallback): "
+              "the %s backend compiles only the text decoder so far", model_dir,
+              engine->decoder->operations->backend);
     status = start_scheduler(engine);
   }
   if (status) {
@@ -132,7 +150,8 @@ void vlm_engine_release(vlm_engine *engine) {
   vlm_chat_template_release(engine->chat_template);
   vlm_tokenizer_release(engine->tokenizer);
   vlm_generation_config_release(&engine->generation);
-  vlm_text_model_release(engine->model);
+  vlm_text_decoder_release(engine->decoder);
+  if (engine->config_loaded) vlm_model_config_release(&engine->config);
   vlm_vision_model_release(engine->vision);
   if (engine->processor_loaded) vlm_processor_config_release(&engine->processor);
   vlm_thread_pool_release(engine->pool);
@@ -147,11 +166,13 @@ void vlm_engine_release(vlm_engine *engine) {
 void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   memset(out_info, 0, sizeof(*out_info));
   out_info->model_dir = engine->model_dir;
-  out_info->model_type = vlm_text_model_config(engine->model)->model_type;
+  out_info->model_type = engine->config.model_type;
+  out_info->backend = engine->decoder->operations->backend;
   out_info->accepts_images = engine->accepts_images;
+  out_info->vision_backend = engine->accepts_images ? "cpu" : NULL;
   out_info->has_chat_template = engine->chat_template != NULL;
   out_info->slot_count = engine->slot_count;
-  out_info->capacity = vlm_text_model_capacity(engine->model);
+  out_info->capacity = engine_decoder_capacity(engine);
   out_info->prefill_chunk = engine->prefill_chunk;
   out_info->queue_limit = engine->queue_limit;
   out_info->vocab_size = engine->vocab_size;
@@ -180,7 +201,7 @@ int64_t vlm_engine_default_max_tokens(const vlm_engine *engine) {
 
 static vlm_status refuse_images(const vlm_engine *engine, int image_count) {
   return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no image input; the request has %d image(s)",
-                   vlm_text_model_config(engine->model)->model_type, image_count);
+                   engine->config.model_type, image_count);
 }
 
 /* Opens the vision side and the processor config once, under its lock. */
@@ -353,7 +374,7 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
 }
 
 static vlm_status check_capacity(const vlm_engine *engine, const vlm_engine_request *request) {
-  int64_t capacity = vlm_text_model_capacity(engine->model);
+  int64_t capacity = engine_decoder_capacity(engine);
   if (request->id_count + request->max_tokens <= capacity) return VLM_OK;
   int64_t room = capacity - request->id_count;
   return VLM_ERROR(OUT_OF_RANGE,

@@ -11,6 +11,7 @@
 
 #include "core/thread_pool.h"
 #include "engine/sampling.h"
+#include "engine/text_decoder.h"
 #include "engine/text_model.h"
 #include "engine/vision_model.h"
 #include "io/config.h"
@@ -80,7 +81,9 @@ struct vlm_engine {
   char *model_dir;
   const vlm_allocator *allocator;
   vlm_thread_pool *pool;
-  vlm_text_model *model;
+  vlm_model_config config;
+  bool config_loaded;
+  vlm_text_decoder *decoder;          /* the backend running the text decoder */
   vlm_tokenizer *tokenizer;
   vlm_chat_template *chat_template;   /* NULL: raw prompts only */
   vlm_generation_config generation;
@@ -119,6 +122,15 @@ struct vlm_engine {
 };
 
 double engine_now_seconds(void);
+static inline int64_t engine_decoder_capacity(const vlm_engine *engine) {
+  return engine->decoder->operations->capacity(engine->decoder->self);
+}
+static inline int64_t engine_decoder_slot_length(const vlm_engine *engine, int32_t slot) {
+  return engine->decoder->operations->slot_length(engine->decoder->self, slot);
+}
+static inline vlm_status engine_decoder_clear_slot(vlm_engine *engine, int32_t slot) {
+  return engine->decoder->operations->clear_slot(engine->decoder->self, slot);
+}
 /* The scheduler thread's body. */
 void *engine_scheduler_main(void *engine);
 /* Frees a request once both the caller and the engine are done with it. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "engine/text_decoder.h"
 #include "io/json.h"
 #include "vlm/engine.h"
 
@@ -22,11 +23,15 @@ vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options
   vlm_generator_options defaults = {0};
   if (!options) options = &defaults;
   vlm_generator *generator = calloc(1, sizeof(*generator));
-  if (!generator) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!generator) {
+    vlm_text_decoder_release(options->text_decoder);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
   vlm_engine_options engine_options = {.thread_count = options->thread_count, .slot_count = 1,
                                        .capacity = options->capacity,
                                        .prefill_chunk = options->prefill_chunk,
-                                       .allocator = options->allocator};
+                                       .allocator = options->allocator,
+                                       .text_decoder = options->text_decoder};
   vlm_status status = vlm_engine_open(model_dir, &engine_options, &generator->engine);
   if (status) {
     free(generator);

@@ -30,7 +30,7 @@ static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   if (request->stop_count)
     VLM_RETURN_IF_ERROR(vlm_stop_matcher_create((const char *const *)request->stop, request->stop_count,
                                                 &slot->stop_matcher));
-  return vlm_text_model_clear_slot(engine->model, slot->index);
+  return engine_decoder_clear_slot(engine, slot->index);
 }
 
 /* Frees what the request left in the slot besides its KV (SPEC 3.6;
@@ -91,7 +91,7 @@ static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status
   event.usage = (vlm_engine_usage){request->id_count, request->image_token_count, slot->completion_count};
   event.timings = slot->timings;
   event.timings.preprocess_seconds = request->preprocess_seconds;
-  vlm_text_model_clear_slot(engine->model, slot->index);
+  vlm_status_free(engine_decoder_clear_slot(engine, slot->index));
   pthread_mutex_lock(&engine->mutex);
   count_outcome(engine, &event);
   engine->active_slots--;
@@ -172,7 +172,7 @@ static void update_kv_metrics(vlm_engine *engine) {
   for (int32_t i = 0; i < engine->slot_count; i++) {
     engine_slot *slot = &engine->slots[i];
     if (slot->phase == SLOT_FREE) continue;
-    int64_t length = vlm_text_model_slot_length(engine->model, i);
+    int64_t length = engine_decoder_slot_length(engine, i);
     change += length - slot->kv_positions_reported;
     slot->kv_positions_reported = length;
   }
@@ -294,7 +294,7 @@ static void take_token(vlm_engine *engine, engine_slot *slot, const float *logit
     slot_finish(engine, slot, VLM_OK, "stop");
     return;
   }
-  bool full = vlm_text_model_slot_length(engine->model, slot->index) >= vlm_text_model_capacity(engine->model);
+  bool full = engine_decoder_slot_length(engine, slot->index) >= engine_decoder_capacity(engine);
   if (slot->completion_count >= slot->request->max_tokens || full) {
     flush_text(engine, slot);
     slot_finish(engine, slot, VLM_OK, "length");
@@ -375,16 +375,16 @@ static void prefill_step(vlm_engine *engine) {
   }
   int64_t rows = request->id_count - slot->prefilled_rows;
   if (rows > engine->prefill_chunk) rows = engine->prefill_chunk;
-  vlm_prefill_logits out = {.last_row = slot_logits(engine, slot)};
+  const vlm_text_decoder_operations *decoder = engine->decoder->operations;
   double start = engine_now_seconds();
   if (slot->embeddings) {
     int64_t width = vlm_vision_model_output_width(engine->vision);
-    vlm_embeddings_prefill_input input = {.embeddings = slot->embeddings + slot->prefilled_rows * width,
-                                          .row_count = rows};
-    status = vlm_text_model_embeddings_prefill(engine->model, slot->index, &input, &out);
+    status = decoder->embeddings_prefill(engine->decoder->self, slot->index,
+                                         slot->embeddings + slot->prefilled_rows * width, rows,
+                                         slot_logits(engine, slot));
   } else {
-    status = vlm_text_model_token_prefill(engine->model, slot->index, request->ids + slot->prefilled_rows, rows,
-                                          NULL, &out);
+    status = decoder->token_prefill(engine->decoder->self, slot->index, request->ids + slot->prefilled_rows, rows,
+                                    slot_logits(engine, slot));
   }
   slot->timings.prefill_seconds += engine_now_seconds() - start;
   if (status) {
@@ -407,13 +407,14 @@ static void decode_step(vlm_engine *engine) {
     engine_slot *slot = &engine->slots[i];
     if (slot->phase != SLOT_DECODE) continue;
     tokens[batch] = slot->pending_token;
-    positions[batch] = vlm_text_model_slot_length(engine->model, i);
+    positions[batch] = engine_decoder_slot_length(engine, i);
     slots[batch] = i;
     members[batch++] = slot;
   }
   if (!batch) return;
   double start = engine_now_seconds();
-  vlm_status status = vlm_text_model_decode(engine->model, batch, tokens, positions, NULL, slots, engine->logits);
+  vlm_status status = engine->decoder->operations->decode(engine->decoder->self, batch, tokens, positions, slots,
+                                                          engine->logits);
   double elapsed = engine_now_seconds() - start;
   if (status) { /* a decode error is not one request's fault: fail the batch */
     for (int64_t b = 0; b < batch; b++)

@@ -336,10 +336,12 @@ char *response_models(const vlm_server *server) {
   vlm_sb_appendf(&out,
                  ",\"chat_template\":%s,\"endpoints\":[%s\"/v1/completions\"],"
                  "\"capacity\":%lld,\"prefill_chunk\":%lld,\"slots\":%d,\"queue_limit\":%d,"
-                 "\"vocab_size\":%lld,\"backend\":\"cpu\"}}]}",
+                 "\"vocab_size\":%lld,\"backend\":\"%s\",\"vision_backend\":%s%s%s}}]}",
                  info->has_chat_template ? "true" : "false",
                  info->has_chat_template ? "\"/v1/chat/completions\"," : "",
                  (long long)info->capacity, (long long)info->prefill_chunk, (int)info->slot_count,
-                 (int)info->queue_limit, (long long)info->vocab_size);
+                 (int)info->queue_limit, (long long)info->vocab_size, info->backend,
+                 info->vision_backend ? "\"" : "", info->vision_backend ? info->vision_backend : "null",
+                 info->vision_backend ? "\"" : "");
   return vlm_sb_finish(&out);
 }

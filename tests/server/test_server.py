@@ -517,5 +517,84 @@ class ImageServerTests(ServerTestCase):
         self.assertLessEqual(rss, idle_rss * (1 + RSS_TOLERANCE_RATIO) + RSS_TOLERANCE_BYTES)
 
 
+XLA_VENV = os.path.join(SOURCE, ".venv-xla", "bin", "iree-compile")
+
+
+class XlaServerTests(ServerTestCase):
+    """--backend xla: the tiny LLaVA's text decoder compiled by IREE (images
+    encoded on the cpu backend, reported as such), on 2 slots: a streaming
+    image request, a mixed text+image batch and a cancelled request whose
+    slot is then reused, each equal to the cpu backend's answer. Skips
+    without the IREE venv (.venv-xla) or a vlm built without the runtime."""
+    model = "llava"
+    arguments = ("--backend", "xla", "--parallel", "2", "--ctx", "1024", "--prefill-chunk", "128")
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(XLA_VENV):
+            raise unittest.SkipTest("no .venv-xla (tools/xla/requirements.txt)")
+        probe = subprocess.run([VLM, "run", "--backend", "xla", "--model", "/nonexistent", "--prompt", "x"],
+                               capture_output=True, text=True)
+        if "built without the xla runtime" in probe.stderr:
+            raise unittest.SkipTest("vlm was built without the xla runtime")
+        cls.cache = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"vlm-xla-test-cache-{os.getpid()}")
+        env = dict(os.environ, VLM_XLA_CACHE=cls.cache)
+        cls.server = harness.Server(VLM, os.path.join(MODELS, cls.model), *cls.arguments, env=env,
+                                    start_timeout=600)
+        cls.client = client_for(cls.server)
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        subprocess.run(["rm", "-rf", cls.cache])
+
+    def chat(self, prompt, max_tokens, image=None, stream=False):
+        return ImageServerTests.chat(self, prompt, max_tokens, image, stream)
+
+    def test_models_report_backends(self):
+        entry = self.client.models.list().data[0].model_dump()
+        self.assertEqual(entry["capabilities"]["backend"], "xla")
+        self.assertEqual(entry["capabilities"]["vision_backend"], "cpu")
+        self.assertIn("vision encoder and projector run on the cpu backend", self.server.stderr())
+
+    def test_streaming_image_and_mixed_batch_equal_cpu(self):
+        image = fixture("chelsea_q90.jpg")
+        cases = [("What is in this picture?", 8, image), ("Tell me a story.", 12, None),
+                 ("Describe it.", 6, image), ("Hello there!", 9, None)]
+        expected = [vlm_run("llava", prompt, tokens, images=[image] if image else [])["text"]
+                    for prompt, tokens, image in cases]
+        text, finish, usage = self.chat(*cases[0], stream=True)
+        self.assertEqual(text, expected[0])
+        self.assertEqual(usage.prompt_tokens_details.model_dump()["image_tokens"], 576)
+        with concurrent.futures.ThreadPoolExecutor(len(cases)) as pool:
+            results = list(pool.map(lambda case: self.chat(*case, stream=case[2] is None), cases))
+        self.assertEqual([result[0] for result in results], expected)
+
+    def test_cancelled_request_frees_its_slot_for_reuse(self):
+        self.server.wait_idle()
+        before = self.server.metrics()['vlm_requests_finished_total{reason="cancelled"}']
+        body = {"model": "llava", "messages": [{"role": "user", "content": "Write a long story."}],
+                "max_tokens": 400, "temperature": 0, "stream": True}
+        sock = open_raw(self.server, body)
+        received = b""
+        while received.count(b"data: ") < 3:
+            data = sock.recv(65536)
+            self.assertTrue(data, "the stream ended early")
+            received += data
+        sock.close()
+        deadline = time.monotonic() + 30
+        while True:
+            metrics = self.server.metrics()
+            if metrics['vlm_requests_finished_total{reason="cancelled"}'] > before and metrics["vlm_active_slots"] == 0:
+                break
+            self.assertLess(time.monotonic(), deadline, f"not cancelled: {metrics}")
+            time.sleep(0.05)
+        # Both slots serve again, with nothing left over from the cancelled request.
+        expected = vlm_run("llava", "Hello there!", 9)["text"]
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda _: self.chat("Hello there!", 9)[0], range(2)))
+        self.assertEqual(results, [expected, expected])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -283,13 +283,21 @@ static uint64_t config_hash(const vlm_xla_text_decoder *model) {
 
 /* Names, dtypes and shapes of the parameters (not their values: one
  * artifact serves every checkpoint of the architecture and dtypes). */
-static void weights_signature(const xla_weight_list *weights, uint64_t *out_hash, char *dtypes, size_t size) {
+/* The stored name, which the module's parameter references use. */
+static const char *stored_name(const vlm_checkpoint *checkpoint, const char *name) {
+  const vlm_tensor_info *info = vlm_checkpoint_find(checkpoint, name);
+  return info && info->stored_name ? info->stored_name : name;
+}
+
+static void weights_signature(const vlm_checkpoint *checkpoint, const xla_weight_list *weights, uint64_t *out_hash,
+                              char *dtypes, size_t size) {
   uint64_t hash = VLM_FNV1A64_SEED;
   bool seen_f32 = false, seen_bf16 = false, seen_f16 = false;
   for (int i = 0; i < weights->count; i++) {
     const xla_weight *weight = &weights->items[i];
     char line[VLM_GRAPH_NAME_LENGTH + 128];
-    int length = snprintf(line, sizeof(line), "%s:%s", weight->name, weight->element);
+    int length = snprintf(line, sizeof(line), "%s=%s:%s", weight->name, stored_name(checkpoint, weight->name),
+                          weight->element);
     for (int d = 0; d < weight->rank; d++)
       length += snprintf(line + length, sizeof(line) - (size_t)length, "%s%lld", d ? "x" : ":",
                          (long long)weight->shape[d]);
@@ -308,7 +316,7 @@ static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
   memset(key, 0, sizeof(*key));
   uint64_t weights_hash;
   char weight_dtypes[32];
-  weights_signature(&state->weights, &weights_hash, weight_dtypes, sizeof(weight_dtypes));
+  weights_signature(state->model->weights, &state->weights, &weights_hash, weight_dtypes, sizeof(weight_dtypes));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "contract_version", "%d", VLM_TEXT_CONTRACT_VERSION));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "emitter_version", "%d", VLM_XLA_EMITTER_VERSION));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "module", "text_decoder"));
@@ -352,8 +360,11 @@ static void emit_header(vlm_string_builder *out, const module_state *state, cons
     const xla_weight *weight = &state->weights.items[i];
     xla_value value = xla_make_value(weight->element, weight->rank, weight->shape);
     xla_type_text(&value, type, sizeof(type));
+    /* The global is named canonically; the parameter is looked up in the
+     * safetensors files by the name stored there (older layouts differ). */
+    const char *stored = stored_name(state->model->weights, weight->name);
     vlm_sb_appendf(out, "  util.global private @\"%s\" = #stream.parameter.named<\"model\"::\"%s\"> : %s\n",
-                   weight->name, weight->name, type);
+                   weight->name, stored, type);
   }
   xla_value cache = xla_make_value("f32", 6, (int64_t[]){state->layers, 2, state->options->slot_count,
                                                          state->options->capacity + state->options->prefill_chunk,

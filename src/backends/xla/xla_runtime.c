@@ -242,18 +242,10 @@ static vlm_status invoke(vlm_xla_runtime *runtime, int function, const char *nam
 /* ---------------------------------------------------------------------- */
 
 /* Parameters come from the checkpoint's own shards, looked up by the name
- * stored in the file, so the canonical names the module uses must be the
- * stored ones. */
+ * stored in the file (the emitter writes stored names into the module's
+ * parameter references, so older layouts load too). */
 static vlm_status shard_list(const vlm_xla_text_decoder *model, PyObject **out_list) {
   const vlm_checkpoint *weights = model->weights;
-  for (size_t i = 0; i < vlm_checkpoint_tensor_count(weights); i++) {
-    const vlm_tensor_info *info = vlm_checkpoint_tensor_at(weights, i);
-    if (strcmp(info->name, info->stored_name) != 0)
-      return VLM_ERROR(UNIMPLEMENTED,
-                       "xla runtime: tensor '%s' is stored as '%s' (an older layout); renamed parameters "
-                       "are not supported yet",
-                       info->name, info->stored_name);
-  }
   PyObject *list = PyList_New(0);
   for (size_t shard = 0; list && shard < vlm_checkpoint_shard_count(weights); shard++) {
     PyObject *path = PyUnicode_FromString(vlm_checkpoint_shard_path(weights, shard));

@@ -1,0 +1,43 @@
+/* The xla backend for the serving engine: the text decoder compiled by
+ * IREE from StableHLO vlm emits (docs/XLA_BACKEND.md), executed through
+ * IREE's runtime. Lives in the vlm_xla library (it embeds CPython, see
+ * docs/XLA_ROUTE.md); pass the decoder to vlm_engine_open through
+ * vlm_engine_options.text_decoder. */
+#ifndef VLM_XLA_H
+#define VLM_XLA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vlm.h"
+#include "vlm/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vlm_xla_decoder_options {
+  int32_t slot_count;      /* default 1 */
+  int64_t capacity;        /* positions per slot; 0: min(max_position_embeddings, 4096) */
+  int64_t prefill_chunk;   /* rows per prefill call; 0: min(512, capacity) */
+  const char *target;      /* "llvm-cpu" (default) or "cuda" */
+  const char *cache_dir;   /* artifact cache; NULL: $VLM_XLA_CACHE or ~/.cache/vlm/xla */
+  /* When the cache has no artifact for this model and geometry: compile it
+   * now (iree-compile, progress on `progress`), or fail saying to run
+   * `vlm compile`. */
+  bool compile_if_missing;
+  FILE *progress;          /* NULL: silent */
+} vlm_xla_decoder_options;
+
+/* Opens the model's text decoder on the xla backend. Refuses, before any
+ * execution, a model the emitter cannot lower (naming the op) and an
+ * artifact whose compatibility key differs. */
+vlm_status vlm_xla_open_text_decoder(const char *model_dir, const vlm_xla_decoder_options *options,
+                                     vlm_text_decoder **out_decoder);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,236 @@
+/* The xla backend behind the engine's text-decoder table
+ * (src/engine/text_decoder.h): finds (or compiles) the artifact for this
+ * model and geometry, opens it with xla_runtime, and keeps each slot's
+ * length, which the compiled functions take as their start position. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/xla/iree_compiler.h"
+#include "backends/xla/stablehlo_emitter.h"
+#include "backends/xla/xla_runtime.h"
+#include "core/status.h"
+#include "engine/text_decoder.h"
+#include "vlm/xla.h"
+
+typedef struct xla_decoder {
+  vlm_xla_text_decoder model;       /* config, decoder description, weights */
+  bool model_open;
+  vlm_stablehlo_options geometry;
+  vlm_xla_runtime *runtime;
+  int64_t vocab, hidden;
+  int64_t *lengths;                 /* [slots] */
+  float *chunk_logits;              /* [prefill_chunk, vocab] */
+  float *slot_logits;               /* [slots, vocab] */
+  int32_t *tokens, *positions, *active; /* [slots] */
+  int32_t *row_positions;           /* [prefill_chunk] */
+} xla_decoder;
+
+static int64_t xla_capacity(void *self) { return ((xla_decoder *)self)->geometry.capacity; }
+static int64_t xla_vocab_size(void *self) { return ((xla_decoder *)self)->vocab; }
+static int64_t xla_hidden_size(void *self) { return ((xla_decoder *)self)->hidden; }
+static int32_t xla_slot_count(void *self) { return ((xla_decoder *)self)->geometry.slot_count; }
+
+/* The device-resident cache: [layers, 2, slots, capacity + chunk, kv_heads, head_dim] f32. */
+static uint64_t xla_kv_bytes(void *self) {
+  xla_decoder *decoder = self;
+  const vlm_text_config *text = &decoder->model.config.text;
+  int64_t head_dim = text->head_dim ? text->head_dim : text->hidden_size / text->num_attention_heads;
+  return (uint64_t)text->num_hidden_layers * 2 * (uint64_t)decoder->geometry.slot_count *
+         (uint64_t)(decoder->geometry.capacity + decoder->geometry.prefill_chunk) *
+         (uint64_t)text->num_key_value_heads * (uint64_t)head_dim * sizeof(float);
+}
+
+static int64_t xla_slot_length(void *self, int32_t slot) { return ((xla_decoder *)self)->lengths[slot]; }
+
+static vlm_status xla_clear_slot(void *self, int32_t slot) {
+  xla_decoder *decoder = self;
+  if (slot < 0 || slot >= decoder->geometry.slot_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "xla: slot %d out of range", slot);
+  decoder->lengths[slot] = 0;
+  return vlm_xla_clear_slot(decoder->runtime, slot);
+}
+
+static vlm_status check_room(const xla_decoder *decoder, int32_t slot, int64_t count) {
+  if (slot < 0 || slot >= decoder->geometry.slot_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "xla: slot %d out of range", slot);
+  if (count <= 0 || decoder->lengths[slot] + count > decoder->geometry.capacity)
+    return VLM_ERROR(OUT_OF_RANGE, "xla: %lld rows after %lld exceed the compiled capacity of %lld",
+                     (long long)count, (long long)decoder->lengths[slot], (long long)decoder->geometry.capacity);
+  return VLM_OK;
+}
+
+/* The runtime returns every row's logits, chunk by chunk; the engine wants the last. */
+static vlm_status xla_token_prefill(void *self, int32_t slot, const int32_t *tokens, int64_t count,
+                                    float *last_logits) {
+  xla_decoder *decoder = self;
+  VLM_RETURN_IF_ERROR(check_room(decoder, slot, count));
+  for (int64_t first = 0; first < count; first += decoder->geometry.prefill_chunk) {
+    int64_t rows = count - first < decoder->geometry.prefill_chunk ? count - first : decoder->geometry.prefill_chunk;
+    VLM_RETURN_IF_ERROR(vlm_xla_token_prefill(decoder->runtime, slot, decoder->lengths[slot], tokens + first, rows,
+                                              decoder->chunk_logits));
+    decoder->lengths[slot] += rows;
+    if (first + rows == count)
+      memcpy(last_logits, decoder->chunk_logits + (rows - 1) * decoder->vocab, (size_t)decoder->vocab * sizeof(float));
+  }
+  return VLM_OK;
+}
+
+static vlm_status xla_embeddings_prefill(void *self, int32_t slot, const float *embeddings, int64_t count,
+                                         float *last_logits) {
+  xla_decoder *decoder = self;
+  VLM_RETURN_IF_ERROR(check_room(decoder, slot, count));
+  for (int64_t first = 0; first < count; first += decoder->geometry.prefill_chunk) {
+    int64_t rows = count - first < decoder->geometry.prefill_chunk ? count - first : decoder->geometry.prefill_chunk;
+    for (int64_t i = 0; i < rows; i++) decoder->row_positions[i] = (int32_t)(decoder->lengths[slot] + i);
+    VLM_RETURN_IF_ERROR(vlm_xla_embeddings_prefill(decoder->runtime, slot, decoder->lengths[slot],
+                                                   embeddings + first * decoder->hidden, decoder->row_positions,
+                                                   NULL, rows, decoder->chunk_logits));
+    decoder->lengths[slot] += rows;
+    if (first + rows == count)
+      memcpy(last_logits, decoder->chunk_logits + (rows - 1) * decoder->vocab, (size_t)decoder->vocab * sizeof(float));
+  }
+  return VLM_OK;
+}
+
+/* The compiled decode takes one row per slot with an active mask; the
+ * engine's batch rows are scattered into it and gathered back. */
+static vlm_status xla_decode(void *self, int64_t batch, const int32_t *tokens, const int64_t *positions,
+                             const int32_t *slots, float *logits) {
+  xla_decoder *decoder = self;
+  int32_t slot_count = decoder->geometry.slot_count;
+  memset(decoder->active, 0, (size_t)slot_count * sizeof(int32_t));
+  memset(decoder->tokens, 0, (size_t)slot_count * sizeof(int32_t));
+  memset(decoder->positions, 0, (size_t)slot_count * sizeof(int32_t));
+  for (int64_t b = 0; b < batch; b++) {
+    int32_t slot = slots[b];
+    VLM_RETURN_IF_ERROR(check_room(decoder, slot, 1));
+    if (decoder->active[slot]) return VLM_ERROR(INVALID_ARGUMENT, "xla decode: slot %d appears twice", slot);
+    if (positions[b] != decoder->lengths[slot])
+      return VLM_ERROR(UNIMPLEMENTED, "xla decode: slot %d continues at %lld, but position %lld was asked "
+                       "(position offsets are not compiled in yet)", slot, (long long)decoder->lengths[slot],
+                       (long long)positions[b]);
+    decoder->active[slot] = 1;
+    decoder->tokens[slot] = tokens[b];
+    decoder->positions[slot] = (int32_t)positions[b];
+  }
+  VLM_RETURN_IF_ERROR(vlm_xla_decode(decoder->runtime, decoder->tokens, decoder->positions, decoder->active,
+                                     decoder->slot_logits));
+  for (int64_t b = 0; b < batch; b++) {
+    decoder->lengths[slots[b]]++;
+    memcpy(logits + b * decoder->vocab, decoder->slot_logits + (int64_t)slots[b] * decoder->vocab,
+           (size_t)decoder->vocab * sizeof(float));
+  }
+  return VLM_OK;
+}
+
+static void xla_release(void *self) {
+  xla_decoder *decoder = self;
+  if (!decoder) return;
+  vlm_xla_runtime_release(decoder->runtime);
+  if (decoder->model_open) vlm_xla_text_decoder_release(&decoder->model);
+  free(decoder->lengths);
+  free(decoder->chunk_logits);
+  free(decoder->slot_logits);
+  free(decoder->tokens);
+  free(decoder->positions);
+  free(decoder->active);
+  free(decoder->row_positions);
+  free(decoder);
+}
+
+static const vlm_text_decoder_operations xla_operations = {
+    "xla",        xla_capacity,    xla_vocab_size, xla_hidden_size,   xla_slot_count,
+    xla_kv_bytes, xla_slot_length, xla_clear_slot, xla_token_prefill, xla_embeddings_prefill,
+    xla_decode,   xla_release};
+
+/* Compiles the artifact when the cache has none for this key. */
+static vlm_status ensure_artifact(xla_decoder *decoder, const vlm_xla_decoder_options *options,
+                                  vlm_xla_target target, const char *cache_dir) {
+  char *module = NULL;
+  vlm_xla_key key;
+  vlm_iree_compiler compiler;
+  VLM_RETURN_IF_ERROR(vlm_stablehlo_emit_text_decoder(&decoder->model, &decoder->geometry, &module, &key));
+  vlm_status status = vlm_iree_compiler_find(&compiler);
+  if (!status) status = vlm_xla_key_add_target(&key, compiler.version, target);
+  char artifact_dir[VLM_XLA_PATH_LENGTH];
+  if (!status) {
+    vlm_xla_artifact_dir(cache_dir, &key, artifact_dir, sizeof(artifact_dir));
+    vlm_status check = vlm_xla_artifact_check(artifact_dir, &key);
+    if (check && !options->compile_if_missing) {
+      status = vlm_status_annotate(check, "no usable xla artifact for %s with %d slot(s), capacity %lld, prefill "
+                                   "chunk %lld; run `vlm compile --model DIR --backend xla --slots %d --capacity "
+                                   "%lld --prefill-chunk %lld` first",
+                                   decoder->model.config.model_type, decoder->geometry.slot_count,
+                                   (long long)decoder->geometry.capacity, (long long)decoder->geometry.prefill_chunk,
+                                   decoder->geometry.slot_count, (long long)decoder->geometry.capacity,
+                                   (long long)decoder->geometry.prefill_chunk);
+    } else if (check) {
+      vlm_status_free(check);
+      if (options->progress)
+        fprintf(options->progress, "vlm: compiling the text decoder for the xla backend (%s, %d slot(s), capacity "
+                "%lld, prefill chunk %lld); cached for next time\n", vlm_xla_target_name(target),
+                decoder->geometry.slot_count, (long long)decoder->geometry.capacity,
+                (long long)decoder->geometry.prefill_chunk);
+      status = vlm_xla_compile(&compiler, module, &key, target, cache_dir, options->progress, artifact_dir,
+                               sizeof(artifact_dir));
+    }
+  }
+  free(module);
+  return status;
+}
+
+static vlm_status allocate_buffers(xla_decoder *decoder) {
+  size_t slots = (size_t)decoder->geometry.slot_count, chunk = (size_t)decoder->geometry.prefill_chunk;
+  decoder->lengths = calloc(slots, sizeof(int64_t));
+  decoder->chunk_logits = malloc(chunk * (size_t)decoder->vocab * sizeof(float));
+  decoder->slot_logits = malloc(slots * (size_t)decoder->vocab * sizeof(float));
+  decoder->tokens = calloc(slots, sizeof(int32_t));
+  decoder->positions = calloc(slots, sizeof(int32_t));
+  decoder->active = calloc(slots, sizeof(int32_t));
+  decoder->row_positions = calloc(chunk, sizeof(int32_t));
+  bool ok = decoder->lengths && decoder->chunk_logits && decoder->slot_logits && decoder->tokens &&
+            decoder->positions && decoder->active && decoder->row_positions;
+  return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the xla decoder's buffers");
+}
+
+vlm_status vlm_xla_open_text_decoder(const char *model_dir, const vlm_xla_decoder_options *options,
+                                     vlm_text_decoder **out_decoder) {
+  *out_decoder = NULL;
+  vlm_xla_decoder_options defaults = {0};
+  if (!options) options = &defaults;
+  vlm_xla_target target = VLM_XLA_TARGET_LLVM_CPU;
+  if (options->target) VLM_RETURN_IF_ERROR(vlm_xla_target_from_name(options->target, &target));
+  char cache_dir[VLM_XLA_PATH_LENGTH];
+  if (options->cache_dir) snprintf(cache_dir, sizeof(cache_dir), "%s", options->cache_dir);
+  else vlm_xla_default_cache_dir(cache_dir, sizeof(cache_dir));
+  xla_decoder *decoder = calloc(1, sizeof(*decoder));
+  vlm_text_decoder *handle = calloc(1, sizeof(*handle));
+  if (!decoder || !handle) {
+    free(decoder);
+    free(handle);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  vlm_status status = vlm_xla_text_decoder_open(model_dir, &decoder->model);
+  decoder->model_open = status == VLM_OK;
+  if (!status) {
+    decoder->geometry = (vlm_stablehlo_options){options->slot_count, options->capacity, options->prefill_chunk};
+    vlm_stablehlo_default_options(&decoder->model, &decoder->geometry);
+    decoder->vocab = decoder->model.config.text.vocab_size;
+    decoder->hidden = decoder->model.config.text.hidden_size;
+    status = allocate_buffers(decoder);
+  }
+  if (!status) status = ensure_artifact(decoder, options, target, cache_dir);
+  vlm_xla_runtime_options runtime_options = {.target = target};
+  if (!status)
+    status = vlm_xla_runtime_open(&decoder->model, &decoder->geometry, cache_dir, NULL, &runtime_options,
+                                  &decoder->runtime);
+  if (status) {
+    xla_release(decoder);
+    free(handle);
+    return status;
+  }
+  handle->operations = &xla_operations;
+  handle->self = decoder;
+  *out_decoder = handle;
+  return VLM_OK;
+}

@@ -1,0 +1,32 @@
+/* --backend for `vlm run` and `vlm serve`: the cpu backend (the default,
+ * the engine opens it itself) or the xla backend, whose text decoder is
+ * compiled on first use and cached (vlm compile does the same ahead of
+ * time). The xla runtime embeds CPython and is only linked into builds
+ * that found python-3.11-embed. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+#ifdef VLM_HAVE_XLA_RUNTIME
+#include "vlm/xla.h"
+#endif
+
+vlm_status cli_open_text_decoder(const char *backend, const char *model_dir, int32_t slot_count, int64_t capacity,
+                                 int64_t prefill_chunk, vlm_text_decoder **out_decoder) {
+  *out_decoder = NULL;
+  if (!backend || strcmp(backend, "cpu") == 0) return VLM_OK;
+  if (strcmp(backend, "xla") != 0)
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown backend '%s' (cpu or xla)", backend);
+#ifdef VLM_HAVE_XLA_RUNTIME
+  vlm_xla_decoder_options options = {.slot_count = slot_count, .capacity = capacity,
+                                     .prefill_chunk = prefill_chunk, .compile_if_missing = true,
+                                     .progress = stderr};
+  return vlm_xla_open_text_decoder(model_dir, &options, out_decoder);
+#else
+  (void)model_dir, (void)slot_count, (void)capacity, (void)prefill_chunk;
+  return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
+                         "this vlm was built without the xla runtime (it needs Debian's libpython3.11-dev "
+                         "at build time: scripts/install-dependencies.sh)");
+#endif
+}
