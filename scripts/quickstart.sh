@@ -4,7 +4,9 @@
 # text request with the checked-in tiny Qwen2, then an image request with the
 # checked-in tiny LLaVA-1.5 (random weights, so the replies are gibberish, but
 # every stage is the real one: image decode and CLIP processor, vision tower,
-# projector, chat template, tokenizer, decoder, sampling).
+# projector, chat template, tokenizer, decoder, sampling); finally start
+# `vlm serve` on the tiny Qwen2, stream one chat completion from it over
+# HTTP, and stop it with SIGTERM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
@@ -16,3 +18,29 @@ build/vlm run --model tests/models/qwen2 --prompt "Describe a cat sitting on a w
 image=../shared/fixtures/media/images/chelsea.png
 [ -f "$image" ] || image=fuzz/corpus/image_decode/progressive.jpg # a tiny JPEG shipped with the repo
 build/vlm run --model tests/models/llava --image "$image" --prompt "What is in this picture?" --max-tokens 24 --json
+
+echo "== vlm serve: one streamed chat completion over HTTP"
+log=$(mktemp)
+build/vlm serve --model tests/models/qwen2 --port 0 --parallel 2 2>"$log" &
+server=$!
+trap 'kill $server 2>/dev/null; rm -f "$log"' EXIT
+for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
+url=$(grep -o "http://[^ ]*" "$log" | head -1)
+[ -n "$url" ] || { cat "$log"; exit 1; }
+python3 - "$url" <<'PY'
+import json, sys, urllib.request
+body = {"model": "qwen2", "stream": True, "max_tokens": 16,
+        "messages": [{"role": "user", "content": "Say hello."}]}
+request = urllib.request.Request(sys.argv[1] + "/v1/chat/completions", json.dumps(body).encode(),
+                                 {"Content-Type": "application/json"})
+with urllib.request.urlopen(request) as response:
+    for line in response:
+        line = line.decode().strip()
+        if line.startswith("data: ") and line != "data: [DONE]":
+            delta = json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
+            print(delta, end="", flush=True)
+print()
+PY
+kill -TERM $server
+wait $server
+echo "vlm serve stopped cleanly"
