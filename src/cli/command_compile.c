@@ -5,7 +5,9 @@
 
 #include "backends/xla/iree_compiler.h"
 #include "backends/xla/stablehlo_emitter.h"
+#include "backends/xla/stablehlo_vision.h"
 #include "cli/commands.h"
+#include "core/status.h"
 
 static void print_usage(FILE *out) {
   fprintf(out,
@@ -35,7 +37,10 @@ static void print_usage(FILE *out) {
           "iree-compile is $VLM_IREE_COMPILE, else .venv-xla/bin/iree-compile in the\n"
           "source tree vlm was built from, else the one on PATH (pip install -r\n"
           "tools/xla/requirements.txt into a venv made from /usr/bin/python3.11).\n"
-          "Only the text decoder is compiled so far; vision towers run on the cpu backend.\n"
+          "For models with images it also compiles the vision module (tower + projector,\n"
+          "one image per call; reused when already cached) and prints its directory on a\n"
+          "second line; a tower the emitter cannot lower yet is reported on stderr and\n"
+          "stays on the cpu backend.\n"
           "\n"
           "Exit status: 0 on success, 1 on failure (the reason, with the compiler's\n"
           "diagnostics, on stderr), 2 for a usage error.\n");
@@ -135,6 +140,29 @@ static vlm_status compile_model(const compile_arguments *arguments, vlm_xla_text
   return status;
 }
 
+/* The vision module next to the text one. A tower the emitter refuses
+ * (UNIMPLEMENTED) is not an error: the engine encodes it on the cpu backend. */
+static vlm_status compile_vision(const compile_arguments *arguments) {
+  vlm_xla_target target = VLM_XLA_TARGET_LLVM_CPU;
+  if (arguments->target) VLM_RETURN_IF_ERROR(vlm_xla_target_from_name(arguments->target, &target));
+  vlm_xla_vision_encoder vision;
+  vlm_status status = vlm_xla_vision_encoder_open(arguments->model_dir, &vision);
+  if (status) return status;
+  fprintf(stderr, "vlm compile: the vision encoder (1 image per call)\n");
+  char artifact_dir[VLM_XLA_PATH_LENGTH];
+  vlm_stablehlo_vision_options options = {.images_per_call = 1};
+  status = vlm_xla_vision_prepare_artifact(&vision, &options, target, arguments->cache_dir, true, stderr,
+                                           artifact_dir, sizeof(artifact_dir));
+  if (!status) printf("%s\n", artifact_dir);
+  vlm_xla_vision_encoder_release(&vision);
+  if (vlm_status_code_of(status) == VLM_STATUS_UNIMPLEMENTED) {
+    fprintf(stderr, "vlm compile: the vision encoder stays on the cpu backend: %s\n", vlm_status_message(status));
+    vlm_status_free(status);
+    return VLM_OK;
+  }
+  return status;
+}
+
 int command_compile(int argc, char **argv, const global_options *options) {
   (void)options; /* compilation is single-threaded in iree-compile's own hands */
   compile_arguments arguments = {0};
@@ -144,6 +172,7 @@ int command_compile(int argc, char **argv, const global_options *options) {
   vlm_status status = vlm_xla_text_decoder_open(arguments.model_dir, &model);
   if (status) return cli_report_status(status);
   status = compile_model(&arguments, &model);
+  if (!status && !arguments.emit_mlir && model.config.has_vision) status = compile_vision(&arguments);
   vlm_xla_text_decoder_release(&model);
   return status ? cli_report_status(status) : 0;
 }

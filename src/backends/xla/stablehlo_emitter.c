@@ -62,7 +62,7 @@ vlm_status vlm_stablehlo_check_graph(const vlm_graph *graph) {
 /* Function prologues                                                      */
 /* ---------------------------------------------------------------------- */
 
-static xla_value argument(const char *name, const char *element, int rank, const int64_t *shape) {
+xla_value xla_argument(const char *name, const char *element, int rank, const int64_t *shape) {
   xla_value value = xla_make_value(element, rank, shape);
   snprintf(value.name, sizeof(value.name), "%%%s", name);
   return value;
@@ -96,28 +96,28 @@ static void prefill_rows(xla_emitter *e) {
 
 static void prologue(xla_emitter *e, const xla_value *logits) {
   int64_t rows = e->rows, hidden = 0;
-  e->valid_rows = argument("valid_rows", "i32", 0, NULL);
-  e->slot = argument("slot", "i32", 0, NULL);
-  e->start = argument("start", "i32", 0, NULL);
+  e->valid_rows = xla_argument("valid_rows", "i32", 0, NULL);
+  e->slot = xla_argument("slot", "i32", 0, NULL);
+  e->start = xla_argument("start", "i32", 0, NULL);
   if (e->kind == XLA_TOKEN_PREFILL) {
-    e->tokens = argument("tokens", "i32", 1, &rows);
+    e->tokens = xla_argument("tokens", "i32", 1, &rows);
     print_signature(e, "token_prefill", 4, (xla_value[]){e->tokens, e->valid_rows, e->slot, e->start}, logits);
     prefill_rows(e);
     e->rope_positions = xla_convert(e, e->cache_index, "f32");
   } else if (e->kind == XLA_EMBEDDINGS_PREFILL) {
     hidden = e->graph->nodes[vlm_graph_find(e->graph, "embeddings")].shape[1];
-    e->embeddings = argument("embeddings", "f32", 2, (int64_t[]){rows, hidden});
-    e->positions = argument("positions", "i32", 1, &rows);
-    e->bias = argument("bias", "f32", 2, (int64_t[]){rows, e->options->capacity});
+    e->embeddings = xla_argument("embeddings", "f32", 2, (int64_t[]){rows, hidden});
+    e->positions = xla_argument("positions", "i32", 1, &rows);
+    e->bias = xla_argument("bias", "f32", 2, (int64_t[]){rows, e->options->capacity});
     print_signature(e, "embeddings_prefill", 6,
                     (xla_value[]){e->embeddings, e->positions, e->bias, e->valid_rows, e->slot, e->start},
                     logits);
     prefill_rows(e);
     e->rope_positions = xla_convert(e, e->positions, "f32");
   } else {
-    e->tokens = argument("tokens", "i32", 1, &rows);
-    e->positions = argument("positions", "i32", 1, &rows);
-    e->active = argument("active", "i32", 1, &rows);
+    e->tokens = xla_argument("tokens", "i32", 1, &rows);
+    e->positions = xla_argument("positions", "i32", 1, &rows);
+    e->active = xla_argument("active", "i32", 1, &rows);
     print_signature(e, "decode", 3, (xla_value[]){e->tokens, e->positions, e->active}, logits);
     e->cache_index = e->positions;
     e->rope_positions = xla_convert(e, e->positions, "f32");
@@ -202,7 +202,7 @@ static void emit_read_kv(module_state *state) {
   xla_emitter e = make_emitter(state, XLA_DECODE, 0);
   int64_t capacity = state->options->capacity, kv = state->kv_heads, dim = state->head_dim;
   xla_value result = xla_make_value("f32", 5, (int64_t[]){state->layers, 2, capacity, kv, dim});
-  e.slot = argument("slot", "i32", 0, NULL);
+  e.slot = xla_argument("slot", "i32", 0, NULL);
   print_signature(&e, "read_kv", 1, &e.slot, &result);
   xla_value z = xla_splat(&e, 0, "i32", 0, NULL);
   xla_value cache = xla_current_cache(&e);
@@ -216,7 +216,7 @@ static void emit_read_kv(module_state *state) {
 
 static void emit_clear_slot(module_state *state) {
   xla_emitter e = make_emitter(state, XLA_DECODE, 0);
-  e.slot = argument("slot", "i32", 0, NULL);
+  e.slot = xla_argument("slot", "i32", 0, NULL);
   print_signature(&e, "clear_slot", 1, &e.slot, NULL);
   xla_value z = xla_splat(&e, 0, "i32", 0, NULL);
   xla_value cache = xla_current_cache(&e);
@@ -231,14 +231,13 @@ static void emit_clear_slot(module_state *state) {
 
 /* The artifact proves what it was built from, independently of its sidecar:
  * the loader calls this before anything else and compares. */
-static void emit_compatibility(module_state *state, uint64_t key_hash) {
-  vlm_sb_appendf(&state->functions,
+void xla_emit_compatibility(vlm_string_builder *out, int contract_version, int emitter_version, uint64_t key_hash) {
+  vlm_sb_appendf(out,
                  "  func.func @compatibility() -> tensor<4xi32> {\n"
                  "    %%key = \"stablehlo.constant\"() {value = dense<[%d, %d, %d, %d]> : tensor<4xi32>} "
                  ": () -> tensor<4xi32>\n"
                  "    return %%key : tensor<4xi32>\n  }\n",
-                 VLM_TEXT_CONTRACT_VERSION, VLM_XLA_EMITTER_VERSION, (int32_t)(uint32_t)key_hash,
-                 (int32_t)(uint32_t)(key_hash >> 32));
+                 contract_version, emitter_version, (int32_t)(uint32_t)key_hash, (int32_t)(uint32_t)(key_hash >> 32));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -284,19 +283,19 @@ static uint64_t config_hash(const vlm_xla_text_decoder *model) {
 /* Names, dtypes and shapes of the parameters (not their values: one
  * artifact serves every checkpoint of the architecture and dtypes). */
 /* The stored name, which the module's parameter references use. */
-static const char *stored_name(const vlm_checkpoint *checkpoint, const char *name) {
+const char *xla_stored_name(const vlm_checkpoint *checkpoint, const char *name) {
   const vlm_tensor_info *info = vlm_checkpoint_find(checkpoint, name);
   return info && info->stored_name ? info->stored_name : name;
 }
 
-static void weights_signature(const vlm_checkpoint *checkpoint, const xla_weight_list *weights, uint64_t *out_hash,
+void xla_weights_signature(const vlm_checkpoint *checkpoint, const xla_weight_list *weights, uint64_t *out_hash,
                               char *dtypes, size_t size) {
   uint64_t hash = VLM_FNV1A64_SEED;
   bool seen_f32 = false, seen_bf16 = false, seen_f16 = false;
   for (int i = 0; i < weights->count; i++) {
     const xla_weight *weight = &weights->items[i];
     char line[VLM_GRAPH_NAME_LENGTH + 128];
-    int length = snprintf(line, sizeof(line), "%s=%s:%s", weight->name, stored_name(checkpoint, weight->name),
+    int length = snprintf(line, sizeof(line), "%s=%s:%s", weight->name, xla_stored_name(checkpoint, weight->name),
                           weight->element);
     for (int d = 0; d < weight->rank; d++)
       length += snprintf(line + length, sizeof(line) - (size_t)length, "%s%lld", d ? "x" : ":",
@@ -316,7 +315,7 @@ static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
   memset(key, 0, sizeof(*key));
   uint64_t weights_hash;
   char weight_dtypes[32];
-  weights_signature(state->model->weights, &state->weights, &weights_hash, weight_dtypes, sizeof(weight_dtypes));
+  xla_weights_signature(state->model->weights, &state->weights, &weights_hash, weight_dtypes, sizeof(weight_dtypes));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "contract_version", "%d", VLM_TEXT_CONTRACT_VERSION));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "emitter_version", "%d", VLM_XLA_EMITTER_VERSION));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "module", "text_decoder"));
@@ -340,32 +339,42 @@ static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
 /* Assembly                                                                */
 /* ---------------------------------------------------------------------- */
 
-static void emit_header(vlm_string_builder *out, const module_state *state, const vlm_xla_key *key) {
+void xla_emit_module_header(vlm_string_builder *out, const char *module, const char *description,
+                            int contract_version, int emitter_version, const vlm_xla_key *key,
+                            const vlm_checkpoint *checkpoint, const xla_weight_list *weights) {
   char hash[17];
   vlm_xla_key_hash_hex(key, hash);
   vlm_sb_appendf(out,
-                 "// vlm text decoder: StableHLO emitted from the shared decoder graph\n"
-                 "// (src/backends/xla/stablehlo_emitter.h describes the functions and layout).\n"
-                 "module @vlm_text_decoder attributes {vlm.contract_version = %d : i32, "
+                 "%s"
+                 "module @%s attributes {vlm.contract_version = %d : i32, "
                  "vlm.emitter_version = %d : i32, vlm.compatibility_key_hash = \"%s\", "
                  "vlm.compatibility_key = {",
-                 VLM_TEXT_CONTRACT_VERSION, VLM_XLA_EMITTER_VERSION, hash);
+                 description, module, contract_version, emitter_version, hash);
   for (int i = 0; i < key->field_count; i++) {
     vlm_sb_appendf(out, "%s%s = ", i ? ", " : "", key->fields[i].name);
     vlm_sb_append_json_string(out, key->fields[i].value, strlen(key->fields[i].value));
   }
   vlm_sb_appendf(out, "}} {\n");
   char type[160];
-  for (int i = 0; i < state->weights.count; i++) {
-    const xla_weight *weight = &state->weights.items[i];
+  for (int i = 0; i < weights->count; i++) {
+    const xla_weight *weight = &weights->items[i];
     xla_value value = xla_make_value(weight->element, weight->rank, weight->shape);
     xla_type_text(&value, type, sizeof(type));
     /* The global is named canonically; the parameter is looked up in the
      * safetensors files by the name stored there (older layouts differ). */
-    const char *stored = stored_name(state->model->weights, weight->name);
+    const char *stored = xla_stored_name(checkpoint, weight->name);
     vlm_sb_appendf(out, "  util.global private @\"%s\" = #stream.parameter.named<\"model\"::\"%s\"> : %s\n",
                    weight->name, stored, type);
   }
+}
+
+static void emit_header(vlm_string_builder *out, const module_state *state, const vlm_xla_key *key) {
+  xla_emit_module_header(out, "vlm_text_decoder",
+                         "// vlm text decoder: StableHLO emitted from the shared decoder graph\n"
+                         "// (src/backends/xla/stablehlo_emitter.h describes the functions and layout).\n",
+                         VLM_TEXT_CONTRACT_VERSION, VLM_XLA_EMITTER_VERSION, key, state->model->weights,
+                         &state->weights);
+  char type[160];
   xla_value cache = xla_make_value("f32", 6, (int64_t[]){state->layers, 2, state->options->slot_count,
                                                          state->options->capacity + state->options->prefill_chunk,
                                                          state->kv_heads, state->head_dim});
@@ -410,7 +419,8 @@ vlm_status vlm_stablehlo_emit_text_decoder(const vlm_xla_text_decoder *model,
   if (!status) {
     emit_read_kv(&state);
     emit_clear_slot(&state);
-    emit_compatibility(&state, vlm_xla_key_hash(&key));
+    xla_emit_compatibility(&state.functions, VLM_TEXT_CONTRACT_VERSION, VLM_XLA_EMITTER_VERSION,
+                           vlm_xla_key_hash(&key));
     emit_header(&module, &state, &key);
     char *functions = vlm_sb_finish(&state.functions);
     if (functions) vlm_sb_append(&module, functions, strlen(functions));

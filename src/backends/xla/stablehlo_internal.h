@@ -32,6 +32,7 @@ typedef enum xla_function_kind {
   XLA_TOKEN_PREFILL,
   XLA_EMBEDDINGS_PREFILL,
   XLA_DECODE,
+  XLA_VISION_ENCODE, /* the vision module's encode: stateless, no KV cache */
 } xla_function_kind;
 
 /* A parameter global the module declares (deduplicated across functions). */
@@ -63,6 +64,7 @@ typedef struct xla_emitter {
   xla_value *nodes_f32;         /* weights converted to f32, on first use */
   /* Function arguments and values every layer shares. */
   xla_value tokens, embeddings, positions, bias, valid_rows, slot, start, active;
+  xla_value patches;            /* vision encode: [images * patches, patch width] f32 */
   xla_value zero_index;         /* tensor<i32> 0 */
   xla_value cache_index;        /* [rows] i32: where each row's K/V goes */
   xla_value write_index;        /* decode: cache_index, or a spill row when inactive */
@@ -113,9 +115,33 @@ xla_value xla_cache_shape(const xla_emitter *e);
 xla_value xla_current_cache(xla_emitter *e);
 void xla_flush_cache(xla_emitter *e);
 
+/* Module assembly shared by the text and vision modules (stablehlo_emitter.c). */
+xla_value xla_argument(const char *name, const char *element, int rank, const int64_t *shape);
+/* The name a tensor is stored under in the checkpoint (parameters are looked up by it). */
+const char *xla_stored_name(const vlm_checkpoint *checkpoint, const char *name);
+/* Hash of the parameters' names, stored names, dtypes and shapes; `dtypes`
+ * gets "f32", "bf16", "f32+bf16", ... */
+void xla_weights_signature(const vlm_checkpoint *checkpoint, const xla_weight_list *weights, uint64_t *out_hash,
+                           char *dtypes, size_t size);
+/* `description` (comment lines), the module line with its attributes and
+ * compatibility key, and one parameter global per weight. */
+void xla_emit_module_header(vlm_string_builder *out, const char *module, const char *description,
+                            int contract_version, int emitter_version, const vlm_xla_key *key,
+                            const vlm_checkpoint *checkpoint, const xla_weight_list *weights);
+void xla_emit_compatibility(vlm_string_builder *out, int contract_version, int emitter_version, uint64_t key_hash);
+
 /* Lowering (stablehlo_lower.c). */
 vlm_status xla_lower_node(xla_emitter *e, int32_t index);
 /* OK when the emitter can lower `node`; UNIMPLEMENTED naming it otherwise. */
 vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node);
+/* The f32 value of input `which` of `node` (weights converted on first use). */
+xla_value xla_input_f32(xla_emitter *e, const vlm_node *node, int which);
+xla_value xla_splat_like(xla_emitter *e, double number, xla_value like);
+/* Softmax over the last dimension, guarded against rows that see no key. */
+xla_value xla_softmax_last(xla_emitter *e, xla_value scores);
+
+/* Lowering of the encoder ops (stablehlo_lower_vision.c): layer_norm,
+ * full_attention, prepend_row, add_tiled, concat_columns. */
+vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_value *out);
 
 #endif

@@ -42,13 +42,13 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_RESHAPE:
     case VLM_OP_SELECT_ROWS:
     case VLM_OP_SOFTCAP:
-      return VLM_OK;
     case VLM_OP_ACTIVATION:
     case VLM_OP_GATED:
-      if (node->params.activation.activation == VLM_ACTIVATION_GELU)
-        return VLM_ERROR(UNIMPLEMENTED,
-                         "xla emitter: graph node '%s': the erf form of gelu is not supported yet",
-                         node->name);
+    case VLM_OP_LAYER_NORM:
+    case VLM_OP_FULL_ATTENTION:
+    case VLM_OP_PREPEND_ROW:
+    case VLM_OP_ADD_TILED:
+    case VLM_OP_CONCAT_COLUMNS:
       return VLM_OK;
     case VLM_OP_ROPE: {
       int32_t index = node->params.rope.rope_index;
@@ -132,7 +132,7 @@ static xla_value weight_f32(xla_emitter *e, int32_t index) {
 }
 
 /* The f32 value of an input node (computed nodes are f32 already). */
-static xla_value input_f32(xla_emitter *e, const vlm_node *node, int which) {
+xla_value xla_input_f32(xla_emitter *e, const vlm_node *node, int which) {
   int32_t index = node->inputs[which];
   return node_at(e, index)->op == VLM_OP_WEIGHT ? weight_f32(e, index) : e->nodes[index];
 }
@@ -141,6 +141,7 @@ static vlm_status lower_input(xla_emitter *e, int32_t index) {
   const vlm_node *node = node_at(e, index);
   if (strcmp(node->name, "tokens") == 0 && e->tokens.name[0]) e->nodes[index] = e->tokens;
   else if (strcmp(node->name, "embeddings") == 0 && e->embeddings.name[0]) e->nodes[index] = e->embeddings;
+  else if (strcmp(node->name, "patches") == 0 && e->patches.name[0]) e->nodes[index] = e->patches;
   else return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph input '%s' has no function argument", node->name);
   return VLM_OK;
 }
@@ -149,7 +150,7 @@ static vlm_status lower_input(xla_emitter *e, int32_t index) {
 /* Elementwise and shape ops                                               */
 /* ---------------------------------------------------------------------- */
 
-static xla_value splat_like(xla_emitter *e, double number, xla_value like) {
+xla_value xla_splat_like(xla_emitter *e, double number, xla_value like) {
   return xla_splat(e, number, like.element, like.rank, like.shape);
 }
 
@@ -157,46 +158,56 @@ static xla_value splat_like(xla_emitter *e, double number, xla_value like) {
 static xla_value silu(xla_emitter *e, xla_value x) {
   xla_value negated = XLA_OP(e, "negate", NULL, &x, x);
   xla_value exponential = XLA_OP(e, "exponential", NULL, &x, negated);
-  xla_value denominator = XLA_OP(e, "add", NULL, &x, exponential, splat_like(e, 1.0, x));
+  xla_value denominator = XLA_OP(e, "add", NULL, &x, exponential, xla_splat_like(e, 1.0, x));
   return XLA_OP(e, "divide", NULL, &x, x, denominator);
 }
 
 static xla_value activate(xla_emitter *e, vlm_activation activation, xla_value x) {
   switch (activation) {
     case VLM_ACTIVATION_SILU: return silu(e, x);
-    case VLM_ACTIVATION_RELU: return XLA_OP(e, "maximum", NULL, &x, x, splat_like(e, 0.0, x));
+    case VLM_ACTIVATION_RELU: return XLA_OP(e, "maximum", NULL, &x, x, xla_splat_like(e, 0.0, x));
     case VLM_ACTIVATION_QUICK_GELU: {
-      xla_value scaled = XLA_OP(e, "multiply", NULL, &x, x, splat_like(e, 1.702, x));
+      xla_value scaled = XLA_OP(e, "multiply", NULL, &x, x, xla_splat_like(e, 1.702, x));
       return XLA_OP(e, "multiply", NULL, &x, x, XLA_OP(e, "logistic", NULL, &x, scaled));
     }
+    case VLM_ACTIVATION_GELU: {
+      /* 0.5 x (1 + erf(x / sqrt 2)) as the cpu backend computes it with
+       * erff. StableHLO has no erf; CHLO's (which iree-compile accepts and
+       * expands to a rational approximation) stays within float32
+       * tolerance of erff. */
+      xla_value scaled = XLA_OP(e, "multiply", NULL, &x, x, xla_splat_like(e, (float)M_SQRT1_2, x));
+      xla_value one_plus = XLA_OP(e, "add", NULL, &x, xla_splat_like(e, 1.0, x), XLA_OP(e, "chlo.erf", NULL, &x, scaled));
+      xla_value half_x = XLA_OP(e, "multiply", NULL, &x, x, xla_splat_like(e, 0.5, x));
+      return XLA_OP(e, "multiply", NULL, &x, half_x, one_plus);
+    }
     case VLM_ACTIVATION_GELU_TANH:
-    default: { /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); erf gelu is refused earlier */
+    default: { /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
       xla_value cube = XLA_OP(e, "multiply", NULL, &x, x, XLA_OP(e, "multiply", NULL, &x, x, x));
       xla_value inner = XLA_OP(e, "add", NULL, &x, x,
-                               XLA_OP(e, "multiply", NULL, &x, cube, splat_like(e, 0.044715, x)));
-      inner = XLA_OP(e, "multiply", NULL, &x, inner, splat_like(e, sqrt(2.0 / M_PI), x));
-      xla_value one_plus = XLA_OP(e, "add", NULL, &x, splat_like(e, 1.0, x), XLA_OP(e, "tanh", NULL, &x, inner));
-      xla_value half_x = XLA_OP(e, "multiply", NULL, &x, x, splat_like(e, 0.5, x));
+                               XLA_OP(e, "multiply", NULL, &x, cube, xla_splat_like(e, 0.044715, x)));
+      inner = XLA_OP(e, "multiply", NULL, &x, inner, xla_splat_like(e, sqrt(2.0 / M_PI), x));
+      xla_value one_plus = XLA_OP(e, "add", NULL, &x, xla_splat_like(e, 1.0, x), XLA_OP(e, "tanh", NULL, &x, inner));
+      xla_value half_x = XLA_OP(e, "multiply", NULL, &x, x, xla_splat_like(e, 0.5, x));
       return XLA_OP(e, "multiply", NULL, &x, half_x, one_plus);
     }
   }
 }
 
 static void lower_elementwise(xla_emitter *e, const vlm_node *node, xla_value *out) {
-  xla_value a = input_f32(e, node, 0);
+  xla_value a = xla_input_f32(e, node, 0);
   switch (node->op) {
-    case VLM_OP_ADD: *out = XLA_OP(e, "add", NULL, &a, a, input_f32(e, node, 1)); break;
-    case VLM_OP_MUL: *out = XLA_OP(e, "multiply", NULL, &a, a, input_f32(e, node, 1)); break;
+    case VLM_OP_ADD: *out = XLA_OP(e, "add", NULL, &a, a, xla_input_f32(e, node, 1)); break;
+    case VLM_OP_MUL: *out = XLA_OP(e, "multiply", NULL, &a, a, xla_input_f32(e, node, 1)); break;
     case VLM_OP_SCALE:
-      *out = XLA_OP(e, "multiply", NULL, &a, a, splat_like(e, (float)node->params.scale.scalar, a));
+      *out = XLA_OP(e, "multiply", NULL, &a, a, xla_splat_like(e, (float)node->params.scale.scalar, a));
       break;
     case VLM_OP_ACTIVATION: *out = activate(e, node->params.activation.activation, a); break;
     case VLM_OP_GATED:
       *out = XLA_OP(e, "multiply", NULL, &a, activate(e, node->params.activation.activation, a),
-                    input_f32(e, node, 1));
+                    xla_input_f32(e, node, 1));
       break;
     default: { /* softcap: cap * tanh(x / cap) */
-      xla_value cap = splat_like(e, (float)node->params.softcap.cap, a);
+      xla_value cap = xla_splat_like(e, (float)node->params.softcap.cap, a);
       xla_value tanh = XLA_OP(e, "tanh", NULL, &a, XLA_OP(e, "divide", NULL, &a, a, cap));
       *out = XLA_OP(e, "multiply", NULL, &a, cap, tanh);
     }
@@ -205,19 +216,19 @@ static void lower_elementwise(xla_emitter *e, const vlm_node *node, xla_value *o
 
 /* x * rsqrt(mean(x^2) + eps) * w (or * (1 + w)), over the last dimension. */
 static xla_value lower_rms_norm(xla_emitter *e, const vlm_node *node) {
-  xla_value x = input_f32(e, node, 0);
+  xla_value x = xla_input_f32(e, node, 0);
   int64_t width = x.shape[x.rank - 1];
   xla_value squares = XLA_OP(e, "multiply", NULL, &x, x, x);
   xla_value sum = xla_reduce_last(e, squares, "add", 0.0);
-  xla_value mean = XLA_OP(e, "divide", NULL, &sum, sum, splat_like(e, (double)width, sum));
-  xla_value shifted = XLA_OP(e, "add", NULL, &mean, mean, splat_like(e, (float)node->params.norm.epsilon, mean));
+  xla_value mean = XLA_OP(e, "divide", NULL, &sum, sum, xla_splat_like(e, (double)width, sum));
+  xla_value shifted = XLA_OP(e, "add", NULL, &mean, mean, xla_splat_like(e, (float)node->params.norm.epsilon, mean));
   xla_value inverse = XLA_OP(e, "rsqrt", NULL, &shifted, shifted);
   int64_t dims[XLA_MAX_RANK];
   for (int i = 0; i < x.rank; i++) dims[i] = i;
   xla_value normalized = XLA_OP(e, "multiply", NULL, &x, x, xla_broadcast(e, inverse, x.rank, x.shape, dims));
-  xla_value weight = input_f32(e, node, 1);
+  xla_value weight = xla_input_f32(e, node, 1);
   if (node->params.norm.weight_offset != 0.0)
-    weight = XLA_OP(e, "add", NULL, &weight, weight, splat_like(e, node->params.norm.weight_offset, weight));
+    weight = XLA_OP(e, "add", NULL, &weight, weight, xla_splat_like(e, node->params.norm.weight_offset, weight));
   int64_t last = x.rank - 1;
   xla_value broadcast_weight = xla_broadcast(e, weight, x.rank, x.shape, &last);
   return XLA_OP(e, "multiply", NULL, &x, broadcast_weight, normalized);
@@ -225,12 +236,12 @@ static xla_value lower_rms_norm(xla_emitter *e, const vlm_node *node) {
 
 /* x [..., in] . W [out, in]^T (+ bias [out]). */
 static xla_value lower_linear(xla_emitter *e, const vlm_node *node) {
-  xla_value x = input_f32(e, node, 0);
-  xla_value weight = input_f32(e, node, 1);
+  xla_value x = xla_input_f32(e, node, 0);
+  xla_value weight = xla_input_f32(e, node, 1);
   xla_value y = xla_dot_general(e, x, weight, 0, NULL, NULL, x.rank - 1, 1, node->rank, node->shape);
   if (node->input_count > 2) {
     int64_t last = node->rank - 1;
-    xla_value bias = xla_broadcast(e, input_f32(e, node, 2), node->rank, node->shape, &last);
+    xla_value bias = xla_broadcast(e, xla_input_f32(e, node, 2), node->rank, node->shape, &last);
     y = XLA_OP(e, "add", NULL, &y, y, bias);
   }
   return y;
@@ -252,37 +263,36 @@ static xla_value lower_gather(xla_emitter *e, const vlm_node *node) {
   return xla_convert(e, rows, "f32");
 }
 
-/* Static rows: one slice when they are consecutive, else one per row
- * (the decoder selects consecutive rows; a scattered pick stays small). */
-#define MAX_SCATTERED_ROWS 64
+/* Static rows: identity, or one slice per run of consecutive rows joined by
+ * a concatenate (the decoder selects one run; dropping each image's class
+ * token leaves one run per image). */
+#define MAX_ROW_RUNS 64
 static vlm_status lower_select_rows(xla_emitter *e, const vlm_node *node, xla_value *out) {
   xla_value x = e->nodes[node->inputs[0]];
   const int32_t *rows = node->params.select.rows;
   int64_t count = node->params.select.count;
-  bool consecutive = true;
-  for (int64_t i = 1; i < count; i++) consecutive = consecutive && rows[i] == rows[i - 1] + 1;
-  int64_t start[XLA_MAX_RANK] = {0}, limit[XLA_MAX_RANK];
-  memcpy(limit, x.shape, sizeof(limit));
-  if (consecutive) {
-    if (rows[0] == 0 && count == x.shape[0]) {
+  if (count == x.shape[0] && rows[0] == 0 && rows[count - 1] == count - 1) {
+    bool identity = true;
+    for (int64_t i = 1; i < count && identity; i++) identity = rows[i] == rows[i - 1] + 1;
+    if (identity) {
       *out = x;
       return VLM_OK;
     }
-    start[0] = rows[0];
-    limit[0] = rows[0] + count;
-    *out = xla_slice(e, x, start, limit);
-    return VLM_OK;
   }
-  if (count > MAX_SCATTERED_ROWS)
-    return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s' selects %lld scattered rows (at most %d)",
-                     node->name, (long long)count, MAX_SCATTERED_ROWS);
-  xla_value parts[MAX_SCATTERED_ROWS];
-  for (int64_t i = 0; i < count; i++) {
-    start[0] = rows[i];
-    limit[0] = rows[i] + 1;
-    parts[i] = xla_slice(e, x, start, limit);
+  int64_t start[XLA_MAX_RANK] = {0}, limit[XLA_MAX_RANK];
+  memcpy(limit, x.shape, sizeof(limit));
+  xla_value parts[MAX_ROW_RUNS];
+  int runs = 0;
+  for (int64_t first = 0, last; first < count; first = last + 1) {
+    for (last = first; last + 1 < count && rows[last + 1] == rows[last] + 1;) last++;
+    if (runs == MAX_ROW_RUNS)
+      return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s' selects more than %d runs of rows",
+                       node->name, MAX_ROW_RUNS);
+    start[0] = rows[first];
+    limit[0] = rows[last] + 1;
+    parts[runs++] = xla_slice(e, x, start, limit);
   }
-  *out = xla_concatenate(e, (int)count, parts, 0);
+  *out = runs == 1 ? parts[0] : xla_concatenate(e, runs, parts, 0);
   return VLM_OK;
 }
 
@@ -313,8 +323,8 @@ static vlm_status prepare_rope(xla_emitter *e, int32_t rope_index) {
   xla_value cosine = XLA_OP(e, "cosine", NULL, &angle, angle);
   xla_value sine = XLA_OP(e, "sine", NULL, &angle, angle);
   if (scaling != 1.0f) {
-    cosine = XLA_OP(e, "multiply", NULL, &cosine, cosine, splat_like(e, scaling, cosine));
-    sine = XLA_OP(e, "multiply", NULL, &sine, sine, splat_like(e, scaling, sine));
+    cosine = XLA_OP(e, "multiply", NULL, &cosine, cosine, xla_splat_like(e, scaling, cosine));
+    sine = XLA_OP(e, "multiply", NULL, &sine, sine, xla_splat_like(e, scaling, sine));
   }
   e->rope_cos[rope_index] = cosine;
   e->rope_sin[rope_index] = sine;
@@ -326,7 +336,7 @@ static vlm_status prepare_rope(xla_emitter *e, int32_t rope_index) {
 static vlm_status lower_rope(xla_emitter *e, const vlm_node *node, xla_value *out) {
   int32_t rope_index = node->params.rope.rope_index;
   VLM_RETURN_IF_ERROR(prepare_rope(e, rope_index));
-  xla_value x = input_f32(e, node, 0);
+  xla_value x = xla_input_f32(e, node, 0);
   int64_t rotary = e->graph->ropes[rope_index]->rotary_dimension, half = rotary / 2;
   int64_t rows = x.shape[0], heads = x.shape[1], dim = x.shape[2];
   int64_t half_shape[3] = {rows, heads, half};
@@ -394,16 +404,16 @@ static xla_value decode_write(xla_emitter *e, xla_value rows, int32_t layer, int
  * that may see no key (a padded row) gives zeros, never NaN: the max is
  * floored at -FLT_MAX and the sum at FLT_MIN. Rows that see a key are
  * unchanged (their max is finite and their sum at least 1). */
-static xla_value softmax_last(xla_emitter *e, xla_value scores) {
+xla_value xla_softmax_last(xla_emitter *e, xla_value scores) {
   int64_t dims[XLA_MAX_RANK];
   for (int i = 0; i < scores.rank; i++) dims[i] = i;
   xla_value maximum = xla_reduce_last(e, scores, "maximum", -INFINITY);
-  maximum = XLA_OP(e, "maximum", NULL, &maximum, maximum, splat_like(e, -FLT_MAX, maximum));
+  maximum = XLA_OP(e, "maximum", NULL, &maximum, maximum, xla_splat_like(e, -FLT_MAX, maximum));
   xla_value shifted = XLA_OP(e, "subtract", NULL, &scores, scores,
                              xla_broadcast(e, maximum, scores.rank, scores.shape, dims));
   xla_value exponentials = XLA_OP(e, "exponential", NULL, &scores, shifted);
   xla_value sum = xla_reduce_last(e, exponentials, "add", 0.0);
-  sum = XLA_OP(e, "maximum", NULL, &sum, sum, splat_like(e, FLT_MIN, sum));
+  sum = XLA_OP(e, "maximum", NULL, &sum, sum, xla_splat_like(e, FLT_MIN, sum));
   return XLA_OP(e, "divide", NULL, &scores, exponentials, xla_broadcast(e, sum, scores.rank, scores.shape, dims));
 }
 
@@ -416,7 +426,7 @@ static xla_value prefill_attend(xla_emitter *e, const vlm_node *node, xla_value 
   int64_t score_shape[4] = {kv, rows, groups, capacity};
   xla_value scores = xla_dot_general(e, grouped, keys, 1, (int64_t[]){1}, (int64_t[]){1}, 3, 2, 4, score_shape);
   scores = XLA_OP(e, "multiply", NULL, &scores, scores,
-                  splat_like(e, (float)node->params.attention.scale, scores));
+                  xla_splat_like(e, (float)node->params.attention.scale, scores));
   if (e->kind == XLA_EMBEDDINGS_PREFILL) {
     /* The caller's additive bias [T, capacity] replaces the causal mask. */
     xla_value bias = xla_broadcast(e, e->bias, 4, score_shape, (int64_t[]){1, 3});
@@ -427,9 +437,9 @@ static xla_value prefill_attend(xla_emitter *e, const vlm_node *node, xla_value 
     xla_value query_index = xla_broadcast(e, e->cache_index, 2, mask_shape, (int64_t[]){0});
     xla_value visible = xla_compare(e, key_index, query_index, "LE");
     visible = xla_broadcast(e, visible, 4, score_shape, (int64_t[]){1, 3});
-    scores = xla_select(e, visible, scores, splat_like(e, -INFINITY, scores));
+    scores = xla_select(e, visible, scores, xla_splat_like(e, -INFINITY, scores));
   }
-  xla_value probabilities = softmax_last(e, scores);
+  xla_value probabilities = xla_softmax_last(e, scores);
   xla_value attended = xla_dot_general(e, probabilities, values, 1, (int64_t[]){0}, (int64_t[]){1}, 3, 0, 4,
                                        (int64_t[]){kv, rows, groups, dim});
   xla_value like = xla_make_value("f32", 4, (int64_t[]){rows, kv, groups, dim});
@@ -447,21 +457,21 @@ static xla_value decode_attend(xla_emitter *e, const vlm_node *node, xla_value q
   xla_value scores = xla_dot_general(e, grouped, keys, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 3, 4,
                                      score_shape);
   scores = XLA_OP(e, "multiply", NULL, &scores, scores,
-                  splat_like(e, (float)node->params.attention.scale, scores));
+                  xla_splat_like(e, (float)node->params.attention.scale, scores));
   int64_t mask_shape[2] = {slots, capacity};
   xla_value key_index = xla_iota(e, "i32", 2, mask_shape, 1);
   xla_value query_index = xla_broadcast(e, e->cache_index, 2, mask_shape, (int64_t[]){0});
   xla_value visible = xla_compare(e, key_index, query_index, "LE");
   visible = xla_broadcast(e, visible, 4, score_shape, (int64_t[]){0, 3});
-  scores = xla_select(e, visible, scores, splat_like(e, -INFINITY, scores));
-  xla_value probabilities = softmax_last(e, scores);
+  scores = xla_select(e, visible, scores, xla_splat_like(e, -INFINITY, scores));
+  xla_value probabilities = xla_softmax_last(e, scores);
   xla_value attended = xla_dot_general(e, probabilities, values, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 1,
                                        4, (int64_t[]){slots, kv, groups, dim});
   return xla_reshape(e, attended, 2, (int64_t[]){slots, heads * dim});
 }
 
 static xla_value lower_attention(xla_emitter *e, const vlm_node *node) {
-  xla_value q = input_f32(e, node, 0), k = input_f32(e, node, 1), v = input_f32(e, node, 2);
+  xla_value q = xla_input_f32(e, node, 0), k = xla_input_f32(e, node, 1), v = xla_input_f32(e, node, 2);
   int32_t layer = node->params.attention.layer;
   if (e->kind == XLA_DECODE) {
     xla_value keys = decode_write(e, k, layer, 0);
@@ -487,10 +497,15 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_GATHER: *out = lower_gather(e, node); return VLM_OK;
     case VLM_OP_RMS_NORM: *out = lower_rms_norm(e, node); return VLM_OK;
     case VLM_OP_LINEAR: *out = lower_linear(e, node); return VLM_OK;
-    case VLM_OP_RESHAPE: *out = xla_reshape(e, input_f32(e, node, 0), node->rank, node->shape); return VLM_OK;
+    case VLM_OP_RESHAPE: *out = xla_reshape(e, xla_input_f32(e, node, 0), node->rank, node->shape); return VLM_OK;
     case VLM_OP_SELECT_ROWS: return lower_select_rows(e, node, out);
     case VLM_OP_ROPE: return lower_rope(e, node, out);
     case VLM_OP_ATTENTION: *out = lower_attention(e, node); return VLM_OK;
+    case VLM_OP_LAYER_NORM:
+    case VLM_OP_FULL_ATTENTION:
+    case VLM_OP_PREPEND_ROW:
+    case VLM_OP_ADD_TILED:
+    case VLM_OP_CONCAT_COLUMNS: return xla_lower_encoder_node(e, node, out);
     default: lower_elementwise(e, node, out); return VLM_OK;
   }
 }

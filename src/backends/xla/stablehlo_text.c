@@ -35,7 +35,8 @@ xla_value xla_op(xla_emitter *e, const char *op, const char *attributes, const x
   xla_value result = *like;
   fresh_name(e, &result);
   char type[160];
-  vlm_sb_appendf(e->out, "    %s = \"stablehlo.%s\"(", result.name, op);
+  /* A dotted name is another dialect's op ("chlo.erf"); plain ones are StableHLO's. */
+  vlm_sb_appendf(e->out, "    %s = \"%s%s\"(", result.name, strchr(op, '.') ? "" : "stablehlo.", op);
   for (int i = 0; i < count; i++) vlm_sb_appendf(e->out, "%s%s", i ? ", " : "", args[i].name);
   vlm_sb_appendf(e->out, ")%s%s%s : (", attributes && *attributes ? " {" : "",
                  attributes ? attributes : "", attributes && *attributes ? "}" : "");

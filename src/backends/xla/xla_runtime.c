@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include "backends/xla/xla_runtime.h"
+#include "backends/xla/xla_runtime_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,10 +26,7 @@
  * input crashed in the spike with no error (docs/XLA_ROUTE.md, hazard 1). */
 #define IMPORT_ALIGNMENT 64
 
-typedef struct host_buffer {
-  void *data;
-  size_t bytes;
-} host_buffer;
+typedef xla_host_buffer host_buffer;
 
 enum { FUNCTION_TOKEN_PREFILL, FUNCTION_EMBEDDINGS_PREFILL, FUNCTION_DECODE, FUNCTION_READ_KV,
        FUNCTION_CLEAR_SLOT, FUNCTION_COMPATIBILITY, FUNCTION_COUNT };
@@ -51,19 +49,19 @@ struct vlm_xla_runtime {
 
 static PyObject *bridge_module;
 
-static const char *default_venv(void) {
+const char *xla_default_venv(void) {
   const char *venv = getenv("VLM_XLA_VENV");
   return venv && *venv ? venv : VLM_XLA_SOURCE_VENV;
 }
 
 bool vlm_xla_runtime_available(const char *venv) {
   char path[VLM_XLA_PATH_LENGTH];
-  snprintf(path, sizeof(path), "%s/bin/python3", venv ? venv : default_venv());
+  snprintf(path, sizeof(path), "%s/bin/python3", venv ? venv : xla_default_venv());
   return access(path, X_OK) == 0;
 }
 
 /* The pending Python exception as an error (and cleared). */
-static vlm_status python_error(const char *what) {
+vlm_status xla_python_error(const char *what) {
   PyObject *type = NULL, *value = NULL, *traceback = NULL;
   PyErr_Fetch(&type, &value, &traceback);
   PyObject *text = value ? PyObject_Str(value) : NULL;
@@ -82,7 +80,7 @@ static vlm_status python_error(const char *what) {
 /* Starts the interpreter once per process; later calls reuse it. The
  * venv must be made from Debian's /usr/bin/python3.11, the interpreter
  * whose libpython is linked (the wheels are cp311). */
-static vlm_status start_python(const char *venv) {
+vlm_status xla_python_start(const char *venv) {
   if (bridge_module) return VLM_OK;
   if (Py_IsInitialized())
     return VLM_ERROR(FAILED_PRECONDITION, "xla runtime: this process already runs its own Python interpreter");
@@ -107,11 +105,11 @@ static vlm_status start_python(const char *venv) {
   PyObject *path = PySys_GetObject("path"); /* borrowed */
   PyObject *directory = PyUnicode_FromString(bridge_dir);
   vlm_status status = VLM_OK;
-  if (!path || !directory || PyList_Insert(path, 0, directory) != 0) status = python_error("sys.path");
+  if (!path || !directory || PyList_Insert(path, 0, directory) != 0) status = xla_python_error("sys.path");
   Py_XDECREF(directory);
   if (!status) {
     bridge_module = PyImport_ImportModule("vlm_xla_bridge");
-    if (!bridge_module) status = python_error("importing vlm_xla_bridge (iree.runtime missing from the venv?)");
+    if (!bridge_module) status = xla_python_error("importing vlm_xla_bridge (iree.runtime missing from the venv?)");
   }
   /* Release the GIL: every call below takes it, from whichever thread. */
   PyEval_SaveThread();
@@ -119,13 +117,13 @@ static vlm_status start_python(const char *venv) {
 }
 
 vlm_status vlm_xla_runtime_version(const vlm_xla_runtime_options *options, char *out, size_t size) {
-  VLM_RETURN_IF_ERROR(start_python(options && options->venv ? options->venv : default_venv()));
+  VLM_RETURN_IF_ERROR(xla_python_start(options && options->venv ? options->venv : xla_default_venv()));
   if (!bridge_module) return VLM_ERROR(FAILED_PRECONDITION, "xla runtime: the bridge failed to load earlier");
   PyGILState_STATE gil = PyGILState_Ensure();
   PyObject *version = PyObject_CallMethod(bridge_module, "version", NULL);
   vlm_status status = VLM_OK;
   const char *text = version ? PyUnicode_AsUTF8(version) : NULL;
-  if (!text) status = python_error("reading the runtime version");
+  if (!text) status = xla_python_error("reading the runtime version");
   else snprintf(out, size, "%s", text);
   Py_XDECREF(version);
   PyGILState_Release(gil);
@@ -136,7 +134,7 @@ vlm_status vlm_xla_runtime_version(const vlm_xla_runtime_options *options, char 
 /* Buffers and bindings                                                    */
 /* ---------------------------------------------------------------------- */
 
-static vlm_status allocate(host_buffer *buffer, size_t bytes) {
+vlm_status xla_buffer_allocate(host_buffer *buffer, size_t bytes) {
   size_t rounded = (bytes + IMPORT_ALIGNMENT - 1) / IMPORT_ALIGNMENT * IMPORT_ALIGNMENT;
   buffer->data = aligned_alloc(IMPORT_ALIGNMENT, rounded ? rounded : IMPORT_ALIGNMENT);
   buffer->bytes = bytes;
@@ -159,15 +157,11 @@ static PyObject *buffer_spec(const host_buffer *buffer, const char *dtype, int r
   return Py_BuildValue("(NsN)", view, dtype, dims);
 }
 
-typedef struct binding {
-  const host_buffer *buffer;
-  const char *dtype;
-  int rank;
-  int64_t shape[5];
-} binding;
+typedef xla_binding binding;
 
-static vlm_status bind(vlm_xla_runtime *runtime, int function, const char *name, int input_count,
-                       const binding *inputs, int output_count, const binding *outputs) {
+vlm_status xla_session_bind(PyObject *session, const char *name, int input_count, const xla_binding *inputs,
+                            int output_count, const xla_binding *outputs, PyObject **out_call) {
+  *out_call = NULL;
   PyObject *input_list = PyList_New(input_count), *output_list = PyList_New(output_count);
   bool built = input_list && output_list;
   for (int i = 0; built && i < input_count; i++) {
@@ -180,29 +174,35 @@ static vlm_status bind(vlm_xla_runtime *runtime, int function, const char *name,
     if (spec) PyList_SET_ITEM(output_list, i, spec);
     else built = false;
   }
-  if (built) runtime->calls[function] = PyObject_CallMethod(runtime->session, "bind", "sOO", name, input_list, output_list);
+  if (built) *out_call = PyObject_CallMethod(session, "bind", "sOO", name, input_list, output_list);
   Py_XDECREF(input_list);
   Py_XDECREF(output_list);
-  return runtime->calls[function] ? VLM_OK : python_error(name);
+  return *out_call ? VLM_OK : xla_python_error(name);
+}
+
+static vlm_status bind(vlm_xla_runtime *runtime, int function, const char *name, int input_count,
+                       const binding *inputs, int output_count, const binding *outputs) {
+  return xla_session_bind(runtime->session, name, input_count, inputs, output_count, outputs,
+                          &runtime->calls[function]);
 }
 
 static vlm_status allocate_buffers(vlm_xla_runtime *r) {
   size_t i32 = sizeof(int32_t), f32 = sizeof(float);
-  VLM_RETURN_IF_ERROR(allocate(&r->tokens, (size_t)r->chunk * i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->valid_rows, i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->slot, i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->start, i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->embeddings, (size_t)(r->chunk * r->hidden) * f32));
-  VLM_RETURN_IF_ERROR(allocate(&r->positions, (size_t)r->chunk * i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->bias, (size_t)(r->chunk * r->capacity) * f32));
-  VLM_RETURN_IF_ERROR(allocate(&r->decode_tokens, (size_t)r->slots * i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->decode_positions, (size_t)r->slots * i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->decode_active, (size_t)r->slots * i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->kv_slot, i32));
-  VLM_RETURN_IF_ERROR(allocate(&r->prefill_logits, (size_t)(r->chunk * r->vocab) * f32));
-  VLM_RETURN_IF_ERROR(allocate(&r->decode_logits, (size_t)(r->slots * r->vocab) * f32));
-  VLM_RETURN_IF_ERROR(allocate(&r->kv, (size_t)(r->layers * 2 * r->capacity * r->kv_heads * r->head_dim) * f32));
-  return allocate(&r->compatibility, 4 * i32);
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->tokens, (size_t)r->chunk * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->valid_rows, i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->slot, i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->start, i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->embeddings, (size_t)(r->chunk * r->hidden) * f32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->positions, (size_t)r->chunk * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->bias, (size_t)(r->chunk * r->capacity) * f32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_tokens, (size_t)r->slots * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_positions, (size_t)r->slots * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_active, (size_t)r->slots * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->kv_slot, i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->prefill_logits, (size_t)(r->chunk * r->vocab) * f32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_logits, (size_t)(r->slots * r->vocab) * f32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->kv, (size_t)(r->layers * 2 * r->capacity * r->kv_heads * r->head_dim) * f32));
+  return xla_buffer_allocate(&r->compatibility, 4 * i32);
 }
 
 static vlm_status bind_all(vlm_xla_runtime *r) {
@@ -228,13 +228,17 @@ static vlm_status bind_all(vlm_xla_runtime *r) {
   return bind(r, FUNCTION_COMPATIBILITY, "compatibility", 0, NULL, 1, &compatibility);
 }
 
-static vlm_status invoke(vlm_xla_runtime *runtime, int function, const char *name) {
+vlm_status xla_invoke(PyObject *call, const char *name) {
   PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *result = PyObject_CallNoArgs(runtime->calls[function]);
-  vlm_status status = result ? VLM_OK : python_error(name);
+  PyObject *result = PyObject_CallNoArgs(call);
+  vlm_status status = result ? VLM_OK : xla_python_error(name);
   Py_XDECREF(result);
   PyGILState_Release(gil);
   return status;
+}
+
+static vlm_status invoke(vlm_xla_runtime *runtime, int function, const char *name) {
+  return xla_invoke(runtime->calls[function], name);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -244,8 +248,7 @@ static vlm_status invoke(vlm_xla_runtime *runtime, int function, const char *nam
 /* Parameters come from the checkpoint's own shards, looked up by the name
  * stored in the file (the emitter writes stored names into the module's
  * parameter references, so older layouts load too). */
-static vlm_status shard_list(const vlm_xla_text_decoder *model, PyObject **out_list) {
-  const vlm_checkpoint *weights = model->weights;
+static vlm_status shard_list(const vlm_checkpoint *weights, PyObject **out_list) {
   PyObject *list = PyList_New(0);
   for (size_t shard = 0; list && shard < vlm_checkpoint_shard_count(weights); shard++) {
     PyObject *path = PyUnicode_FromString(vlm_checkpoint_shard_path(weights, shard));
@@ -253,21 +256,27 @@ static vlm_status shard_list(const vlm_xla_text_decoder *model, PyObject **out_l
     Py_XDECREF(path);
   }
   *out_list = list;
-  return list ? VLM_OK : python_error("shard list");
+  return list ? VLM_OK : xla_python_error("shard list");
+}
+
+vlm_status xla_session_open(const vlm_checkpoint *weights, const char *artifact_dir, const char *driver,
+                            PyObject **out_session) {
+  char vmfb[VLM_XLA_PATH_LENGTH + 32];
+  snprintf(vmfb, sizeof(vmfb), "%s/module.vmfb", artifact_dir);
+  PyObject *shards = NULL;
+  vlm_status status = shard_list(weights, &shards);
+  if (!status) {
+    *out_session = PyObject_CallMethod(bridge_module, "Session", "ssO", vmfb, driver, shards);
+    if (!*out_session) status = xla_python_error("loading the artifact");
+  }
+  Py_XDECREF(shards);
+  return status;
 }
 
 static vlm_status load_session(vlm_xla_runtime *runtime, const vlm_xla_text_decoder *model,
                                const char *artifact_dir, const char *driver) {
-  char vmfb[VLM_XLA_PATH_LENGTH + 32];
-  snprintf(vmfb, sizeof(vmfb), "%s/module.vmfb", artifact_dir);
   PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *shards = NULL;
-  vlm_status status = shard_list(model, &shards);
-  if (!status) {
-    runtime->session = PyObject_CallMethod(bridge_module, "Session", "ssO", vmfb, driver, shards);
-    if (!runtime->session) status = python_error("loading the artifact");
-  }
-  Py_XDECREF(shards);
+  vlm_status status = xla_session_open(model->weights, artifact_dir, driver, &runtime->session);
   if (!status) status = bind_all(runtime);
   PyGILState_Release(gil);
   return status;
