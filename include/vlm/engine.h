@@ -38,6 +38,9 @@ typedef struct vlm_engine_request vlm_engine_request;
 /* A text decoder on some backend (opaque; the xla backend's comes from
  * include/vlm/xla.h). */
 typedef struct vlm_text_decoder vlm_text_decoder;
+/* An image encoder (tower + projector) on some backend (opaque; the xla
+ * backend's comes from include/vlm/xla.h). */
+typedef struct vlm_image_encoder vlm_image_encoder;
 
 typedef struct vlm_engine_options {
   int thread_count;        /* compute threads; <= 0: one per core */
@@ -51,6 +54,9 @@ typedef struct vlm_engine_options {
    * own capacity and chunk apply); the engine takes it over, also when
    * vlm_engine_open fails. */
   vlm_text_decoder *text_decoder;
+  /* NULL: images are encoded on the cpu backend. Otherwise an encoder
+   * opened for the same model directory; taken over like text_decoder. */
+  vlm_image_encoder *image_encoder;
 } vlm_engine_options;
 
 vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *options,
@@ -64,9 +70,9 @@ typedef struct vlm_engine_info {
   const char *model_dir;
   const char *model_type;     /* config.json's model_type */
   const char *backend;        /* the text decoder's: "cpu" or "xla" */
-  /* Where images are encoded: "cpu" (the only vision backend so far; with
-   * the xla text decoder this is an explicit, reported host fallback), or
-   * NULL without a vision path. */
+  /* Where images are encoded: "cpu" or "xla" (with the xla text decoder,
+   * "cpu" is an explicit, reported host fallback), or NULL without a
+   * vision path. */
   const char *vision_backend;
   bool accepts_images;        /* the family has a vision path */
   bool accepts_audio;         /* always false today */

@@ -33,6 +33,7 @@ typedef struct vlm_sampling_params {
 typedef struct vlm_generator vlm_generator;
 /* A text decoder on some backend (see vlm/engine.h, vlm/xla.h). */
 typedef struct vlm_text_decoder vlm_text_decoder;
+typedef struct vlm_image_encoder vlm_image_encoder;
 
 typedef struct vlm_generator_options {
   int thread_count;        /* <= 0: one per core */
@@ -42,6 +43,8 @@ typedef struct vlm_generator_options {
   /* NULL: the cpu backend. Otherwise a one-slot decoder for the same model
    * (e.g. vlm_xla_open_text_decoder), taken over by the generator. */
   vlm_text_decoder *text_decoder;
+  /* NULL: images on the cpu backend; else taken over (vlm/xla.h). */
+  vlm_image_encoder *image_encoder;
 } vlm_generator_options;
 
 /* Loads config, weights, tokenizer and chat template of `model_dir`. */

@@ -160,8 +160,8 @@ int command_run(int argc, char **argv, const global_options *options) {
   if (usage) return usage < 0 ? 0 : usage;
   vlm_generator_options generator_options = {.thread_count = options->thread_count,
                                              .capacity = arguments.context};
-  vlm_status status = cli_open_text_decoder(arguments.backend, arguments.model_dir, 1, arguments.context, 0,
-                                            &generator_options.text_decoder);
+  vlm_status status = cli_open_backend(arguments.backend, arguments.model_dir, 1, arguments.context, 0,
+                                       &generator_options.text_decoder, &generator_options.image_encoder);
   if (status) return cli_report_status(status);
   vlm_generator *generator = NULL;
   status = vlm_generator_open(arguments.model_dir, &generator_options, &generator);

@@ -117,8 +117,9 @@ int command_serve(int argc, char **argv, const global_options *options) {
                                        .prefill_chunk = arguments.prefill_chunk,
                                        .queue_limit = (int32_t)arguments.queue};
   int32_t slots = arguments.parallel ? (int32_t)arguments.parallel : 1;
-  vlm_status status = cli_open_text_decoder(arguments.backend, arguments.model_dir, slots, arguments.context,
-                                            arguments.prefill_chunk, &engine_options.text_decoder);
+  vlm_status status = cli_open_backend(arguments.backend, arguments.model_dir, slots, arguments.context,
+                                       arguments.prefill_chunk, &engine_options.text_decoder,
+                                       &engine_options.image_encoder);
   if (status) return cli_report_status(status);
   vlm_engine *engine = NULL;
   status = vlm_engine_open(arguments.model_dir, &engine_options, &engine);

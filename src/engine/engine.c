@@ -97,14 +97,17 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
   if (!options) options = &defaults;
   if (options->slot_count < 0 || options->queue_limit < 0) {
     vlm_text_decoder_release(options->text_decoder);
+    vlm_image_encoder_release(options->image_encoder);
     return VLM_ERROR(INVALID_ARGUMENT, "slot count and queue limit must not be negative");
   }
   vlm_engine *engine = calloc(1, sizeof(*engine));
   if (!engine) {
     vlm_text_decoder_release(options->text_decoder);
+    vlm_image_encoder_release(options->image_encoder);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   engine->decoder = options->text_decoder; /* taken over from here on */
+  engine->image_encoder = options->image_encoder;
   engine->model_dir = strdup(model_dir);
   engine->allocator = options->allocator;
   engine->slot_count = options->slot_count ? options->slot_count : 1;
@@ -122,10 +125,9 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
     engine->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : 512;
     collect_stop_tokens(engine);
     init_metrics(engine);
-    if (engine->accepts_images && strcmp(engine->decoder->operations->backend, "cpu") != 0)
-      vlm_log(VLM_LOG_WARN, "%s: the vision encoder and projector run on the cpu backend (host fallback): "
-              "the %s backend compiles only the text decoder so far", model_dir,
-              engine->decoder->operations->backend);
+    if (engine->accepts_images && !engine->image_encoder && strcmp(engine->decoder->operations->backend, "cpu") != 0)
+      vlm_log(VLM_LOG_WARN, "%s: the vision encoder and projector run on the cpu backend (host fallback), "
+              "not on %s", model_dir, engine->decoder->operations->backend);
     status = start_scheduler(engine);
   }
   if (status) {
@@ -151,6 +153,7 @@ void vlm_engine_release(vlm_engine *engine) {
   vlm_tokenizer_release(engine->tokenizer);
   vlm_generation_config_release(&engine->generation);
   vlm_text_decoder_release(engine->decoder);
+  vlm_image_encoder_release(engine->image_encoder);
   if (engine->config_loaded) vlm_model_config_release(&engine->config);
   vlm_vision_model_release(engine->vision);
   if (engine->processor_loaded) vlm_processor_config_release(&engine->processor);
@@ -169,7 +172,9 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   out_info->model_type = engine->config.model_type;
   out_info->backend = engine->decoder->operations->backend;
   out_info->accepts_images = engine->accepts_images;
-  out_info->vision_backend = engine->accepts_images ? "cpu" : NULL;
+  out_info->vision_backend = !engine->accepts_images ? NULL
+                             : engine->image_encoder ? engine->image_encoder->operations->backend
+                                                     : "cpu";
   out_info->has_chat_template = engine->chat_template != NULL;
   out_info->slot_count = engine->slot_count;
   out_info->capacity = engine_decoder_capacity(engine);
@@ -216,6 +221,17 @@ static vlm_status ensure_vision(vlm_engine *engine, int image_count) {
       vlm_status_free(status);
       status = refuse_images(engine, image_count);
     }
+  }
+  if (!status && engine->image_encoder) { /* its rows replace the placeholders the cpu side expands */
+    const vlm_image_encoder_operations *encoder = engine->image_encoder->operations;
+    int64_t rows = encoder->tokens_per_image(engine->image_encoder->self);
+    int64_t width = encoder->output_width(engine->image_encoder->self);
+    if (rows != vlm_vision_model_tokens_per_image(engine->vision) ||
+        width != vlm_vision_model_output_width(engine->vision))
+      status = VLM_ERROR(INTERNAL, "the %s image encoder gives %lld x %lld rows per image, the model expects "
+                         "%lld x %lld", encoder->backend, (long long)rows, (long long)width,
+                         (long long)vlm_vision_model_tokens_per_image(engine->vision),
+                         (long long)vlm_vision_model_output_width(engine->vision));
   }
   if (!status && !engine->processor_loaded) {
     status = vlm_processor_config_load(engine->model_dir, engine->allocator, &engine->processor);

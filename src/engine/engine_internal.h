@@ -11,6 +11,7 @@
 
 #include "core/thread_pool.h"
 #include "engine/sampling.h"
+#include "engine/image_encoder.h"
 #include "engine/text_decoder.h"
 #include "engine/text_model.h"
 #include "engine/vision_model.h"
@@ -84,6 +85,7 @@ struct vlm_engine {
   vlm_model_config config;
   bool config_loaded;
   vlm_text_decoder *decoder;          /* the backend running the text decoder */
+  vlm_image_encoder *image_encoder;   /* NULL: the cpu vision model encodes */
   vlm_tokenizer *tokenizer;
   vlm_chat_template *chat_template;   /* NULL: raw prompts only */
   vlm_generation_config generation;

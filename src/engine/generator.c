@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "engine/image_encoder.h"
 #include "engine/text_decoder.h"
 #include "io/json.h"
 #include "vlm/engine.h"
@@ -25,13 +26,15 @@ vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options
   vlm_generator *generator = calloc(1, sizeof(*generator));
   if (!generator) {
     vlm_text_decoder_release(options->text_decoder);
+    vlm_image_encoder_release(options->image_encoder);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   vlm_engine_options engine_options = {.thread_count = options->thread_count, .slot_count = 1,
                                        .capacity = options->capacity,
                                        .prefill_chunk = options->prefill_chunk,
                                        .allocator = options->allocator,
-                                       .text_decoder = options->text_decoder};
+                                       .text_decoder = options->text_decoder,
+                                       .image_encoder = options->image_encoder};
   vlm_status status = vlm_engine_open(model_dir, &engine_options, &generator->engine);
   if (status) {
     free(generator);

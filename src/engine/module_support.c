@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backends/xla/stablehlo_emitter.h"
+#include "backends/xla/stablehlo_vision.h"
 #include "core/status.h"
 #include "models/family.h"
 
@@ -22,6 +23,25 @@ static void check_xla_decoder(const char *model_dir, bool *out_supported, char *
     free(module);
     vlm_xla_text_decoder_release(&model);
   }
+  *out_supported = status == VLM_OK;
+  snprintf(reason, size, "%s", status ? vlm_status_message(status) : "");
+  vlm_status_free(status);
+}
+
+/* The emit the xla backend runs for the vision module. */
+static void check_xla_vision(const char *model_dir, bool *out_supported, char *reason, size_t size) {
+  vlm_xla_vision_encoder *model = calloc(1, sizeof(*model)); /* not moved once open */
+  vlm_status status = model ? vlm_xla_vision_encoder_open(model_dir, model)
+                            : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status) {
+    vlm_stablehlo_vision_options options = {.images_per_call = 1};
+    char *module = NULL;
+    vlm_xla_key key;
+    status = vlm_stablehlo_emit_vision_encoder(model, &options, &module, &key);
+    free(module);
+    vlm_xla_vision_encoder_release(model);
+  }
+  free(model);
   *out_supported = status == VLM_OK;
   snprintf(reason, size, "%s", status ? vlm_status_message(status) : "");
   vlm_status_free(status);
@@ -50,10 +70,8 @@ vlm_status vlm_module_support_check(const char *model_dir, vlm_module_support *o
     vlm_module_support *entry = &out[(*out_count)++];
     entry->module = "vision_encoder";
     entry->cpu = family && family->describe_vision;
-    entry->xla = false;
-    snprintf(entry->xla_reason, sizeof(entry->xla_reason),
-             "the xla backend compiles only the text decoder so far; images are encoded on the cpu backend "
-             "(a reported host fallback)");
+    if (entry->cpu) check_xla_vision(model_dir, &entry->xla, entry->xla_reason, sizeof(entry->xla_reason));
+    else snprintf(entry->xla_reason, sizeof(entry->xla_reason), "no vision graph for this family yet");
   }
   vlm_model_config_release(&config);
   return VLM_OK;

@@ -325,8 +325,12 @@ static vlm_status encode_next_image(vlm_engine *engine, engine_slot *slot) {
   if (!slot->features) slot->features = malloc((size_t)(rows * width) * sizeof(float));
   if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for image features");
   int image = slot->images_encoded;
-  vlm_status status = vlm_vision_model_encode(engine->vision, &request->images[image].pixel_values, 1,
-                                              slot->features + image * rows_per_image * width);
+  float *image_features = slot->features + image * rows_per_image * width;
+  const vlm_pixel_values *pixels = &request->images[image].pixel_values;
+  vlm_status status = engine->image_encoder
+                          ? engine->image_encoder->operations->encode(engine->image_encoder->self, pixels,
+                                                                      image_features)
+                          : vlm_vision_model_encode(engine->vision, pixels, 1, image_features);
   if (!status) slot->images_encoded++;
   if (!status && slot->images_encoded == request->image_count) {
     slot->embeddings = malloc((size_t)(request->id_count * width) * sizeof(float));

@@ -521,8 +521,8 @@ XLA_VENV = os.path.join(SOURCE, ".venv-xla", "bin", "iree-compile")
 
 
 class XlaServerTests(ServerTestCase):
-    """--backend xla: the tiny LLaVA's text decoder compiled by IREE (images
-    encoded on the cpu backend, reported as such), on 2 slots: a streaming
+    """--backend xla: the tiny LLaVA's text decoder and CLIP tower + projector
+    compiled by IREE, on 2 slots: a streaming
     image request, a mixed text+image batch and a cancelled request whose
     slot is then reused, each equal to the cpu backend's answer. Skips
     without the IREE venv (.venv-xla) or a vlm built without the runtime."""
@@ -554,8 +554,8 @@ class XlaServerTests(ServerTestCase):
     def test_models_report_backends(self):
         entry = self.client.models.list().data[0].model_dump()
         self.assertEqual(entry["capabilities"]["backend"], "xla")
-        self.assertEqual(entry["capabilities"]["vision_backend"], "cpu")
-        self.assertIn("vision encoder and projector run on the cpu backend", self.server.stderr())
+        self.assertEqual(entry["capabilities"]["vision_backend"], "xla")
+        self.assertNotIn("host fallback", self.server.stderr())
 
     def test_streaming_image_and_mixed_batch_equal_cpu(self):
         image = fixture("chelsea_q90.jpg")
