@@ -452,51 +452,27 @@ typedef struct tile_kernels {
 #define TALL_MIN_ROWS 2
 #define TALL_MAX_ROWS 32
 
-/* Decode-sized calls: tiles read the weights in place, whole rows at once. */
-static void direct_linear_range(const linear_job *job, const tile_kernels *kernels,
-                                int64_t output_begin, int64_t output_end) {
+/* Decode-sized calls: tiles of tile_rows x tile_cols read the weights in
+ * place, whole rows at once (the direct tiles, or the tall ones). */
+static void in_place_linear_range(const linear_job *job, tile_function tile, int tile_rows, int tile_cols,
+                                  int64_t output_begin, int64_t output_end) {
   const cpu_linear_weights *weights = job->weights;
   int64_t in = weights->input_count, out = weights->output_count;
   int64_t element = (int64_t)vlm_dtype_size(weights->dtype);
-  for (int64_t o = output_begin; o < output_end; o += kernels->cols) {
-    int cols = output_end - o < kernels->cols ? (int)(output_end - o) : kernels->cols;
+  for (int64_t o = output_begin; o < output_end; o += tile_cols) {
+    int cols = output_end - o < tile_cols ? (int)(output_end - o) : tile_cols;
     float bias[8];
     for (int c = 0; c < cols; c++) bias[c] = bias_value(weights, o + c);
     tile_arguments a = {NULL, (const char *)weights->weight + o * in * element, in, in, in,
                         NULL, out, weights->bias ? bias : NULL, NULL, true, true, NULL};
-    int64_t tile_bytes = kernels->cols * in * element;
-    if (tile_bytes <= PREFETCH_MAX_TILE_BYTES && o + 2 * kernels->cols <= output_end)
+    int64_t tile_bytes = tile_cols * in * element;
+    if (tile_bytes <= PREFETCH_MAX_TILE_BYTES && o + 2 * tile_cols <= output_end)
       a.prefetch = (const char *)a.w + tile_bytes;
-    for (int64_t t = 0; t < job->row_count; t += kernels->rows) {
-      int rows = job->row_count - t < kernels->rows ? (int)(job->row_count - t) : kernels->rows;
+    for (int64_t t = 0; t < job->row_count; t += tile_rows) {
+      int rows = job->row_count - t < tile_rows ? (int)(job->row_count - t) : tile_rows;
       a.x = job->input + t * in;
       a.y = job->output + t * out + o;
-      kernels->direct(&a, rows, cols);
-    }
-  }
-}
-
-/* Small batches on AVX-512: 8-row x 3-output tiles reading the weights in
- * place (see avx512_tall_tile). */
-static void tall_linear_range(const linear_job *job, const tile_kernels *kernels,
-                              int64_t output_begin, int64_t output_end) {
-  const cpu_linear_weights *weights = job->weights;
-  int64_t in = weights->input_count, out = weights->output_count;
-  int64_t element = (int64_t)vlm_dtype_size(weights->dtype);
-  for (int64_t o = output_begin; o < output_end; o += TALL_COLS) {
-    int cols = output_end - o < TALL_COLS ? (int)(output_end - o) : TALL_COLS;
-    float bias[TALL_COLS];
-    for (int c = 0; c < cols; c++) bias[c] = bias_value(weights, o + c);
-    tile_arguments a = {NULL, (const char *)weights->weight + o * in * element, in, in, in,
-                        NULL, out, weights->bias ? bias : NULL, NULL, true, true, NULL};
-    int64_t tile_bytes = TALL_COLS * in * element;
-    if (tile_bytes <= PREFETCH_MAX_TILE_BYTES && o + 2 * TALL_COLS <= output_end)
-      a.prefetch = (const char *)a.w + tile_bytes;
-    for (int64_t t = 0; t < job->row_count; t += TALL_ROWS) {
-      int rows = job->row_count - t < TALL_ROWS ? (int)(job->row_count - t) : TALL_ROWS;
-      a.x = job->input + t * in;
-      a.y = job->output + t * out + o;
-      kernels->tall(&a, rows, cols);
+      tile(&a, rows, cols);
     }
   }
 }
@@ -581,11 +557,11 @@ static void linear_worker(void *context, int64_t group_begin, int64_t group_end,
     return;
   }
   if (kernels.tall && job->row_count >= TALL_MIN_ROWS && job->row_count <= TALL_MAX_ROWS) {
-    tall_linear_range(job, &kernels, output_begin, output_end);
+    in_place_linear_range(job, kernels.tall, TALL_ROWS, TALL_COLS, output_begin, output_end);
     return;
   }
   if (job->row_count < PACK_MIN_ROWS) {
-    direct_linear_range(job, &kernels, output_begin, output_end);
+    in_place_linear_range(job, kernels.direct, kernels.rows, kernels.cols, output_begin, output_end);
     return;
   }
   /* The row block's input stays in L2 while the weight tiles pass over it. */
@@ -600,7 +576,7 @@ static void linear_worker(void *context, int64_t group_begin, int64_t group_end,
   if (scratch.packed && scratch.partial)
     packed_linear_range(job, &kernels, &scratch, block_rows, output_begin, output_end);
   else /* no scratch memory: slower, same bits */
-    direct_linear_range(job, &kernels, output_begin, output_end);
+    in_place_linear_range(job, kernels.direct, kernels.rows, kernels.cols, output_begin, output_end);
   vlm_release(NULL, scratch.packed);
   vlm_release(NULL, scratch.partial);
 }
