@@ -23,7 +23,7 @@ echo "== vlm serve: one streamed chat completion over HTTP"
 log=$(mktemp)
 build/vlm serve --model tests/models/qwen2 --port 0 --parallel 2 2>"$log" &
 server=$!
-trap 'kill $server 2>/dev/null; rm -f "$log"' EXIT
+trap 'kill $server 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
 url=$(grep -o "http://[^ ]*" "$log" | head -1)
 [ -n "$url" ] || { cat "$log"; exit 1; }
