@@ -171,6 +171,14 @@ static void reports_log_probabilities(void) {
   CHECK_INT_EQ(result.top[0].token, 0);
   CHECK_NEAR(result.top[0].logprob, log(0.5), 1e-6);
   CHECK_INT_EQ(result.top[1].token, 1);
+  /* Turned off, the same token is chosen and no log-probability reported. */
+  vlm_sampler_reset(sampler);
+  CHECK_OK(vlm_sampler_add_prompt(sampler, prompt, 1));
+  vlm_sampler_set_logprobs(sampler, false);
+  CHECK_OK(vlm_sampler_sample(sampler, three_way, &result));
+  CHECK_INT_EQ(result.token, 1);
+  CHECK_INT_EQ(result.top_count, 0);
+  CHECK(result.logprob == 0.0f);
   vlm_sampler_release(sampler);
 }
 

@@ -18,6 +18,7 @@ struct vlm_sampler {
   int32_t touched_count;
   float *work;              /* vocab_size adjusted logits */
   int32_t *order;           /* vocab_size candidate ids */
+  bool skip_logprobs;       /* nobody reads them: skip the log-softmax */
 };
 
 vlm_sampling_params vlm_sampling_params_greedy(void) {
@@ -286,6 +287,8 @@ static void fill_logprobs(vlm_sampler *sampler, const float *logits, vlm_sample_
     result->top[i].logprob = (float)(logits[result->top[i].token] - log_total);
 }
 
+void vlm_sampler_set_logprobs(vlm_sampler *sampler, bool wanted) { sampler->skip_logprobs = !wanted; }
+
 vlm_status vlm_sampler_sample(vlm_sampler *sampler, const float *logits,
                               vlm_sample_result *out_result) {
   memset(out_result, 0, sizeof(*out_result));
@@ -295,7 +298,7 @@ vlm_status vlm_sampler_sample(vlm_sampler *sampler, const float *logits,
   int32_t token = sampler->params.temperature == 0.0f ? argmax(values, sampler->vocab_size)
                                                       : sample_from_filtered(sampler, values);
   out_result->token = token;
-  fill_logprobs(sampler, logits, out_result);
+  if (!sampler->skip_logprobs) fill_logprobs(sampler, logits, out_result);
   touch(sampler, token);
   sampler->output_count[token]++;
   return VLM_OK;

@@ -50,6 +50,11 @@ typedef struct vlm_sampler vlm_sampler;
 
 vlm_status vlm_sampler_create(const vlm_sampling_params *params, int32_t vocab_size,
                               const vlm_allocator *allocator, vlm_sampler **out_sampler);
+/* Whether results carry logprob and top alternatives (default: yes). The
+ * log-softmax over the whole vocabulary is a few percent of a batched
+ * decode step, so callers that never report it turn it off; the token
+ * chosen is the same either way. */
+void vlm_sampler_set_logprobs(vlm_sampler *sampler, bool wanted);
 /* Records prompt tokens (they count for the repetition penalty only). */
 vlm_status vlm_sampler_add_prompt(vlm_sampler *sampler, const int32_t *tokens, int64_t count);
 /* Picks the next token from `logits` (vocab_size floats, left unchanged)

@@ -25,6 +25,7 @@ static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   slot->completion = malloc((size_t)(request->max_tokens + 1) * sizeof(int32_t));
   if (!slot->completion) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   VLM_RETURN_IF_ERROR(vlm_sampler_create(&request->sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
+  vlm_sampler_set_logprobs(slot->sampler, request->logprobs);
   VLM_RETURN_IF_ERROR(vlm_sampler_add_prompt(slot->sampler, request->ids, request->id_count));
   VLM_RETURN_IF_ERROR(vlm_detokenizer_create(engine->tokenizer, true, &slot->detokenizer));
   if (request->stop_count)
