@@ -51,14 +51,6 @@ typedef struct compile_arguments {
   vlm_stablehlo_options options;
 } compile_arguments;
 
-static bool parse_count(const char *text, int64_t *out) {
-  char *end = NULL;
-  long long value = strtoll(text, &end, 10);
-  if (!*text || *end || value <= 0) return false;
-  *out = value;
-  return true;
-}
-
 /* Returns -1 when parsing succeeded, else the exit code. */
 static int parse_arguments(int argc, char **argv, compile_arguments *arguments) {
   for (int i = 0; i < argc; i++) {
@@ -68,7 +60,7 @@ static int parse_arguments(int argc, char **argv, compile_arguments *arguments) 
       return 0;
     }
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-    int64_t number = 0;
+    long long number = 0;
     if (!value) return cli_usage_error("compile: unknown option or missing value '%s' (see vlm compile --help)", option);
     i++;
     if (strcmp(option, "--model") == 0) arguments->model_dir = value;
@@ -78,7 +70,7 @@ static int parse_arguments(int argc, char **argv, compile_arguments *arguments) 
     else if (strcmp(option, "--emit-mlir") == 0) arguments->emit_mlir = value;
     else if (strcmp(option, "--capacity") == 0 || strcmp(option, "--slots") == 0 ||
              strcmp(option, "--prefill-chunk") == 0) {
-      if (!parse_count(value, &number) || number > (1 << 24))
+      if (!cli_parse_integer(value, 1, 1 << 24, &number))
         return cli_usage_error("compile: %s needs a positive count, got '%s'", option, value);
       if (strcmp(option, "--capacity") == 0) arguments->options.capacity = number;
       else if (strcmp(option, "--slots") == 0) arguments->options.slot_count = (int32_t)number;

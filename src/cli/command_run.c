@@ -1,6 +1,7 @@
 /* vlm run: one request, printed as it is generated (or as JSON). */
 #include <errno.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -49,15 +50,6 @@ static bool parse_float(const char *text, float *out) {
   return true;
 }
 
-static bool parse_integer(const char *text, long long *out) {
-  char *end = NULL;
-  errno = 0;
-  long long value = strtoll(text, &end, 10);
-  if (errno || end == text || *end) return false;
-  *out = value;
-  return true;
-}
-
 static void stream_text(void *context, const char *text, size_t length) {
   (void)context;
   fwrite(text, 1, length, stdout);
@@ -91,16 +83,16 @@ static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
     else if (strcmp(name, "--system") == 0 && value) arguments->request.system_prompt = value;
     else if (strcmp(name, "--raw") == 0) { arguments->request.raw_prompt = true; takes_value = false; }
     else if (strcmp(name, "--json") == 0) { arguments->as_json = true; takes_value = false; }
-    else if (strcmp(name, "--max-tokens") == 0 && value) ok = parse_integer(value, &arguments->max_tokens) && arguments->max_tokens > 0;
-    else if (strcmp(name, "--context") == 0 && value) ok = parse_integer(value, &arguments->context) && arguments->context > 0;
+    else if (strcmp(name, "--max-tokens") == 0 && value) ok = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->max_tokens) && arguments->max_tokens > 0;
+    else if (strcmp(name, "--context") == 0 && value) ok = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->context) && arguments->context > 0;
     else if (strcmp(name, "--temperature") == 0 && value) ok = (arguments->sampling_set[0] = parse_float(value, &arguments->temperature));
     else if (strcmp(name, "--top-p") == 0 && value) ok = (arguments->sampling_set[1] = parse_float(value, &arguments->top_p));
     else if (strcmp(name, "--min-p") == 0 && value) ok = (arguments->sampling_set[2] = parse_float(value, &arguments->min_p));
     else if (strcmp(name, "--repetition-penalty") == 0 && value) ok = (arguments->sampling_set[3] = parse_float(value, &arguments->repetition_penalty));
     else if (strcmp(name, "--presence-penalty") == 0 && value) ok = (arguments->sampling_set[4] = parse_float(value, &arguments->presence_penalty));
     else if (strcmp(name, "--frequency-penalty") == 0 && value) ok = (arguments->sampling_set[5] = parse_float(value, &arguments->frequency_penalty));
-    else if (strcmp(name, "--top-k") == 0 && value) ok = (arguments->sampling_set[6] = parse_integer(value, &arguments->top_k));
-    else if (strcmp(name, "--seed") == 0 && value) ok = (arguments->sampling_set[7] = parse_integer(value, &arguments->seed));
+    else if (strcmp(name, "--top-k") == 0 && value) ok = (arguments->sampling_set[6] = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->top_k));
+    else if (strcmp(name, "--seed") == 0 && value) ok = (arguments->sampling_set[7] = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->seed));
     else if (strcmp(name, "--stop") == 0 && value) {
       ok = arguments->request.stop_count < MAX_STOP_STRINGS && value[0];
       if (ok) arguments->stop[arguments->request.stop_count++] = value;

@@ -1,6 +1,5 @@
 /* vlm serve: the OpenAI-compatible HTTP server (src/server) in front of one
  * engine with N slots. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,15 +45,6 @@ static void print_usage(FILE *out) {
           "Exit status: 0 after SIGINT/SIGTERM, 1 on failure (one line on stderr), 2 for usage.\n");
 }
 
-static bool parse_long(const char *text, long long minimum, long long maximum, long long *out) {
-  char *end = NULL;
-  errno = 0;
-  long long value = strtoll(text, &end, 10);
-  if (errno || end == text || *end || value < minimum || value > maximum) return false;
-  *out = value;
-  return true;
-}
-
 typedef struct serve_arguments {
   const char *model_dir;
   const char *backend;
@@ -74,18 +64,18 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     } else if (strcmp(name, "--model") == 0 && value) arguments->model_dir = value;
     else if (strcmp(name, "--backend") == 0 && value) arguments->backend = value;
     else if (strcmp(name, "--host") == 0 && value) arguments->server.host = value;
-    else if (strcmp(name, "--port") == 0 && value) ok = parse_long(value, 0, 65535, &arguments->port);
-    else if (strcmp(name, "--parallel") == 0 && value) ok = parse_long(value, 1, 256, &arguments->parallel);
-    else if (strcmp(name, "--ctx") == 0 && value) ok = parse_long(value, 1, 1 << 24, &arguments->context);
-    else if (strcmp(name, "--prefill-chunk") == 0 && value) ok = parse_long(value, 1, 1 << 20, &arguments->prefill_chunk);
-    else if (strcmp(name, "--queue") == 0 && value) ok = parse_long(value, 1, 1 << 20, &arguments->queue);
+    else if (strcmp(name, "--port") == 0 && value) ok = cli_parse_integer(value, 0, 65535, &arguments->port);
+    else if (strcmp(name, "--parallel") == 0 && value) ok = cli_parse_integer(value, 1, 256, &arguments->parallel);
+    else if (strcmp(name, "--ctx") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 24, &arguments->context);
+    else if (strcmp(name, "--prefill-chunk") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->prefill_chunk);
+    else if (strcmp(name, "--queue") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->queue);
     else if (strcmp(name, "--api-key") == 0 && value) { ok = value[0] != '\0'; arguments->server.api_key = value; }
     else if (strcmp(name, "--allowed-media-dir") == 0 && value) arguments->server.allowed_media_dir = value;
     else if (strcmp(name, "--allow-remote-media") == 0) { arguments->server.allow_remote_media = true; takes_value = false; }
-    else if (strcmp(name, "--max-body-bytes") == 0 && value) ok = parse_long(value, 1, 1LL << 40, &arguments->max_body_bytes);
-    else if (strcmp(name, "--max-media-items") == 0 && value) ok = parse_long(value, 1, 1024, &arguments->max_media_items);
-    else if (strcmp(name, "--timeout") == 0 && value) ok = parse_long(value, 1, 86400, &arguments->timeout);
-    else if (strcmp(name, "--grace") == 0 && value) ok = parse_long(value, 1, 86400, &arguments->grace);
+    else if (strcmp(name, "--max-body-bytes") == 0 && value) ok = cli_parse_integer(value, 1, 1LL << 40, &arguments->max_body_bytes);
+    else if (strcmp(name, "--max-media-items") == 0 && value) ok = cli_parse_integer(value, 1, 1024, &arguments->max_media_items);
+    else if (strcmp(name, "--timeout") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->timeout);
+    else if (strcmp(name, "--grace") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->grace);
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
     else return cli_usage_error("serve: unknown or incomplete option '%s' (see vlm serve --help)", name);
     if (!ok) return cli_usage_error("serve: bad value for %s: '%s'", name, value ? value : "");

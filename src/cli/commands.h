@@ -22,6 +22,8 @@ int cli_report_status(vlm_status status);
 char *cli_read_file(const char *path, size_t *out_length);
 /* True when `argument` is -h or --help. */
 bool cli_is_help(const char *argument);
+/* A whole decimal number in [minimum, maximum], nothing else in `text`. */
+bool cli_parse_integer(const char *text, long long minimum, long long maximum, long long *out);
 
 int command_inspect(int argc, char **argv, const global_options *options);
 int command_compare(int argc, char **argv, const global_options *options);

@@ -102,12 +102,12 @@ bool cli_is_help(const char *argument) {
   return strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0;
 }
 
-static bool parse_positive_int(const char *text, int *out) {
+bool cli_parse_integer(const char *text, long long minimum, long long maximum, long long *out) {
   char *end = NULL;
   errno = 0;
-  long value = strtol(text, &end, 10);
-  if (errno || !end || *end || end == text || value < 1 || value > 1024) return false;
-  *out = (int)value;
+  long long value = strtoll(text, &end, 10);
+  if (errno || end == text || *end || value < minimum || value > maximum) return false;
+  *out = value;
   return true;
 }
 
@@ -125,8 +125,10 @@ int main(int argc, char **argv) {
       printf("vlm %s\n", VLM_VERSION_STRING);
       return 0;
     } else if (strcmp(argument, "--threads") == 0) {
-      if (index + 1 >= argc || !parse_positive_int(argv[index + 1], &options.thread_count))
+      long long threads = 0;
+      if (index + 1 >= argc || !cli_parse_integer(argv[index + 1], 1, 1024, &threads))
         return cli_usage_error("--threads needs a whole number from 1 to 1024");
+      options.thread_count = (int)threads;
       index++;
     } else if (strcmp(argument, "--log-level") == 0) {
       vlm_log_level level;
