@@ -13,6 +13,10 @@
 
 extern int test_failures;
 extern const char *test_current;
+/* Failures of the running test only (helpers that stop early must not see
+ * an earlier test's failures, or every later test would silently pass). */
+extern int test_failures_before_current;
+#define TEST_CURRENT_FAILED() (test_failures > test_failures_before_current)
 
 #define CHECK(condition)                                                     \
   do {                                                                       \

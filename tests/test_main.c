@@ -9,6 +9,7 @@
 
 int test_failures = 0;
 const char *test_current = "";
+int test_failures_before_current = 0;
 static char temp_dir[256];
 
 static int remove_entry(const char *path, const struct stat *info, int flag,
@@ -67,6 +68,7 @@ int test_run(const test_case *tests, size_t count, int argc, char **argv) {
       if (!selected) continue;
     }
     int before = test_failures;
+    test_failures_before_current = before;
     test_current = tests[i].name;
     tests[i].function();
     if (test_failures == before) {

@@ -42,10 +42,13 @@ const char *__lsan_default_options(void) {
   return "suppressions=" VLM_SOURCE_DIR "/tests/lsan_xla.supp:print_suppressions=0";
 }
 
-static const vlm_stablehlo_options geometry = {.slot_count = 2, .capacity = 64, .prefill_chunk = 16};
+/* Decode windows 16, 32 and 64: the greedy run crosses from the first to the second. */
+static const vlm_stablehlo_options geometry = {.slot_count = 2, .capacity = 64, .prefill_chunk = 16,
+                                               .decode_window = 16};
 #define SLOTS 2
 #define GREEDY_STEPS 20
 #define SHORT_PROMPT 7
+#define SPLIT_ROW 2
 
 static bool skipped;
 static char llama_artifact[VLM_XLA_PATH_LENGTH];
@@ -77,12 +80,12 @@ static bool compile(const vlm_xla_text_decoder *model, char *artifact_dir, size_
   CHECK_OK(vlm_stablehlo_emit_text_decoder(model, &geometry, &module, &key));
   CHECK_OK(vlm_iree_compiler_find(&compiler));
   CHECK_OK(vlm_xla_key_add_target(&key, compiler.version, VLM_XLA_TARGET_LLVM_CPU));
-  if (test_failures) return false;
+  if (TEST_CURRENT_FAILED()) return false;
   double started = seconds_now();
   CHECK_OK(vlm_xla_compile(&compiler, module, &key, VLM_XLA_TARGET_LLVM_CPU, cache, NULL, artifact_dir, size));
   printf("  compiled %s (llvm-cpu) in %.1f s\n", model->config.model_type, seconds_now() - started);
   free(module);
-  return test_failures == 0;
+  return !TEST_CURRENT_FAILED();
 }
 
 typedef struct comparison {
@@ -128,7 +131,7 @@ static int64_t read_golden(const char *family, int32_t *prompt, int64_t capacity
   snprintf(dir, sizeof(dir), "%s/tests/goldens/%s/plain", VLM_SOURCE_DIR, family);
   vlm_golden_case golden;
   CHECK_OK(vlm_golden_case_open(dir, NULL, &golden));
-  if (test_failures) return 0;
+  if (TEST_CURRENT_FAILED()) return 0;
   vlm_tensor ids;
   CHECK_OK(vlm_golden_case_tensor(&golden, "input_ids", &ids));
   int64_t count = ids.shape[ids.rank - 1];
@@ -158,7 +161,7 @@ static bool open_fixture(const char *family, fixture *f, char *artifact_dir) {
   char dir[600];
   model_dir(family, dir, sizeof(dir));
   CHECK_OK(vlm_xla_text_decoder_open(dir, &f->model));
-  if (test_failures) return false;
+  if (TEST_CURRENT_FAILED()) return false;
   f->vocab = f->model.config.text.vocab_size;
   if (!compile(&f->model, artifact_dir, VLM_XLA_PATH_LENGTH)) return false;
   vlm_xla_runtime_options options = {.target = VLM_XLA_TARGET_LLVM_CPU};
@@ -166,7 +169,7 @@ static bool open_fixture(const char *family, fixture *f, char *artifact_dir) {
   vlm_text_model_options cpu_options = {.slot_count = SLOTS, .capacity = geometry.capacity,
                                         .prefill_chunk = geometry.prefill_chunk};
   CHECK_OK(vlm_text_model_open(dir, &cpu_options, &f->cpu));
-  return test_failures == 0;
+  return !TEST_CURRENT_FAILED();
 }
 
 static void close_fixture(fixture *f) {
@@ -192,23 +195,27 @@ static void run_family(const char *family, char *artifact_dir) {
   const vlm_text_config *text = &f.model.config.text;
   int64_t vocab = f.vocab;
   float *cpu_logits = malloc((size_t)(length * vocab) * sizeof(float));
-  float *xla_logits = malloc((size_t)(length * vocab) * sizeof(float));
+  float *xla_logits = malloc((size_t)vocab * sizeof(float));
   comparison logits = {0}, kv = {0};
   CHECK_OK(vlm_text_model_token_prefill(f.cpu, 1, prompt, length, NULL,
                                         &(vlm_prefill_logits){.all_rows = cpu_logits}));
-  CHECK_OK(vlm_xla_token_prefill(f.runtime, 1, 0, prompt, length, xla_logits));
-  compare(&logits, xla_logits, cpu_logits, (size_t)(length * vocab), 1e-4, 1e-4);
+  /* The module returns a call's last row: the golden prompt in two calls
+   * (the second spans a chunk boundary) checks two rows; the KV checks all. */
+  CHECK(length > SPLIT_ROW + 16);
+  CHECK_OK(vlm_xla_token_prefill(f.runtime, 1, 0, prompt, SPLIT_ROW, xla_logits));
+  compare(&logits, xla_logits, cpu_logits + (SPLIT_ROW - 1) * vocab, (size_t)vocab, 1e-4, 1e-4);
+  CHECK_OK(vlm_xla_token_prefill(f.runtime, 1, SPLIT_ROW, prompt + SPLIT_ROW, length - SPLIT_ROW, xla_logits));
+  compare(&logits, xla_logits, cpu_logits + (length - 1) * vocab, (size_t)vocab, 1e-4, 1e-4);
   for (int i = 0; i < SHORT_PROMPT; i++) short_prompt[i] = prompt[length - 1 - i];
   CHECK_OK(vlm_text_model_token_prefill(f.cpu, 0, short_prompt, SHORT_PROMPT, NULL,
                                         &(vlm_prefill_logits){.all_rows = cpu_logits}));
-  float *short_logits = malloc((size_t)(SHORT_PROMPT * vocab) * sizeof(float));
+  float *short_logits = malloc((size_t)vocab * sizeof(float));
   CHECK_OK(vlm_xla_token_prefill(f.runtime, 0, 0, short_prompt, SHORT_PROMPT, short_logits));
-  compare(&logits, short_logits, cpu_logits, (size_t)(SHORT_PROMPT * vocab), 1e-4, 1e-4);
+  compare(&logits, short_logits, cpu_logits + (SHORT_PROMPT - 1) * vocab, (size_t)vocab, 1e-4, 1e-4);
   compare_kv(&kv, f.runtime, f.cpu, 0, SHORT_PROMPT, text);
   compare_kv(&kv, f.runtime, f.cpu, 1, length, text);
 
-  int32_t next[SLOTS] = {argmax(short_logits + (SHORT_PROMPT - 1) * vocab, vocab),
-                         argmax(xla_logits + (length - 1) * vocab, vocab)};
+  int32_t next[SLOTS] = {argmax(short_logits, vocab), argmax(xla_logits, vocab)};
   int32_t positions[SLOTS] = {SHORT_PROMPT, (int32_t)length};
   float *cpu_step = malloc((size_t)(SLOTS * vocab) * sizeof(float));
   float *xla_step = malloc((size_t)(SLOTS * vocab) * sizeof(float));
@@ -266,7 +273,7 @@ static void run_family(const char *family, char *artifact_dir) {
              (size_t)text->hidden_size * sizeof(float));
       rows_positions[r] = (int32_t)r;
     }
-    float *token_logits = malloc((size_t)(length * vocab) * sizeof(float));
+    float *token_logits = malloc((size_t)vocab * sizeof(float));
     CHECK_OK(vlm_xla_clear_slot(f.runtime, 0));
     CHECK_OK(vlm_xla_token_prefill(f.runtime, 0, 0, prompt, length, token_logits));
     size_t kv_floats = (size_t)(text->num_hidden_layers * 2 * geometry.capacity * text->num_key_value_heads * text->head_dim);
@@ -276,7 +283,7 @@ static void run_family(const char *family, char *artifact_dir) {
     CHECK_OK(vlm_xla_embeddings_prefill(f.runtime, 0, 0, embeddings, rows_positions, NULL, length, xla_logits));
     CHECK_OK(vlm_xla_read_kv(f.runtime, 0, embedding_kv));
     comparison parity = {0};
-    compare(&parity, xla_logits, token_logits, (size_t)(length * vocab), 1e-6, 1e-6);
+    compare(&parity, xla_logits, token_logits, (size_t)vocab, 1e-6, 1e-6);
     compare(&parity, embedding_kv, token_kv, kv_floats, 1e-6, 1e-6);
     printf("  %s: token_prefill vs embeddings_prefill max difference %.3g (logits and all-layer KV)\n", family,
            parity.max_abs);
@@ -308,7 +315,7 @@ static void mismatched_artifacts_are_refused(void) {
   model_dir("llama", dir, sizeof(dir));
   vlm_xla_text_decoder model;
   CHECK_OK(vlm_xla_text_decoder_open(dir, &model));
-  if (test_failures) return;
+  if (TEST_CURRENT_FAILED()) return;
   vlm_xla_runtime *runtime = NULL;
   vlm_xla_runtime_options options = {.target = VLM_XLA_TARGET_LLVM_CPU};
   vlm_stablehlo_options other = geometry;

@@ -21,7 +21,7 @@ static char *emit(const vlm_stablehlo_vision_options *options, vlm_xla_key *key)
   vlm_xla_vision_encoder model;
   char *module = NULL;
   CHECK_OK(vlm_xla_vision_encoder_open(dir, &model));
-  if (test_failures) return NULL;
+  if (TEST_CURRENT_FAILED()) return NULL;
   CHECK_OK(vlm_stablehlo_emit_vision_encoder(&model, options, &module, key));
   vlm_xla_vision_encoder_release(&model);
   const char *dump = getenv("VLM_DUMP_XLA_VISION");

@@ -114,10 +114,10 @@ static void cpu_encode(const vlm_pixel_values *image, float *projected, float *f
 
 static bool golden_image(vlm_golden_case *golden, vlm_pixel_values *image) {
   CHECK_OK(vlm_golden_case_open(ONE_IMAGE, NULL, golden));
-  if (test_failures) return false;
+  if (TEST_CURRENT_FAILED()) return false;
   vlm_tensor pixels;
   CHECK_OK(vlm_golden_case_tensor(golden, "processor.pixel_values", &pixels));
-  if (test_failures) return false;
+  if (TEST_CURRENT_FAILED()) return false;
   *image = (vlm_pixel_values){pixels.data, pixels.shape[1], pixels.shape[2], pixels.shape[3]};
   return true;
 }

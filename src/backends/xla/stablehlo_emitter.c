@@ -16,6 +16,7 @@
 
 #define DEFAULT_CAPACITY 4096
 #define DEFAULT_PREFILL_CHUNK 512
+#define DEFAULT_DECODE_WINDOW 256
 
 /* ---------------------------------------------------------------------- */
 /* Opening a model                                                         */
@@ -51,6 +52,20 @@ void vlm_stablehlo_default_options(const vlm_xla_text_decoder *model, vlm_stable
   if (options->capacity <= 0) options->capacity = longest > 0 && longest < DEFAULT_CAPACITY ? longest : DEFAULT_CAPACITY;
   if (options->prefill_chunk <= 0)
     options->prefill_chunk = options->capacity < DEFAULT_PREFILL_CHUNK ? options->capacity : DEFAULT_PREFILL_CHUNK;
+  if (options->decode_window <= 0) options->decode_window = DEFAULT_DECODE_WINDOW;
+}
+
+int vlm_stablehlo_decode_windows(const vlm_stablehlo_options *options, int64_t windows[VLM_STABLEHLO_MAX_WINDOWS]) {
+  int count = 0;
+  int64_t window = options->decode_window > 0 ? options->decode_window : DEFAULT_DECODE_WINDOW;
+  for (; window < options->capacity && count < VLM_STABLEHLO_MAX_WINDOWS - 1; window *= 2) windows[count++] = window;
+  windows[count++] = options->capacity;
+  return count;
+}
+
+void vlm_stablehlo_decode_function(const vlm_stablehlo_options *options, int64_t window, char *out, size_t size) {
+  if (window >= options->capacity) snprintf(out, size, "decode");
+  else snprintf(out, size, "decode_%lld", (long long)window);
 }
 
 vlm_status vlm_stablehlo_check_graph(const vlm_graph *graph) {
@@ -118,7 +133,7 @@ static void prologue(xla_emitter *e, const xla_value *logits) {
     e->tokens = xla_argument("tokens", "i32", 1, &rows);
     e->positions = xla_argument("positions", "i32", 1, &rows);
     e->active = xla_argument("active", "i32", 1, &rows);
-    print_signature(e, "decode", 3, (xla_value[]){e->tokens, e->positions, e->active}, logits);
+    print_signature(e, e->function_name, 3, (xla_value[]){e->tokens, e->positions, e->active}, logits);
     e->cache_index = e->positions;
     e->rope_positions = xla_convert(e, e->positions, "f32");
     xla_value zero = xla_splat(e, 0, "i32", 1, &rows);
@@ -156,37 +171,53 @@ static vlm_status lower_graph(xla_emitter *e, const xla_value *logits) {
   VLM_RETURN_IF_ERROR(vlm_stablehlo_check_graph(graph));
   e->nodes = calloc((size_t)graph->count, sizeof(*e->nodes));
   e->nodes_f32 = calloc((size_t)graph->count, sizeof(*e->nodes_f32));
-  vlm_status status = e->nodes && e->nodes_f32 ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  size_t layers = (size_t)e->text->num_hidden_layers;
+  e->new_keys = calloc(layers, sizeof(*e->new_keys));
+  e->new_values = calloc(layers, sizeof(*e->new_values));
+  vlm_status status = e->nodes && e->nodes_f32 && e->new_keys && e->new_values
+                          ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (!status) prologue(e, logits);
   for (int32_t i = 0; !status && i < graph->count; i++) status = xla_lower_node(e, i);
+  for (size_t layer = 0; !status && layer < layers; layer++)
+    if (!e->new_keys[layer].name[0] || !e->new_values[layer].name[0])
+      status = VLM_ERROR(INTERNAL, "xla emitter: layer %zu of the decoder graph has no attention", layer);
   if (!status) {
     char type[160];
     xla_value output = e->nodes[graph->output];
     xla_type_text(&output, type, sizeof(type));
+    xla_write_new_rows(e);
     xla_flush_cache(e);
     vlm_sb_appendf(e->out, "    return %s : %s\n  }\n\n", output.name, type);
   }
   free(e->nodes);
   free(e->nodes_f32);
+  free(e->new_keys);
+  free(e->new_values);
+  e->new_keys = e->new_values = NULL;
   return status;
 }
 
-static vlm_status emit_contract(module_state *state, xla_function_kind kind) {
-  int64_t rows = kind == XLA_DECODE ? state->options->slot_count : state->options->prefill_chunk;
+/* window: decode's attention window (0 for the prefills). */
+static vlm_status emit_contract(module_state *state, xla_function_kind kind, int64_t window) {
+  bool decode = kind == XLA_DECODE;
+  int64_t rows = decode ? state->options->slot_count : state->options->prefill_chunk;
   int32_t *logit_rows = malloc((size_t)rows * sizeof(int32_t));
   if (!logit_rows) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int64_t i = 0; i < rows; i++) logit_rows[i] = (int32_t)i;
-  /* Every row's logits: the caller picks the rows it wants (the last valid
-   * row of a chunk, or all of them for goldens). */
+  /* Decode: every slot's logits. Prefill: one row, which the lowering makes
+   * the chunk's last valid row (the LM head runs on it alone). */
+  int64_t logit_count = decode ? rows : 1;
   vlm_decoder_step step = {.row_count = rows, .from_embeddings = kind == XLA_EMBEDDINGS_PREFILL,
-                           .logit_rows = logit_rows, .logit_row_count = rows};
+                           .logit_rows = logit_rows, .logit_row_count = logit_count};
   vlm_graph graph;
   vlm_graph_init(&graph);
   vlm_status status = vlm_build_decoder_graph(&state->model->decoder, &step, &graph);
   if (!status) {
     xla_emitter e = make_emitter(state, kind, rows);
     e.graph = &graph;
-    xla_value logits = xla_make_value("f32", 2, (int64_t[]){rows, state->vocab});
+    e.window = window;
+    vlm_stablehlo_decode_function(state->options, window, e.function_name, sizeof(e.function_name));
+    xla_value logits = xla_make_value("f32", 2, (int64_t[]){logit_count, state->vocab});
     status = lower_graph(&e, &logits);
   }
   vlm_graph_release(&graph);
@@ -327,6 +358,12 @@ static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "capacity", "%lld", (long long)options->capacity));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "slots", "%d", options->slot_count));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "prefill_chunk", "%lld", (long long)options->prefill_chunk));
+  int64_t windows[VLM_STABLEHLO_MAX_WINDOWS];
+  int window_count = vlm_stablehlo_decode_windows(options, windows);
+  char text[VLM_STABLEHLO_MAX_WINDOWS * 24] = "";
+  for (int i = 0; i < window_count; i++)
+    snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%lld", i ? "," : "", (long long)windows[i]);
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "decode_windows", "%s", text));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "position_mode", "rope-1d"));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "mask_mode", "token_prefill=causal,embeddings_prefill=additive-bias"));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "kv_layout", "global:f32[layers,2,slots,capacity+chunk,kv_heads,head_dim]"));
@@ -384,7 +421,7 @@ static void emit_header(vlm_string_builder *out, const module_state *state, cons
 }
 
 static vlm_status check_options(const vlm_xla_text_decoder *model, const vlm_stablehlo_options *options) {
-  if (options->slot_count < 1 || options->capacity < 1 || options->prefill_chunk < 1)
+  if (options->slot_count < 1 || options->capacity < 1 || options->prefill_chunk < 1 || options->decode_window < 0)
     return VLM_ERROR(INVALID_ARGUMENT, "xla emitter: slots, capacity and prefill chunk must be positive");
   if (options->prefill_chunk > options->capacity)
     return VLM_ERROR(INVALID_ARGUMENT, "xla emitter: prefill chunk %lld exceeds the capacity %lld",
@@ -410,9 +447,11 @@ vlm_status vlm_stablehlo_emit_text_decoder(const vlm_xla_text_decoder *model,
                         .vocab = text->vocab_size};
   state.weights.items = calloc(XLA_MAX_WEIGHTS, sizeof(xla_weight));
   vlm_status status = state.weights.items ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  if (!status) status = emit_contract(&state, XLA_TOKEN_PREFILL);
-  if (!status) status = emit_contract(&state, XLA_EMBEDDINGS_PREFILL);
-  if (!status) status = emit_contract(&state, XLA_DECODE);
+  if (!status) status = emit_contract(&state, XLA_TOKEN_PREFILL, 0);
+  if (!status) status = emit_contract(&state, XLA_EMBEDDINGS_PREFILL, 0);
+  int64_t windows[VLM_STABLEHLO_MAX_WINDOWS];
+  int window_count = vlm_stablehlo_decode_windows(options, windows);
+  for (int i = 0; !status && i < window_count; i++) status = emit_contract(&state, XLA_DECODE, windows[i]);
   vlm_xla_key key;
   if (!status) status = build_key(&state, &key);
   vlm_string_builder module = {0};

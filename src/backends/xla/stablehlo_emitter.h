@@ -10,11 +10,13 @@
  * chunk C are emit parameters. Arguments (all i32 unless said):
  *
  *   token_prefill(tokens [C], valid_rows [], slot [], start [])
- *       -> logits [C, vocab] f32
+ *       -> logits [1, vocab] f32 of the last valid row
  *   embeddings_prefill(embeddings [C, hidden] f32, positions [C],
  *                      bias [C, N] f32, valid_rows [], slot [], start [])
- *       -> logits [C, vocab] f32
+ *       -> logits [1, vocab] f32 of the last valid row
  *   decode(tokens [S], positions [S], active [S]) -> logits [S, vocab] f32
+ *   decode_<W>(same)   the same with attention over cache rows [0, W):
+ *                      every active position must be < W
  *   read_kv(slot []) -> [layers, 2 (keys, values), N, kv_heads, head_dim] f32
  *   clear_slot(slot [])                      zeroes the slot's K/V
  *   compatibility() -> [4]: contract version, emitter version, key hash
@@ -36,8 +38,12 @@
  *     bf16, f16; converted to f32 inside the functions);
  *   - KV: one `util.global private mutable @kv_cache`, f32 [layers, 2
  *     (keys, values), S, N + C, kv_heads, head_dim], zero at load, loaded
- *     once per function, updated in place with dynamic_update_slice and
- *     stored once before returning. One global, not one per layer: with
+ *     once per function and stored once before returning. Attention reads
+ *     the cached rows as loaded plus the call's own rows (kept as values);
+ *     all of the call's rows are written after the last layer with
+ *     dynamic_update_slice (one for a prefill chunk, one per slot for
+ *     decode), so every read precedes every write and IREE updates the
+ *     global in place instead of copying it per layer. One global, not one per layer: with
  *     several identically initialised mutable globals, IREE 3.13 made the
  *     stored K and V of different layers alias (they read back equal). The
  *     C rows past N take a padded chunk's overhang so no write is ever
@@ -62,7 +68,18 @@ typedef struct vlm_stablehlo_options {
   int32_t slot_count;     /* S: decode rows, one per slot */
   int64_t capacity;       /* N: positions per slot */
   int64_t prefill_chunk;  /* C: rows per prefill call */
+  int64_t decode_window;  /* smallest decode attention window (default 256) */
 } vlm_stablehlo_options;
+
+/* Decode windows: `decode` attends over all N cached rows; `decode_<W>`
+ * over rows [0, W) only, for W = decode_window, 2 decode_window, ... < N,
+ * so a step costs what the slots have used, not what was compiled (the
+ * runtime calls the smallest W that holds every active slot's position).
+ * Fills `windows` ascending (the last is N) and returns their count. */
+#define VLM_STABLEHLO_MAX_WINDOWS 16
+int vlm_stablehlo_decode_windows(const vlm_stablehlo_options *options, int64_t windows[VLM_STABLEHLO_MAX_WINDOWS]);
+/* The artifact function that decodes with `window` ("decode", "decode_256"). */
+void vlm_stablehlo_decode_function(const vlm_stablehlo_options *options, int64_t window, char *out, size_t size);
 
 /* A checkpoint opened for the xla backend: config, the family's decoder
  * description and the weights (headers validated, tensors mapped). */

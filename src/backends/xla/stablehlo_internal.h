@@ -74,6 +74,16 @@ typedef struct xla_emitter {
   /* The KV cache global's current value in this function (loaded on first
    * use, stored once before returning: xla_flush_cache). */
   xla_value cache;
+  /* Prefill and decode: attention reads the cache as it was loaded at the
+   * start of the function (`cache`, never updated while layers run) plus
+   * the rows this call computes, which are kept here per layer ([rows,
+   * kv_heads, head_dim]) and written in one go after the last layer
+   * (xla_write_new_rows). Reads all come before the writes in program order,
+   * so IREE can update the global in place. */
+  xla_value *new_keys, *new_values;
+  int64_t window;               /* decode: cache rows [0, window) attention reads */
+  xla_value key_mask;           /* which keys each row sees; made by the first layer */
+  char function_name[48];       /* "decode", "decode_256", ... */
 } xla_emitter;
 
 /* Types and printers (stablehlo_text.c). */
@@ -114,6 +124,8 @@ void xla_global_store(xla_emitter *e, xla_value value, const char *global);
 xla_value xla_cache_shape(const xla_emitter *e);
 xla_value xla_current_cache(xla_emitter *e);
 void xla_flush_cache(xla_emitter *e);
+/* Writes every layer's new K/V rows (e->new_keys/new_values) into `cache`. */
+void xla_write_new_rows(xla_emitter *e);
 
 /* Module assembly shared by the text and vision modules (stablehlo_emitter.c). */
 xla_value xla_argument(const char *name, const char *element, int rank, const int64_t *shape);

@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
@@ -271,6 +272,16 @@ static vlm_status lower_select_rows(xla_emitter *e, const vlm_node *node, xla_va
   xla_value x = e->nodes[node->inputs[0]];
   const int32_t *rows = node->params.select.rows;
   int64_t count = node->params.select.count;
+  if (e->kind == XLA_TOKEN_PREFILL || e->kind == XLA_EMBEDDINGS_PREFILL) {
+    /* The prefill graphs are built to select one row (the logits'); which
+     * row is the call's: its last valid one. */
+    if (count != 1 || x.rank != 2)
+      return VLM_ERROR(INTERNAL, "xla emitter: prefill graph node '%s' selects %lld rows, not the last one",
+                       node->name, (long long)count);
+    xla_value last = XLA_OP(e, "subtract", NULL, &e->valid_rows, e->valid_rows, xla_splat(e, 1, "i32", 0, NULL));
+    *out = xla_dynamic_slice(e, x, 2, (xla_value[]){last, e->zero_index}, (int64_t[]){1, x.shape[1]});
+    return VLM_OK;
+  }
   if (count == x.shape[0] && rows[0] == 0 && rows[count - 1] == count - 1) {
     bool identity = true;
     for (int64_t i = 1; i < count && identity; i++) identity = rows[i] == rows[i - 1] + 1;
@@ -359,45 +370,75 @@ static vlm_status lower_rope(xla_emitter *e, const vlm_node *node, xla_value *ou
 /* Attention over the KV cache                                             */
 /* ---------------------------------------------------------------------- */
 
-/* Prefill: the chunk's rows go to [layer, which, slot, start + r] for r <
- * valid_rows; the padded rows keep what the cache held (so a call writes
- * exactly its rows). Returns the slot's first `capacity` rows [capacity,
- * kv_heads, dim]. */
-static xla_value prefill_write(xla_emitter *e, xla_value rows, int32_t layer, int which) {
-  int64_t chunk = e->rows, kv_heads = rows.shape[1], dim = rows.shape[2];
+/* The cache rows attention reads, as the function loaded them (this call's
+ * own rows are not in them: they are written after the last layer):
+ * prefill: the slot's rows [0, capacity) as [capacity, kv_heads, dim];
+ * decode: every slot's rows [0, window) as [slots, window, kv_heads, dim]. */
+static xla_value cached_rows(xla_emitter *e, int32_t layer, int which, int64_t kv_heads, int64_t dim) {
   xla_value cache = xla_current_cache(e);
+  if (e->kind == XLA_DECODE) {
+    int64_t slots = e->options->slot_count;
+    xla_value rows = xla_slice(e, cache, (int64_t[]){layer, which, 0, 0, 0, 0},
+                               (int64_t[]){layer + 1, which + 1, slots, e->window, kv_heads, dim});
+    return xla_reshape(e, rows, 4, (int64_t[]){slots, e->window, kv_heads, dim});
+  }
   xla_value z = e->zero_index, l = xla_splat(e, layer, "i32", 0, NULL), w = xla_splat(e, which, "i32", 0, NULL);
-  int64_t chunk_shape[6] = {1, 1, 1, chunk, kv_heads, dim};
-  xla_value at_start[6] = {l, w, e->slot, e->start, z, z};
-  xla_value old = xla_dynamic_slice(e, cache, 6, at_start, chunk_shape);
-  xla_value update = xla_reshape(e, rows, 6, chunk_shape);
-  xla_value keep = xla_broadcast(e, e->row_valid, 6, chunk_shape, (int64_t[]){3});
-  update = xla_select(e, keep, update, old);
-  e->cache = xla_dynamic_update_slice(e, cache, update, 6, at_start);
-  int64_t slot_shape[6] = {1, 1, 1, e->options->capacity, kv_heads, dim};
-  xla_value slot_rows = xla_dynamic_slice(e, e->cache, 6, (xla_value[]){l, w, e->slot, z, z, z}, slot_shape);
-  return xla_reshape(e, slot_rows, 3, slot_shape + 3);
+  int64_t shape[6] = {1, 1, 1, e->options->capacity, kv_heads, dim};
+  xla_value rows = xla_dynamic_slice(e, cache, 6, (xla_value[]){l, w, e->slot, z, z, z}, shape);
+  return xla_reshape(e, rows, 3, shape + 3);
 }
 
-/* Decode: row b is slot b; its K/V go to [layer, which, b, write_index[b]]
- * (a spill row past the capacity when the slot is inactive). Returns every
- * slot's first `capacity` rows [slots, capacity, kv_heads, dim]. */
-static xla_value decode_write(xla_emitter *e, xla_value rows, int32_t layer, int which) {
-  int64_t slots = e->options->slot_count, kv_heads = rows.shape[1], dim = rows.shape[2];
-  xla_value cache = xla_current_cache(e);
-  xla_value z = e->zero_index, l = xla_splat(e, layer, "i32", 0, NULL), w = xla_splat(e, which, "i32", 0, NULL);
-  for (int64_t b = 0; b < slots; b++) {
-    xla_value row = xla_slice(e, rows, (int64_t[]){b, 0, 0}, (int64_t[]){b + 1, kv_heads, dim});
-    row = xla_reshape(e, row, 6, (int64_t[]){1, 1, 1, 1, kv_heads, dim});
-    xla_value index = xla_slice(e, e->write_index, (int64_t[]){b}, (int64_t[]){b + 1});
-    index = xla_reshape(e, index, 0, NULL);
-    xla_value slot = xla_splat(e, (double)b, "i32", 0, NULL);
-    cache = xla_dynamic_update_slice(e, cache, row, 6, (xla_value[]){l, w, slot, index, z, z});
+/* Parts of the combined new rows, in (layer, keys/values) order, each
+ * [1, 1, slots or 1, rows, kv_heads, dim]; concatenated to [1, 2 layers,
+ * ...] and reshaped to [layers, 2, ...]. */
+static xla_value stacked_new_rows(xla_emitter *e, int64_t slots, int64_t rows) {
+  int layers = (int)e->text->num_hidden_layers;
+  xla_value *parts = calloc((size_t)(2 * layers), sizeof(*parts));
+  if (!parts) { /* the builder records the failure; emit nothing usable */
+    e->out->failed = true;
+    return e->new_keys[0];
+  }
+  int64_t kv = e->new_keys[0].shape[1], dim = e->new_keys[0].shape[2];
+  int64_t part_shape[6] = {1, 1, slots, rows, kv, dim};
+  for (int l = 0; l < layers; l++) {
+    parts[2 * l] = xla_reshape(e, e->new_keys[l], 6, part_shape);
+    parts[2 * l + 1] = xla_reshape(e, e->new_values[l], 6, part_shape);
+  }
+  xla_value stacked = xla_concatenate(e, 2 * layers, parts, 1);
+  free(parts);
+  return xla_reshape(e, stacked, 6, (int64_t[]){layers, 2, slots, rows, kv, dim});
+}
+
+/* Prefill: the chunk's rows go to [*, *, slot, start + r] for r <
+ * valid_rows (padded rows keep what the cache held, so a call writes exactly
+ * its rows): one update of [layers, 2, 1, chunk, kv, dim]. Decode: row b
+ * goes to [*, *, b, write_index[b]] (a spill row past the capacity when the
+ * slot is inactive): one update of [layers, 2, 1, 1, kv, dim] per slot. */
+void xla_write_new_rows(xla_emitter *e) {
+  if (!e->new_keys || !e->new_keys[0].name[0]) return;
+  xla_value cache = xla_current_cache(e), z = e->zero_index;
+  if (e->kind == XLA_DECODE) {
+    int64_t slots = e->options->slot_count;
+    xla_value stacked = stacked_new_rows(e, slots, 1);
+    int64_t limit[6];
+    memcpy(limit, stacked.shape, sizeof(limit));
+    for (int64_t b = 0; b < slots; b++) {
+      limit[2] = b + 1;
+      xla_value row = xla_slice(e, stacked, (int64_t[]){0, 0, b, 0, 0, 0}, limit);
+      xla_value index = xla_slice(e, e->write_index, (int64_t[]){b}, (int64_t[]){b + 1});
+      index = xla_reshape(e, index, 0, NULL);
+      xla_value slot = xla_splat(e, (double)b, "i32", 0, NULL);
+      cache = xla_dynamic_update_slice(e, cache, row, 6, (xla_value[]){z, z, slot, index, z, z});
+    }
+  } else {
+    xla_value update = stacked_new_rows(e, 1, e->rows);
+    xla_value at_start[6] = {z, z, e->slot, e->start, z, z};
+    xla_value old = xla_dynamic_slice(e, cache, 6, at_start, update.shape);
+    xla_value keep = xla_broadcast(e, e->row_valid, 6, update.shape, (int64_t[]){3});
+    update = xla_select(e, keep, update, old);
+    cache = xla_dynamic_update_slice(e, cache, update, 6, at_start);
   }
   e->cache = cache;
-  xla_value all = xla_slice(e, cache, (int64_t[]){layer, which, 0, 0, 0, 0},
-                            (int64_t[]){layer + 1, which + 1, slots, e->options->capacity, kv_heads, dim});
-  return xla_reshape(e, all, 4, (int64_t[]){slots, e->options->capacity, kv_heads, dim});
 }
 
 /* Softmax over the last dimension of masked scores. Guarded so that a row
@@ -417,28 +458,50 @@ xla_value xla_softmax_last(xla_emitter *e, xla_value scores) {
   return XLA_OP(e, "divide", NULL, &scores, exponentials, xla_broadcast(e, sum, scores.rank, scores.shape, dims));
 }
 
-/* Prefill: q [T, heads, dim] against one slot's keys [capacity, kv, dim]. */
+
+static xla_value logical_or(xla_emitter *e, xla_value a, xla_value b) { return XLA_OP(e, "or", NULL, &a, a, b); }
+static xla_value logical_and(xla_emitter *e, xla_value a, xla_value b) { return XLA_OP(e, "and", NULL, &a, a, b); }
+
+/* Prefill: which of the [capacity + chunk] keys (the slot's cached rows,
+ * then the chunk's own) row r sees, as an additive bias [chunk, capacity +
+ * chunk]. token_prefill: cached rows before `start`, and the chunk's rows
+ * up to r (causal). embeddings_prefill: the caller's bias over cache indices
+ * [chunk, capacity]: cached rows before `start` from its columns [0, start),
+ * the chunk's own row r' from column start + r' (past the capacity: -inf). */
+static xla_value prefill_bias(xla_emitter *e) {
+  int64_t rows = e->rows, capacity = e->options->capacity, keys = capacity + rows;
+  int64_t shape[2] = {rows, keys};
+  xla_value key_index = xla_iota(e, "i32", 2, shape, 1);
+  xla_value before_start = xla_compare(e, key_index, xla_broadcast(e, e->start, 2, shape, NULL), "LT");
+  xla_value own = xla_compare(e, key_index, xla_splat(e, (double)capacity, "i32", 2, shape), "GE");
+  xla_value minus_infinity = xla_splat(e, -INFINITY, "f32", 2, shape);
+  if (e->kind == XLA_EMBEDDINGS_PREFILL) {
+    xla_value overhang = xla_splat(e, -INFINITY, "f32", 2, (int64_t[]){rows, rows});
+    xla_value padded = xla_concatenate(e, 2, (xla_value[]){e->bias, overhang}, 1);
+    xla_value own_bias = xla_dynamic_slice(e, padded, 2, (xla_value[]){e->zero_index, e->start},
+                                           (int64_t[]){rows, rows});
+    xla_value combined = xla_concatenate(e, 2, (xla_value[]){e->bias, own_bias}, 1);
+    return xla_select(e, logical_or(e, before_start, own), combined, minus_infinity);
+  }
+  xla_value row_index = xla_iota(e, "i32", 2, shape, 0);
+  xla_value last_own = XLA_OP(e, "add", NULL, &row_index, row_index, xla_splat(e, (double)capacity, "i32", 2, shape));
+  xla_value causal_own = logical_and(e, own, xla_compare(e, key_index, last_own, "LE"));
+  return xla_select(e, logical_or(e, before_start, causal_own), xla_splat(e, 0.0, "f32", 2, shape), minus_infinity);
+}
+
+/* Prefill: q [T, heads, dim] against the slot's cached keys [capacity, kv,
+ * dim] followed by the chunk's own [T, kv, dim]. */
 static xla_value prefill_attend(xla_emitter *e, const vlm_node *node, xla_value q, xla_value keys,
                                 xla_value values) {
   int64_t rows = q.shape[0], heads = q.shape[1], dim = q.shape[2], kv = keys.shape[1];
-  int64_t groups = heads / kv, capacity = keys.shape[0];
+  int64_t groups = heads / kv, key_count = keys.shape[0];
   xla_value grouped = xla_reshape(e, q, 4, (int64_t[]){rows, kv, groups, dim});
-  int64_t score_shape[4] = {kv, rows, groups, capacity};
+  int64_t score_shape[4] = {kv, rows, groups, key_count};
   xla_value scores = xla_dot_general(e, grouped, keys, 1, (int64_t[]){1}, (int64_t[]){1}, 3, 2, 4, score_shape);
   scores = XLA_OP(e, "multiply", NULL, &scores, scores,
                   xla_splat_like(e, (float)node->params.attention.scale, scores));
-  if (e->kind == XLA_EMBEDDINGS_PREFILL) {
-    /* The caller's additive bias [T, capacity] replaces the causal mask. */
-    xla_value bias = xla_broadcast(e, e->bias, 4, score_shape, (int64_t[]){1, 3});
-    scores = XLA_OP(e, "add", NULL, &scores, scores, bias);
-  } else {
-    int64_t mask_shape[2] = {rows, capacity};
-    xla_value key_index = xla_iota(e, "i32", 2, mask_shape, 1);
-    xla_value query_index = xla_broadcast(e, e->cache_index, 2, mask_shape, (int64_t[]){0});
-    xla_value visible = xla_compare(e, key_index, query_index, "LE");
-    visible = xla_broadcast(e, visible, 4, score_shape, (int64_t[]){1, 3});
-    scores = xla_select(e, visible, scores, xla_splat_like(e, -INFINITY, scores));
-  }
+  if (!e->key_mask.name[0]) e->key_mask = prefill_bias(e);
+  scores = XLA_OP(e, "add", NULL, &scores, scores, xla_broadcast(e, e->key_mask, 4, score_shape, (int64_t[]){1, 3}));
   xla_value probabilities = xla_softmax_last(e, scores);
   xla_value attended = xla_dot_general(e, probabilities, values, 1, (int64_t[]){0}, (int64_t[]){1}, 3, 0, 4,
                                        (int64_t[]){kv, rows, groups, dim});
@@ -447,22 +510,26 @@ static xla_value prefill_attend(xla_emitter *e, const vlm_node *node, xla_value 
   return xla_reshape(e, attended, 2, (int64_t[]){rows, heads * dim});
 }
 
-/* Decode: q [slots, heads, dim], row b against slot b's keys. */
+/* Decode: q [slots, heads, dim]; row b against slot b's cached keys
+ * [0, window) before its position, then its own key (index window). */
 static xla_value decode_attend(xla_emitter *e, const vlm_node *node, xla_value q, xla_value keys,
                                xla_value values) {
   int64_t slots = q.shape[0], heads = q.shape[1], dim = q.shape[2], kv = keys.shape[2];
-  int64_t groups = heads / kv, capacity = keys.shape[1];
+  int64_t groups = heads / kv, key_count = keys.shape[1];
   xla_value grouped = xla_reshape(e, q, 4, (int64_t[]){slots, kv, groups, dim});
-  int64_t score_shape[4] = {slots, kv, groups, capacity};
+  int64_t score_shape[4] = {slots, kv, groups, key_count};
   xla_value scores = xla_dot_general(e, grouped, keys, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 3, 4,
                                      score_shape);
   scores = XLA_OP(e, "multiply", NULL, &scores, scores,
                   xla_splat_like(e, (float)node->params.attention.scale, scores));
-  int64_t mask_shape[2] = {slots, capacity};
-  xla_value key_index = xla_iota(e, "i32", 2, mask_shape, 1);
-  xla_value query_index = xla_broadcast(e, e->cache_index, 2, mask_shape, (int64_t[]){0});
-  xla_value visible = xla_compare(e, key_index, query_index, "LE");
-  visible = xla_broadcast(e, visible, 4, score_shape, (int64_t[]){0, 3});
+  if (!e->key_mask.name[0]) {
+    int64_t mask_shape[2] = {slots, key_count};
+    xla_value key_index = xla_iota(e, "i32", 2, mask_shape, 1);
+    xla_value position = xla_broadcast(e, e->cache_index, 2, mask_shape, (int64_t[]){0});
+    xla_value own = xla_compare(e, key_index, xla_splat(e, (double)e->window, "i32", 2, mask_shape), "EQ");
+    e->key_mask = logical_or(e, xla_compare(e, key_index, position, "LT"), own);
+  }
+  xla_value visible = xla_broadcast(e, e->key_mask, 4, score_shape, (int64_t[]){0, 3});
   scores = xla_select(e, visible, scores, xla_splat_like(e, -INFINITY, scores));
   xla_value probabilities = xla_softmax_last(e, scores);
   xla_value attended = xla_dot_general(e, probabilities, values, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 1,
@@ -470,16 +537,24 @@ static xla_value decode_attend(xla_emitter *e, const vlm_node *node, xla_value q
   return xla_reshape(e, attended, 2, (int64_t[]){slots, heads * dim});
 }
 
+/* The layer's K/V rows are kept for xla_write_new_rows and joined after the
+ * cached rows for this call's attention. */
 static xla_value lower_attention(xla_emitter *e, const vlm_node *node) {
   xla_value q = xla_input_f32(e, node, 0), k = xla_input_f32(e, node, 1), v = xla_input_f32(e, node, 2);
   int32_t layer = node->params.attention.layer;
+  int64_t kv_heads = k.shape[1], dim = k.shape[2];
+  e->new_keys[layer] = k;
+  e->new_values[layer] = v;
+  xla_value cached_keys = cached_rows(e, layer, 0, kv_heads, dim);
+  xla_value cached_values = cached_rows(e, layer, 1, kv_heads, dim);
   if (e->kind == XLA_DECODE) {
-    xla_value keys = decode_write(e, k, layer, 0);
-    xla_value values = decode_write(e, v, layer, 1);
+    int64_t own_shape[4] = {k.shape[0], 1, kv_heads, dim};
+    xla_value keys = xla_concatenate(e, 2, (xla_value[]){cached_keys, xla_reshape(e, k, 4, own_shape)}, 1);
+    xla_value values = xla_concatenate(e, 2, (xla_value[]){cached_values, xla_reshape(e, v, 4, own_shape)}, 1);
     return decode_attend(e, node, q, keys, values);
   }
-  xla_value keys = prefill_write(e, k, layer, 0);
-  xla_value values = prefill_write(e, v, layer, 1);
+  xla_value keys = xla_concatenate(e, 2, (xla_value[]){cached_keys, k}, 0);
+  xla_value values = xla_concatenate(e, 2, (xla_value[]){cached_values, v}, 0);
   return prefill_attend(e, node, q, keys, values);
 }
 

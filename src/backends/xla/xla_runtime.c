@@ -28,14 +28,19 @@
 
 typedef xla_host_buffer host_buffer;
 
-enum { FUNCTION_TOKEN_PREFILL, FUNCTION_EMBEDDINGS_PREFILL, FUNCTION_DECODE, FUNCTION_READ_KV,
-       FUNCTION_CLEAR_SLOT, FUNCTION_COMPATIBILITY, FUNCTION_COUNT };
+enum { FUNCTION_TOKEN_PREFILL, FUNCTION_EMBEDDINGS_PREFILL, FUNCTION_READ_KV, FUNCTION_CLEAR_SLOT,
+       FUNCTION_COMPATIBILITY, FUNCTION_COUNT };
 
 struct vlm_xla_runtime {
+  vlm_stablehlo_options geometry;
   int32_t slots;
   int64_t capacity, chunk, vocab, hidden, layers, kv_heads, head_dim;
   PyObject *session;
   PyObject *calls[FUNCTION_COUNT];
+  /* decode, one per attention window (ascending; the last spans the capacity). */
+  int window_count;
+  int64_t windows[VLM_STABLEHLO_MAX_WINDOWS];
+  PyObject *decode_calls[VLM_STABLEHLO_MAX_WINDOWS];
   /* Inputs (prefill scalars are shared by both prefill functions). */
   host_buffer tokens, valid_rows, slot, start, embeddings, positions, bias;
   host_buffer decode_tokens, decode_positions, decode_active, kv_slot;
@@ -199,7 +204,7 @@ static vlm_status allocate_buffers(vlm_xla_runtime *r) {
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_positions, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_active, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->kv_slot, i32));
-  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->prefill_logits, (size_t)(r->chunk * r->vocab) * f32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->prefill_logits, (size_t)r->vocab * f32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_logits, (size_t)(r->slots * r->vocab) * f32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->kv, (size_t)(r->layers * 2 * r->capacity * r->kv_heads * r->head_dim) * f32));
   return xla_buffer_allocate(&r->compatibility, 4 * i32);
@@ -208,7 +213,7 @@ static vlm_status allocate_buffers(vlm_xla_runtime *r) {
 static vlm_status bind_all(vlm_xla_runtime *r) {
   binding tokens = {&r->tokens, "i32", 1, {r->chunk}}, valid = {&r->valid_rows, "i32", 0, {0}},
           slot = {&r->slot, "i32", 0, {0}}, start = {&r->start, "i32", 0, {0}};
-  binding prefill_logits = {&r->prefill_logits, "f32", 2, {r->chunk, r->vocab}};
+  binding prefill_logits = {&r->prefill_logits, "f32", 2, {1, r->vocab}};
   VLM_RETURN_IF_ERROR(bind(r, FUNCTION_TOKEN_PREFILL, "token_prefill", 4, (binding[]){tokens, valid, slot, start},
                            1, &prefill_logits));
   binding embeddings = {&r->embeddings, "f32", 2, {r->chunk, r->hidden}},
@@ -219,7 +224,11 @@ static vlm_status bind_all(vlm_xla_runtime *r) {
                               {&r->decode_positions, "i32", 1, {r->slots}},
                               {&r->decode_active, "i32", 1, {r->slots}}};
   binding decode_logits = {&r->decode_logits, "f32", 2, {r->slots, r->vocab}};
-  VLM_RETURN_IF_ERROR(bind(r, FUNCTION_DECODE, "decode", 3, decode_inputs, 1, &decode_logits));
+  for (int i = 0; i < r->window_count; i++) {
+    char name[48];
+    vlm_stablehlo_decode_function(&r->geometry, r->windows[i], name, sizeof(name));
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 3, decode_inputs, 1, &decode_logits, &r->decode_calls[i]));
+  }
   binding kv_slot = {&r->kv_slot, "i32", 0, {0}};
   binding kv = {&r->kv, "f32", 5, {r->layers, 2, r->capacity, r->kv_heads, r->head_dim}};
   VLM_RETURN_IF_ERROR(bind(r, FUNCTION_READ_KV, "read_kv", 1, &kv_slot, 1, &kv));
@@ -322,10 +331,11 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
   vlm_xla_runtime *runtime = calloc(1, sizeof(*runtime));
   if (!runtime) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   const vlm_text_config *text = &model->config.text;
-  *runtime = (vlm_xla_runtime){.slots = options->slot_count, .capacity = options->capacity,
+  *runtime = (vlm_xla_runtime){.geometry = *options, .slots = options->slot_count, .capacity = options->capacity,
                                .chunk = options->prefill_chunk, .vocab = text->vocab_size,
                                .hidden = text->hidden_size, .layers = text->num_hidden_layers,
                                .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim};
+  runtime->window_count = vlm_stablehlo_decode_windows(options, runtime->windows);
   vlm_status status = allocate_buffers(runtime);
   if (!status) status = load_session(runtime, model, directory, runtime_options->driver ? runtime_options->driver : "local-sync");
   if (!status) status = check_compatibility(runtime, &emit_key, directory);
@@ -342,6 +352,7 @@ void vlm_xla_runtime_release(vlm_xla_runtime *runtime) {
   if (bridge_module) {
     PyGILState_STATE gil = PyGILState_Ensure();
     for (int i = 0; i < FUNCTION_COUNT; i++) Py_XDECREF(runtime->calls[i]);
+    for (int i = 0; i < runtime->window_count; i++) Py_XDECREF(runtime->decode_calls[i]);
     Py_XDECREF(runtime->session);
     PyGILState_Release(gil);
   }
@@ -383,7 +394,7 @@ static void set_scalars(vlm_xla_runtime *runtime, int64_t valid, int32_t slot, i
 }
 
 vlm_status vlm_xla_token_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start, const int32_t *tokens,
-                                 int64_t count, float *logits) {
+                                 int64_t count, float *last_logits) {
   VLM_RETURN_IF_ERROR(check_rows(runtime, slot, start, count));
   VLM_RETURN_IF_ERROR(check_tokens(runtime, tokens, count));
   for (int64_t first = 0; first < count; first += runtime->chunk) {
@@ -392,8 +403,8 @@ vlm_status vlm_xla_token_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t
     memcpy(runtime->tokens.data, tokens + first, (size_t)rows * sizeof(int32_t));
     set_scalars(runtime, rows, slot, start + first);
     VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_TOKEN_PREFILL, "token_prefill"));
-    memcpy(logits + first * runtime->vocab, runtime->prefill_logits.data, (size_t)(rows * runtime->vocab) * sizeof(float));
   }
+  memcpy(last_logits, runtime->prefill_logits.data, runtime->prefill_logits.bytes);
   return VLM_OK;
 }
 
@@ -411,7 +422,7 @@ static void fill_bias(vlm_xla_runtime *runtime, const float *bias, int64_t first
 
 vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
                                       const float *embeddings, const int32_t *positions, const float *bias,
-                                      int64_t count, float *logits) {
+                                      int64_t count, float *last_logits) {
   VLM_RETURN_IF_ERROR(check_rows(runtime, slot, start, count));
   if (!embeddings || !positions) return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: embeddings and positions are required");
   for (int64_t i = 0; i < count; i++)
@@ -425,8 +436,8 @@ vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, in
     fill_bias(runtime, bias, first, rows, start);
     set_scalars(runtime, rows, slot, start + first);
     VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_EMBEDDINGS_PREFILL, "embeddings_prefill"));
-    memcpy(logits + first * runtime->vocab, runtime->prefill_logits.data, (size_t)(rows * runtime->vocab) * sizeof(float));
   }
+  memcpy(last_logits, runtime->prefill_logits.data, runtime->prefill_logits.bytes);
   return VLM_OK;
 }
 
@@ -440,12 +451,17 @@ vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const
       return VLM_ERROR(OUT_OF_RANGE, "decode: slot %d's position %d is outside its capacity of %lld", b, positions[b],
                        (long long)runtime->capacity);
   }
+  int32_t furthest = 0;
   for (int32_t b = 0; b < runtime->slots; b++) {
     ((int32_t *)runtime->decode_tokens.data)[b] = active[b] ? tokens[b] : 0;
     ((int32_t *)runtime->decode_positions.data)[b] = active[b] ? positions[b] : 0;
     ((int32_t *)runtime->decode_active.data)[b] = active[b] ? 1 : 0;
+    if (active[b] && positions[b] > furthest) furthest = positions[b];
   }
-  VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_DECODE, "decode"));
+  /* A row at position p attends to cached rows [0, p): a window of p holds them. */
+  int window = 0;
+  while (runtime->windows[window] < furthest) window++;
+  VLM_RETURN_IF_ERROR(xla_invoke(runtime->decode_calls[window], "decode"));
   memcpy(logits, runtime->decode_logits.data, runtime->decode_logits.bytes);
   return VLM_OK;
 }

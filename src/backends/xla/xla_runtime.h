@@ -47,16 +47,17 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
 void vlm_xla_runtime_release(vlm_xla_runtime *runtime);
 
 /* `count` rows of one slot from cache index `start` (chunked internally);
- * logits: [count, vocab]. */
+ * last_logits: [vocab] of the last row (the module computes no others). */
 vlm_status vlm_xla_token_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start, const int32_t *tokens,
-                                 int64_t count, float *logits);
+                                 int64_t count, float *last_logits);
 /* embeddings [count, hidden], positions [count] (RoPE), bias [count,
  * capacity] additive over the slot's keys or NULL for causal. */
 vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
                                       const float *embeddings, const int32_t *positions, const float *bias,
-                                      int64_t count, float *logits);
+                                      int64_t count, float *last_logits);
 /* One row per slot: tokens/positions/active [slots]; logits [slots, vocab]
- * (rows of inactive slots unspecified). */
+ * (rows of inactive slots unspecified). Calls the artifact's smallest decode
+ * window that holds every active position. */
 vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const int32_t *positions,
                           const int32_t *active, float *logits);
 /* [layers, 2 (keys, values), capacity, kv_heads, head_dim] of one slot. */

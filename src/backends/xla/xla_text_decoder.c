@@ -19,10 +19,9 @@ typedef struct xla_decoder {
   vlm_xla_runtime *runtime;
   int64_t vocab, hidden;
   int64_t *lengths;                 /* [slots] */
-  float *chunk_logits;              /* [prefill_chunk, vocab] */
   float *slot_logits;               /* [slots, vocab] */
   int32_t *tokens, *positions, *active; /* [slots] */
-  int32_t *row_positions;           /* [prefill_chunk] */
+  int32_t *row_positions;           /* [capacity] */
 } xla_decoder;
 
 static int64_t xla_capacity(void *self) { return ((xla_decoder *)self)->geometry.capacity; }
@@ -59,19 +58,14 @@ static vlm_status check_room(const xla_decoder *decoder, int32_t slot, int64_t c
   return VLM_OK;
 }
 
-/* The runtime returns every row's logits, chunk by chunk; the engine wants the last. */
+/* The runtime chunks the rows and returns the last row's logits. */
 static vlm_status xla_token_prefill(void *self, int32_t slot, const int32_t *tokens, int64_t count,
                                     float *last_logits) {
   xla_decoder *decoder = self;
   VLM_RETURN_IF_ERROR(check_room(decoder, slot, count));
-  for (int64_t first = 0; first < count; first += decoder->geometry.prefill_chunk) {
-    int64_t rows = count - first < decoder->geometry.prefill_chunk ? count - first : decoder->geometry.prefill_chunk;
-    VLM_RETURN_IF_ERROR(vlm_xla_token_prefill(decoder->runtime, slot, decoder->lengths[slot], tokens + first, rows,
-                                              decoder->chunk_logits));
-    decoder->lengths[slot] += rows;
-    if (first + rows == count)
-      memcpy(last_logits, decoder->chunk_logits + (rows - 1) * decoder->vocab, (size_t)decoder->vocab * sizeof(float));
-  }
+  VLM_RETURN_IF_ERROR(vlm_xla_token_prefill(decoder->runtime, slot, decoder->lengths[slot], tokens, count,
+                                            last_logits));
+  decoder->lengths[slot] += count;
   return VLM_OK;
 }
 
@@ -79,16 +73,10 @@ static vlm_status xla_embeddings_prefill(void *self, int32_t slot, const float *
                                          float *last_logits) {
   xla_decoder *decoder = self;
   VLM_RETURN_IF_ERROR(check_room(decoder, slot, count));
-  for (int64_t first = 0; first < count; first += decoder->geometry.prefill_chunk) {
-    int64_t rows = count - first < decoder->geometry.prefill_chunk ? count - first : decoder->geometry.prefill_chunk;
-    for (int64_t i = 0; i < rows; i++) decoder->row_positions[i] = (int32_t)(decoder->lengths[slot] + i);
-    VLM_RETURN_IF_ERROR(vlm_xla_embeddings_prefill(decoder->runtime, slot, decoder->lengths[slot],
-                                                   embeddings + first * decoder->hidden, decoder->row_positions,
-                                                   NULL, rows, decoder->chunk_logits));
-    decoder->lengths[slot] += rows;
-    if (first + rows == count)
-      memcpy(last_logits, decoder->chunk_logits + (rows - 1) * decoder->vocab, (size_t)decoder->vocab * sizeof(float));
-  }
+  for (int64_t i = 0; i < count; i++) decoder->row_positions[i] = (int32_t)(decoder->lengths[slot] + i);
+  VLM_RETURN_IF_ERROR(vlm_xla_embeddings_prefill(decoder->runtime, slot, decoder->lengths[slot], embeddings,
+                                                 decoder->row_positions, NULL, count, last_logits));
+  decoder->lengths[slot] += count;
   return VLM_OK;
 }
 
@@ -129,7 +117,6 @@ static void xla_release(void *self) {
   vlm_xla_runtime_release(decoder->runtime);
   if (decoder->model_open) vlm_xla_text_decoder_release(&decoder->model);
   free(decoder->lengths);
-  free(decoder->chunk_logits);
   free(decoder->slot_logits);
   free(decoder->tokens);
   free(decoder->positions);
@@ -180,15 +167,14 @@ static vlm_status ensure_artifact(xla_decoder *decoder, const vlm_xla_decoder_op
 }
 
 static vlm_status allocate_buffers(xla_decoder *decoder) {
-  size_t slots = (size_t)decoder->geometry.slot_count, chunk = (size_t)decoder->geometry.prefill_chunk;
+  size_t slots = (size_t)decoder->geometry.slot_count, capacity = (size_t)decoder->geometry.capacity;
   decoder->lengths = calloc(slots, sizeof(int64_t));
-  decoder->chunk_logits = malloc(chunk * (size_t)decoder->vocab * sizeof(float));
   decoder->slot_logits = malloc(slots * (size_t)decoder->vocab * sizeof(float));
   decoder->tokens = calloc(slots, sizeof(int32_t));
   decoder->positions = calloc(slots, sizeof(int32_t));
   decoder->active = calloc(slots, sizeof(int32_t));
-  decoder->row_positions = calloc(chunk, sizeof(int32_t));
-  bool ok = decoder->lengths && decoder->chunk_logits && decoder->slot_logits && decoder->tokens &&
+  decoder->row_positions = calloc(capacity, sizeof(int32_t));
+  bool ok = decoder->lengths && decoder->slot_logits && decoder->tokens &&
             decoder->positions && decoder->active && decoder->row_positions;
   return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the xla decoder's buffers");
 }
