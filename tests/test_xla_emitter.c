@@ -41,8 +41,11 @@ static int count_op(const char *module, const char *op) {
   return count(module, pattern);
 }
 
-/* Decode windows 8, 16 and 32 (decode_8, decode_16, decode). */
-static const vlm_stablehlo_options small = {.slot_count = 2, .capacity = 32, .prefill_chunk = 8, .decode_window = 8};
+/* Decode windows 8, 16 and 32 (decode_8, decode_16, decode); prefill row
+ * buckets 4 and 8 (token_prefill_4, token_prefill, and the same for
+ * embeddings_prefill). */
+static const vlm_stablehlo_options small = {.slot_count = 2, .capacity = 32, .prefill_chunk = 8, .decode_window = 8,
+                                            .prefill_bucket = 4};
 
 static void signatures_are_the_module_contracts(void) {
   char *module = emit("llama", &small, NULL);
@@ -54,6 +57,11 @@ static void signatures_are_the_module_contracts(void) {
                        "%slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
   CHECK(strstr(module, "func.func @decode(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, "
                        "%active: tensor<2xi32>) -> tensor<2x512xf32> {"));
+  CHECK(strstr(module, "func.func @token_prefill_4(%tokens: tensor<4xi32>, %valid_rows: tensor<i32>, "
+                       "%slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
+  CHECK(strstr(module, "func.func @embeddings_prefill_4(%embeddings: tensor<4x128xf32>, %positions: "
+                       "tensor<4xi32>, %bias: tensor<4x32xf32>, %valid_rows: tensor<i32>, "
+                       "%slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
   CHECK(strstr(module, "func.func @decode_8(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, "
                        "%active: tensor<2xi32>) -> tensor<2x512xf32> {"));
   CHECK(strstr(module, "func.func @decode_16(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, "
@@ -61,19 +69,19 @@ static void signatures_are_the_module_contracts(void) {
   CHECK(strstr(module, "func.func @read_kv(%slot: tensor<i32>) -> tensor<2x2x32x1x64xf32> {"));
   CHECK(strstr(module, "func.func @clear_slot(%slot: tensor<i32>) {"));
   CHECK(strstr(module, "func.func @compatibility() -> tensor<4xi32> {"));
-  CHECK_INT_EQ(count(module, "func.func @"), 8);
+  CHECK_INT_EQ(count(module, "func.func @"), 10);
   free(module);
 }
 
-/* Two layers; two prefills and three decode windows: every count follows
+/* Two layers; two prefills in two row buckets and three decode windows: every count follows
  * from the decoder's structure, so a change in lowering shows up here by kind. */
 static void op_counts_follow_the_graph(void) {
   char *module = emit("llama", &small, NULL);
   if (!module) return;
-  const int layers = 2, decodes = 3, functions = 2 + decodes, slots = 2;
+  const int layers = 2, prefills = 2 * 2, decodes = 3, functions = prefills + decodes, slots = 2;
   /* 7 projections + 2 attention products per layer, and the LM head. */
   CHECK_INT_EQ(count_op(module, "dot_general"), functions * (layers * 9 + 1));
-  CHECK_INT_EQ(count_op(module, "gather"), 1 + decodes); /* token_prefill and decode embed tokens */
+  CHECK_INT_EQ(count_op(module, "gather"), prefills / 2 + decodes); /* token_prefill and decode embed tokens */
   /* rms_norm: 2 per layer + final; softmax: 1 per layer; each one "add"/"maximum" reduce. */
   CHECK_INT_EQ(count_op(module, "reduce"), functions * (layers * 2 + 1) + functions * layers * 2);
   CHECK_INT_EQ(count_op(module, "rsqrt"), functions * (layers * 2 + 1));
@@ -81,13 +89,13 @@ static void op_counts_follow_the_graph(void) {
   CHECK_INT_EQ(count_op(module, "sine"), functions);
   /* All layers' new K/V in one write per prefill and one per slot per
    * decode, after the last layer; clear_slot once. */
-  CHECK_INT_EQ(count_op(module, "dynamic_update_slice"), 2 + decodes * slots + 1);
+  CHECK_INT_EQ(count_op(module, "dynamic_update_slice"), prefills + decodes * slots + 1);
   /* The prefills' last valid row for the LM head. */
   CHECK(strstr(module, "-> tensor<1x128xf32>") != NULL);
   /* The cache global is stored once per function that writes it. */
   CHECK_INT_EQ(count(module, "util.global.store"), functions + 1);
   CHECK_INT_EQ(count_op(module, "convert"), functions); /* positions to f32; f32 weights need none */
-  CHECK_INT_EQ(count_op(module, "transpose"), 2 * layers); /* prefill attention output */
+  CHECK_INT_EQ(count_op(module, "transpose"), prefills * layers); /* prefill attention output */
   CHECK_INT_EQ(count_op(module, "logistic"), 0);           /* silu is x / (1 + exp(-x)) */
   free(module);
 }

@@ -42,9 +42,10 @@ const char *__lsan_default_options(void) {
   return "suppressions=" VLM_SOURCE_DIR "/tests/lsan_xla.supp:print_suppressions=0";
 }
 
-/* Decode windows 16, 32 and 64: the greedy run crosses from the first to the second. */
+/* Decode windows 16, 32 and 64: the greedy run crosses from the first to
+ * the second. Prefill row buckets 4, 8 and 16: the prompts below use each. */
 static const vlm_stablehlo_options geometry = {.slot_count = 2, .capacity = 64, .prefill_chunk = 16,
-                                               .decode_window = 16};
+                                               .decode_window = 16, .prefill_bucket = 4};
 #define SLOTS 2
 #define GREEDY_STEPS 20
 #define SHORT_PROMPT 7

@@ -17,6 +17,7 @@
 #define DEFAULT_CAPACITY 4096
 #define DEFAULT_PREFILL_CHUNK 512
 #define DEFAULT_DECODE_WINDOW 256
+#define DEFAULT_PREFILL_BUCKET 64
 
 /* ---------------------------------------------------------------------- */
 /* Opening a model                                                         */
@@ -53,14 +54,32 @@ void vlm_stablehlo_default_options(const vlm_xla_text_decoder *model, vlm_stable
   if (options->prefill_chunk <= 0)
     options->prefill_chunk = options->capacity < DEFAULT_PREFILL_CHUNK ? options->capacity : DEFAULT_PREFILL_CHUNK;
   if (options->decode_window <= 0) options->decode_window = DEFAULT_DECODE_WINDOW;
+  if (options->prefill_bucket <= 0) options->prefill_bucket = DEFAULT_PREFILL_BUCKET;
+}
+
+/* smallest, 2 smallest, ... below largest, then largest. */
+static int doubling_sizes(int64_t smallest, int64_t largest, int64_t sizes[VLM_STABLEHLO_MAX_WINDOWS]) {
+  int count = 0;
+  for (int64_t size = smallest; size < largest && count < VLM_STABLEHLO_MAX_WINDOWS - 1; size *= 2)
+    sizes[count++] = size;
+  sizes[count++] = largest;
+  return count;
 }
 
 int vlm_stablehlo_decode_windows(const vlm_stablehlo_options *options, int64_t windows[VLM_STABLEHLO_MAX_WINDOWS]) {
-  int count = 0;
-  int64_t window = options->decode_window > 0 ? options->decode_window : DEFAULT_DECODE_WINDOW;
-  for (; window < options->capacity && count < VLM_STABLEHLO_MAX_WINDOWS - 1; window *= 2) windows[count++] = window;
-  windows[count++] = options->capacity;
-  return count;
+  int64_t smallest = options->decode_window > 0 ? options->decode_window : DEFAULT_DECODE_WINDOW;
+  return doubling_sizes(smallest, options->capacity, windows);
+}
+
+int vlm_stablehlo_prefill_buckets(const vlm_stablehlo_options *options, int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS]) {
+  int64_t smallest = options->prefill_bucket > 0 ? options->prefill_bucket : DEFAULT_PREFILL_BUCKET;
+  return doubling_sizes(smallest, options->prefill_chunk, buckets);
+}
+
+void vlm_stablehlo_prefill_function(const vlm_stablehlo_options *options, const char *base, int64_t rows, char *out,
+                                    size_t size) {
+  if (rows >= options->prefill_chunk) snprintf(out, size, "%s", base);
+  else snprintf(out, size, "%s_%lld", base, (long long)rows);
 }
 
 void vlm_stablehlo_decode_function(const vlm_stablehlo_options *options, int64_t window, char *out, size_t size) {
@@ -116,7 +135,7 @@ static void prologue(xla_emitter *e, const xla_value *logits) {
   e->start = xla_argument("start", "i32", 0, NULL);
   if (e->kind == XLA_TOKEN_PREFILL) {
     e->tokens = xla_argument("tokens", "i32", 1, &rows);
-    print_signature(e, "token_prefill", 4, (xla_value[]){e->tokens, e->valid_rows, e->slot, e->start}, logits);
+    print_signature(e, e->function_name, 4, (xla_value[]){e->tokens, e->valid_rows, e->slot, e->start}, logits);
     prefill_rows(e);
     e->rope_positions = xla_convert(e, e->cache_index, "f32");
   } else if (e->kind == XLA_EMBEDDINGS_PREFILL) {
@@ -124,7 +143,7 @@ static void prologue(xla_emitter *e, const xla_value *logits) {
     e->embeddings = xla_argument("embeddings", "f32", 2, (int64_t[]){rows, hidden});
     e->positions = xla_argument("positions", "i32", 1, &rows);
     e->bias = xla_argument("bias", "f32", 2, (int64_t[]){rows, e->options->capacity});
-    print_signature(e, "embeddings_prefill", 6,
+    print_signature(e, e->function_name, 6,
                     (xla_value[]){e->embeddings, e->positions, e->bias, e->valid_rows, e->slot, e->start},
                     logits);
     prefill_rows(e);
@@ -197,10 +216,10 @@ static vlm_status lower_graph(xla_emitter *e, const xla_value *logits) {
   return status;
 }
 
-/* window: decode's attention window (0 for the prefills). */
-static vlm_status emit_contract(module_state *state, xla_function_kind kind, int64_t window) {
+/* size: decode's attention window, or a prefill's rows. */
+static vlm_status emit_contract(module_state *state, xla_function_kind kind, int64_t size) {
   bool decode = kind == XLA_DECODE;
-  int64_t rows = decode ? state->options->slot_count : state->options->prefill_chunk;
+  int64_t rows = decode ? state->options->slot_count : size;
   int32_t *logit_rows = malloc((size_t)rows * sizeof(int32_t));
   if (!logit_rows) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int64_t i = 0; i < rows; i++) logit_rows[i] = (int32_t)i;
@@ -215,8 +234,13 @@ static vlm_status emit_contract(module_state *state, xla_function_kind kind, int
   if (!status) {
     xla_emitter e = make_emitter(state, kind, rows);
     e.graph = &graph;
-    e.window = window;
-    vlm_stablehlo_decode_function(state->options, window, e.function_name, sizeof(e.function_name));
+    if (decode) {
+      e.window = size;
+      vlm_stablehlo_decode_function(state->options, size, e.function_name, sizeof(e.function_name));
+    } else {
+      vlm_stablehlo_prefill_function(state->options, kind == XLA_TOKEN_PREFILL ? "token_prefill" : "embeddings_prefill",
+                                     size, e.function_name, sizeof(e.function_name));
+    }
     xla_value logits = xla_make_value("f32", 2, (int64_t[]){logit_count, state->vocab});
     status = lower_graph(&e, &logits);
   }
@@ -341,6 +365,12 @@ void xla_weights_signature(const vlm_checkpoint *checkpoint, const xla_weight_li
   *out_hash = hash;
 }
 
+static void size_list(const int64_t *sizes, int count, char *out, size_t size) {
+  out[0] = '\0';
+  for (int i = 0; i < count; i++)
+    snprintf(out + strlen(out), size - strlen(out), "%s%lld", i ? "," : "", (long long)sizes[i]);
+}
+
 static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
   const vlm_stablehlo_options *options = state->options;
   memset(key, 0, sizeof(*key));
@@ -358,12 +388,12 @@ static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "capacity", "%lld", (long long)options->capacity));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "slots", "%d", options->slot_count));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "prefill_chunk", "%lld", (long long)options->prefill_chunk));
-  int64_t windows[VLM_STABLEHLO_MAX_WINDOWS];
-  int window_count = vlm_stablehlo_decode_windows(options, windows);
-  char text[VLM_STABLEHLO_MAX_WINDOWS * 24] = "";
-  for (int i = 0; i < window_count; i++)
-    snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%lld", i ? "," : "", (long long)windows[i]);
+  int64_t sizes[VLM_STABLEHLO_MAX_WINDOWS];
+  char text[VLM_STABLEHLO_MAX_WINDOWS * 24];
+  size_list(sizes, vlm_stablehlo_decode_windows(options, sizes), text, sizeof(text));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "decode_windows", "%s", text));
+  size_list(sizes, vlm_stablehlo_prefill_buckets(options, sizes), text, sizeof(text));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "prefill_buckets", "%s", text));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "position_mode", "rope-1d"));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "mask_mode", "token_prefill=causal,embeddings_prefill=additive-bias"));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "kv_layout", "global:f32[layers,2,slots,capacity+chunk,kv_heads,head_dim]"));
@@ -421,7 +451,8 @@ static void emit_header(vlm_string_builder *out, const module_state *state, cons
 }
 
 static vlm_status check_options(const vlm_xla_text_decoder *model, const vlm_stablehlo_options *options) {
-  if (options->slot_count < 1 || options->capacity < 1 || options->prefill_chunk < 1 || options->decode_window < 0)
+  if (options->slot_count < 1 || options->capacity < 1 || options->prefill_chunk < 1 || options->decode_window < 0 ||
+      options->prefill_bucket < 0)
     return VLM_ERROR(INVALID_ARGUMENT, "xla emitter: slots, capacity and prefill chunk must be positive");
   if (options->prefill_chunk > options->capacity)
     return VLM_ERROR(INVALID_ARGUMENT, "xla emitter: prefill chunk %lld exceeds the capacity %lld",
@@ -447,8 +478,10 @@ vlm_status vlm_stablehlo_emit_text_decoder(const vlm_xla_text_decoder *model,
                         .vocab = text->vocab_size};
   state.weights.items = calloc(XLA_MAX_WEIGHTS, sizeof(xla_weight));
   vlm_status status = state.weights.items ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  if (!status) status = emit_contract(&state, XLA_TOKEN_PREFILL, 0);
-  if (!status) status = emit_contract(&state, XLA_EMBEDDINGS_PREFILL, 0);
+  int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS];
+  int bucket_count = vlm_stablehlo_prefill_buckets(options, buckets);
+  for (int i = 0; !status && i < bucket_count; i++) status = emit_contract(&state, XLA_TOKEN_PREFILL, buckets[i]);
+  for (int i = 0; !status && i < bucket_count; i++) status = emit_contract(&state, XLA_EMBEDDINGS_PREFILL, buckets[i]);
   int64_t windows[VLM_STABLEHLO_MAX_WINDOWS];
   int window_count = vlm_stablehlo_decode_windows(options, windows);
   for (int i = 0; !status && i < window_count; i++) status = emit_contract(&state, XLA_DECODE, windows[i]);

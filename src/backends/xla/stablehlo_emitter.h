@@ -16,7 +16,8 @@
  *       -> logits [1, vocab] f32 of the last valid row
  *   decode(tokens [S], positions [S], active [S]) -> logits [S, vocab] f32
  *   decode_<W>(same)   the same with attention over cache rows [0, W):
- *                      every active position must be < W
+ *                      every active position must be <= W
+ *   token_prefill_<R>, embeddings_prefill_<R>: the same with R rows for C
  *   read_kv(slot []) -> [layers, 2 (keys, values), N, kv_heads, head_dim] f32
  *   clear_slot(slot [])                      zeroes the slot's K/V
  *   compatibility() -> [4]: contract version, emitter version, key hash
@@ -64,19 +65,33 @@
 #include "models/family.h"
 #include "vlm.h"
 
+#define VLM_STABLEHLO_MAX_WINDOWS 16
+
 typedef struct vlm_stablehlo_options {
   int32_t slot_count;     /* S: decode rows, one per slot */
   int64_t capacity;       /* N: positions per slot */
   int64_t prefill_chunk;  /* C: rows per prefill call */
   int64_t decode_window;  /* smallest decode attention window (default 256) */
+  int64_t prefill_bucket; /* smallest prefill row bucket (default 64) */
 } vlm_stablehlo_options;
+
+/* Prefill row buckets: `token_prefill`/`embeddings_prefill` take C rows;
+ * `token_prefill_<R>`/`embeddings_prefill_<R>` take R, for R =
+ * prefill_bucket, 2 prefill_bucket, ... < C, so a short prompt (or a
+ * prompt's last piece) is not padded to a whole chunk. The runtime calls
+ * the smallest R that holds the rows. Fills `buckets` ascending (the last
+ * is C) and returns their count. */
+int vlm_stablehlo_prefill_buckets(const vlm_stablehlo_options *options, int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS]);
+/* The artifact function for `base` ("token_prefill", "embeddings_prefill")
+ * with `rows` rows ("token_prefill", "token_prefill_64"). */
+void vlm_stablehlo_prefill_function(const vlm_stablehlo_options *options, const char *base, int64_t rows, char *out,
+                                    size_t size);
 
 /* Decode windows: `decode` attends over all N cached rows; `decode_<W>`
  * over rows [0, W) only, for W = decode_window, 2 decode_window, ... < N,
  * so a step costs what the slots have used, not what was compiled (the
  * runtime calls the smallest W that holds every active slot's position).
  * Fills `windows` ascending (the last is N) and returns their count. */
-#define VLM_STABLEHLO_MAX_WINDOWS 16
 int vlm_stablehlo_decode_windows(const vlm_stablehlo_options *options, int64_t windows[VLM_STABLEHLO_MAX_WINDOWS]);
 /* The artifact function that decodes with `window` ("decode", "decode_256"). */
 void vlm_stablehlo_decode_function(const vlm_stablehlo_options *options, int64_t window, char *out, size_t size);

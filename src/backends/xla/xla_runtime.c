@@ -28,8 +28,15 @@
 
 typedef xla_host_buffer host_buffer;
 
-enum { FUNCTION_TOKEN_PREFILL, FUNCTION_EMBEDDINGS_PREFILL, FUNCTION_READ_KV, FUNCTION_CLEAR_SLOT,
-       FUNCTION_COMPATIBILITY, FUNCTION_COUNT };
+enum { FUNCTION_READ_KV, FUNCTION_CLEAR_SLOT, FUNCTION_COMPATIBILITY, FUNCTION_COUNT };
+
+/* One prefill row bucket: its functions and views of the first `rows` rows
+ * of the chunk-sized input buffers (not owned). */
+typedef struct prefill_bucket {
+  int64_t rows;
+  PyObject *token_call, *embeddings_call;
+  host_buffer tokens, embeddings, positions, bias;
+} prefill_bucket;
 
 struct vlm_xla_runtime {
   vlm_stablehlo_options geometry;
@@ -41,6 +48,8 @@ struct vlm_xla_runtime {
   int window_count;
   int64_t windows[VLM_STABLEHLO_MAX_WINDOWS];
   PyObject *decode_calls[VLM_STABLEHLO_MAX_WINDOWS];
+  int bucket_count;
+  prefill_bucket buckets[VLM_STABLEHLO_MAX_WINDOWS];
   /* Inputs (prefill scalars are shared by both prefill functions). */
   host_buffer tokens, valid_rows, slot, start, embeddings, positions, bias;
   host_buffer decode_tokens, decode_positions, decode_active, kv_slot;
@@ -211,15 +220,27 @@ static vlm_status allocate_buffers(vlm_xla_runtime *r) {
 }
 
 static vlm_status bind_all(vlm_xla_runtime *r) {
-  binding tokens = {&r->tokens, "i32", 1, {r->chunk}}, valid = {&r->valid_rows, "i32", 0, {0}},
-          slot = {&r->slot, "i32", 0, {0}}, start = {&r->start, "i32", 0, {0}};
+  binding valid = {&r->valid_rows, "i32", 0, {0}}, slot = {&r->slot, "i32", 0, {0}},
+          start = {&r->start, "i32", 0, {0}};
   binding prefill_logits = {&r->prefill_logits, "f32", 2, {1, r->vocab}};
-  VLM_RETURN_IF_ERROR(bind(r, FUNCTION_TOKEN_PREFILL, "token_prefill", 4, (binding[]){tokens, valid, slot, start},
-                           1, &prefill_logits));
-  binding embeddings = {&r->embeddings, "f32", 2, {r->chunk, r->hidden}},
-          positions = {&r->positions, "i32", 1, {r->chunk}}, bias = {&r->bias, "f32", 2, {r->chunk, r->capacity}};
-  VLM_RETURN_IF_ERROR(bind(r, FUNCTION_EMBEDDINGS_PREFILL, "embeddings_prefill", 6,
-                           (binding[]){embeddings, positions, bias, valid, slot, start}, 1, &prefill_logits));
+  for (int i = 0; i < r->bucket_count; i++) {
+    prefill_bucket *b = &r->buckets[i];
+    int64_t rows = b->rows;
+    b->tokens = (host_buffer){r->tokens.data, (size_t)rows * sizeof(int32_t)};
+    b->embeddings = (host_buffer){r->embeddings.data, (size_t)(rows * r->hidden) * sizeof(float)};
+    b->positions = (host_buffer){r->positions.data, (size_t)rows * sizeof(int32_t)};
+    b->bias = (host_buffer){r->bias.data, (size_t)(rows * r->capacity) * sizeof(float)};
+    binding tokens = {&b->tokens, "i32", 1, {rows}}, embeddings = {&b->embeddings, "f32", 2, {rows, r->hidden}},
+            positions = {&b->positions, "i32", 1, {rows}}, bias = {&b->bias, "f32", 2, {rows, r->capacity}};
+    char name[48];
+    vlm_stablehlo_prefill_function(&r->geometry, "token_prefill", rows, name, sizeof(name));
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 4, (binding[]){tokens, valid, slot, start}, 1,
+                                         &prefill_logits, &b->token_call));
+    vlm_stablehlo_prefill_function(&r->geometry, "embeddings_prefill", rows, name, sizeof(name));
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 6,
+                                         (binding[]){embeddings, positions, bias, valid, slot, start}, 1,
+                                         &prefill_logits, &b->embeddings_call));
+  }
   binding decode_inputs[3] = {{&r->decode_tokens, "i32", 1, {r->slots}},
                               {&r->decode_positions, "i32", 1, {r->slots}},
                               {&r->decode_active, "i32", 1, {r->slots}}};
@@ -336,6 +357,9 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
                                .hidden = text->hidden_size, .layers = text->num_hidden_layers,
                                .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim};
   runtime->window_count = vlm_stablehlo_decode_windows(options, runtime->windows);
+  int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS];
+  runtime->bucket_count = vlm_stablehlo_prefill_buckets(options, buckets);
+  for (int i = 0; i < runtime->bucket_count; i++) runtime->buckets[i].rows = buckets[i];
   vlm_status status = allocate_buffers(runtime);
   if (!status) status = load_session(runtime, model, directory, runtime_options->driver ? runtime_options->driver : "local-sync");
   if (!status) status = check_compatibility(runtime, &emit_key, directory);
@@ -353,6 +377,10 @@ void vlm_xla_runtime_release(vlm_xla_runtime *runtime) {
     PyGILState_STATE gil = PyGILState_Ensure();
     for (int i = 0; i < FUNCTION_COUNT; i++) Py_XDECREF(runtime->calls[i]);
     for (int i = 0; i < runtime->window_count; i++) Py_XDECREF(runtime->decode_calls[i]);
+    for (int i = 0; i < runtime->bucket_count; i++) {
+      Py_XDECREF(runtime->buckets[i].token_call);
+      Py_XDECREF(runtime->buckets[i].embeddings_call);
+    }
     Py_XDECREF(runtime->session);
     PyGILState_Release(gil);
   }
@@ -393,26 +421,35 @@ static void set_scalars(vlm_xla_runtime *runtime, int64_t valid, int32_t slot, i
   *(int32_t *)runtime->start.data = (int32_t)start;
 }
 
+/* The smallest row bucket that holds `rows` (<= the chunk, the last bucket). */
+static const prefill_bucket *bucket_for(const vlm_xla_runtime *runtime, int64_t rows) {
+  int i = 0;
+  while (runtime->buckets[i].rows < rows) i++;
+  return &runtime->buckets[i];
+}
+
 vlm_status vlm_xla_token_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start, const int32_t *tokens,
                                  int64_t count, float *last_logits) {
   VLM_RETURN_IF_ERROR(check_rows(runtime, slot, start, count));
   VLM_RETURN_IF_ERROR(check_tokens(runtime, tokens, count));
   for (int64_t first = 0; first < count; first += runtime->chunk) {
     int64_t rows = count - first < runtime->chunk ? count - first : runtime->chunk;
-    memset(runtime->tokens.data, 0, runtime->tokens.bytes);
-    memcpy(runtime->tokens.data, tokens + first, (size_t)rows * sizeof(int32_t));
+    const prefill_bucket *bucket = bucket_for(runtime, rows);
+    memset(bucket->tokens.data, 0, bucket->tokens.bytes);
+    memcpy(bucket->tokens.data, tokens + first, (size_t)rows * sizeof(int32_t));
     set_scalars(runtime, rows, slot, start + first);
-    VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_TOKEN_PREFILL, "token_prefill"));
+    VLM_RETURN_IF_ERROR(xla_invoke(bucket->token_call, "token_prefill"));
   }
   memcpy(last_logits, runtime->prefill_logits.data, runtime->prefill_logits.bytes);
   return VLM_OK;
 }
 
-/* One chunk's bias rows: the caller's, or causal over cache indices; padded
- * rows see nothing. */
-static void fill_bias(vlm_xla_runtime *runtime, const float *bias, int64_t first, int64_t rows, int64_t start) {
-  float *out = runtime->bias.data;
-  for (int64_t r = 0; r < runtime->chunk; r++)
+/* One call's bias rows [bucket rows, capacity]: the caller's, or causal over
+ * cache indices; padded rows see nothing. */
+static void fill_bias(vlm_xla_runtime *runtime, const prefill_bucket *bucket, const float *bias, int64_t first,
+                      int64_t rows, int64_t start) {
+  float *out = bucket->bias.data;
+  for (int64_t r = 0; r < bucket->rows; r++)
     for (int64_t key = 0; key < runtime->capacity; key++) {
       float value = -INFINITY;
       if (r < rows) value = bias ? bias[(first + r) * runtime->capacity + key] : key <= start + first + r ? 0.0f : -INFINITY;
@@ -429,13 +466,14 @@ vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, in
     if (positions[i] < 0) return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: position %lld is negative", (long long)i);
   for (int64_t first = 0; first < count; first += runtime->chunk) {
     int64_t rows = count - first < runtime->chunk ? count - first : runtime->chunk;
-    memset(runtime->embeddings.data, 0, runtime->embeddings.bytes);
-    memset(runtime->positions.data, 0, runtime->positions.bytes);
-    memcpy(runtime->embeddings.data, embeddings + first * runtime->hidden, (size_t)(rows * runtime->hidden) * sizeof(float));
-    memcpy(runtime->positions.data, positions + first, (size_t)rows * sizeof(int32_t));
-    fill_bias(runtime, bias, first, rows, start);
+    const prefill_bucket *bucket = bucket_for(runtime, rows);
+    memset(bucket->embeddings.data, 0, bucket->embeddings.bytes);
+    memset(bucket->positions.data, 0, bucket->positions.bytes);
+    memcpy(bucket->embeddings.data, embeddings + first * runtime->hidden, (size_t)(rows * runtime->hidden) * sizeof(float));
+    memcpy(bucket->positions.data, positions + first, (size_t)rows * sizeof(int32_t));
+    fill_bias(runtime, bucket, bias, first, rows, start);
     set_scalars(runtime, rows, slot, start + first);
-    VLM_RETURN_IF_ERROR(invoke(runtime, FUNCTION_EMBEDDINGS_PREFILL, "embeddings_prefill"));
+    VLM_RETURN_IF_ERROR(xla_invoke(bucket->embeddings_call, "embeddings_prefill"));
   }
   memcpy(last_logits, runtime->prefill_logits.data, runtime->prefill_logits.bytes);
   return VLM_OK;
