@@ -52,6 +52,11 @@
  * block stream past it (measured: 512 and 1024 tie for 896 inputs, 1024 is
  * best for 4864). */
 #define CHUNK_K 1024
+/* Bytes per weight element (f32, bf16 or f16), inline: vlm_dtype_size is an
+ * out-of-line call, and one in a tile's k loop made the compiler spill and
+ * reload every accumulator around it at each step. */
+static inline int64_t weight_element_bytes(vlm_dtype dtype) { return dtype == VLM_DTYPE_F32 ? 4 : 2; }
+
 /* Parked accumulators of one (row, output) pair. */
 #define PARTIAL_PAIR(r, c) (((r) * 6 + (c)) * LANES)
 
@@ -179,7 +184,7 @@ avx512_tile_step(const tile_arguments *a, vlm_dtype dtype, int64_t k, int count,
                  int rows, int cols, __m512 acc[4][6]) {
   __m512 xv[4];
   if (a->prefetch) {
-    int64_t step_bytes = cols * LANES * (int64_t)vlm_dtype_size(dtype);
+    int64_t step_bytes = cols * LANES * weight_element_bytes(dtype);
     const char *next = a->prefetch + k / LANES * step_bytes;
     for (int64_t b = 0; b < step_bytes; b += 64) _mm_prefetch(next + b, _MM_HINT_T0);
   }
@@ -275,7 +280,7 @@ avx512_tall_tile(const tile_arguments *a, vlm_dtype dtype, int rows, int cols) {
   for (int r = 0; r < rows; r++)
 #pragma GCC unroll 3
     for (int c = 0; c < cols; c++) acc[r][c] = _mm512_setzero_ps();
-  int64_t step_bytes = cols * LANES * (int64_t)vlm_dtype_size(dtype);
+  int64_t step_bytes = cols * LANES * weight_element_bytes(dtype);
   for (int64_t k = 0; k < a->k_count; k += LANES) {
     int count = a->k_count - k < LANES ? (int)(a->k_count - k) : LANES;
     if (a->prefetch) {
