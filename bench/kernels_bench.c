@@ -160,6 +160,16 @@ int main(int argc, char **argv) {
   }
   printf("path %s, %d threads, best of %d\n", cpu_kernel_path_name(cpu_kernel_path_active()),
          vlm_thread_pool_size(pool), repeats);
+  if (argc > 3) { /* one GEMV shape: OUTxIN */
+    long long out = 0, in = 0;
+    if (sscanf(argv[3], "%lldx%lld", &out, &in) != 2 || out <= 0 || in <= 0) {
+      fprintf(stderr, "usage: vlm-kernels-bench [threads] [repeats] [OUTxIN]\n");
+      return 2;
+    }
+    bench_gemv(pool, out, in, repeats);
+    vlm_thread_pool_release(pool);
+    return 0;
+  }
   bench_fma_peak(pool, repeats);
   bench_gemv(pool, 4864, 896, repeats);
   bench_gemv(pool, 896, 4864, repeats);

@@ -47,6 +47,17 @@
  * and prefetching a whole large tile ahead would evict the current one from
  * L1. */
 #define PREFETCH_MAX_TILE_BYTES (16 * 1024)
+/* One input row (decode at batch 1) against weight rows of at most this
+ * many bytes runs one output at a time, so the weights are read as one
+ * sequential stream, which the hardware prefetcher follows at nearly the
+ * plain-read bandwidth. The 1x6 tile interleaves six rows of a few KiB,
+ * six short streams, and even with its software prefetch reached ~70% of
+ * it. Longer rows keep the 1x6 tile: one row's fma chain alone is bound by
+ * the fma latency. Measured (bf16, 2 threads, GB/s, sequential vs 1x6,
+ * noisy VM, plain read 24-33): 4864x896 23-30 vs 18-22, 151936x896 (a
+ * vocabulary head) 27-29 vs 19-21, 4096x1024 22-27 vs 16-21, 2048x2048
+ * 22-25 vs 21-24, 2048x3072 18-19 vs 21-22, 896x4864 16-20 vs 22-25. */
+#define SEQUENTIAL_MAX_ROW_BYTES 4096
 /* k per chunk in a GEMM (a multiple of 16): a widened chunk of a 6-output
  * tile is 6 x 1024 x 4 = 24 KiB, which stays in L1 while the row tiles of a
  * block stream past it (measured: 512 and 1024 tie for 896 inputs, 1024 is
@@ -566,7 +577,9 @@ static void linear_worker(void *context, int64_t group_begin, int64_t group_end,
     return;
   }
   if (job->row_count < PACK_MIN_ROWS) {
-    in_place_linear_range(job, kernels.direct, kernels.rows, kernels.cols, output_begin, output_end);
+    int64_t row_bytes = job->weights->input_count * weight_element_bytes(job->weights->dtype);
+    int cols = job->row_count == 1 && row_bytes <= SEQUENTIAL_MAX_ROW_BYTES ? 1 : kernels.cols;
+    in_place_linear_range(job, kernels.direct, kernels.rows, cols, output_begin, output_end);
     return;
   }
   /* The row block's input stays in L2 while the weight tiles pass over it. */
