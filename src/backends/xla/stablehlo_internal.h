@@ -48,6 +48,12 @@ typedef struct xla_weight_list {
   int count;
 } xla_weight_list;
 
+#define XLA_MAX_MASKS 4
+typedef struct xla_mask {
+  int64_t sliding_window;
+  xla_value value;
+} xla_mask;
+
 typedef struct xla_emitter {
   vlm_string_builder *out;
   xla_function_kind kind;
@@ -82,7 +88,10 @@ typedef struct xla_emitter {
    * so IREE can update the global in place. */
   xla_value *new_keys, *new_values;
   int64_t window;               /* decode: cache rows [0, window) attention reads */
-  xla_value key_mask;           /* which keys each row sees; made by the first layer */
+  /* Which keys each row sees, per sliding window (0: none), made by the
+   * first layer that needs it: prefill an additive bias, decode an i1 mask. */
+  xla_mask masks[XLA_MAX_MASKS];
+  int mask_count;
   char function_name[48];       /* "decode", "decode_256", ... */
 } xla_emitter;
 

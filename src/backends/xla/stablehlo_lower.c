@@ -64,11 +64,8 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
       return VLM_OK;
     }
     case VLM_OP_ATTENTION:
-      if (node->params.attention.sliding_window > 0 || node->params.attention.softcap > 0)
-        return VLM_ERROR(UNIMPLEMENTED,
-                         "xla emitter: graph node '%s': sliding-window and soft-capped attention "
-                         "are not supported yet",
-                         node->name);
+      if (node->params.attention.sliding_window < 0 || node->params.attention.softcap < 0)
+        return VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': negative sliding window or soft cap", node->name);
       return VLM_OK;
     default:
       return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s': op '%s' is not supported yet",
@@ -467,26 +464,83 @@ static xla_value logical_and(xla_emitter *e, xla_value a, xla_value b) { return 
  * chunk]. token_prefill: cached rows before `start`, and the chunk's rows
  * up to r (causal). embeddings_prefill: the caller's bias over cache indices
  * [chunk, capacity]: cached rows before `start` from its columns [0, start),
- * the chunk's own row r' from column start + r' (past the capacity: -inf). */
-static xla_value prefill_bias(xla_emitter *e) {
+ * the chunk's own row r' from column start + r' (past the capacity: -inf).
+ * A sliding window (> 0) also hides keys whose cache index is window or more
+ * below the row's, as the cpu backend does. */
+static xla_value prefill_bias(xla_emitter *e, int64_t window) {
   int64_t rows = e->rows, capacity = e->options->capacity, keys = capacity + rows;
   int64_t shape[2] = {rows, keys};
   xla_value key_index = xla_iota(e, "i32", 2, shape, 1);
-  xla_value before_start = xla_compare(e, key_index, xla_broadcast(e, e->start, 2, shape, NULL), "LT");
-  xla_value own = xla_compare(e, key_index, xla_splat(e, (double)capacity, "i32", 2, shape), "GE");
+  xla_value start = xla_broadcast(e, e->start, 2, shape, NULL);
+  xla_value before_start = xla_compare(e, key_index, start, "LT");
+  xla_value capacity_splat = xla_splat(e, (double)capacity, "i32", 2, shape);
+  xla_value own = xla_compare(e, key_index, capacity_splat, "GE");
+  xla_value row_index = xla_iota(e, "i32", 2, shape, 0);
   xla_value minus_infinity = xla_splat(e, -INFINITY, "f32", 2, shape);
+  xla_value visible;
+  xla_value bias = xla_splat(e, 0.0, "f32", 2, shape);
   if (e->kind == XLA_EMBEDDINGS_PREFILL) {
     xla_value overhang = xla_splat(e, -INFINITY, "f32", 2, (int64_t[]){rows, rows});
     xla_value padded = xla_concatenate(e, 2, (xla_value[]){e->bias, overhang}, 1);
     xla_value own_bias = xla_dynamic_slice(e, padded, 2, (xla_value[]){e->zero_index, e->start},
                                            (int64_t[]){rows, rows});
-    xla_value combined = xla_concatenate(e, 2, (xla_value[]){e->bias, own_bias}, 1);
-    return xla_select(e, logical_or(e, before_start, own), combined, minus_infinity);
+    bias = xla_concatenate(e, 2, (xla_value[]){e->bias, own_bias}, 1);
+    visible = logical_or(e, before_start, own);
+  } else {
+    xla_value last_own = XLA_OP(e, "add", NULL, &row_index, row_index, capacity_splat);
+    visible = logical_or(e, before_start, logical_and(e, own, xla_compare(e, key_index, last_own, "LE")));
   }
-  xla_value row_index = xla_iota(e, "i32", 2, shape, 0);
-  xla_value last_own = XLA_OP(e, "add", NULL, &row_index, row_index, xla_splat(e, (double)capacity, "i32", 2, shape));
-  xla_value causal_own = logical_and(e, own, xla_compare(e, key_index, last_own, "LE"));
-  return xla_select(e, logical_or(e, before_start, causal_own), xla_splat(e, 0.0, "f32", 2, shape), minus_infinity);
+  if (window > 0) {
+    /* Cache index of each key (own rows: start + r') against the row's (start + r). */
+    xla_value own_index = XLA_OP(e, "add", NULL, &key_index,
+                                 XLA_OP(e, "subtract", NULL, &key_index, key_index, capacity_splat), start);
+    xla_value key_cache_index = xla_select(e, own, own_index, key_index);
+    xla_value row_cache_index = XLA_OP(e, "add", NULL, &row_index, row_index, start);
+    xla_value oldest = XLA_OP(e, "subtract", NULL, &row_cache_index, row_cache_index,
+                              xla_splat(e, (double)(window - 1), "i32", 2, shape));
+    visible = logical_and(e, visible, xla_compare(e, key_cache_index, oldest, "GE"));
+  }
+  return xla_select(e, visible, bias, minus_infinity);
+}
+
+/* Decode: row b sees slot b's cached keys [0, window rows) before its
+ * position (and, with a sliding window, not window or more below it), then
+ * its own key (index e->window). */
+static xla_value decode_visible(xla_emitter *e, int64_t key_count, int64_t sliding_window) {
+  int64_t slots = e->options->slot_count, shape[2] = {slots, key_count};
+  xla_value key_index = xla_iota(e, "i32", 2, shape, 1);
+  xla_value position = xla_broadcast(e, e->cache_index, 2, shape, (int64_t[]){0});
+  xla_value visible = xla_compare(e, key_index, position, "LT");
+  if (sliding_window > 0) {
+    xla_value oldest = XLA_OP(e, "subtract", NULL, &position, position,
+                              xla_splat(e, (double)(sliding_window - 1), "i32", 2, shape));
+    visible = logical_and(e, visible, xla_compare(e, key_index, oldest, "GE"));
+  }
+  xla_value own = xla_compare(e, key_index, xla_splat(e, (double)e->window, "i32", 2, shape), "EQ");
+  return logical_or(e, visible, own);
+}
+
+/* The mask for a layer with this sliding window (0: none), made once per
+ * function and window size. */
+static xla_value attention_mask(xla_emitter *e, int64_t key_count, int64_t sliding_window) {
+  for (int i = 0; i < e->mask_count; i++)
+    if (e->masks[i].sliding_window == sliding_window) return e->masks[i].value;
+  xla_value mask = e->kind == XLA_DECODE ? decode_visible(e, key_count, sliding_window)
+                                         : prefill_bias(e, sliding_window);
+  if (e->mask_count < XLA_MAX_MASKS) e->masks[e->mask_count++] = (xla_mask){sliding_window, mask};
+  return mask;
+}
+
+/* Scaled scores, soft-capped as the cpu backend does: cap * tanh(s / cap). */
+static xla_value scaled_scores(xla_emitter *e, const vlm_node *node, xla_value scores) {
+  scores = XLA_OP(e, "multiply", NULL, &scores, scores, xla_splat_like(e, (float)node->params.attention.scale, scores));
+  double cap = node->params.attention.softcap;
+  if (cap > 0) {
+    xla_value capped = XLA_OP(e, "divide", NULL, &scores, scores, xla_splat_like(e, (float)cap, scores));
+    capped = XLA_OP(e, "tanh", NULL, &capped, capped);
+    scores = XLA_OP(e, "multiply", NULL, &scores, xla_splat_like(e, (float)cap, scores), capped);
+  }
+  return scores;
 }
 
 /* Prefill: q [T, heads, dim] against the slot's cached keys [capacity, kv,
@@ -498,10 +552,9 @@ static xla_value prefill_attend(xla_emitter *e, const vlm_node *node, xla_value 
   xla_value grouped = xla_reshape(e, q, 4, (int64_t[]){rows, kv, groups, dim});
   int64_t score_shape[4] = {kv, rows, groups, key_count};
   xla_value scores = xla_dot_general(e, grouped, keys, 1, (int64_t[]){1}, (int64_t[]){1}, 3, 2, 4, score_shape);
-  scores = XLA_OP(e, "multiply", NULL, &scores, scores,
-                  xla_splat_like(e, (float)node->params.attention.scale, scores));
-  if (!e->key_mask.name[0]) e->key_mask = prefill_bias(e);
-  scores = XLA_OP(e, "add", NULL, &scores, scores, xla_broadcast(e, e->key_mask, 4, score_shape, (int64_t[]){1, 3}));
+  scores = scaled_scores(e, node, scores);
+  xla_value bias = attention_mask(e, key_count, node->params.attention.sliding_window);
+  scores = XLA_OP(e, "add", NULL, &scores, scores, xla_broadcast(e, bias, 4, score_shape, (int64_t[]){1, 3}));
   xla_value probabilities = xla_softmax_last(e, scores);
   xla_value attended = xla_dot_general(e, probabilities, values, 1, (int64_t[]){0}, (int64_t[]){1}, 3, 0, 4,
                                        (int64_t[]){kv, rows, groups, dim});
@@ -520,16 +573,9 @@ static xla_value decode_attend(xla_emitter *e, const vlm_node *node, xla_value q
   int64_t score_shape[4] = {slots, kv, groups, key_count};
   xla_value scores = xla_dot_general(e, grouped, keys, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 3, 4,
                                      score_shape);
-  scores = XLA_OP(e, "multiply", NULL, &scores, scores,
-                  xla_splat_like(e, (float)node->params.attention.scale, scores));
-  if (!e->key_mask.name[0]) {
-    int64_t mask_shape[2] = {slots, key_count};
-    xla_value key_index = xla_iota(e, "i32", 2, mask_shape, 1);
-    xla_value position = xla_broadcast(e, e->cache_index, 2, mask_shape, (int64_t[]){0});
-    xla_value own = xla_compare(e, key_index, xla_splat(e, (double)e->window, "i32", 2, mask_shape), "EQ");
-    e->key_mask = logical_or(e, xla_compare(e, key_index, position, "LT"), own);
-  }
-  xla_value visible = xla_broadcast(e, e->key_mask, 4, score_shape, (int64_t[]){0, 3});
+  scores = scaled_scores(e, node, scores);
+  xla_value mask = attention_mask(e, key_count, node->params.attention.sliding_window);
+  xla_value visible = xla_broadcast(e, mask, 4, score_shape, (int64_t[]){0, 3});
   scores = xla_select(e, visible, scores, xla_splat_like(e, -INFINITY, scores));
   xla_value probabilities = xla_softmax_last(e, scores);
   xla_value attended = xla_dot_general(e, probabilities, values, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 1,

@@ -109,229 +109,228 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t77 = "stablehlo.compare"(%t75, %t76) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
     %t78 = "stablehlo.constant"() {value = dense<32> : tensor<4x36xi32>} : () -> tensor<4x36xi32>
     %t79 = "stablehlo.compare"(%t75, %t78) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
-    %t80 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
-    %t81 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4x36xi32>
-    %t82 = "stablehlo.constant"() {value = dense<32> : tensor<4x36xi32>} : () -> tensor<4x36xi32>
-    %t83 = "stablehlo.add"(%t81, %t82) : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi32>
+    %t80 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4x36xi32>
+    %t81 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
+    %t82 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
+    %t83 = "stablehlo.add"(%t80, %t78) : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi32>
     %t84 = "stablehlo.compare"(%t75, %t83) {comparison_direction = #stablehlo<comparison_direction LE>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
     %t85 = "stablehlo.and"(%t79, %t84) : (tensor<4x36xi1>, tensor<4x36xi1>) -> tensor<4x36xi1>
-    %t86 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
-    %t87 = "stablehlo.or"(%t77, %t85) : (tensor<4x36xi1>, tensor<4x36xi1>) -> tensor<4x36xi1>
-    %t88 = "stablehlo.select"(%t87, %t86, %t80) : (tensor<4x36xi1>, tensor<4x36xf32>, tensor<4x36xf32>) -> tensor<4x36xf32>
-    %t89 = "stablehlo.broadcast_in_dim"(%t88) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
-    %t90 = "stablehlo.add"(%t74, %t89) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t91 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t92 = "stablehlo.reduce"(%t90, %t91) ({
+    %t86 = "stablehlo.or"(%t77, %t85) : (tensor<4x36xi1>, tensor<4x36xi1>) -> tensor<4x36xi1>
+    %t87 = "stablehlo.select"(%t86, %t82, %t81) : (tensor<4x36xi1>, tensor<4x36xf32>, tensor<4x36xf32>) -> tensor<4x36xf32>
+    %t88 = "stablehlo.broadcast_in_dim"(%t87) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
+    %t89 = "stablehlo.add"(%t74, %t88) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t90 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t91 = "stablehlo.reduce"(%t89, %t90) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t93 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t94 = "stablehlo.maximum"(%t92, %t93) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t95 = "stablehlo.broadcast_in_dim"(%t94) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t96 = "stablehlo.subtract"(%t90, %t95) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t97 = "stablehlo.exponential"(%t96) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t98 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t99 = "stablehlo.reduce"(%t97, %t98) ({
+    %t92 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t93 = "stablehlo.maximum"(%t91, %t92) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t94 = "stablehlo.broadcast_in_dim"(%t93) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t95 = "stablehlo.subtract"(%t89, %t94) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t96 = "stablehlo.exponential"(%t95) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t97 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t98 = "stablehlo.reduce"(%t96, %t97) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t100 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t101 = "stablehlo.maximum"(%t99, %t100) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t102 = "stablehlo.broadcast_in_dim"(%t101) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t103 = "stablehlo.divide"(%t97, %t102) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t104 = "stablehlo.dot_general"(%t103, %t70) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
-    %t105 = "stablehlo.transpose"(%t104) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t106 = "stablehlo.reshape"(%t105) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t107 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t108 = "stablehlo.dot_general"(%t106, %t107) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t109 = "stablehlo.add"(%t9, %t108) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t110 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
-    %t111 = "stablehlo.multiply"(%t109, %t109) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t112 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t113 = "stablehlo.reduce"(%t111, %t112) ({
+    %t99 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t100 = "stablehlo.maximum"(%t98, %t99) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t101 = "stablehlo.broadcast_in_dim"(%t100) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t102 = "stablehlo.divide"(%t96, %t101) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t103 = "stablehlo.dot_general"(%t102, %t70) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
+    %t104 = "stablehlo.transpose"(%t103) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t105 = "stablehlo.reshape"(%t104) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
+    %t106 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t107 = "stablehlo.dot_general"(%t105, %t106) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t108 = "stablehlo.add"(%t9, %t107) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t109 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
+    %t110 = "stablehlo.multiply"(%t108, %t108) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t111 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t112 = "stablehlo.reduce"(%t110, %t111) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t114 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t115 = "stablehlo.divide"(%t113, %t114) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t116 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t117 = "stablehlo.add"(%t115, %t116) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t118 = "stablehlo.rsqrt"(%t117) : (tensor<4xf32>) -> tensor<4xf32>
-    %t119 = "stablehlo.broadcast_in_dim"(%t118) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t120 = "stablehlo.multiply"(%t109, %t119) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t121 = "stablehlo.broadcast_in_dim"(%t110) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t122 = "stablehlo.multiply"(%t121, %t120) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t123 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t124 = "stablehlo.dot_general"(%t122, %t123) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t125 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t126 = "stablehlo.dot_general"(%t122, %t125) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t127 = "stablehlo.negate"(%t124) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t128 = "stablehlo.exponential"(%t127) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t129 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
-    %t130 = "stablehlo.add"(%t128, %t129) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t131 = "stablehlo.divide"(%t124, %t130) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t132 = "stablehlo.multiply"(%t131, %t126) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t133 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t134 = "stablehlo.dot_general"(%t132, %t133) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
-    %t135 = "stablehlo.add"(%t109, %t134) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t136 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
-    %t137 = "stablehlo.multiply"(%t135, %t135) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t138 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t139 = "stablehlo.reduce"(%t137, %t138) ({
+    %t113 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t114 = "stablehlo.divide"(%t112, %t113) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t115 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t116 = "stablehlo.add"(%t114, %t115) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t117 = "stablehlo.rsqrt"(%t116) : (tensor<4xf32>) -> tensor<4xf32>
+    %t118 = "stablehlo.broadcast_in_dim"(%t117) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t119 = "stablehlo.multiply"(%t108, %t118) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t120 = "stablehlo.broadcast_in_dim"(%t109) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t121 = "stablehlo.multiply"(%t120, %t119) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t124 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t125 = "stablehlo.dot_general"(%t121, %t124) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t126 = "stablehlo.negate"(%t123) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t127 = "stablehlo.exponential"(%t126) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t128 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
+    %t129 = "stablehlo.add"(%t127, %t128) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t130 = "stablehlo.divide"(%t123, %t129) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t131 = "stablehlo.multiply"(%t130, %t125) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t132 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t133 = "stablehlo.dot_general"(%t131, %t132) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t134 = "stablehlo.add"(%t108, %t133) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t135 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
+    %t136 = "stablehlo.multiply"(%t134, %t134) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t137 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t138 = "stablehlo.reduce"(%t136, %t137) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t140 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t141 = "stablehlo.divide"(%t139, %t140) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t142 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t143 = "stablehlo.add"(%t141, %t142) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t144 = "stablehlo.rsqrt"(%t143) : (tensor<4xf32>) -> tensor<4xf32>
-    %t145 = "stablehlo.broadcast_in_dim"(%t144) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t146 = "stablehlo.multiply"(%t135, %t145) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t147 = "stablehlo.broadcast_in_dim"(%t136) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t148 = "stablehlo.multiply"(%t147, %t146) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t149 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t150 = "stablehlo.dot_general"(%t148, %t149) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t151 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t152 = "stablehlo.dot_general"(%t148, %t151) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t153 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t154 = "stablehlo.dot_general"(%t148, %t153) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t155 = "stablehlo.reshape"(%t150) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
-    %t156 = "stablehlo.reshape"(%t152) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
-    %t157 = "stablehlo.reshape"(%t154) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
-    %t158 = "stablehlo.broadcast_in_dim"(%t36) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
-    %t159 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
-    %t160 = "stablehlo.slice"(%t155) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
-    %t161 = "stablehlo.slice"(%t155) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t139 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t140 = "stablehlo.divide"(%t138, %t139) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t141 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t142 = "stablehlo.add"(%t140, %t141) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t143 = "stablehlo.rsqrt"(%t142) : (tensor<4xf32>) -> tensor<4xf32>
+    %t144 = "stablehlo.broadcast_in_dim"(%t143) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t145 = "stablehlo.multiply"(%t134, %t144) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t146 = "stablehlo.broadcast_in_dim"(%t135) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t147 = "stablehlo.multiply"(%t146, %t145) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t148 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
+    %t149 = "stablehlo.dot_general"(%t147, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t150 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
+    %t151 = "stablehlo.dot_general"(%t147, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t152 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
+    %t153 = "stablehlo.dot_general"(%t147, %t152) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t154 = "stablehlo.reshape"(%t149) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
+    %t155 = "stablehlo.reshape"(%t151) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
+    %t156 = "stablehlo.reshape"(%t153) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
+    %t157 = "stablehlo.broadcast_in_dim"(%t36) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
+    %t158 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
+    %t159 = "stablehlo.slice"(%t154) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t160 = "stablehlo.slice"(%t154) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t161 = "stablehlo.multiply"(%t159, %t157) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
     %t162 = "stablehlo.multiply"(%t160, %t158) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t163 = "stablehlo.multiply"(%t161, %t159) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t164 = "stablehlo.subtract"(%t162, %t163) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t165 = "stablehlo.multiply"(%t161, %t158) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t166 = "stablehlo.multiply"(%t160, %t159) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t167 = "stablehlo.add"(%t165, %t166) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t168 = "stablehlo.concatenate"(%t164, %t167) {dimension = 2 : i64} : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x64xf32>
-    %t169 = "stablehlo.broadcast_in_dim"(%t36) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
-    %t170 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
-    %t171 = "stablehlo.slice"(%t156) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
-    %t172 = "stablehlo.slice"(%t156) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t163 = "stablehlo.subtract"(%t161, %t162) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t164 = "stablehlo.multiply"(%t160, %t157) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t165 = "stablehlo.multiply"(%t159, %t158) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t166 = "stablehlo.add"(%t164, %t165) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t167 = "stablehlo.concatenate"(%t163, %t166) {dimension = 2 : i64} : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x64xf32>
+    %t168 = "stablehlo.broadcast_in_dim"(%t36) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
+    %t169 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
+    %t170 = "stablehlo.slice"(%t155) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t171 = "stablehlo.slice"(%t155) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t172 = "stablehlo.multiply"(%t170, %t168) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
     %t173 = "stablehlo.multiply"(%t171, %t169) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t174 = "stablehlo.multiply"(%t172, %t170) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t175 = "stablehlo.subtract"(%t173, %t174) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t176 = "stablehlo.multiply"(%t172, %t169) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t177 = "stablehlo.multiply"(%t171, %t170) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t178 = "stablehlo.add"(%t176, %t177) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t179 = "stablehlo.concatenate"(%t175, %t178) {dimension = 2 : i64} : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x64xf32>
-    %t180 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t181 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t182 = "stablehlo.dynamic_slice"(%t60, %t180, %t181, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t183 = "stablehlo.reshape"(%t182) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t174 = "stablehlo.subtract"(%t172, %t173) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t175 = "stablehlo.multiply"(%t171, %t168) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t176 = "stablehlo.multiply"(%t170, %t169) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t177 = "stablehlo.add"(%t175, %t176) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t178 = "stablehlo.concatenate"(%t174, %t177) {dimension = 2 : i64} : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x64xf32>
+    %t179 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t180 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t181 = "stablehlo.dynamic_slice"(%t60, %t179, %t180, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t182 = "stablehlo.reshape"(%t181) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t183 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
     %t184 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t185 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t186 = "stablehlo.dynamic_slice"(%t60, %t184, %t185, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t187 = "stablehlo.reshape"(%t186) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t188 = "stablehlo.concatenate"(%t183, %t179) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
-    %t189 = "stablehlo.concatenate"(%t187, %t157) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
-    %t190 = "stablehlo.reshape"(%t168) : (tensor<4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t191 = "stablehlo.dot_general"(%t190, %t188) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<4x1x2x64xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x36xf32>
-    %t192 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x4x2x36xf32>} : () -> tensor<1x4x2x36xf32>
-    %t193 = "stablehlo.multiply"(%t191, %t192) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t194 = "stablehlo.broadcast_in_dim"(%t88) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
-    %t195 = "stablehlo.add"(%t193, %t194) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t196 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t197 = "stablehlo.reduce"(%t195, %t196) ({
+    %t185 = "stablehlo.dynamic_slice"(%t60, %t183, %t184, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t186 = "stablehlo.reshape"(%t185) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t187 = "stablehlo.concatenate"(%t182, %t178) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
+    %t188 = "stablehlo.concatenate"(%t186, %t156) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
+    %t189 = "stablehlo.reshape"(%t167) : (tensor<4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t190 = "stablehlo.dot_general"(%t189, %t187) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<4x1x2x64xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x36xf32>
+    %t191 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x4x2x36xf32>} : () -> tensor<1x4x2x36xf32>
+    %t192 = "stablehlo.multiply"(%t190, %t191) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t193 = "stablehlo.broadcast_in_dim"(%t87) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
+    %t194 = "stablehlo.add"(%t192, %t193) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t195 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t196 = "stablehlo.reduce"(%t194, %t195) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t198 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t199 = "stablehlo.maximum"(%t197, %t198) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t200 = "stablehlo.broadcast_in_dim"(%t199) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t201 = "stablehlo.subtract"(%t195, %t200) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t202 = "stablehlo.exponential"(%t201) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t203 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t204 = "stablehlo.reduce"(%t202, %t203) ({
+    %t197 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t198 = "stablehlo.maximum"(%t196, %t197) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t199 = "stablehlo.broadcast_in_dim"(%t198) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t200 = "stablehlo.subtract"(%t194, %t199) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t201 = "stablehlo.exponential"(%t200) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t202 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t203 = "stablehlo.reduce"(%t201, %t202) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t205 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t206 = "stablehlo.maximum"(%t204, %t205) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t207 = "stablehlo.broadcast_in_dim"(%t206) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t208 = "stablehlo.divide"(%t202, %t207) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t209 = "stablehlo.dot_general"(%t208, %t189) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
-    %t210 = "stablehlo.transpose"(%t209) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t211 = "stablehlo.reshape"(%t210) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t212 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t213 = "stablehlo.dot_general"(%t211, %t212) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t214 = "stablehlo.add"(%t135, %t213) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t215 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
-    %t216 = "stablehlo.multiply"(%t214, %t214) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t217 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t218 = "stablehlo.reduce"(%t216, %t217) ({
+    %t204 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t205 = "stablehlo.maximum"(%t203, %t204) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t206 = "stablehlo.broadcast_in_dim"(%t205) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t207 = "stablehlo.divide"(%t201, %t206) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t208 = "stablehlo.dot_general"(%t207, %t188) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
+    %t209 = "stablehlo.transpose"(%t208) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t210 = "stablehlo.reshape"(%t209) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
+    %t211 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t212 = "stablehlo.dot_general"(%t210, %t211) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t213 = "stablehlo.add"(%t134, %t212) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t214 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
+    %t215 = "stablehlo.multiply"(%t213, %t213) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t216 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t217 = "stablehlo.reduce"(%t215, %t216) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t219 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t220 = "stablehlo.divide"(%t218, %t219) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t221 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t222 = "stablehlo.add"(%t220, %t221) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t223 = "stablehlo.rsqrt"(%t222) : (tensor<4xf32>) -> tensor<4xf32>
-    %t224 = "stablehlo.broadcast_in_dim"(%t223) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t225 = "stablehlo.multiply"(%t214, %t224) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t226 = "stablehlo.broadcast_in_dim"(%t215) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t227 = "stablehlo.multiply"(%t226, %t225) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t228 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t229 = "stablehlo.dot_general"(%t227, %t228) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t230 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t231 = "stablehlo.dot_general"(%t227, %t230) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t232 = "stablehlo.negate"(%t229) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t233 = "stablehlo.exponential"(%t232) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t234 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
-    %t235 = "stablehlo.add"(%t233, %t234) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t236 = "stablehlo.divide"(%t229, %t235) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t237 = "stablehlo.multiply"(%t236, %t231) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t238 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t239 = "stablehlo.dot_general"(%t237, %t238) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
-    %t240 = "stablehlo.add"(%t214, %t239) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t241 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t242 = "stablehlo.subtract"(%valid_rows, %t241) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-    %t243 = "stablehlo.dynamic_slice"(%t240, %t242, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<4x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
-    %t244 = util.global.load @"model.norm.weight" : tensor<128xf32>
-    %t245 = "stablehlo.multiply"(%t243, %t243) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t246 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t247 = "stablehlo.reduce"(%t245, %t246) ({
+    %t218 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t219 = "stablehlo.divide"(%t217, %t218) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t220 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t221 = "stablehlo.add"(%t219, %t220) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t222 = "stablehlo.rsqrt"(%t221) : (tensor<4xf32>) -> tensor<4xf32>
+    %t223 = "stablehlo.broadcast_in_dim"(%t222) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t224 = "stablehlo.multiply"(%t213, %t223) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t225 = "stablehlo.broadcast_in_dim"(%t214) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t226 = "stablehlo.multiply"(%t225, %t224) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t227 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t228 = "stablehlo.dot_general"(%t226, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t229 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t230 = "stablehlo.dot_general"(%t226, %t229) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t231 = "stablehlo.negate"(%t228) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t232 = "stablehlo.exponential"(%t231) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t233 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
+    %t234 = "stablehlo.add"(%t232, %t233) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t235 = "stablehlo.divide"(%t228, %t234) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t236 = "stablehlo.multiply"(%t235, %t230) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t237 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t238 = "stablehlo.dot_general"(%t236, %t237) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t239 = "stablehlo.add"(%t213, %t238) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t240 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t241 = "stablehlo.subtract"(%valid_rows, %t240) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %t242 = "stablehlo.dynamic_slice"(%t239, %t241, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<4x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
+    %t243 = util.global.load @"model.norm.weight" : tensor<128xf32>
+    %t244 = "stablehlo.multiply"(%t242, %t242) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t245 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t246 = "stablehlo.reduce"(%t244, %t245) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<1x128xf32>, tensor<f32>) -> tensor<1xf32>
-    %t248 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t249 = "stablehlo.divide"(%t247, %t248) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t250 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t251 = "stablehlo.add"(%t249, %t250) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t252 = "stablehlo.rsqrt"(%t251) : (tensor<1xf32>) -> tensor<1xf32>
-    %t253 = "stablehlo.broadcast_in_dim"(%t252) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
-    %t254 = "stablehlo.multiply"(%t243, %t253) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t255 = "stablehlo.broadcast_in_dim"(%t244) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
-    %t256 = "stablehlo.multiply"(%t255, %t254) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t257 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t258 = "stablehlo.dot_general"(%t256, %t257) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
-    %t259 = "stablehlo.reshape"(%t59) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t260 = "stablehlo.reshape"(%t31) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t261 = "stablehlo.reshape"(%t179) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t262 = "stablehlo.reshape"(%t157) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t263 = "stablehlo.concatenate"(%t259, %t260, %t261, %t262) {dimension = 1 : i64} : (tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>) -> tensor<1x4x1x4x1x64xf32>
-    %t264 = "stablehlo.reshape"(%t263) : (tensor<1x4x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
-    %t265 = "stablehlo.dynamic_slice"(%t60, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 4, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x4x1x64xf32>
-    %t266 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<4xi1>) -> tensor<2x2x1x4x1x64xi1>
-    %t267 = "stablehlo.select"(%t266, %t264, %t265) : (tensor<2x2x1x4x1x64xi1>, tensor<2x2x1x4x1x64xf32>, tensor<2x2x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
-    %t268 = "stablehlo.dynamic_update_slice"(%t60, %t267, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x4x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
-    util.global.store %t268, @kv_cache : tensor<2x2x2x40x1x64xf32>
-    return %t258 : tensor<1x512xf32>
+    %t247 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t248 = "stablehlo.divide"(%t246, %t247) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t249 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t250 = "stablehlo.add"(%t248, %t249) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t251 = "stablehlo.rsqrt"(%t250) : (tensor<1xf32>) -> tensor<1xf32>
+    %t252 = "stablehlo.broadcast_in_dim"(%t251) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
+    %t253 = "stablehlo.multiply"(%t242, %t252) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t254 = "stablehlo.broadcast_in_dim"(%t243) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
+    %t255 = "stablehlo.multiply"(%t254, %t253) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t256 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
+    %t257 = "stablehlo.dot_general"(%t255, %t256) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t258 = "stablehlo.reshape"(%t59) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t259 = "stablehlo.reshape"(%t31) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t260 = "stablehlo.reshape"(%t178) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t261 = "stablehlo.reshape"(%t156) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t262 = "stablehlo.concatenate"(%t258, %t259, %t260, %t261) {dimension = 1 : i64} : (tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>) -> tensor<1x4x1x4x1x64xf32>
+    %t263 = "stablehlo.reshape"(%t262) : (tensor<1x4x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
+    %t264 = "stablehlo.dynamic_slice"(%t60, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 4, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x4x1x64xf32>
+    %t265 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<4xi1>) -> tensor<2x2x1x4x1x64xi1>
+    %t266 = "stablehlo.select"(%t265, %t263, %t264) : (tensor<2x2x1x4x1x64xi1>, tensor<2x2x1x4x1x64xf32>, tensor<2x2x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
+    %t267 = "stablehlo.dynamic_update_slice"(%t60, %t266, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x4x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
+    util.global.store %t267, @kv_cache : tensor<2x2x2x40x1x64xf32>
+    return %t257 : tensor<1x512xf32>
   }
 
   func.func @token_prefill(%tokens: tensor<8xi32>, %valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {
@@ -419,229 +418,228 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t77 = "stablehlo.compare"(%t75, %t76) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
     %t78 = "stablehlo.constant"() {value = dense<32> : tensor<8x40xi32>} : () -> tensor<8x40xi32>
     %t79 = "stablehlo.compare"(%t75, %t78) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
-    %t80 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
-    %t81 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<8x40xi32>
-    %t82 = "stablehlo.constant"() {value = dense<32> : tensor<8x40xi32>} : () -> tensor<8x40xi32>
-    %t83 = "stablehlo.add"(%t81, %t82) : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi32>
+    %t80 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<8x40xi32>
+    %t81 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
+    %t82 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
+    %t83 = "stablehlo.add"(%t80, %t78) : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi32>
     %t84 = "stablehlo.compare"(%t75, %t83) {comparison_direction = #stablehlo<comparison_direction LE>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
     %t85 = "stablehlo.and"(%t79, %t84) : (tensor<8x40xi1>, tensor<8x40xi1>) -> tensor<8x40xi1>
-    %t86 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
-    %t87 = "stablehlo.or"(%t77, %t85) : (tensor<8x40xi1>, tensor<8x40xi1>) -> tensor<8x40xi1>
-    %t88 = "stablehlo.select"(%t87, %t86, %t80) : (tensor<8x40xi1>, tensor<8x40xf32>, tensor<8x40xf32>) -> tensor<8x40xf32>
-    %t89 = "stablehlo.broadcast_in_dim"(%t88) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
-    %t90 = "stablehlo.add"(%t74, %t89) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t91 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t92 = "stablehlo.reduce"(%t90, %t91) ({
+    %t86 = "stablehlo.or"(%t77, %t85) : (tensor<8x40xi1>, tensor<8x40xi1>) -> tensor<8x40xi1>
+    %t87 = "stablehlo.select"(%t86, %t82, %t81) : (tensor<8x40xi1>, tensor<8x40xf32>, tensor<8x40xf32>) -> tensor<8x40xf32>
+    %t88 = "stablehlo.broadcast_in_dim"(%t87) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
+    %t89 = "stablehlo.add"(%t74, %t88) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t90 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t91 = "stablehlo.reduce"(%t89, %t90) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t93 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t94 = "stablehlo.maximum"(%t92, %t93) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t95 = "stablehlo.broadcast_in_dim"(%t94) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t96 = "stablehlo.subtract"(%t90, %t95) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t97 = "stablehlo.exponential"(%t96) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t98 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t99 = "stablehlo.reduce"(%t97, %t98) ({
+    %t92 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t93 = "stablehlo.maximum"(%t91, %t92) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t94 = "stablehlo.broadcast_in_dim"(%t93) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t95 = "stablehlo.subtract"(%t89, %t94) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t96 = "stablehlo.exponential"(%t95) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t97 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t98 = "stablehlo.reduce"(%t96, %t97) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t100 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t101 = "stablehlo.maximum"(%t99, %t100) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t102 = "stablehlo.broadcast_in_dim"(%t101) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t103 = "stablehlo.divide"(%t97, %t102) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t104 = "stablehlo.dot_general"(%t103, %t70) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
-    %t105 = "stablehlo.transpose"(%t104) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t106 = "stablehlo.reshape"(%t105) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t107 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t108 = "stablehlo.dot_general"(%t106, %t107) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t109 = "stablehlo.add"(%t9, %t108) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t110 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
-    %t111 = "stablehlo.multiply"(%t109, %t109) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t112 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t113 = "stablehlo.reduce"(%t111, %t112) ({
+    %t99 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t100 = "stablehlo.maximum"(%t98, %t99) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t101 = "stablehlo.broadcast_in_dim"(%t100) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t102 = "stablehlo.divide"(%t96, %t101) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t103 = "stablehlo.dot_general"(%t102, %t70) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
+    %t104 = "stablehlo.transpose"(%t103) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t105 = "stablehlo.reshape"(%t104) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
+    %t106 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t107 = "stablehlo.dot_general"(%t105, %t106) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t108 = "stablehlo.add"(%t9, %t107) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t109 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
+    %t110 = "stablehlo.multiply"(%t108, %t108) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t111 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t112 = "stablehlo.reduce"(%t110, %t111) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t114 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t115 = "stablehlo.divide"(%t113, %t114) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t116 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t117 = "stablehlo.add"(%t115, %t116) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t118 = "stablehlo.rsqrt"(%t117) : (tensor<8xf32>) -> tensor<8xf32>
-    %t119 = "stablehlo.broadcast_in_dim"(%t118) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t120 = "stablehlo.multiply"(%t109, %t119) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t121 = "stablehlo.broadcast_in_dim"(%t110) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t122 = "stablehlo.multiply"(%t121, %t120) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t123 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t124 = "stablehlo.dot_general"(%t122, %t123) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t125 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t126 = "stablehlo.dot_general"(%t122, %t125) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t127 = "stablehlo.negate"(%t124) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t128 = "stablehlo.exponential"(%t127) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t129 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
-    %t130 = "stablehlo.add"(%t128, %t129) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t131 = "stablehlo.divide"(%t124, %t130) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t132 = "stablehlo.multiply"(%t131, %t126) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t133 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t134 = "stablehlo.dot_general"(%t132, %t133) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
-    %t135 = "stablehlo.add"(%t109, %t134) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t136 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
-    %t137 = "stablehlo.multiply"(%t135, %t135) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t138 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t139 = "stablehlo.reduce"(%t137, %t138) ({
+    %t113 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t114 = "stablehlo.divide"(%t112, %t113) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t115 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t116 = "stablehlo.add"(%t114, %t115) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t117 = "stablehlo.rsqrt"(%t116) : (tensor<8xf32>) -> tensor<8xf32>
+    %t118 = "stablehlo.broadcast_in_dim"(%t117) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t119 = "stablehlo.multiply"(%t108, %t118) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t120 = "stablehlo.broadcast_in_dim"(%t109) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t121 = "stablehlo.multiply"(%t120, %t119) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t124 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t125 = "stablehlo.dot_general"(%t121, %t124) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t126 = "stablehlo.negate"(%t123) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t127 = "stablehlo.exponential"(%t126) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t128 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
+    %t129 = "stablehlo.add"(%t127, %t128) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t130 = "stablehlo.divide"(%t123, %t129) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t131 = "stablehlo.multiply"(%t130, %t125) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t132 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t133 = "stablehlo.dot_general"(%t131, %t132) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t134 = "stablehlo.add"(%t108, %t133) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t135 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
+    %t136 = "stablehlo.multiply"(%t134, %t134) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t137 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t138 = "stablehlo.reduce"(%t136, %t137) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t140 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t141 = "stablehlo.divide"(%t139, %t140) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t142 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t143 = "stablehlo.add"(%t141, %t142) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t144 = "stablehlo.rsqrt"(%t143) : (tensor<8xf32>) -> tensor<8xf32>
-    %t145 = "stablehlo.broadcast_in_dim"(%t144) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t146 = "stablehlo.multiply"(%t135, %t145) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t147 = "stablehlo.broadcast_in_dim"(%t136) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t148 = "stablehlo.multiply"(%t147, %t146) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t149 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t150 = "stablehlo.dot_general"(%t148, %t149) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t151 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t152 = "stablehlo.dot_general"(%t148, %t151) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t153 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t154 = "stablehlo.dot_general"(%t148, %t153) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t155 = "stablehlo.reshape"(%t150) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
-    %t156 = "stablehlo.reshape"(%t152) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
-    %t157 = "stablehlo.reshape"(%t154) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
-    %t158 = "stablehlo.broadcast_in_dim"(%t36) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
-    %t159 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
-    %t160 = "stablehlo.slice"(%t155) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
-    %t161 = "stablehlo.slice"(%t155) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t139 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t140 = "stablehlo.divide"(%t138, %t139) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t141 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t142 = "stablehlo.add"(%t140, %t141) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t143 = "stablehlo.rsqrt"(%t142) : (tensor<8xf32>) -> tensor<8xf32>
+    %t144 = "stablehlo.broadcast_in_dim"(%t143) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t145 = "stablehlo.multiply"(%t134, %t144) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t146 = "stablehlo.broadcast_in_dim"(%t135) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t147 = "stablehlo.multiply"(%t146, %t145) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t148 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
+    %t149 = "stablehlo.dot_general"(%t147, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t150 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
+    %t151 = "stablehlo.dot_general"(%t147, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t152 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
+    %t153 = "stablehlo.dot_general"(%t147, %t152) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t154 = "stablehlo.reshape"(%t149) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
+    %t155 = "stablehlo.reshape"(%t151) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
+    %t156 = "stablehlo.reshape"(%t153) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
+    %t157 = "stablehlo.broadcast_in_dim"(%t36) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
+    %t158 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
+    %t159 = "stablehlo.slice"(%t154) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t160 = "stablehlo.slice"(%t154) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t161 = "stablehlo.multiply"(%t159, %t157) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
     %t162 = "stablehlo.multiply"(%t160, %t158) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t163 = "stablehlo.multiply"(%t161, %t159) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t164 = "stablehlo.subtract"(%t162, %t163) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t165 = "stablehlo.multiply"(%t161, %t158) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t166 = "stablehlo.multiply"(%t160, %t159) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t167 = "stablehlo.add"(%t165, %t166) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t168 = "stablehlo.concatenate"(%t164, %t167) {dimension = 2 : i64} : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x64xf32>
-    %t169 = "stablehlo.broadcast_in_dim"(%t36) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
-    %t170 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
-    %t171 = "stablehlo.slice"(%t156) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
-    %t172 = "stablehlo.slice"(%t156) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t163 = "stablehlo.subtract"(%t161, %t162) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t164 = "stablehlo.multiply"(%t160, %t157) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t165 = "stablehlo.multiply"(%t159, %t158) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t166 = "stablehlo.add"(%t164, %t165) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t167 = "stablehlo.concatenate"(%t163, %t166) {dimension = 2 : i64} : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x64xf32>
+    %t168 = "stablehlo.broadcast_in_dim"(%t36) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
+    %t169 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
+    %t170 = "stablehlo.slice"(%t155) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t171 = "stablehlo.slice"(%t155) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t172 = "stablehlo.multiply"(%t170, %t168) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
     %t173 = "stablehlo.multiply"(%t171, %t169) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t174 = "stablehlo.multiply"(%t172, %t170) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t175 = "stablehlo.subtract"(%t173, %t174) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t176 = "stablehlo.multiply"(%t172, %t169) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t177 = "stablehlo.multiply"(%t171, %t170) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t178 = "stablehlo.add"(%t176, %t177) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t179 = "stablehlo.concatenate"(%t175, %t178) {dimension = 2 : i64} : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x64xf32>
-    %t180 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t181 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t182 = "stablehlo.dynamic_slice"(%t60, %t180, %t181, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t183 = "stablehlo.reshape"(%t182) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t174 = "stablehlo.subtract"(%t172, %t173) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t175 = "stablehlo.multiply"(%t171, %t168) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t176 = "stablehlo.multiply"(%t170, %t169) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t177 = "stablehlo.add"(%t175, %t176) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t178 = "stablehlo.concatenate"(%t174, %t177) {dimension = 2 : i64} : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x64xf32>
+    %t179 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t180 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t181 = "stablehlo.dynamic_slice"(%t60, %t179, %t180, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t182 = "stablehlo.reshape"(%t181) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t183 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
     %t184 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t185 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t186 = "stablehlo.dynamic_slice"(%t60, %t184, %t185, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t187 = "stablehlo.reshape"(%t186) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t188 = "stablehlo.concatenate"(%t183, %t179) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
-    %t189 = "stablehlo.concatenate"(%t187, %t157) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
-    %t190 = "stablehlo.reshape"(%t168) : (tensor<8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t191 = "stablehlo.dot_general"(%t190, %t188) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<8x1x2x64xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x40xf32>
-    %t192 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x8x2x40xf32>} : () -> tensor<1x8x2x40xf32>
-    %t193 = "stablehlo.multiply"(%t191, %t192) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t194 = "stablehlo.broadcast_in_dim"(%t88) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
-    %t195 = "stablehlo.add"(%t193, %t194) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t196 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t197 = "stablehlo.reduce"(%t195, %t196) ({
+    %t185 = "stablehlo.dynamic_slice"(%t60, %t183, %t184, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t186 = "stablehlo.reshape"(%t185) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t187 = "stablehlo.concatenate"(%t182, %t178) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
+    %t188 = "stablehlo.concatenate"(%t186, %t156) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
+    %t189 = "stablehlo.reshape"(%t167) : (tensor<8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t190 = "stablehlo.dot_general"(%t189, %t187) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<8x1x2x64xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x40xf32>
+    %t191 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x8x2x40xf32>} : () -> tensor<1x8x2x40xf32>
+    %t192 = "stablehlo.multiply"(%t190, %t191) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t193 = "stablehlo.broadcast_in_dim"(%t87) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
+    %t194 = "stablehlo.add"(%t192, %t193) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t195 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t196 = "stablehlo.reduce"(%t194, %t195) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t198 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t199 = "stablehlo.maximum"(%t197, %t198) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t200 = "stablehlo.broadcast_in_dim"(%t199) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t201 = "stablehlo.subtract"(%t195, %t200) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t202 = "stablehlo.exponential"(%t201) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t203 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t204 = "stablehlo.reduce"(%t202, %t203) ({
+    %t197 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t198 = "stablehlo.maximum"(%t196, %t197) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t199 = "stablehlo.broadcast_in_dim"(%t198) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t200 = "stablehlo.subtract"(%t194, %t199) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t201 = "stablehlo.exponential"(%t200) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t202 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t203 = "stablehlo.reduce"(%t201, %t202) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t205 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t206 = "stablehlo.maximum"(%t204, %t205) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t207 = "stablehlo.broadcast_in_dim"(%t206) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t208 = "stablehlo.divide"(%t202, %t207) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t209 = "stablehlo.dot_general"(%t208, %t189) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
-    %t210 = "stablehlo.transpose"(%t209) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t211 = "stablehlo.reshape"(%t210) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t212 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t213 = "stablehlo.dot_general"(%t211, %t212) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t214 = "stablehlo.add"(%t135, %t213) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t215 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
-    %t216 = "stablehlo.multiply"(%t214, %t214) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t217 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t218 = "stablehlo.reduce"(%t216, %t217) ({
+    %t204 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t205 = "stablehlo.maximum"(%t203, %t204) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t206 = "stablehlo.broadcast_in_dim"(%t205) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t207 = "stablehlo.divide"(%t201, %t206) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t208 = "stablehlo.dot_general"(%t207, %t188) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
+    %t209 = "stablehlo.transpose"(%t208) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t210 = "stablehlo.reshape"(%t209) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
+    %t211 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t212 = "stablehlo.dot_general"(%t210, %t211) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t213 = "stablehlo.add"(%t134, %t212) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t214 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
+    %t215 = "stablehlo.multiply"(%t213, %t213) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t216 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t217 = "stablehlo.reduce"(%t215, %t216) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t219 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t220 = "stablehlo.divide"(%t218, %t219) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t221 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t222 = "stablehlo.add"(%t220, %t221) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t223 = "stablehlo.rsqrt"(%t222) : (tensor<8xf32>) -> tensor<8xf32>
-    %t224 = "stablehlo.broadcast_in_dim"(%t223) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t225 = "stablehlo.multiply"(%t214, %t224) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t226 = "stablehlo.broadcast_in_dim"(%t215) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t227 = "stablehlo.multiply"(%t226, %t225) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t228 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t229 = "stablehlo.dot_general"(%t227, %t228) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t230 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t231 = "stablehlo.dot_general"(%t227, %t230) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t232 = "stablehlo.negate"(%t229) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t233 = "stablehlo.exponential"(%t232) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t234 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
-    %t235 = "stablehlo.add"(%t233, %t234) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t236 = "stablehlo.divide"(%t229, %t235) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t237 = "stablehlo.multiply"(%t236, %t231) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t238 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t239 = "stablehlo.dot_general"(%t237, %t238) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
-    %t240 = "stablehlo.add"(%t214, %t239) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t241 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t242 = "stablehlo.subtract"(%valid_rows, %t241) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-    %t243 = "stablehlo.dynamic_slice"(%t240, %t242, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
-    %t244 = util.global.load @"model.norm.weight" : tensor<128xf32>
-    %t245 = "stablehlo.multiply"(%t243, %t243) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t246 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t247 = "stablehlo.reduce"(%t245, %t246) ({
+    %t218 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t219 = "stablehlo.divide"(%t217, %t218) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t220 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t221 = "stablehlo.add"(%t219, %t220) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t222 = "stablehlo.rsqrt"(%t221) : (tensor<8xf32>) -> tensor<8xf32>
+    %t223 = "stablehlo.broadcast_in_dim"(%t222) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t224 = "stablehlo.multiply"(%t213, %t223) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t225 = "stablehlo.broadcast_in_dim"(%t214) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t226 = "stablehlo.multiply"(%t225, %t224) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t227 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t228 = "stablehlo.dot_general"(%t226, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t229 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t230 = "stablehlo.dot_general"(%t226, %t229) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t231 = "stablehlo.negate"(%t228) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t232 = "stablehlo.exponential"(%t231) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t233 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
+    %t234 = "stablehlo.add"(%t232, %t233) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t235 = "stablehlo.divide"(%t228, %t234) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t236 = "stablehlo.multiply"(%t235, %t230) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t237 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t238 = "stablehlo.dot_general"(%t236, %t237) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t239 = "stablehlo.add"(%t213, %t238) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t240 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t241 = "stablehlo.subtract"(%valid_rows, %t240) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %t242 = "stablehlo.dynamic_slice"(%t239, %t241, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
+    %t243 = util.global.load @"model.norm.weight" : tensor<128xf32>
+    %t244 = "stablehlo.multiply"(%t242, %t242) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t245 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t246 = "stablehlo.reduce"(%t244, %t245) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<1x128xf32>, tensor<f32>) -> tensor<1xf32>
-    %t248 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t249 = "stablehlo.divide"(%t247, %t248) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t250 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t251 = "stablehlo.add"(%t249, %t250) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t252 = "stablehlo.rsqrt"(%t251) : (tensor<1xf32>) -> tensor<1xf32>
-    %t253 = "stablehlo.broadcast_in_dim"(%t252) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
-    %t254 = "stablehlo.multiply"(%t243, %t253) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t255 = "stablehlo.broadcast_in_dim"(%t244) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
-    %t256 = "stablehlo.multiply"(%t255, %t254) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t257 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t258 = "stablehlo.dot_general"(%t256, %t257) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
-    %t259 = "stablehlo.reshape"(%t59) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t260 = "stablehlo.reshape"(%t31) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t261 = "stablehlo.reshape"(%t179) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t262 = "stablehlo.reshape"(%t157) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t263 = "stablehlo.concatenate"(%t259, %t260, %t261, %t262) {dimension = 1 : i64} : (tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>) -> tensor<1x4x1x8x1x64xf32>
-    %t264 = "stablehlo.reshape"(%t263) : (tensor<1x4x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
-    %t265 = "stablehlo.dynamic_slice"(%t60, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 8, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x8x1x64xf32>
-    %t266 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<8xi1>) -> tensor<2x2x1x8x1x64xi1>
-    %t267 = "stablehlo.select"(%t266, %t264, %t265) : (tensor<2x2x1x8x1x64xi1>, tensor<2x2x1x8x1x64xf32>, tensor<2x2x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
-    %t268 = "stablehlo.dynamic_update_slice"(%t60, %t267, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x8x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
-    util.global.store %t268, @kv_cache : tensor<2x2x2x40x1x64xf32>
-    return %t258 : tensor<1x512xf32>
+    %t247 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t248 = "stablehlo.divide"(%t246, %t247) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t249 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t250 = "stablehlo.add"(%t248, %t249) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t251 = "stablehlo.rsqrt"(%t250) : (tensor<1xf32>) -> tensor<1xf32>
+    %t252 = "stablehlo.broadcast_in_dim"(%t251) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
+    %t253 = "stablehlo.multiply"(%t242, %t252) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t254 = "stablehlo.broadcast_in_dim"(%t243) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
+    %t255 = "stablehlo.multiply"(%t254, %t253) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t256 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
+    %t257 = "stablehlo.dot_general"(%t255, %t256) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t258 = "stablehlo.reshape"(%t59) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t259 = "stablehlo.reshape"(%t31) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t260 = "stablehlo.reshape"(%t178) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t261 = "stablehlo.reshape"(%t156) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t262 = "stablehlo.concatenate"(%t258, %t259, %t260, %t261) {dimension = 1 : i64} : (tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>) -> tensor<1x4x1x8x1x64xf32>
+    %t263 = "stablehlo.reshape"(%t262) : (tensor<1x4x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
+    %t264 = "stablehlo.dynamic_slice"(%t60, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 8, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x8x1x64xf32>
+    %t265 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<8xi1>) -> tensor<2x2x1x8x1x64xi1>
+    %t266 = "stablehlo.select"(%t265, %t263, %t264) : (tensor<2x2x1x8x1x64xi1>, tensor<2x2x1x8x1x64xf32>, tensor<2x2x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
+    %t267 = "stablehlo.dynamic_update_slice"(%t60, %t266, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x8x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
+    util.global.store %t267, @kv_cache : tensor<2x2x2x40x1x64xf32>
+    return %t257 : tensor<1x512xf32>
   }
 
   func.func @embeddings_prefill_4(%embeddings: tensor<4x128xf32>, %positions: tensor<4xi32>, %bias: tensor<4x32xf32>, %valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {
@@ -726,227 +724,229 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
     %t75 = "stablehlo.constant"() {value = dense<32> : tensor<4x36xi32>} : () -> tensor<4x36xi32>
     %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
-    %t77 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
-    %t78 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x4xf32>} : () -> tensor<4x4xf32>
-    %t79 = "stablehlo.concatenate"(%bias, %t78) {dimension = 1 : i64} : (tensor<4x32xf32>, tensor<4x4xf32>) -> tensor<4x36xf32>
-    %t80 = "stablehlo.dynamic_slice"(%t79, %t6, %start) {slice_sizes = array<i64: 4, 4>} : (tensor<4x36xf32>, tensor<i32>, tensor<i32>) -> tensor<4x4xf32>
+    %t77 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4x36xi32>
+    %t78 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
+    %t79 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
+    %t80 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x4xf32>} : () -> tensor<4x4xf32>
     %t81 = "stablehlo.concatenate"(%bias, %t80) {dimension = 1 : i64} : (tensor<4x32xf32>, tensor<4x4xf32>) -> tensor<4x36xf32>
-    %t82 = "stablehlo.or"(%t74, %t76) : (tensor<4x36xi1>, tensor<4x36xi1>) -> tensor<4x36xi1>
-    %t83 = "stablehlo.select"(%t82, %t81, %t77) : (tensor<4x36xi1>, tensor<4x36xf32>, tensor<4x36xf32>) -> tensor<4x36xf32>
-    %t84 = "stablehlo.broadcast_in_dim"(%t83) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
-    %t85 = "stablehlo.add"(%t71, %t84) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t86 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t87 = "stablehlo.reduce"(%t85, %t86) ({
+    %t82 = "stablehlo.dynamic_slice"(%t81, %t6, %start) {slice_sizes = array<i64: 4, 4>} : (tensor<4x36xf32>, tensor<i32>, tensor<i32>) -> tensor<4x4xf32>
+    %t83 = "stablehlo.concatenate"(%bias, %t82) {dimension = 1 : i64} : (tensor<4x32xf32>, tensor<4x4xf32>) -> tensor<4x36xf32>
+    %t84 = "stablehlo.or"(%t74, %t76) : (tensor<4x36xi1>, tensor<4x36xi1>) -> tensor<4x36xi1>
+    %t85 = "stablehlo.select"(%t84, %t83, %t78) : (tensor<4x36xi1>, tensor<4x36xf32>, tensor<4x36xf32>) -> tensor<4x36xf32>
+    %t86 = "stablehlo.broadcast_in_dim"(%t85) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
+    %t87 = "stablehlo.add"(%t71, %t86) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t88 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t89 = "stablehlo.reduce"(%t87, %t88) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t88 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t89 = "stablehlo.maximum"(%t87, %t88) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t90 = "stablehlo.broadcast_in_dim"(%t89) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t91 = "stablehlo.subtract"(%t85, %t90) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t92 = "stablehlo.exponential"(%t91) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t93 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t94 = "stablehlo.reduce"(%t92, %t93) ({
+    %t90 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t91 = "stablehlo.maximum"(%t89, %t90) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t92 = "stablehlo.broadcast_in_dim"(%t91) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t93 = "stablehlo.subtract"(%t87, %t92) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t94 = "stablehlo.exponential"(%t93) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t95 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t96 = "stablehlo.reduce"(%t94, %t95) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t95 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t96 = "stablehlo.maximum"(%t94, %t95) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t97 = "stablehlo.broadcast_in_dim"(%t96) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t98 = "stablehlo.divide"(%t92, %t97) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t99 = "stablehlo.dot_general"(%t98, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
-    %t100 = "stablehlo.transpose"(%t99) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t101 = "stablehlo.reshape"(%t100) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t102 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t103 = "stablehlo.dot_general"(%t101, %t102) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t104 = "stablehlo.add"(%embeddings, %t103) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t105 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
-    %t106 = "stablehlo.multiply"(%t104, %t104) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t107 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t108 = "stablehlo.reduce"(%t106, %t107) ({
+    %t97 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t98 = "stablehlo.maximum"(%t96, %t97) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t99 = "stablehlo.broadcast_in_dim"(%t98) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t100 = "stablehlo.divide"(%t94, %t99) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t101 = "stablehlo.dot_general"(%t100, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
+    %t102 = "stablehlo.transpose"(%t101) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t103 = "stablehlo.reshape"(%t102) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
+    %t104 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t105 = "stablehlo.dot_general"(%t103, %t104) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t106 = "stablehlo.add"(%embeddings, %t105) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t107 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
+    %t108 = "stablehlo.multiply"(%t106, %t106) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t109 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t110 = "stablehlo.reduce"(%t108, %t109) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t109 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t110 = "stablehlo.divide"(%t108, %t109) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t111 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t112 = "stablehlo.add"(%t110, %t111) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t113 = "stablehlo.rsqrt"(%t112) : (tensor<4xf32>) -> tensor<4xf32>
-    %t114 = "stablehlo.broadcast_in_dim"(%t113) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t115 = "stablehlo.multiply"(%t104, %t114) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t116 = "stablehlo.broadcast_in_dim"(%t105) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t117 = "stablehlo.multiply"(%t116, %t115) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t118 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t119 = "stablehlo.dot_general"(%t117, %t118) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t120 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t121 = "stablehlo.dot_general"(%t117, %t120) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t122 = "stablehlo.negate"(%t119) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t123 = "stablehlo.exponential"(%t122) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t124 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
-    %t125 = "stablehlo.add"(%t123, %t124) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t126 = "stablehlo.divide"(%t119, %t125) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t127 = "stablehlo.multiply"(%t126, %t121) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t128 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t129 = "stablehlo.dot_general"(%t127, %t128) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
-    %t130 = "stablehlo.add"(%t104, %t129) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t131 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
-    %t132 = "stablehlo.multiply"(%t130, %t130) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t133 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t134 = "stablehlo.reduce"(%t132, %t133) ({
+    %t111 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t112 = "stablehlo.divide"(%t110, %t111) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t113 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t114 = "stablehlo.add"(%t112, %t113) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t115 = "stablehlo.rsqrt"(%t114) : (tensor<4xf32>) -> tensor<4xf32>
+    %t116 = "stablehlo.broadcast_in_dim"(%t115) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t117 = "stablehlo.multiply"(%t106, %t116) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t118 = "stablehlo.broadcast_in_dim"(%t107) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t119 = "stablehlo.multiply"(%t118, %t117) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t120 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t121 = "stablehlo.dot_general"(%t119, %t120) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t123 = "stablehlo.dot_general"(%t119, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t124 = "stablehlo.negate"(%t121) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t125 = "stablehlo.exponential"(%t124) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t126 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
+    %t127 = "stablehlo.add"(%t125, %t126) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t128 = "stablehlo.divide"(%t121, %t127) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t129 = "stablehlo.multiply"(%t128, %t123) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t130 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t131 = "stablehlo.dot_general"(%t129, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t132 = "stablehlo.add"(%t106, %t131) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t133 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
+    %t134 = "stablehlo.multiply"(%t132, %t132) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t135 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t136 = "stablehlo.reduce"(%t134, %t135) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t135 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t136 = "stablehlo.divide"(%t134, %t135) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t137 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t138 = "stablehlo.add"(%t136, %t137) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t139 = "stablehlo.rsqrt"(%t138) : (tensor<4xf32>) -> tensor<4xf32>
-    %t140 = "stablehlo.broadcast_in_dim"(%t139) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t141 = "stablehlo.multiply"(%t130, %t140) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t142 = "stablehlo.broadcast_in_dim"(%t131) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t143 = "stablehlo.multiply"(%t142, %t141) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t144 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t145 = "stablehlo.dot_general"(%t143, %t144) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t146 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t147 = "stablehlo.dot_general"(%t143, %t146) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t148 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t149 = "stablehlo.dot_general"(%t143, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t150 = "stablehlo.reshape"(%t145) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
-    %t151 = "stablehlo.reshape"(%t147) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
-    %t152 = "stablehlo.reshape"(%t149) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
-    %t153 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
-    %t154 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
-    %t155 = "stablehlo.slice"(%t150) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
-    %t156 = "stablehlo.slice"(%t150) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
-    %t157 = "stablehlo.multiply"(%t155, %t153) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t158 = "stablehlo.multiply"(%t156, %t154) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t159 = "stablehlo.subtract"(%t157, %t158) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t160 = "stablehlo.multiply"(%t156, %t153) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t161 = "stablehlo.multiply"(%t155, %t154) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t162 = "stablehlo.add"(%t160, %t161) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t163 = "stablehlo.concatenate"(%t159, %t162) {dimension = 2 : i64} : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x64xf32>
-    %t164 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
-    %t165 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
-    %t166 = "stablehlo.slice"(%t151) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
-    %t167 = "stablehlo.slice"(%t151) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
-    %t168 = "stablehlo.multiply"(%t166, %t164) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t169 = "stablehlo.multiply"(%t167, %t165) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t170 = "stablehlo.subtract"(%t168, %t169) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t171 = "stablehlo.multiply"(%t167, %t164) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t172 = "stablehlo.multiply"(%t166, %t165) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t173 = "stablehlo.add"(%t171, %t172) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t174 = "stablehlo.concatenate"(%t170, %t173) {dimension = 2 : i64} : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x64xf32>
-    %t175 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t176 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t177 = "stablehlo.dynamic_slice"(%t57, %t175, %t176, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t178 = "stablehlo.reshape"(%t177) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t179 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t180 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t181 = "stablehlo.dynamic_slice"(%t57, %t179, %t180, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t182 = "stablehlo.reshape"(%t181) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t183 = "stablehlo.concatenate"(%t178, %t174) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
-    %t184 = "stablehlo.concatenate"(%t182, %t152) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
-    %t185 = "stablehlo.reshape"(%t163) : (tensor<4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t186 = "stablehlo.dot_general"(%t185, %t183) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<4x1x2x64xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x36xf32>
-    %t187 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x4x2x36xf32>} : () -> tensor<1x4x2x36xf32>
-    %t188 = "stablehlo.multiply"(%t186, %t187) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t189 = "stablehlo.broadcast_in_dim"(%t83) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
-    %t190 = "stablehlo.add"(%t188, %t189) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t191 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t192 = "stablehlo.reduce"(%t190, %t191) ({
+    %t137 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t138 = "stablehlo.divide"(%t136, %t137) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t139 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t140 = "stablehlo.add"(%t138, %t139) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t141 = "stablehlo.rsqrt"(%t140) : (tensor<4xf32>) -> tensor<4xf32>
+    %t142 = "stablehlo.broadcast_in_dim"(%t141) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t143 = "stablehlo.multiply"(%t132, %t142) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t144 = "stablehlo.broadcast_in_dim"(%t133) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t145 = "stablehlo.multiply"(%t144, %t143) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t146 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
+    %t147 = "stablehlo.dot_general"(%t145, %t146) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t148 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
+    %t149 = "stablehlo.dot_general"(%t145, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t150 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
+    %t151 = "stablehlo.dot_general"(%t145, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t152 = "stablehlo.reshape"(%t147) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
+    %t153 = "stablehlo.reshape"(%t149) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
+    %t154 = "stablehlo.reshape"(%t151) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
+    %t155 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
+    %t156 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
+    %t157 = "stablehlo.slice"(%t152) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t158 = "stablehlo.slice"(%t152) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t159 = "stablehlo.multiply"(%t157, %t155) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t160 = "stablehlo.multiply"(%t158, %t156) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t161 = "stablehlo.subtract"(%t159, %t160) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t162 = "stablehlo.multiply"(%t158, %t155) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t163 = "stablehlo.multiply"(%t157, %t156) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t164 = "stablehlo.add"(%t162, %t163) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t165 = "stablehlo.concatenate"(%t161, %t164) {dimension = 2 : i64} : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x64xf32>
+    %t166 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
+    %t167 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
+    %t168 = "stablehlo.slice"(%t153) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t169 = "stablehlo.slice"(%t153) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t170 = "stablehlo.multiply"(%t168, %t166) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t171 = "stablehlo.multiply"(%t169, %t167) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t172 = "stablehlo.subtract"(%t170, %t171) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t173 = "stablehlo.multiply"(%t169, %t166) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t174 = "stablehlo.multiply"(%t168, %t167) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t175 = "stablehlo.add"(%t173, %t174) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t176 = "stablehlo.concatenate"(%t172, %t175) {dimension = 2 : i64} : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x64xf32>
+    %t177 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t178 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t179 = "stablehlo.dynamic_slice"(%t57, %t177, %t178, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t180 = "stablehlo.reshape"(%t179) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t181 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t182 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t183 = "stablehlo.dynamic_slice"(%t57, %t181, %t182, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t184 = "stablehlo.reshape"(%t183) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t185 = "stablehlo.concatenate"(%t180, %t176) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
+    %t186 = "stablehlo.concatenate"(%t184, %t154) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
+    %t187 = "stablehlo.reshape"(%t165) : (tensor<4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t188 = "stablehlo.dot_general"(%t187, %t185) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<4x1x2x64xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x36xf32>
+    %t189 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x4x2x36xf32>} : () -> tensor<1x4x2x36xf32>
+    %t190 = "stablehlo.multiply"(%t188, %t189) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t191 = "stablehlo.broadcast_in_dim"(%t85) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
+    %t192 = "stablehlo.add"(%t190, %t191) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t193 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t194 = "stablehlo.reduce"(%t192, %t193) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t193 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t194 = "stablehlo.maximum"(%t192, %t193) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t195 = "stablehlo.broadcast_in_dim"(%t194) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t196 = "stablehlo.subtract"(%t190, %t195) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t197 = "stablehlo.exponential"(%t196) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t198 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t199 = "stablehlo.reduce"(%t197, %t198) ({
+    %t195 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t196 = "stablehlo.maximum"(%t194, %t195) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t197 = "stablehlo.broadcast_in_dim"(%t196) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t198 = "stablehlo.subtract"(%t192, %t197) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t199 = "stablehlo.exponential"(%t198) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t200 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t201 = "stablehlo.reduce"(%t199, %t200) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t200 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t201 = "stablehlo.maximum"(%t199, %t200) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t202 = "stablehlo.broadcast_in_dim"(%t201) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t203 = "stablehlo.divide"(%t197, %t202) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t204 = "stablehlo.dot_general"(%t203, %t184) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
-    %t205 = "stablehlo.transpose"(%t204) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t206 = "stablehlo.reshape"(%t205) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t207 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t208 = "stablehlo.dot_general"(%t206, %t207) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t209 = "stablehlo.add"(%t130, %t208) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t210 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
-    %t211 = "stablehlo.multiply"(%t209, %t209) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t212 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t213 = "stablehlo.reduce"(%t211, %t212) ({
+    %t202 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t203 = "stablehlo.maximum"(%t201, %t202) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t204 = "stablehlo.broadcast_in_dim"(%t203) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t205 = "stablehlo.divide"(%t199, %t204) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t206 = "stablehlo.dot_general"(%t205, %t186) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
+    %t207 = "stablehlo.transpose"(%t206) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t208 = "stablehlo.reshape"(%t207) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
+    %t209 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t210 = "stablehlo.dot_general"(%t208, %t209) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t211 = "stablehlo.add"(%t132, %t210) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t212 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
+    %t213 = "stablehlo.multiply"(%t211, %t211) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t214 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t215 = "stablehlo.reduce"(%t213, %t214) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t214 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t215 = "stablehlo.divide"(%t213, %t214) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t216 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t217 = "stablehlo.add"(%t215, %t216) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t218 = "stablehlo.rsqrt"(%t217) : (tensor<4xf32>) -> tensor<4xf32>
-    %t219 = "stablehlo.broadcast_in_dim"(%t218) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t220 = "stablehlo.multiply"(%t209, %t219) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t221 = "stablehlo.broadcast_in_dim"(%t210) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t222 = "stablehlo.multiply"(%t221, %t220) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t223 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t224 = "stablehlo.dot_general"(%t222, %t223) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t225 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t226 = "stablehlo.dot_general"(%t222, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t227 = "stablehlo.negate"(%t224) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t228 = "stablehlo.exponential"(%t227) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t229 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
-    %t230 = "stablehlo.add"(%t228, %t229) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t231 = "stablehlo.divide"(%t224, %t230) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t232 = "stablehlo.multiply"(%t231, %t226) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t233 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t234 = "stablehlo.dot_general"(%t232, %t233) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
-    %t235 = "stablehlo.add"(%t209, %t234) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t236 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t237 = "stablehlo.subtract"(%valid_rows, %t236) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-    %t238 = "stablehlo.dynamic_slice"(%t235, %t237, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<4x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
-    %t239 = util.global.load @"model.norm.weight" : tensor<128xf32>
-    %t240 = "stablehlo.multiply"(%t238, %t238) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t241 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t242 = "stablehlo.reduce"(%t240, %t241) ({
+    %t216 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t217 = "stablehlo.divide"(%t215, %t216) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t218 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t219 = "stablehlo.add"(%t217, %t218) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t220 = "stablehlo.rsqrt"(%t219) : (tensor<4xf32>) -> tensor<4xf32>
+    %t221 = "stablehlo.broadcast_in_dim"(%t220) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t222 = "stablehlo.multiply"(%t211, %t221) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t223 = "stablehlo.broadcast_in_dim"(%t212) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t224 = "stablehlo.multiply"(%t223, %t222) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t225 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t227 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t228 = "stablehlo.dot_general"(%t224, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t229 = "stablehlo.negate"(%t226) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t230 = "stablehlo.exponential"(%t229) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t231 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
+    %t232 = "stablehlo.add"(%t230, %t231) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t233 = "stablehlo.divide"(%t226, %t232) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t234 = "stablehlo.multiply"(%t233, %t228) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t235 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t236 = "stablehlo.dot_general"(%t234, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t237 = "stablehlo.add"(%t211, %t236) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t238 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t239 = "stablehlo.subtract"(%valid_rows, %t238) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %t240 = "stablehlo.dynamic_slice"(%t237, %t239, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<4x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
+    %t241 = util.global.load @"model.norm.weight" : tensor<128xf32>
+    %t242 = "stablehlo.multiply"(%t240, %t240) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t243 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t244 = "stablehlo.reduce"(%t242, %t243) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<1x128xf32>, tensor<f32>) -> tensor<1xf32>
-    %t243 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t244 = "stablehlo.divide"(%t242, %t243) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t245 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t246 = "stablehlo.add"(%t244, %t245) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t247 = "stablehlo.rsqrt"(%t246) : (tensor<1xf32>) -> tensor<1xf32>
-    %t248 = "stablehlo.broadcast_in_dim"(%t247) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
-    %t249 = "stablehlo.multiply"(%t238, %t248) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t250 = "stablehlo.broadcast_in_dim"(%t239) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
-    %t251 = "stablehlo.multiply"(%t250, %t249) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t252 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t253 = "stablehlo.dot_general"(%t251, %t252) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
-    %t254 = "stablehlo.reshape"(%t56) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t255 = "stablehlo.reshape"(%t28) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t256 = "stablehlo.reshape"(%t174) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t257 = "stablehlo.reshape"(%t152) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t258 = "stablehlo.concatenate"(%t254, %t255, %t256, %t257) {dimension = 1 : i64} : (tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>) -> tensor<1x4x1x4x1x64xf32>
-    %t259 = "stablehlo.reshape"(%t258) : (tensor<1x4x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
-    %t260 = "stablehlo.dynamic_slice"(%t57, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 4, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x4x1x64xf32>
-    %t261 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<4xi1>) -> tensor<2x2x1x4x1x64xi1>
-    %t262 = "stablehlo.select"(%t261, %t259, %t260) : (tensor<2x2x1x4x1x64xi1>, tensor<2x2x1x4x1x64xf32>, tensor<2x2x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
-    %t263 = "stablehlo.dynamic_update_slice"(%t57, %t262, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x4x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
-    util.global.store %t263, @kv_cache : tensor<2x2x2x40x1x64xf32>
-    return %t253 : tensor<1x512xf32>
+    %t245 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t246 = "stablehlo.divide"(%t244, %t245) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t247 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t248 = "stablehlo.add"(%t246, %t247) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t249 = "stablehlo.rsqrt"(%t248) : (tensor<1xf32>) -> tensor<1xf32>
+    %t250 = "stablehlo.broadcast_in_dim"(%t249) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
+    %t251 = "stablehlo.multiply"(%t240, %t250) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t252 = "stablehlo.broadcast_in_dim"(%t241) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
+    %t253 = "stablehlo.multiply"(%t252, %t251) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t254 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
+    %t255 = "stablehlo.dot_general"(%t253, %t254) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t256 = "stablehlo.reshape"(%t56) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t257 = "stablehlo.reshape"(%t28) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t258 = "stablehlo.reshape"(%t176) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t259 = "stablehlo.reshape"(%t154) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t260 = "stablehlo.concatenate"(%t256, %t257, %t258, %t259) {dimension = 1 : i64} : (tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>) -> tensor<1x4x1x4x1x64xf32>
+    %t261 = "stablehlo.reshape"(%t260) : (tensor<1x4x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
+    %t262 = "stablehlo.dynamic_slice"(%t57, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 4, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x4x1x64xf32>
+    %t263 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<4xi1>) -> tensor<2x2x1x4x1x64xi1>
+    %t264 = "stablehlo.select"(%t263, %t261, %t262) : (tensor<2x2x1x4x1x64xi1>, tensor<2x2x1x4x1x64xf32>, tensor<2x2x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
+    %t265 = "stablehlo.dynamic_update_slice"(%t57, %t264, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x4x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
+    util.global.store %t265, @kv_cache : tensor<2x2x2x40x1x64xf32>
+    return %t255 : tensor<1x512xf32>
   }
 
   func.func @embeddings_prefill(%embeddings: tensor<8x128xf32>, %positions: tensor<8xi32>, %bias: tensor<8x32xf32>, %valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {
@@ -1031,227 +1031,229 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
     %t75 = "stablehlo.constant"() {value = dense<32> : tensor<8x40xi32>} : () -> tensor<8x40xi32>
     %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
-    %t77 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
-    %t78 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x8xf32>} : () -> tensor<8x8xf32>
-    %t79 = "stablehlo.concatenate"(%bias, %t78) {dimension = 1 : i64} : (tensor<8x32xf32>, tensor<8x8xf32>) -> tensor<8x40xf32>
-    %t80 = "stablehlo.dynamic_slice"(%t79, %t6, %start) {slice_sizes = array<i64: 8, 8>} : (tensor<8x40xf32>, tensor<i32>, tensor<i32>) -> tensor<8x8xf32>
+    %t77 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<8x40xi32>
+    %t78 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
+    %t79 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
+    %t80 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x8xf32>} : () -> tensor<8x8xf32>
     %t81 = "stablehlo.concatenate"(%bias, %t80) {dimension = 1 : i64} : (tensor<8x32xf32>, tensor<8x8xf32>) -> tensor<8x40xf32>
-    %t82 = "stablehlo.or"(%t74, %t76) : (tensor<8x40xi1>, tensor<8x40xi1>) -> tensor<8x40xi1>
-    %t83 = "stablehlo.select"(%t82, %t81, %t77) : (tensor<8x40xi1>, tensor<8x40xf32>, tensor<8x40xf32>) -> tensor<8x40xf32>
-    %t84 = "stablehlo.broadcast_in_dim"(%t83) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
-    %t85 = "stablehlo.add"(%t71, %t84) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t86 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t87 = "stablehlo.reduce"(%t85, %t86) ({
+    %t82 = "stablehlo.dynamic_slice"(%t81, %t6, %start) {slice_sizes = array<i64: 8, 8>} : (tensor<8x40xf32>, tensor<i32>, tensor<i32>) -> tensor<8x8xf32>
+    %t83 = "stablehlo.concatenate"(%bias, %t82) {dimension = 1 : i64} : (tensor<8x32xf32>, tensor<8x8xf32>) -> tensor<8x40xf32>
+    %t84 = "stablehlo.or"(%t74, %t76) : (tensor<8x40xi1>, tensor<8x40xi1>) -> tensor<8x40xi1>
+    %t85 = "stablehlo.select"(%t84, %t83, %t78) : (tensor<8x40xi1>, tensor<8x40xf32>, tensor<8x40xf32>) -> tensor<8x40xf32>
+    %t86 = "stablehlo.broadcast_in_dim"(%t85) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
+    %t87 = "stablehlo.add"(%t71, %t86) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t88 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t89 = "stablehlo.reduce"(%t87, %t88) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t88 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t89 = "stablehlo.maximum"(%t87, %t88) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t90 = "stablehlo.broadcast_in_dim"(%t89) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t91 = "stablehlo.subtract"(%t85, %t90) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t92 = "stablehlo.exponential"(%t91) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t93 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t94 = "stablehlo.reduce"(%t92, %t93) ({
+    %t90 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t91 = "stablehlo.maximum"(%t89, %t90) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t92 = "stablehlo.broadcast_in_dim"(%t91) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t93 = "stablehlo.subtract"(%t87, %t92) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t94 = "stablehlo.exponential"(%t93) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t95 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t96 = "stablehlo.reduce"(%t94, %t95) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t95 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t96 = "stablehlo.maximum"(%t94, %t95) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t97 = "stablehlo.broadcast_in_dim"(%t96) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t98 = "stablehlo.divide"(%t92, %t97) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t99 = "stablehlo.dot_general"(%t98, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
-    %t100 = "stablehlo.transpose"(%t99) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t101 = "stablehlo.reshape"(%t100) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t102 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t103 = "stablehlo.dot_general"(%t101, %t102) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t104 = "stablehlo.add"(%embeddings, %t103) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t105 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
-    %t106 = "stablehlo.multiply"(%t104, %t104) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t107 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t108 = "stablehlo.reduce"(%t106, %t107) ({
+    %t97 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t98 = "stablehlo.maximum"(%t96, %t97) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t99 = "stablehlo.broadcast_in_dim"(%t98) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t100 = "stablehlo.divide"(%t94, %t99) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t101 = "stablehlo.dot_general"(%t100, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
+    %t102 = "stablehlo.transpose"(%t101) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t103 = "stablehlo.reshape"(%t102) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
+    %t104 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t105 = "stablehlo.dot_general"(%t103, %t104) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t106 = "stablehlo.add"(%embeddings, %t105) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t107 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
+    %t108 = "stablehlo.multiply"(%t106, %t106) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t109 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t110 = "stablehlo.reduce"(%t108, %t109) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t109 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t110 = "stablehlo.divide"(%t108, %t109) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t111 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t112 = "stablehlo.add"(%t110, %t111) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t113 = "stablehlo.rsqrt"(%t112) : (tensor<8xf32>) -> tensor<8xf32>
-    %t114 = "stablehlo.broadcast_in_dim"(%t113) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t115 = "stablehlo.multiply"(%t104, %t114) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t116 = "stablehlo.broadcast_in_dim"(%t105) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t117 = "stablehlo.multiply"(%t116, %t115) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t118 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t119 = "stablehlo.dot_general"(%t117, %t118) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t120 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t121 = "stablehlo.dot_general"(%t117, %t120) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t122 = "stablehlo.negate"(%t119) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t123 = "stablehlo.exponential"(%t122) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t124 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
-    %t125 = "stablehlo.add"(%t123, %t124) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t126 = "stablehlo.divide"(%t119, %t125) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t127 = "stablehlo.multiply"(%t126, %t121) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t128 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t129 = "stablehlo.dot_general"(%t127, %t128) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
-    %t130 = "stablehlo.add"(%t104, %t129) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t131 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
-    %t132 = "stablehlo.multiply"(%t130, %t130) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t133 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t134 = "stablehlo.reduce"(%t132, %t133) ({
+    %t111 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t112 = "stablehlo.divide"(%t110, %t111) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t113 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t114 = "stablehlo.add"(%t112, %t113) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t115 = "stablehlo.rsqrt"(%t114) : (tensor<8xf32>) -> tensor<8xf32>
+    %t116 = "stablehlo.broadcast_in_dim"(%t115) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t117 = "stablehlo.multiply"(%t106, %t116) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t118 = "stablehlo.broadcast_in_dim"(%t107) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t119 = "stablehlo.multiply"(%t118, %t117) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t120 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t121 = "stablehlo.dot_general"(%t119, %t120) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t123 = "stablehlo.dot_general"(%t119, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t124 = "stablehlo.negate"(%t121) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t125 = "stablehlo.exponential"(%t124) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t126 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
+    %t127 = "stablehlo.add"(%t125, %t126) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t128 = "stablehlo.divide"(%t121, %t127) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t129 = "stablehlo.multiply"(%t128, %t123) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t130 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t131 = "stablehlo.dot_general"(%t129, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t132 = "stablehlo.add"(%t106, %t131) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t133 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
+    %t134 = "stablehlo.multiply"(%t132, %t132) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t135 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t136 = "stablehlo.reduce"(%t134, %t135) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t135 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t136 = "stablehlo.divide"(%t134, %t135) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t137 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t138 = "stablehlo.add"(%t136, %t137) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t139 = "stablehlo.rsqrt"(%t138) : (tensor<8xf32>) -> tensor<8xf32>
-    %t140 = "stablehlo.broadcast_in_dim"(%t139) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t141 = "stablehlo.multiply"(%t130, %t140) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t142 = "stablehlo.broadcast_in_dim"(%t131) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t143 = "stablehlo.multiply"(%t142, %t141) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t144 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t145 = "stablehlo.dot_general"(%t143, %t144) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t146 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t147 = "stablehlo.dot_general"(%t143, %t146) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t148 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t149 = "stablehlo.dot_general"(%t143, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t150 = "stablehlo.reshape"(%t145) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
-    %t151 = "stablehlo.reshape"(%t147) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
-    %t152 = "stablehlo.reshape"(%t149) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
-    %t153 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
-    %t154 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
-    %t155 = "stablehlo.slice"(%t150) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
-    %t156 = "stablehlo.slice"(%t150) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
-    %t157 = "stablehlo.multiply"(%t155, %t153) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t158 = "stablehlo.multiply"(%t156, %t154) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t159 = "stablehlo.subtract"(%t157, %t158) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t160 = "stablehlo.multiply"(%t156, %t153) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t161 = "stablehlo.multiply"(%t155, %t154) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t162 = "stablehlo.add"(%t160, %t161) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t163 = "stablehlo.concatenate"(%t159, %t162) {dimension = 2 : i64} : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x64xf32>
-    %t164 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
-    %t165 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
-    %t166 = "stablehlo.slice"(%t151) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
-    %t167 = "stablehlo.slice"(%t151) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
-    %t168 = "stablehlo.multiply"(%t166, %t164) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t169 = "stablehlo.multiply"(%t167, %t165) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t170 = "stablehlo.subtract"(%t168, %t169) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t171 = "stablehlo.multiply"(%t167, %t164) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t172 = "stablehlo.multiply"(%t166, %t165) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t173 = "stablehlo.add"(%t171, %t172) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t174 = "stablehlo.concatenate"(%t170, %t173) {dimension = 2 : i64} : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x64xf32>
-    %t175 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t176 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t177 = "stablehlo.dynamic_slice"(%t57, %t175, %t176, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t178 = "stablehlo.reshape"(%t177) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t179 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t180 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t181 = "stablehlo.dynamic_slice"(%t57, %t179, %t180, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t182 = "stablehlo.reshape"(%t181) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t183 = "stablehlo.concatenate"(%t178, %t174) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
-    %t184 = "stablehlo.concatenate"(%t182, %t152) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
-    %t185 = "stablehlo.reshape"(%t163) : (tensor<8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t186 = "stablehlo.dot_general"(%t185, %t183) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<8x1x2x64xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x40xf32>
-    %t187 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x8x2x40xf32>} : () -> tensor<1x8x2x40xf32>
-    %t188 = "stablehlo.multiply"(%t186, %t187) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t189 = "stablehlo.broadcast_in_dim"(%t83) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
-    %t190 = "stablehlo.add"(%t188, %t189) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t191 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t192 = "stablehlo.reduce"(%t190, %t191) ({
+    %t137 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t138 = "stablehlo.divide"(%t136, %t137) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t139 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t140 = "stablehlo.add"(%t138, %t139) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t141 = "stablehlo.rsqrt"(%t140) : (tensor<8xf32>) -> tensor<8xf32>
+    %t142 = "stablehlo.broadcast_in_dim"(%t141) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t143 = "stablehlo.multiply"(%t132, %t142) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t144 = "stablehlo.broadcast_in_dim"(%t133) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t145 = "stablehlo.multiply"(%t144, %t143) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t146 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
+    %t147 = "stablehlo.dot_general"(%t145, %t146) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t148 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
+    %t149 = "stablehlo.dot_general"(%t145, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t150 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
+    %t151 = "stablehlo.dot_general"(%t145, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t152 = "stablehlo.reshape"(%t147) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
+    %t153 = "stablehlo.reshape"(%t149) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
+    %t154 = "stablehlo.reshape"(%t151) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
+    %t155 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
+    %t156 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
+    %t157 = "stablehlo.slice"(%t152) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t158 = "stablehlo.slice"(%t152) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t159 = "stablehlo.multiply"(%t157, %t155) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t160 = "stablehlo.multiply"(%t158, %t156) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t161 = "stablehlo.subtract"(%t159, %t160) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t162 = "stablehlo.multiply"(%t158, %t155) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t163 = "stablehlo.multiply"(%t157, %t156) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t164 = "stablehlo.add"(%t162, %t163) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t165 = "stablehlo.concatenate"(%t161, %t164) {dimension = 2 : i64} : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x64xf32>
+    %t166 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
+    %t167 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
+    %t168 = "stablehlo.slice"(%t153) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t169 = "stablehlo.slice"(%t153) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t170 = "stablehlo.multiply"(%t168, %t166) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t171 = "stablehlo.multiply"(%t169, %t167) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t172 = "stablehlo.subtract"(%t170, %t171) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t173 = "stablehlo.multiply"(%t169, %t166) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t174 = "stablehlo.multiply"(%t168, %t167) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t175 = "stablehlo.add"(%t173, %t174) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t176 = "stablehlo.concatenate"(%t172, %t175) {dimension = 2 : i64} : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x64xf32>
+    %t177 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t178 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t179 = "stablehlo.dynamic_slice"(%t57, %t177, %t178, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t180 = "stablehlo.reshape"(%t179) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t181 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t182 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t183 = "stablehlo.dynamic_slice"(%t57, %t181, %t182, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t184 = "stablehlo.reshape"(%t183) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t185 = "stablehlo.concatenate"(%t180, %t176) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
+    %t186 = "stablehlo.concatenate"(%t184, %t154) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
+    %t187 = "stablehlo.reshape"(%t165) : (tensor<8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t188 = "stablehlo.dot_general"(%t187, %t185) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<8x1x2x64xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x40xf32>
+    %t189 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x8x2x40xf32>} : () -> tensor<1x8x2x40xf32>
+    %t190 = "stablehlo.multiply"(%t188, %t189) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t191 = "stablehlo.broadcast_in_dim"(%t85) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
+    %t192 = "stablehlo.add"(%t190, %t191) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t193 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t194 = "stablehlo.reduce"(%t192, %t193) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t193 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t194 = "stablehlo.maximum"(%t192, %t193) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t195 = "stablehlo.broadcast_in_dim"(%t194) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t196 = "stablehlo.subtract"(%t190, %t195) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t197 = "stablehlo.exponential"(%t196) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t198 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t199 = "stablehlo.reduce"(%t197, %t198) ({
+    %t195 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t196 = "stablehlo.maximum"(%t194, %t195) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t197 = "stablehlo.broadcast_in_dim"(%t196) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t198 = "stablehlo.subtract"(%t192, %t197) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t199 = "stablehlo.exponential"(%t198) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t200 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t201 = "stablehlo.reduce"(%t199, %t200) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t200 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t201 = "stablehlo.maximum"(%t199, %t200) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t202 = "stablehlo.broadcast_in_dim"(%t201) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t203 = "stablehlo.divide"(%t197, %t202) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t204 = "stablehlo.dot_general"(%t203, %t184) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
-    %t205 = "stablehlo.transpose"(%t204) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t206 = "stablehlo.reshape"(%t205) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t207 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t208 = "stablehlo.dot_general"(%t206, %t207) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t209 = "stablehlo.add"(%t130, %t208) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t210 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
-    %t211 = "stablehlo.multiply"(%t209, %t209) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t212 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t213 = "stablehlo.reduce"(%t211, %t212) ({
+    %t202 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t203 = "stablehlo.maximum"(%t201, %t202) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t204 = "stablehlo.broadcast_in_dim"(%t203) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t205 = "stablehlo.divide"(%t199, %t204) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t206 = "stablehlo.dot_general"(%t205, %t186) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
+    %t207 = "stablehlo.transpose"(%t206) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t208 = "stablehlo.reshape"(%t207) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
+    %t209 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t210 = "stablehlo.dot_general"(%t208, %t209) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t211 = "stablehlo.add"(%t132, %t210) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t212 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
+    %t213 = "stablehlo.multiply"(%t211, %t211) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t214 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t215 = "stablehlo.reduce"(%t213, %t214) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t214 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t215 = "stablehlo.divide"(%t213, %t214) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t216 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t217 = "stablehlo.add"(%t215, %t216) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t218 = "stablehlo.rsqrt"(%t217) : (tensor<8xf32>) -> tensor<8xf32>
-    %t219 = "stablehlo.broadcast_in_dim"(%t218) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t220 = "stablehlo.multiply"(%t209, %t219) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t221 = "stablehlo.broadcast_in_dim"(%t210) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t222 = "stablehlo.multiply"(%t221, %t220) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t223 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t224 = "stablehlo.dot_general"(%t222, %t223) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t225 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t226 = "stablehlo.dot_general"(%t222, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t227 = "stablehlo.negate"(%t224) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t228 = "stablehlo.exponential"(%t227) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t229 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
-    %t230 = "stablehlo.add"(%t228, %t229) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t231 = "stablehlo.divide"(%t224, %t230) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t232 = "stablehlo.multiply"(%t231, %t226) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t233 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t234 = "stablehlo.dot_general"(%t232, %t233) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
-    %t235 = "stablehlo.add"(%t209, %t234) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t236 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t237 = "stablehlo.subtract"(%valid_rows, %t236) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-    %t238 = "stablehlo.dynamic_slice"(%t235, %t237, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
-    %t239 = util.global.load @"model.norm.weight" : tensor<128xf32>
-    %t240 = "stablehlo.multiply"(%t238, %t238) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t241 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t242 = "stablehlo.reduce"(%t240, %t241) ({
+    %t216 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t217 = "stablehlo.divide"(%t215, %t216) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t218 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t219 = "stablehlo.add"(%t217, %t218) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t220 = "stablehlo.rsqrt"(%t219) : (tensor<8xf32>) -> tensor<8xf32>
+    %t221 = "stablehlo.broadcast_in_dim"(%t220) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t222 = "stablehlo.multiply"(%t211, %t221) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t223 = "stablehlo.broadcast_in_dim"(%t212) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t224 = "stablehlo.multiply"(%t223, %t222) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t225 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t227 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t228 = "stablehlo.dot_general"(%t224, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t229 = "stablehlo.negate"(%t226) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t230 = "stablehlo.exponential"(%t229) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t231 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
+    %t232 = "stablehlo.add"(%t230, %t231) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t233 = "stablehlo.divide"(%t226, %t232) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t234 = "stablehlo.multiply"(%t233, %t228) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t235 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t236 = "stablehlo.dot_general"(%t234, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t237 = "stablehlo.add"(%t211, %t236) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t238 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t239 = "stablehlo.subtract"(%valid_rows, %t238) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %t240 = "stablehlo.dynamic_slice"(%t237, %t239, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
+    %t241 = util.global.load @"model.norm.weight" : tensor<128xf32>
+    %t242 = "stablehlo.multiply"(%t240, %t240) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t243 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t244 = "stablehlo.reduce"(%t242, %t243) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<1x128xf32>, tensor<f32>) -> tensor<1xf32>
-    %t243 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t244 = "stablehlo.divide"(%t242, %t243) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t245 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t246 = "stablehlo.add"(%t244, %t245) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t247 = "stablehlo.rsqrt"(%t246) : (tensor<1xf32>) -> tensor<1xf32>
-    %t248 = "stablehlo.broadcast_in_dim"(%t247) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
-    %t249 = "stablehlo.multiply"(%t238, %t248) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t250 = "stablehlo.broadcast_in_dim"(%t239) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
-    %t251 = "stablehlo.multiply"(%t250, %t249) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t252 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t253 = "stablehlo.dot_general"(%t251, %t252) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
-    %t254 = "stablehlo.reshape"(%t56) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t255 = "stablehlo.reshape"(%t28) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t256 = "stablehlo.reshape"(%t174) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t257 = "stablehlo.reshape"(%t152) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t258 = "stablehlo.concatenate"(%t254, %t255, %t256, %t257) {dimension = 1 : i64} : (tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>) -> tensor<1x4x1x8x1x64xf32>
-    %t259 = "stablehlo.reshape"(%t258) : (tensor<1x4x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
-    %t260 = "stablehlo.dynamic_slice"(%t57, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 8, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x8x1x64xf32>
-    %t261 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<8xi1>) -> tensor<2x2x1x8x1x64xi1>
-    %t262 = "stablehlo.select"(%t261, %t259, %t260) : (tensor<2x2x1x8x1x64xi1>, tensor<2x2x1x8x1x64xf32>, tensor<2x2x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
-    %t263 = "stablehlo.dynamic_update_slice"(%t57, %t262, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x8x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
-    util.global.store %t263, @kv_cache : tensor<2x2x2x40x1x64xf32>
-    return %t253 : tensor<1x512xf32>
+    %t245 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t246 = "stablehlo.divide"(%t244, %t245) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t247 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t248 = "stablehlo.add"(%t246, %t247) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t249 = "stablehlo.rsqrt"(%t248) : (tensor<1xf32>) -> tensor<1xf32>
+    %t250 = "stablehlo.broadcast_in_dim"(%t249) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
+    %t251 = "stablehlo.multiply"(%t240, %t250) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t252 = "stablehlo.broadcast_in_dim"(%t241) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
+    %t253 = "stablehlo.multiply"(%t252, %t251) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t254 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
+    %t255 = "stablehlo.dot_general"(%t253, %t254) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t256 = "stablehlo.reshape"(%t56) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t257 = "stablehlo.reshape"(%t28) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t258 = "stablehlo.reshape"(%t176) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t259 = "stablehlo.reshape"(%t154) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t260 = "stablehlo.concatenate"(%t256, %t257, %t258, %t259) {dimension = 1 : i64} : (tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>) -> tensor<1x4x1x8x1x64xf32>
+    %t261 = "stablehlo.reshape"(%t260) : (tensor<1x4x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
+    %t262 = "stablehlo.dynamic_slice"(%t57, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 8, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x8x1x64xf32>
+    %t263 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<8xi1>) -> tensor<2x2x1x8x1x64xi1>
+    %t264 = "stablehlo.select"(%t263, %t261, %t262) : (tensor<2x2x1x8x1x64xi1>, tensor<2x2x1x8x1x64xf32>, tensor<2x2x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
+    %t265 = "stablehlo.dynamic_update_slice"(%t57, %t264, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x8x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
+    util.global.store %t265, @kv_cache : tensor<2x2x2x40x1x64xf32>
+    return %t255 : tensor<1x512xf32>
   }
 
   func.func @decode_8(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {
@@ -1333,10 +1335,10 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t71 = "stablehlo.multiply"(%t69, %t70) : (tensor<2x1x2x9xf32>, tensor<2x1x2x9xf32>) -> tensor<2x1x2x9xf32>
     %t72 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x9xi32>
     %t73 = "stablehlo.broadcast_in_dim"(%positions) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x9xi32>
-    %t74 = "stablehlo.constant"() {value = dense<8> : tensor<2x9xi32>} : () -> tensor<2x9xi32>
-    %t75 = "stablehlo.compare"(%t72, %t74) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x9xi32>, tensor<2x9xi32>) -> tensor<2x9xi1>
-    %t76 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x9xi32>, tensor<2x9xi32>) -> tensor<2x9xi1>
-    %t77 = "stablehlo.or"(%t76, %t75) : (tensor<2x9xi1>, tensor<2x9xi1>) -> tensor<2x9xi1>
+    %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x9xi32>, tensor<2x9xi32>) -> tensor<2x9xi1>
+    %t75 = "stablehlo.constant"() {value = dense<8> : tensor<2x9xi32>} : () -> tensor<2x9xi32>
+    %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x9xi32>, tensor<2x9xi32>) -> tensor<2x9xi1>
+    %t77 = "stablehlo.or"(%t74, %t76) : (tensor<2x9xi1>, tensor<2x9xi1>) -> tensor<2x9xi1>
     %t78 = "stablehlo.broadcast_in_dim"(%t77) {broadcast_dimensions = array<i64: 0, 3>} : (tensor<2x9xi1>) -> tensor<2x1x2x9xi1>
     %t79 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<2x1x2x9xf32>} : () -> tensor<2x1x2x9xf32>
     %t80 = "stablehlo.select"(%t78, %t71, %t79) : (tensor<2x1x2x9xi1>, tensor<2x1x2x9xf32>, tensor<2x1x2x9xf32>) -> tensor<2x1x2x9xf32>
@@ -1633,10 +1635,10 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t71 = "stablehlo.multiply"(%t69, %t70) : (tensor<2x1x2x17xf32>, tensor<2x1x2x17xf32>) -> tensor<2x1x2x17xf32>
     %t72 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x17xi32>
     %t73 = "stablehlo.broadcast_in_dim"(%positions) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x17xi32>
-    %t74 = "stablehlo.constant"() {value = dense<16> : tensor<2x17xi32>} : () -> tensor<2x17xi32>
-    %t75 = "stablehlo.compare"(%t72, %t74) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x17xi32>, tensor<2x17xi32>) -> tensor<2x17xi1>
-    %t76 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x17xi32>, tensor<2x17xi32>) -> tensor<2x17xi1>
-    %t77 = "stablehlo.or"(%t76, %t75) : (tensor<2x17xi1>, tensor<2x17xi1>) -> tensor<2x17xi1>
+    %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x17xi32>, tensor<2x17xi32>) -> tensor<2x17xi1>
+    %t75 = "stablehlo.constant"() {value = dense<16> : tensor<2x17xi32>} : () -> tensor<2x17xi32>
+    %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x17xi32>, tensor<2x17xi32>) -> tensor<2x17xi1>
+    %t77 = "stablehlo.or"(%t74, %t76) : (tensor<2x17xi1>, tensor<2x17xi1>) -> tensor<2x17xi1>
     %t78 = "stablehlo.broadcast_in_dim"(%t77) {broadcast_dimensions = array<i64: 0, 3>} : (tensor<2x17xi1>) -> tensor<2x1x2x17xi1>
     %t79 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<2x1x2x17xf32>} : () -> tensor<2x1x2x17xf32>
     %t80 = "stablehlo.select"(%t78, %t71, %t79) : (tensor<2x1x2x17xi1>, tensor<2x1x2x17xf32>, tensor<2x1x2x17xf32>) -> tensor<2x1x2x17xf32>
@@ -1933,10 +1935,10 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t71 = "stablehlo.multiply"(%t69, %t70) : (tensor<2x1x2x33xf32>, tensor<2x1x2x33xf32>) -> tensor<2x1x2x33xf32>
     %t72 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x33xi32>
     %t73 = "stablehlo.broadcast_in_dim"(%positions) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x33xi32>
-    %t74 = "stablehlo.constant"() {value = dense<32> : tensor<2x33xi32>} : () -> tensor<2x33xi32>
-    %t75 = "stablehlo.compare"(%t72, %t74) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x33xi32>, tensor<2x33xi32>) -> tensor<2x33xi1>
-    %t76 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x33xi32>, tensor<2x33xi32>) -> tensor<2x33xi1>
-    %t77 = "stablehlo.or"(%t76, %t75) : (tensor<2x33xi1>, tensor<2x33xi1>) -> tensor<2x33xi1>
+    %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x33xi32>, tensor<2x33xi32>) -> tensor<2x33xi1>
+    %t75 = "stablehlo.constant"() {value = dense<32> : tensor<2x33xi32>} : () -> tensor<2x33xi32>
+    %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x33xi32>, tensor<2x33xi32>) -> tensor<2x33xi1>
+    %t77 = "stablehlo.or"(%t74, %t76) : (tensor<2x33xi1>, tensor<2x33xi1>) -> tensor<2x33xi1>
     %t78 = "stablehlo.broadcast_in_dim"(%t77) {broadcast_dimensions = array<i64: 0, 3>} : (tensor<2x33xi1>) -> tensor<2x1x2x33xi1>
     %t79 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<2x1x2x33xf32>} : () -> tensor<2x1x2x33xf32>
     %t80 = "stablehlo.select"(%t78, %t71, %t79) : (tensor<2x1x2x33xi1>, tensor<2x1x2x33xf32>, tensor<2x1x2x33xf32>) -> tensor<2x1x2x33xf32>
