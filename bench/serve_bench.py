@@ -9,6 +9,12 @@ of that many concurrent streaming requests (greedy, the same long prompt,
                                from the first first-token to the last token
   ttft_p50_seconds, ttft_p99_seconds  time to first token (request sent ->
                                first non-empty content chunk)
+  itl_p50_seconds, itl_p99_seconds, itl_max_seconds  gaps between a stream's
+                               content chunks after its first (how long
+                               other requests' prefill holds it up)
+With --stagger S the streams of a level start S seconds apart, so later
+prompts are prefilled while earlier streams decode; --prompt-repeat K makes
+the prompt K times longer.
 
 Usage:
   bench/serve_bench.py --url http://127.0.0.1:8080 [--api-key K]
@@ -56,14 +62,14 @@ class Target:
             raise RuntimeError(f"GET {path}: {response.status} {data[:300]!r}")
         return json.loads(data)
 
-    def stream(self, max_tokens):
-        """One streaming request: (ttft, first token time, last token time, tokens)."""
+    def stream(self, max_tokens, prompt=PROMPT):
+        """One streaming request: (ttft, first token time, last token time, tokens, gaps)."""
         body = {"model": self.model, "max_tokens": max_tokens, "temperature": 0, "stream": True,
                 "stream_options": {"include_usage": True}}
         if self.chat:
-            path, body["messages"] = "/v1/chat/completions", [{"role": "user", "content": PROMPT}]
+            path, body["messages"] = "/v1/chat/completions", [{"role": "user", "content": prompt}]
         else:
-            path, body["prompt"] = "/v1/completions", PROMPT
+            path, body["prompt"] = "/v1/completions", prompt
         connection = http.client.HTTPConnection(self.host, self.port, timeout=600)
         started = time.monotonic()
         connection.request("POST", path, body=json.dumps(body), headers=self.headers)
@@ -72,6 +78,7 @@ class Target:
             raise RuntimeError(f"POST {path}: {response.status} {response.read()[:300]!r}")
         first = last = None
         tokens = 0
+        gaps = []
         while True:
             line = response.readline()
             if not line:
@@ -88,14 +95,16 @@ class Target:
                 text = choice.get("delta", {}).get("content") if self.chat else choice.get("text")
                 if text:
                     now = time.monotonic()
+                    if last is not None:
+                        gaps.append(now - last)
                     first = first or now
                     last = now
         connection.close()
-        return (first - started if first else None), first, last, tokens
+        return (first - started if first else None), first, last, tokens, gaps
 
 
-def run_level(target, concurrency, rounds, max_tokens):
-    ttfts, tokens, decode_windows, decode_tokens = [], 0, 0.0, 0
+def run_level(target, concurrency, rounds, max_tokens, stagger=0.0, prompt=PROMPT):
+    ttfts, tokens, decode_windows, decode_tokens, gaps = [], 0, 0.0, 0, []
     started = time.monotonic()
     for _ in range(rounds):
         results = [None] * concurrency
@@ -103,7 +112,8 @@ def run_level(target, concurrency, rounds, max_tokens):
 
         def worker(index):
             try:
-                results[index] = target.stream(max_tokens)
+                time.sleep(index * stagger)
+                results[index] = target.stream(max_tokens, prompt)
             except Exception as error:  # reported below, with the level
                 errors.append(error)
 
@@ -118,6 +128,7 @@ def run_level(target, concurrency, rounds, max_tokens):
         lasts = [r[2] for r in results if r[2]]
         ttfts += [r[0] for r in results if r[0] is not None]
         tokens += sum(r[3] for r in results)
+        gaps += [gap for r in results for gap in r[4]]
         if firsts and lasts:
             decode_windows += max(lasts) - min(firsts)
             decode_tokens += sum(max(0, r[3] - 1) for r in results)
@@ -131,6 +142,9 @@ def run_level(target, concurrency, rounds, max_tokens):
         "decode_tokens_per_second": round(decode_tokens / decode_windows, 2) if decode_windows else None,
         "ttft_p50_seconds": round(percentile(ttfts, 0.50), 4) if ttfts else None,
         "ttft_p99_seconds": round(percentile(ttfts, 0.99), 4) if ttfts else None,
+        "itl_p50_seconds": round(percentile(gaps, 0.50), 4) if gaps else None,
+        "itl_p99_seconds": round(percentile(gaps, 0.99), 4) if gaps else None,
+        "itl_max_seconds": round(max(gaps), 4) if gaps else None,
     }
 
 
@@ -141,27 +155,33 @@ def main():
     parser.add_argument("--serve", metavar="DIR", help="start `vlm serve --model DIR --port 0` for the run")
     parser.add_argument("--vlm", default="build/vlm", help="the vlm binary for --serve")
     parser.add_argument("--parallel", type=int, default=8, help="--parallel for --serve")
+    parser.add_argument("--serve-args", default="", help="more arguments for --serve (one string, split on spaces)")
     parser.add_argument("--levels", default="1,2,4,8", help="concurrency levels")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per level")
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--stagger", type=float, default=0.0, help="seconds between the starts of a level's streams")
+    parser.add_argument("--prompt-repeat", type=int, default=1, help="repeat the prompt this many times")
     arguments = parser.parse_args()
 
     server = None
     if arguments.serve:
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "server"))
         import harness
-        server = harness.Server(arguments.vlm, arguments.serve, "--parallel", str(arguments.parallel))
+        server = harness.Server(arguments.vlm, arguments.serve, "--parallel", str(arguments.parallel),
+                                *arguments.serve_args.split())
         arguments.url = f"http://{server.host}:{server.port}"
     try:
         target = Target(arguments.url, arguments.api_key)
         target.stream(4)  # warm-up
-        levels = [run_level(target, int(level), arguments.rounds, arguments.max_tokens)
+        prompt = " ".join([PROMPT] * arguments.prompt_repeat)
+        levels = [run_level(target, int(level), arguments.rounds, arguments.max_tokens, arguments.stagger, prompt)
                   for level in arguments.levels.split(",")]
     finally:
         if server:
             server.stop()
     print(json.dumps({"url": arguments.url, "model": target.model, "max_tokens": arguments.max_tokens,
-                      "rounds": arguments.rounds, "levels": levels}, indent=2))
+                      "rounds": arguments.rounds, "stagger_seconds": arguments.stagger,
+                      "prompt_repeat": arguments.prompt_repeat, "levels": levels}, indent=2))
 
 
 if __name__ == "__main__":

@@ -86,8 +86,9 @@ static void wait_finished(collected *c) {
 }
 
 static vlm_engine *open_engine(const char *model, int32_t slots, int32_t queue_limit, int64_t capacity) {
+  /* Prompts arrive in chunks of 7 rows, 3 while another slot is decoding. */
   vlm_engine_options options = {.thread_count = 2, .slot_count = slots, .queue_limit = queue_limit,
-                                .capacity = capacity, .prefill_chunk = 7};
+                                .capacity = capacity, .prefill_chunk = 7, .decoding_prefill_chunk = 3};
   vlm_engine *engine = NULL;
   CHECK_OK(vlm_engine_open(model, &options, &engine));
   return engine;
@@ -154,6 +155,10 @@ static void batched_text_equals_alone(void) {
     collected_destroy(&alone[i]);
     collected_destroy(&together[i]);
   }
+  vlm_engine_info info;
+  vlm_engine_get_info(batched, &info);
+  CHECK_INT_EQ(info.prefill_chunk, 7);
+  CHECK_INT_EQ(info.decoding_prefill_chunk, 3);
   vlm_engine_metrics metrics;
   vlm_engine_get_metrics(batched, &metrics);
   CHECK_INT_EQ(metrics.active_slots, 0);

@@ -47,6 +47,10 @@ typedef struct vlm_engine_options {
   int32_t slot_count;      /* --parallel; default 1 */
   int64_t capacity;        /* positions per slot; 0: min(max_position_embeddings, 4096) */
   int64_t prefill_chunk;   /* rows per prefill step; 0: 512 */
+  /* Rows per prefill step while other requests are decoding; 0:
+   * min(prefill_chunk, 128). A prefill step holds every running stream up
+   * for its duration, so it is kept short while anyone is streaming. */
+  int64_t decoding_prefill_chunk;
   int32_t queue_limit;     /* requests waiting for a slot; 0: 64. Over it: RESOURCE_EXHAUSTED */
   const vlm_allocator *allocator;
   /* NULL: the cpu backend, opened with the options above. Otherwise a
@@ -80,6 +84,7 @@ typedef struct vlm_engine_info {
   int32_t slot_count;
   int64_t capacity;           /* positions per slot */
   int64_t prefill_chunk;
+  int64_t decoding_prefill_chunk;
   int32_t queue_limit;
   int64_t vocab_size;
 } vlm_engine_info;

@@ -24,6 +24,8 @@ static void print_usage(FILE *out) {
           "  --ctx N                  positions per slot, prompt + completion (default:\n"
           "                           the model's max_position_embeddings, at most 4096)\n"
           "  --prefill-chunk N        prompt rows per scheduler step (default 512)\n"
+          "  --decoding-prefill-chunk N  the same while other requests are streaming\n"
+          "                           (default 128: a prompt's step holds the streams up)\n"
           "  --backend B              cpu (default) or xla: the text decoder compiled by IREE\n"
           "                           (compiled on first use and cached; see vlm compile)\n"
           "  --queue N                requests that may wait for a slot; more get 429\n"
@@ -49,7 +51,7 @@ typedef struct serve_arguments {
   const char *model_dir;
   const char *backend;
   vlm_server_options server;
-  long long port, parallel, context, prefill_chunk, queue, max_body_bytes, timeout, grace, max_media_items;
+  long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace, max_media_items;
 } serve_arguments;
 
 /* Returns 0, -1 after --help, or the exit code of a usage error. */
@@ -68,6 +70,8 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--parallel") == 0 && value) ok = cli_parse_integer(value, 1, 256, &arguments->parallel);
     else if (strcmp(name, "--ctx") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 24, &arguments->context);
     else if (strcmp(name, "--prefill-chunk") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->prefill_chunk);
+    else if (strcmp(name, "--decoding-prefill-chunk") == 0 && value)
+      ok = cli_parse_integer(value, 1, 1 << 20, &arguments->decoding_prefill_chunk);
     else if (strcmp(name, "--queue") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->queue);
     else if (strcmp(name, "--api-key") == 0 && value) { ok = value[0] != '\0'; arguments->server.api_key = value; }
     else if (strcmp(name, "--allowed-media-dir") == 0 && value) arguments->server.allowed_media_dir = value;
@@ -105,6 +109,7 @@ int command_serve(int argc, char **argv, const global_options *options) {
                                        .slot_count = (int32_t)arguments.parallel,
                                        .capacity = arguments.context,
                                        .prefill_chunk = arguments.prefill_chunk,
+                                       .decoding_prefill_chunk = arguments.decoding_prefill_chunk,
                                        .queue_limit = (int32_t)arguments.queue};
   int32_t slots = arguments.parallel ? (int32_t)arguments.parallel : 1;
   vlm_status status = cli_open_backend(arguments.backend, arguments.model_dir, slots, arguments.context,

@@ -123,6 +123,8 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
     engine->accepts_images = family && family->describe_vision;
     engine->vocab_size = engine->decoder->operations->vocab_size(engine->decoder->self);
     engine->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : 512;
+    engine->decoding_prefill_chunk = options->decoding_prefill_chunk > 0 ? options->decoding_prefill_chunk : 128;
+    if (engine->decoding_prefill_chunk > engine->prefill_chunk) engine->decoding_prefill_chunk = engine->prefill_chunk;
     collect_stop_tokens(engine);
     init_metrics(engine);
     if (engine->accepts_images && !engine->image_encoder && strcmp(engine->decoder->operations->backend, "cpu") != 0)
@@ -179,6 +181,7 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   out_info->slot_count = engine->slot_count;
   out_info->capacity = engine_decoder_capacity(engine);
   out_info->prefill_chunk = engine->prefill_chunk;
+  out_info->decoding_prefill_chunk = engine->decoding_prefill_chunk;
   out_info->queue_limit = engine->queue_limit;
   out_info->vocab_size = engine->vocab_size;
 }

@@ -94,6 +94,7 @@ struct vlm_engine {
   bool accepts_images;
   int64_t vocab_size;
   int64_t prefill_chunk;
+  int64_t decoding_prefill_chunk; /* while another slot decodes */
   int32_t queue_limit;
 
   /* The vision side opens with the first image (text-only use never maps

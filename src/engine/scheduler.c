@@ -5,7 +5,8 @@
  *      and retire cancelled ones;
  *   2. run at most ONE prefill chunk, for the oldest slot still in prefill
  *      (its vision encode first, when it has images) -- this bounds how long
- *      a new prompt can hold up running streams;
+ *      a new prompt can hold up running streams; while any slot is decoding
+ *      the chunk is the shorter decoding_prefill_chunk;
  *   3. run one batched decode step for every slot that has a token to feed,
  *      then sample each slot's next token and deliver its events.
  * Every call into the text model, the vision model and the sampler happens
@@ -359,6 +360,12 @@ static engine_slot *oldest_in_prefill(vlm_engine *engine) {
   return oldest;
 }
 
+static bool any_slot_decoding(const vlm_engine *engine) {
+  for (int32_t i = 0; i < engine->slot_count; i++)
+    if (engine->slots[i].phase == SLOT_DECODE) return true;
+  return false;
+}
+
 /* One chunk of the oldest prompt; samples its first token when the prompt
  * is complete. */
 static void prefill_step(vlm_engine *engine) {
@@ -379,7 +386,8 @@ static void prefill_step(vlm_engine *engine) {
     return;
   }
   int64_t rows = request->id_count - slot->prefilled_rows;
-  if (rows > engine->prefill_chunk) rows = engine->prefill_chunk;
+  int64_t chunk = any_slot_decoding(engine) ? engine->decoding_prefill_chunk : engine->prefill_chunk;
+  if (rows > chunk) rows = chunk;
   const vlm_text_decoder_operations *decoder = engine->decoder->operations;
   double start = engine_now_seconds();
   if (slot->embeddings) {
