@@ -160,13 +160,16 @@ int main(int argc, char **argv) {
   }
   printf("path %s, %d threads, best of %d\n", cpu_kernel_path_name(cpu_kernel_path_active()),
          vlm_thread_pool_size(pool), repeats);
-  if (argc > 3) { /* one GEMV shape: OUTxIN */
-    long long out = 0, in = 0;
-    if (sscanf(argv[3], "%lldx%lld", &out, &in) != 2 || out <= 0 || in <= 0) {
-      fprintf(stderr, "usage: vlm-kernels-bench [threads] [repeats] [OUTxIN]\n");
+  if (argc > 3) { /* one shape: OUTxIN (GEMV, bf16) or ROWSxOUTxIN (GEMM, bf16) */
+    long long rows = 0, out = 0, in = 0;
+    int fields = sscanf(argv[3], "%lldx%lldx%lld", &rows, &out, &in);
+    if (fields == 2) in = out, out = rows, rows = 1;
+    if ((fields != 2 && fields != 3) || rows <= 0 || out <= 0 || in <= 0) {
+      fprintf(stderr, "usage: vlm-kernels-bench [threads] [repeats] [OUTxIN | ROWSxOUTxIN]\n");
       return 2;
     }
-    bench_gemv(pool, out, in, repeats);
+    if (rows == 1) bench_gemv(pool, out, in, repeats);
+    else bench_gemm(pool, VLM_DTYPE_BF16, rows, out, in, repeats);
     vlm_thread_pool_release(pool);
     return 0;
   }

@@ -2,6 +2,7 @@
  * bit-identity guarantees (batch invariance, thread count, SIMD path). */
 #include <stdint.h>
 
+#include "backends/cpu/cpu_internal.h" /* cpu_dot_rows */
 #include "backends/cpu/cpu_kernels.h"
 #include "core/alloc.h"
 #include "test.h"
@@ -227,6 +228,33 @@ static void dot_is_bit_identical_across_paths(void) {
 }
 
 /* The contract spelled out in scalar code, independent of the kernels. */
+/* Attention scores: one row against many (AVX-512 reduces sixteen trees at
+ * once, transposed); every score has the bits of the portable cpu_dot. */
+static void dot_rows_are_dots_on_every_path(void) {
+  test_random random = {7};
+  enum { ROWS = 50, LENGTH = 130 };
+  static float a[LENGTH], b[ROWS * LENGTH], expected[ROWS], got[ROWS];
+  test_random_fill(&random, a, LENGTH, -3.0f, 3.0f);
+  test_random_fill(&random, b, ROWS * LENGTH, -3.0f, 3.0f);
+  const int64_t lengths[] = {1, 15, 16, 17, 64, 100, 128}, counts[] = {1, 15, 16, 17, 33, 50};
+  for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++)
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+      CHECK(cpu_kernel_path_force(CPU_KERNEL_PATH_PORTABLE));
+      for (int64_t j = 0; j < counts[c]; j++) expected[j] = cpu_dot(a, b + j * LENGTH, lengths[l]);
+      for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
+        if (!cpu_kernel_path_force((cpu_kernel_path)path)) continue;
+        memset(got, 0, sizeof(got));
+        cpu_dot_rows(a, b, LENGTH, counts[c], lengths[l], got);
+        if (!test_bits_equal(got, expected, counts[c])) {
+          fprintf(stderr, "  path %s: %lld rows of length %lld differ from cpu_dot\n",
+                  cpu_kernel_path_name((cpu_kernel_path)path), (long long)counts[c], (long long)lengths[l]);
+          CHECK(false);
+        }
+      }
+    }
+  cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
+}
+
 static void dot_follows_the_written_contract(void) {
   test_random random = {5};
   float a[77], b[77];
@@ -271,7 +299,7 @@ static void features_are_consistent(void) {
 }
 
 TEST_MAIN(TEST(features_are_consistent),
-          TEST(dot_follows_the_written_contract),
+          TEST(dot_rows_are_dots_on_every_path), TEST(dot_follows_the_written_contract),
           TEST(dot_is_bit_identical_across_paths),
           TEST(linear_matches_float64_reference),
           TEST(linear_error_against_unrounded_weights_is_the_dtype_rounding),

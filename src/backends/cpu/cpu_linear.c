@@ -279,6 +279,79 @@ AVX512_TILE_FUNCTION(avx512_tile_f32, VLM_DTYPE_F32)
 AVX512_TILE_FUNCTION(avx512_tile_bf16, VLM_DTYPE_BF16)
 AVX512_TILE_FUNCTION(avx512_tile_f16, VLM_DTYPE_F16)
 
+/* Sixteen contract dots of one f32 row `a` against rows b_0..b_15 (stride
+ * b_stride), for attention scores, whose rows are short (head_dim 64 or
+ * 128): there the per-dot tree sum cost more than the fmas. The trees of
+ * all sixteen run at once, transposed: each step adds exactly the pairs of
+ * the written tree (l + l+8, then l + l+4, then l + l+2, then 0 + 1) for
+ * every accumulator, so every result has the bits of cpu_dot. */
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
+avx512_transposed_tree16(const __m512 acc[16], float *out) {
+  /* s8 = lanes l + l+8: [0..7] of accumulator 2i, then of 2i+1. */
+  __m512 s8[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++)
+    s8[i] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * i], acc[2 * i + 1], 0x44),
+                          _mm512_shuffle_f32x4(acc[2 * i], acc[2 * i + 1], 0xEE));
+  /* s4 = s8 l + l+4: one 128-bit lane per accumulator 4m..4m+3. */
+  __m512 s4[4];
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; m++)
+    s4[m] = _mm512_add_ps(_mm512_shuffle_f32x4(s8[2 * m], s8[2 * m + 1], 0x88),
+                          _mm512_shuffle_f32x4(s8[2 * m], s8[2 * m + 1], 0xDD));
+  /* s2 = s4 0 + 2, 1 + 3: lane k holds accumulators k and 4 + k (of 8). */
+  __m512 s2[2];
+#pragma GCC unroll 2
+  for (int p = 0; p < 2; p++)
+    s2[p] = _mm512_add_ps(_mm512_shuffle_ps(s4[2 * p], s4[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_ps(s4[2 * p], s4[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  /* s1 = s2 0 + 1: element 4k + m is accumulator 4m + k. */
+  __m512 s1 = _mm512_add_ps(_mm512_shuffle_ps(s2[0], s2[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_ps(s2[0], s2[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_ps(out, _mm512_permutexvar_ps(order, s1));
+}
+
+/* The sixteen rows' dots with `steps` full blocks of 16 (a constant once
+ * inlined, so the row `a` stays in registers) and an optional masked last
+ * block; one row at a time, so each row is read in address order. */
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
+avx512_dot_rows16_steps(const float *a, const float *b, int64_t b_stride, int steps, __mmask16 tail, float *out) {
+  __m512 av[9], acc[16];
+#pragma GCC unroll 8
+  for (int s = 0; s < steps; s++) av[s] = _mm512_loadu_ps(a + LANES * s);
+  if (tail) av[steps] = _mm512_maskz_loadu_ps(tail, a + LANES * steps);
+  const float *row = b;
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; j++, row += b_stride) {
+    __m512 sum = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int s = 0; s < steps; s++) sum = _mm512_fmadd_ps(av[s], _mm512_loadu_ps(row + LANES * s), sum);
+    if (tail) sum = _mm512_fmadd_ps(av[steps], _mm512_maskz_loadu_ps(tail, row + LANES * steps), sum);
+    acc[j] = sum;
+  }
+  avx512_transposed_tree16(acc, out);
+}
+
+/* Rows of up to 143 elements (head dims); false: longer, use the tiles. */
+static CPU_TARGET_AVX512 bool avx512_dot_rows16(const float *a, const float *b, int64_t b_stride, int64_t length,
+                                               float *out) {
+  int steps = (int)(length / LANES);
+  __mmask16 tail = (__mmask16)((1u << (length % LANES)) - 1);
+  switch (steps) {
+    case 0: avx512_dot_rows16_steps(a, b, b_stride, 0, tail, out); return true;
+    case 1: avx512_dot_rows16_steps(a, b, b_stride, 1, tail, out); return true;
+    case 2: avx512_dot_rows16_steps(a, b, b_stride, 2, tail, out); return true;
+    case 3: avx512_dot_rows16_steps(a, b, b_stride, 3, tail, out); return true;
+    case 4: avx512_dot_rows16_steps(a, b, b_stride, 4, tail, out); return true;
+    case 5: avx512_dot_rows16_steps(a, b, b_stride, 5, tail, out); return true;
+    case 6: avx512_dot_rows16_steps(a, b, b_stride, 6, tail, out); return true;
+    case 7: avx512_dot_rows16_steps(a, b, b_stride, 7, tail, out); return true;
+    case 8: avx512_dot_rows16_steps(a, b, b_stride, 8, tail, out); return true;
+    default: return false;
+  }
+}
+
 /* Tall tiles for small batches (decode with a few slots): up to 8 rows x 3
  * outputs, weights read in place and widened once per 16 k for all 8 rows,
  * so the weight stream overlaps the fmas instead of going through a
@@ -644,9 +717,14 @@ void cpu_dot_rows(const float *a, const float *b, int64_t b_stride, int64_t row_
     for (int64_t j = 0; j < row_count; j++) out[j] = cpu_dot(a, b + j * b_stride, length);
     return;
   }
+  int64_t j = 0;
+#if CPU_HAVE_X86_PATHS
+  if (cpu_kernel_path_active() == CPU_KERNEL_PATH_AVX512 && length < 9 * LANES)
+    for (; j + 16 <= row_count; j += 16) avx512_dot_rows16(a, b + j * b_stride, b_stride, length, out + j);
+#endif
   /* One query row against up to `cols` key rows per tile: the same 16-lane
    * dot per element as cpu_dot, with the query loaded once per tile. */
-  for (int64_t j = 0; j < row_count; j += kernels.cols) {
+  for (; j < row_count; j += kernels.cols) {
     int cols = row_count - j < kernels.cols ? (int)(row_count - j) : kernels.cols;
     tile_arguments arguments = {a, b + j * b_stride, length, b_stride, length, out + j, row_count,
                                 NULL, NULL, false, false, NULL};
