@@ -16,6 +16,7 @@
 #include <float.h>
 #include <stdint.h>
 
+#include "backends/cpu/cpu_internal.h" /* cpu_exp */
 #include "backends/cpu/cpu_kernels.h"
 #include "test.h"
 #include "test_kernels_support.h"
@@ -558,7 +559,51 @@ static void attention_refuses_bad_shapes(void) {
               VLM_STATUS_INVALID_ARGUMENT, "bias stride");
 }
 
-TEST_MAIN(TEST(rms_norm_matches_reference),
+/* Distance in units in the last place between two finite floats. */
+static int64_t ulp_distance(float a, float b) {
+  int32_t ia, ib;
+  memcpy(&ia, &a, 4), memcpy(&ib, &b, 4);
+  if (ia < 0) ia = INT32_MIN - ia;
+  if (ib < 0) ib = INT32_MIN - ib;
+  return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
+}
+
+/* cpu_exp: within 2 ulp of double exp over the whole f32 range (subnormal
+ * results within 1 of their spacing), exact at 0, the IEEE special values,
+ * and the vector path bit for bit equal to the scalar one. */
+static void exp_is_accurate_and_the_same_on_every_path(void) {
+  int64_t worst = 0;
+  float worst_at = 0;
+  enum { COUNT = 1 << 16 };
+  static float inputs[COUNT], scalar[COUNT], vector[COUNT];
+  for (int i = 0; i < COUNT; i++) inputs[i] = -104.0f + 193.0f * (float)i / (float)(COUNT - 1);
+  inputs[0] = -INFINITY, inputs[1] = INFINITY, inputs[2] = NAN, inputs[3] = 0.0f, inputs[4] = -0.0f;
+  inputs[5] = 88.72283935546875f, inputs[6] = 88.7229f, inputs[7] = -103.97207f, inputs[8] = -87.5f;
+  for (int i = 0; i < COUNT; i++) {
+    float x = inputs[i], got = cpu_exp(x);
+    scalar[i] = got;
+    if (isnan(x) || isinf(x)) continue;
+    double expected = exp((double)x);
+    float rounded = (float)expected;
+    int64_t distance = isinf(rounded) ? (isinf(got) ? 0 : 99) : ulp_distance(got, rounded);
+    if (distance > worst) worst = distance, worst_at = x;
+  }
+  printf("  cpu_exp: worst %lld ulp (at %.9g)\n", (long long)worst, (double)worst_at);
+  CHECK(worst <= 2);
+  CHECK(cpu_exp(0.0f) == 1.0f && cpu_exp(-0.0f) == 1.0f);
+  CHECK(cpu_exp(-INFINITY) == 0.0f && isinf(cpu_exp(INFINITY)) && isnan(cpu_exp(NAN)));
+  CHECK(cpu_exp(-200.0f) == 0.0f && isinf(cpu_exp(100.0f)));
+  for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
+    if (!cpu_kernel_path_force((cpu_kernel_path)path)) continue;
+    for (int64_t count = COUNT; count >= COUNT - 17; count -= 17) { /* tails too */
+      cpu_exp_many(inputs, vector, count);
+      CHECK(memcmp(vector, scalar, (size_t)count * sizeof(float)) == 0);
+    }
+  }
+  cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
+}
+
+TEST_MAIN(TEST(exp_is_accurate_and_the_same_on_every_path), TEST(rms_norm_matches_reference),
           TEST(layer_norm_matches_reference),
           TEST(norms_refuse_bad_arguments),
           TEST(embedding_gathers_and_scales),

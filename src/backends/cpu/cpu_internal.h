@@ -28,6 +28,11 @@
 #define CPU_HAVE_X86_PATHS 0
 #endif
 
+/* exp in IEEE-exact steps (cpu_exp.c): the same bits on every path, within
+ * 2 ulp of exp. cpu_exp_many: out[i] = cpu_exp(x[i]) (out may be x). */
+float cpu_exp(float x);
+void cpu_exp_many(const float *x, float *out, int64_t count);
+
 /* acc[i] = fma(scale, values[i], acc[i]) for i < count: the same fma per
  * element on every path (attention's weighted sum of values). */
 void cpu_fma_accumulate(float *acc, float scale, const float *values,

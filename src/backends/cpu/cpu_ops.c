@@ -135,29 +135,64 @@ bool cpu_activation_from_name(const char *name, cpu_activation *out) {
 
 /* The formulas follow PyTorch's f32 CPU kernels: silu is x / (1 + exp(-x)),
  * gelu 0.5 x (1 + erf(x / sqrt 2)), the tanh form
- * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). */
+ * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). exp is cpu_exp; the
+ * block versions below compute the same expressions with cpu_exp_many. */
 static float activate_one(cpu_activation activation, float x) {
   switch (activation) {
-    case CPU_ACTIVATION_SILU: return x / (1.0f + expf(-x));
+    case CPU_ACTIVATION_SILU: return x / (1.0f + cpu_exp(-x));
     case CPU_ACTIVATION_GELU: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
     case CPU_ACTIVATION_GELU_TANH: {
       const float kappa = 0.044715f, beta = (float)(M_SQRT2 * M_2_SQRTPI * 0.5);
       float inner = beta * (x + kappa * x * x * x);
       return 0.5f * x * (1.0f + tanhf(inner));
     }
-    case CPU_ACTIVATION_QUICK_GELU: return x / (1.0f + expf(-1.702f * x));
+    case CPU_ACTIVATION_QUICK_GELU: return x / (1.0f + cpu_exp(-1.702f * x));
     case CPU_ACTIVATION_RELU: return x > 0.0f ? x : 0.0f;
   }
   return x;
 }
 
+/* silu and quick_gelu, x / (1 + exp(-s x)), a block at a time with the
+ * exps vectorised; `up` (may be NULL) multiplies the result as in the gated
+ * form. Same operations as activate_one, so the same bits. */
+#define EXP_BLOCK 256
+static void sigmoid_family(float minus_slope, const float *x, const float *up, int64_t count, float *out) {
+  float exps[EXP_BLOCK];
+  for (int64_t first = 0; first < count; first += EXP_BLOCK) {
+    int64_t n = count - first < EXP_BLOCK ? count - first : EXP_BLOCK;
+    for (int64_t i = 0; i < n; i++) exps[i] = minus_slope == -1.0f ? -x[first + i] : minus_slope * x[first + i];
+    cpu_exp_many(exps, exps, n);
+    for (int64_t i = 0; i < n; i++) {
+      float value = x[first + i] / (1.0f + exps[i]);
+      out[first + i] = up ? value * up[first + i] : value;
+    }
+  }
+}
+
+static bool sigmoid_slope(cpu_activation activation, float *minus_slope) {
+  if (activation == CPU_ACTIVATION_SILU) *minus_slope = -1.0f;
+  else if (activation == CPU_ACTIVATION_QUICK_GELU) *minus_slope = -1.702f;
+  else return false;
+  return true;
+}
+
 void cpu_activate(cpu_activation activation, const float *x, int64_t count,
                   float *out) {
+  float minus_slope;
+  if (sigmoid_slope(activation, &minus_slope)) {
+    sigmoid_family(minus_slope, x, NULL, count, out);
+    return;
+  }
   for (int64_t i = 0; i < count; i++) out[i] = activate_one(activation, x[i]);
 }
 
 void cpu_gated_activate(cpu_activation activation, const float *gate,
                         const float *up, int64_t count, float *out) {
+  float minus_slope;
+  if (sigmoid_slope(activation, &minus_slope)) {
+    sigmoid_family(minus_slope, gate, up, count, out);
+    return;
+  }
   for (int64_t i = 0; i < count; i++) out[i] = activate_one(activation, gate[i]) * up[i];
 }
 
@@ -173,11 +208,10 @@ void cpu_softmax(const float *x, const float *bias, int64_t count, float *out) {
     for (int64_t i = 0; i < count; i++) out[i] = 0.0f;
     return;
   }
-  float sum = 0.0f;
-  for (int64_t i = 0; i < count; i++) {
-    out[i] = expf(out[i] - maximum);
-    sum += out[i];
-  }
+  for (int64_t i = 0; i < count; i++) out[i] -= maximum;
+  cpu_exp_many(out, out, count);
+  float sum = 0.0f; /* in increasing i: the written order */
+  for (int64_t i = 0; i < count; i++) sum += out[i];
   float inverse = 1.0f / sum;
   for (int64_t i = 0; i < count; i++) out[i] *= inverse;
 }
