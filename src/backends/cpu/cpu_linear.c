@@ -412,6 +412,38 @@ AVX512_TALL_FUNCTION(avx512_tall_f32, VLM_DTYPE_F32)
 AVX512_TALL_FUNCTION(avx512_tall_bf16, VLM_DTYPE_BF16)
 AVX512_TALL_FUNCTION(avx512_tall_f16, VLM_DTYPE_F16)
 
+/* One input row against weight rows [begin, end), one output at a time
+ * (see SEQUENTIAL_MAX_ROW_BYTES): each output is the 1 x 1 tile's
+ * arithmetic, without its per-output setup, which cost as much as a short
+ * row's fmas over a vocabulary head's 151936 outputs. */
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
+avx512_sequential(const float *x, const void *w, int64_t in, const float *bias, vlm_dtype dtype, int64_t begin,
+                  int64_t end, float *y) {
+  for (int64_t o = begin; o < end; o++) {
+    int64_t first = o * in;
+    __m512 acc = _mm512_setzero_ps();
+    int64_t k = 0;
+    for (; k + LANES <= in; k += LANES)
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(x + k), avx512_load(w, dtype, first + k, LANES), acc);
+    if (k < in) {
+      int count = (int)(in - k);
+      acc = _mm512_fmadd_ps(avx512_load(x, VLM_DTYPE_F32, k, count), avx512_load(w, dtype, first + k, count), acc);
+    }
+    float sum = avx512_tree_sum(acc);
+    if (bias) sum += bias[o - begin];
+    y[o] = sum;
+  }
+}
+
+#define AVX512_SEQUENTIAL_FUNCTION(name, dtype)                                                        \
+  static CPU_TARGET_AVX512 void name(const float *x, const void *w, int64_t in, const float *bias,      \
+                                     int64_t begin, int64_t end, float *y) {                           \
+    avx512_sequential(x, w, in, bias, dtype, begin, end, y);                                            \
+  }
+AVX512_SEQUENTIAL_FUNCTION(avx512_sequential_f32, VLM_DTYPE_F32)
+AVX512_SEQUENTIAL_FUNCTION(avx512_sequential_bf16, VLM_DTYPE_BF16)
+AVX512_SEQUENTIAL_FUNCTION(avx512_sequential_f16, VLM_DTYPE_F16)
+
 /* ---- AVX2 path ------------------------------------------------------------- */
 
 /* The 16 lanes as two ymm registers: [0] = lanes 0-7, [1] = lanes 8-15. */
@@ -527,6 +559,10 @@ typedef struct tile_kernels {
   void (*widen)(const void *w, vlm_dtype dtype, int64_t count, float *out);
   int rows, cols;
   tile_function tall;    /* NULL, or 8 x 3 tiles for small batches */
+  /* NULL, or one row against outputs [begin, end), one at a time; bias:
+   * the range's values or NULL. */
+  void (*sequential)(const float *x, const void *w, int64_t in, const float *bias, int64_t begin, int64_t end,
+                     float *y);
 } tile_kernels;
 
 /* From this many rows on, weight tiles are widened to f32 a chunk at a time
@@ -563,6 +599,24 @@ static void in_place_linear_range(const linear_job *job, tile_function tile, int
       a.y = job->output + t * out + o;
       tile(&a, rows, cols);
     }
+  }
+}
+
+/* Decode at batch 1 over short rows: the bias values a block at a time. */
+static void sequential_range(const linear_job *job,
+                             void (*kernel)(const float *, const void *, int64_t, const float *, int64_t, int64_t,
+                                            float *),
+                             int64_t output_begin, int64_t output_end) {
+  const cpu_linear_weights *weights = job->weights;
+  if (!weights->bias) {
+    kernel(job->input, weights->weight, weights->input_count, NULL, output_begin, output_end, job->output);
+    return;
+  }
+  float bias[256];
+  for (int64_t o = output_begin; o < output_end; o += 256) {
+    int64_t end = output_end - o < 256 ? output_end : o + 256;
+    for (int64_t c = o; c < end; c++) bias[c - o] = bias_value(weights, c);
+    kernel(job->input, weights->weight, weights->input_count, bias, o, end, job->output);
   }
 }
 
@@ -618,13 +672,16 @@ static bool select_tile_kernels(vlm_dtype dtype, tile_kernels *out) {
                             avx512_tile_f32, avx512_widen_all, 4, 6,
                             dtype == VLM_DTYPE_F32    ? avx512_tall_f32
                             : dtype == VLM_DTYPE_BF16 ? avx512_tall_bf16
-                                                      : avx512_tall_f16};
+                                                      : avx512_tall_f16,
+                            dtype == VLM_DTYPE_F32    ? avx512_sequential_f32
+                            : dtype == VLM_DTYPE_BF16 ? avx512_sequential_bf16
+                                                      : avx512_sequential_f16};
       return true;
     case CPU_KERNEL_PATH_AVX2:
       *out = (tile_kernels){dtype == VLM_DTYPE_F32    ? avx2_tile_f32
                             : dtype == VLM_DTYPE_BF16 ? avx2_tile_bf16
                                                       : avx2_tile_f16,
-                            avx2_tile_f32, avx2_widen_all, 2, 3, NULL};
+                            avx2_tile_f32, avx2_widen_all, 2, 3, NULL, NULL};
       return true;
 #endif
     default:
@@ -651,7 +708,12 @@ static void linear_worker(void *context, int64_t group_begin, int64_t group_end,
   }
   if (job->row_count < PACK_MIN_ROWS) {
     int64_t row_bytes = job->weights->input_count * weight_element_bytes(job->weights->dtype);
-    int cols = job->row_count == 1 && row_bytes <= SEQUENTIAL_MAX_ROW_BYTES ? 1 : kernels.cols;
+    bool sequential = job->row_count == 1 && row_bytes <= SEQUENTIAL_MAX_ROW_BYTES;
+    if (sequential && kernels.sequential) {
+      sequential_range(job, kernels.sequential, output_begin, output_end);
+      return;
+    }
+    int cols = sequential ? 1 : kernels.cols;
     in_place_linear_range(job, kernels.direct, kernels.rows, cols, output_begin, output_end);
     return;
   }
