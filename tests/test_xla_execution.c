@@ -1,9 +1,10 @@
 /* The xla backend executed by IREE (llvm-cpu, local-sync) against the cpu
- * backend, on the tiny Llama and Qwen2 checkpoints: all-row prefill logits
- * and all-layer KV of two slots within float32 tolerance, decode steps with
- * both slots and with one inactive, greedy tokens equal to the oracle's
- * goldens, token_prefill vs embeddings_prefill parity, and refusal of a
- * mismatched artifact.
+ * backend, on the tiny Llama and Qwen2 checkpoints (and random Gemma 3 text
+ * and Mistral ones): prefill logits of calls' last rows and all-layer KV of
+ * two slots within float32 tolerance, decode steps with both slots and with
+ * one inactive across decode windows and prefill buckets, greedy tokens
+ * equal to the oracle's goldens, token_prefill vs embeddings_prefill
+ * parity, and refusal of a mismatched artifact.
  *
  * Needs the pinned IREE venv (.venv-xla, tools/xla/requirements.txt) and a
  * build with python-3.11-embed; without either it prints SKIP and passes.
@@ -14,14 +15,6 @@
 
 #include "test.h"
 
-#include <time.h>
-
-static double seconds_now(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
-
 #ifndef VLM_HAVE_XLA_RUNTIME
 
 static void xla_execution_skips_without_python(void) {
@@ -31,16 +24,9 @@ TEST_MAIN(TEST(xla_execution_skips_without_python))
 
 #else
 
-#include "backends/xla/iree_compiler.h"
-#include "backends/xla/xla_runtime.h"
 #include "engine/text_model.h"
+#include "test_xla_support.h"
 #include "validate/golden.h"
-
-/* Embedded CPython keeps interpreter-lifetime allocations: see the file. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) {
-  return "suppressions=" VLM_SOURCE_DIR "/tests/lsan_xla.supp:print_suppressions=0";
-}
 
 /* Decode windows 16, 32 and 64: the greedy run crosses from the first to
  * the second. Prefill row buckets 4, 8 and 16: the prompts below use each. */
@@ -51,21 +37,7 @@ static const vlm_stablehlo_options geometry = {.slot_count = 2, .capacity = 64, 
 #define SHORT_PROMPT 7
 #define SPLIT_ROW 2
 
-static bool skipped;
 static char llama_artifact[VLM_XLA_PATH_LENGTH];
-
-static bool environment_ready(void) {
-  if (skipped) return false;
-  vlm_iree_compiler compiler;
-  vlm_status status = vlm_iree_compiler_find(&compiler);
-  if (status || !vlm_xla_runtime_available(NULL)) {
-    printf("SKIP: %s\n", status ? vlm_status_message(status) : "no .venv-xla with iree.runtime");
-    vlm_status_free(status);
-    skipped = true;
-    return false;
-  }
-  return true;
-}
 
 static void model_dir(const char *family, char *out, size_t size) {
   snprintf(out, size, "%s/tests/models/%s", VLM_SOURCE_DIR, family);

@@ -13,7 +13,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "test.h"
 
@@ -31,13 +30,9 @@ TEST_MAIN(TEST(xla_vision_execution_skips_without_python))
 #include "backends/xla/xla_runtime.h"
 #include "backends/xla/xla_vision_runtime.h"
 #include "engine/vision_model.h"
+#include "test_xla_support.h"
 #include "validate/golden.h"
 
-/* Embedded CPython keeps interpreter-lifetime allocations: see the file. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) {
-  return "suppressions=" VLM_SOURCE_DIR "/tests/lsan_xla.supp:print_suppressions=0";
-}
 
 #define MODEL VLM_SOURCE_DIR "/tests/models/llava"
 #define ONE_IMAGE VLM_SOURCE_DIR "/tests/goldens/llava/one_image"
@@ -45,26 +40,6 @@ const char *__lsan_default_options(void) {
 #define TEXT_HIDDEN 128
 #define VISION_HIDDEN 64
 
-static double seconds_now(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
-
-static bool skipped;
-
-static bool environment_ready(void) {
-  if (skipped) return false;
-  vlm_iree_compiler compiler;
-  vlm_status status = vlm_iree_compiler_find(&compiler);
-  if (status || !vlm_xla_runtime_available(NULL)) {
-    printf("SKIP: %s\n", status ? vlm_status_message(status) : "no .venv-xla with iree.runtime");
-    vlm_status_free(status);
-    skipped = true;
-    return false;
-  }
-  return true;
-}
 
 static void cache_dir(char *out, size_t size) { snprintf(out, size, "%s/cache", test_temp_dir()); }
 
