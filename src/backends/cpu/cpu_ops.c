@@ -133,28 +133,28 @@ bool cpu_activation_from_name(const char *name, cpu_activation *out) {
   return false;
 }
 
-/* The formulas follow PyTorch's f32 CPU kernels: silu is x / (1 + exp(-x)),
- * gelu 0.5 x (1 + erf(x / sqrt 2)), the tanh form
- * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). exp is cpu_exp; the
- * block versions below compute the same expressions with cpu_exp_many. */
+/* The formulas follow PyTorch's f32 CPU kernels: gelu 0.5 x (1 + erf(x /
+ * sqrt 2)), the tanh form 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
+ * x^3))), relu; silu x / (1 + exp(-x)) and quick_gelu x / (1 + exp(-1.702
+ * x)) are sigmoid_family's, below. */
 static float activate_one(cpu_activation activation, float x) {
   switch (activation) {
-    case CPU_ACTIVATION_SILU: return x / (1.0f + cpu_exp(-x));
     case CPU_ACTIVATION_GELU: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
     case CPU_ACTIVATION_GELU_TANH: {
       const float kappa = 0.044715f, beta = (float)(M_SQRT2 * M_2_SQRTPI * 0.5);
       float inner = beta * (x + kappa * x * x * x);
       return 0.5f * x * (1.0f + tanhf(inner));
     }
-    case CPU_ACTIVATION_QUICK_GELU: return x / (1.0f + cpu_exp(-1.702f * x));
     case CPU_ACTIVATION_RELU: return x > 0.0f ? x : 0.0f;
+    case CPU_ACTIVATION_SILU:
+    case CPU_ACTIVATION_QUICK_GELU: break; /* never called for these */
   }
   return x;
 }
 
-/* silu and quick_gelu, x / (1 + exp(-s x)), a block at a time with the
- * exps vectorised; `up` (may be NULL) multiplies the result as in the gated
- * form. Same operations as activate_one, so the same bits. */
+/* silu and quick_gelu, x / (1 + exp(-s x)) with cpu_exp, a block at a time
+ * so the exps are vectorised (cpu_exp_many: the same bits as cpu_exp);
+ * `up` (may be NULL) multiplies the result as in the gated form. */
 #define EXP_BLOCK 256
 static void sigmoid_family(float minus_slope, const float *x, const float *up, int64_t count, float *out) {
   float exps[EXP_BLOCK];
