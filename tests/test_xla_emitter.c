@@ -205,6 +205,10 @@ static void unsupported_ops_are_refused_by_name(void) {
   graph.output = vlm_graph_attention(&graph, x, x, x, 0, 0.125, 512, 50.0, "layers.0.self_attn");
   CHECK_OK(vlm_graph_take_error(&graph));
   CHECK_OK(vlm_stablehlo_check_graph(&graph));
+  graph.nodes[graph.output].params.attention.sliding_window = -1;
+  CHECK_ERROR(vlm_stablehlo_check_graph(&graph), VLM_STATUS_INVALID_ARGUMENT,
+              "graph node 'layers.0.self_attn': negative sliding window or soft cap");
+  graph.nodes[graph.output].params.attention.sliding_window = 512;
   vlm_rope_config mrope = {.type = VLM_ROPE_DEFAULT, .theta = 10000.0, .mrope_section_count = 3};
   graph.ropes[0] = &mrope;
   graph.rope_count = 1;
