@@ -199,8 +199,8 @@ static void key_round_trips_through_the_sidecar(void) {
 static void unsupported_ops_are_refused_by_name(void) {
   vlm_graph graph;
   vlm_graph_init(&graph);
-  /* Sliding-window and soft-capped attention (Gemma, Mistral) lower;
-   * M-RoPE (Qwen2-VL's 3-axis positions) is not lowered yet. */
+  /* Sliding-window and soft-capped attention (Gemma, Mistral) and M-RoPE
+   * lower; RoPE whose frequencies depend on the sequence length does not. */
   int32_t x = vlm_graph_input(&graph, VLM_DTYPE_F32, 3, (const int64_t[]){4, 2, 8}, "embeddings");
   graph.output = vlm_graph_attention(&graph, x, x, x, 0, 0.125, 512, 50.0, "layers.0.self_attn");
   CHECK_OK(vlm_graph_take_error(&graph));
@@ -209,13 +209,13 @@ static void unsupported_ops_are_refused_by_name(void) {
   CHECK_ERROR(vlm_stablehlo_check_graph(&graph), VLM_STATUS_INVALID_ARGUMENT,
               "graph node 'layers.0.self_attn': negative sliding window or soft cap");
   graph.nodes[graph.output].params.attention.sliding_window = 512;
-  vlm_rope_config mrope = {.type = VLM_ROPE_DEFAULT, .theta = 10000.0, .mrope_section_count = 3};
-  graph.ropes[0] = &mrope;
+  vlm_rope_config dynamic = {.type = VLM_ROPE_DYNAMIC, .theta = 10000.0, .factor = 2.0};
+  graph.ropes[0] = &dynamic;
   graph.rope_count = 1;
   graph.output = vlm_graph_rope(&graph, x, 0, "layers.0.self_attn.q_rope");
   CHECK_OK(vlm_graph_take_error(&graph));
   CHECK_ERROR(vlm_stablehlo_check_graph(&graph), VLM_STATUS_UNIMPLEMENTED,
-              "graph node 'layers.0.self_attn.q_rope': M-RoPE and the dynamic/longrope RoPE types are not supported yet");
+              "graph node 'layers.0.self_attn.q_rope': the dynamic/longrope RoPE types are not supported yet");
   vlm_graph_release(&graph);
 
   char dir[512];

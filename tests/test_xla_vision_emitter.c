@@ -52,7 +52,10 @@ static void encode_signature_has_patches_and_two_results(void) {
   if (!module) return;
   /* 336 / 14 = 24, 24 * 24 = 576 patches of 3 * 14 * 14 = 588 values; the
    * class token is dropped, so 576 rows of 128 (text hidden) and 64. */
-  CHECK(strstr(module, "func.func @encode(%patches: tensor<576x588xf32>) -> "
+  /* The graph's inputs in graph order: patches, the class-token order, the
+   * position ids and the attention segments (577 sequence rows). */
+  CHECK(strstr(module, "func.func @encode(%input0: tensor<576x588xf32>, %input1: tensor<577xi32>, "
+                       "%input2: tensor<577xi32>, %input3: tensor<577xi32>) -> "
                        "(tensor<576x128xf32>, tensor<576x64xf32>) {"));
   CHECK(strstr(module, "func.func @compatibility() -> tensor<4xi32> {"));
   CHECK_INT_EQ(count(module, "func.func @"), 2);
@@ -62,10 +65,11 @@ static void encode_signature_has_patches_and_two_results(void) {
   vlm_stablehlo_vision_options two = {.images_per_call = 2};
   module = emit(&two, NULL);
   if (!module) return;
-  CHECK(strstr(module, "func.func @encode(%patches: tensor<1152x588xf32>) -> "
+  CHECK(strstr(module, "func.func @encode(%input0: tensor<1152x588xf32>, %input1: tensor<1154xi32>, "
+                       "%input2: tensor<1154xi32>, %input3: tensor<1154xi32>) -> "
                        "(tensor<1152x128xf32>, tensor<1152x64xf32>) {"));
-  /* Two sequences of 577 rows: the batch dimension of the attention. */
-  CHECK(strstr(module, "tensor<2x1x577x577xf32>"));
+  /* Both images' 2 x 577 rows in one attention, masked by segment. */
+  CHECK(strstr(module, "tensor<1x1154x1154xf32>"));
   free(module);
 }
 
@@ -82,10 +86,10 @@ static void op_counts_follow_the_graph(void) {
   CHECK_INT_EQ(count_op(module, "reduce"), 2 * (1 + layers * 2) + 2 * layers);
   CHECK_INT_EQ(count_op(module, "logistic"), layers);     /* quick_gelu in the tower */
   CHECK_INT_EQ(count(module, "\"chlo.erf\"("), 1);         /* erf gelu in the projector */
-  CHECK_INT_EQ(count_op(module, "concatenate"), 1);       /* the class token */
+  CHECK_INT_EQ(count_op(module, "concatenate"), 1);       /* the class token row joined with the patches */
   CHECK_INT_EQ(count_op(module, "slice"), 1);             /* dropping it again ("default") */
   CHECK_INT_EQ(count_op(module, "transpose"), layers);
-  CHECK_INT_EQ(count_op(module, "gather"), 0);
+  CHECK_INT_EQ(count_op(module, "gather"), 2);            /* class token order, position embeddings */
   CHECK_INT_EQ(count(module, "util.global.store"), 0);
   CHECK_INT_EQ(count(module, "mutable"), 0);
   free(module);
@@ -119,7 +123,7 @@ static void attributes_carry_the_vision_key(void) {
   CHECK_STR_EQ(vlm_xla_key_get(&key, "module"), "vision_encoder");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "model_type"), "llava");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "contract_version"), "1");
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "emitter_version"), "1");
+  CHECK_STR_EQ(vlm_xla_key_get(&key, "emitter_version"), "2");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "image_size"), "3x336x336");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "patch_size"), "14");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "feature_layers"), "1"); /* -2 of hidden_states[0..2] */
@@ -132,7 +136,7 @@ static void attributes_carry_the_vision_key(void) {
   vlm_xla_key_hash_hex(&key, hash);
   snprintf(attribute, sizeof(attribute), "vlm.compatibility_key_hash = \"%s\"", hash);
   CHECK(strstr(module, attribute));
-  CHECK(strstr(module, "vlm.contract_version = 1 : i32, vlm.emitter_version = 1 : i32"));
+  CHECK(strstr(module, "vlm.contract_version = 1 : i32, vlm.emitter_version = 2 : i32"));
   CHECK(strstr(module, "module = \"vision_encoder\""));
   CHECK(strstr(module, "images_per_call = \"1\""));
   free(module);

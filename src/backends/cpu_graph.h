@@ -12,6 +12,7 @@
 #include "core/thread_pool.h"
 #include "engine/kv_cache.h"
 #include "graph/graph.h"
+#include "graph/graph_tensors.h"
 #include "io/checkpoint.h"
 
 typedef void (*vlm_node_observer)(void *context, const vlm_node *node, const float *values);
@@ -20,11 +21,6 @@ typedef void (*vlm_node_observer)(void *context, const vlm_node *node, const flo
  * that it never reads a decoder layer). */
 typedef void (*vlm_weight_observer)(void *context, const char *name, const vlm_tensor *view);
 
-/* A graph input other than "tokens" / "embeddings", by node name. */
-typedef struct vlm_graph_input_binding {
-  const char *name;
-  const void *data;
-} vlm_graph_input_binding;
 
 typedef struct vlm_cpu_graph_run {
   const vlm_graph *graph;
@@ -34,8 +30,7 @@ typedef struct vlm_cpu_graph_run {
   int64_t max_position_embeddings; /* for dynamic RoPE */
   const int32_t *tokens;           /* input "tokens" */
   const float *embeddings;         /* input "embeddings" */
-  const vlm_graph_input_binding *inputs; /* further named inputs (e.g. "patches") */
-  int input_count;
+  const vlm_graph_tensors *inputs; /* further inputs by node name (e.g. "patches"); may be NULL */
   vlm_node_observer observer;
   void *observer_context;
   vlm_weight_observer weight_observer;

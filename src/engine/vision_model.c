@@ -103,51 +103,23 @@ static void account_weight(void *context, const char *name, const vlm_tensor *vi
 
 /* ---------------------------------------------------------------------- */
 
-static vlm_status check_image(const vlm_vision_model *model, const vlm_pixel_values *image, int index) {
-  const vlm_vision_config *vision = &model->config.vision;
-  if (!image->values)
-    return VLM_ERROR(INVALID_ARGUMENT, "image %d has no pixel values", index);
-  if (image->channels != vision->num_channels || image->height != vision->image_height ||
-      image->width != vision->image_width)
-    return VLM_ERROR(INVALID_ARGUMENT,
-                     "image %d: pixel_values are [%lld, %lld, %lld], the vision tower takes [%lld, %lld, %lld]",
-                     index, (long long)image->channels, (long long)image->height, (long long)image->width,
-                     (long long)vision->num_channels, (long long)vision->image_height,
-                     (long long)vision->image_width);
-  return VLM_OK;
-}
-
-static vlm_status run_encoder(vlm_vision_model *model, int image_count, const float *patches,
-                              float *out_features) {
+vlm_status vlm_vision_model_encode(vlm_vision_model *model, const vlm_pixel_values *images,
+                                   int image_count, float *out_features) {
+  vlm_graph_tensors inputs = {0};
+  vlm_status status = vlm_vision_prepare_inputs(&model->description, images, image_count, &inputs);
   vlm_graph graph;
   vlm_graph_init(&graph);
-  vlm_status status = vlm_build_vision_graph(&model->description, image_count, &graph, &model->last_nodes);
+  if (!status) status = vlm_build_vision_graph(&model->description, image_count, &graph, &model->last_nodes);
   if (!status) {
-    vlm_graph_input_binding input = {"patches", patches};
     vlm_cpu_graph_run run = {.graph = &graph, .weights = model->weights, .pool = model->pool,
-                             .inputs = &input, .input_count = 1,
+                             .inputs = &inputs,
                              .observer = model->trace.node_observer,
                              .observer_context = model->trace.node_context,
                              .weight_observer = account_weight, .weight_observer_context = model};
     status = vlm_cpu_graph_execute(&run, out_features);
   }
   vlm_graph_release(&graph);
-  return status;
-}
-
-vlm_status vlm_vision_model_encode(vlm_vision_model *model, const vlm_pixel_values *images,
-                                   int image_count, float *out_features) {
-  if (image_count <= 0 || !images) return VLM_ERROR(INVALID_ARGUMENT, "vision encode: no images");
-  for (int i = 0; i < image_count; i++) VLM_RETURN_IF_ERROR(check_image(model, &images[i], i));
-  const vlm_vision_config *vision = &model->config.vision;
-  int64_t patch_values = vlm_vision_patch_count(&model->description) * vlm_vision_patch_width(&model->description);
-  float *patches = malloc((size_t)(image_count * patch_values) * sizeof(float));
-  if (!patches) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for %d images' patches", image_count);
-  for (int i = 0; i < image_count; i++)
-    vlm_vision_patchify(images[i].values, vision->num_channels, vision->image_height, vision->image_width,
-                        vision->patch_size, patches + i * patch_values);
-  vlm_status status = run_encoder(model, image_count, patches, out_features);
-  free(patches);
+  vlm_graph_tensors_release(&inputs);
   return status;
 }
 

@@ -1,6 +1,6 @@
 /* The vision module (stablehlo_vision.h): the vision graph for B images,
  * built by the same builder the cpu backend uses, lowered node by node
- * (stablehlo_lower.c, stablehlo_lower_vision.c) into one `encode`
+ * (stablehlo_lower.c, stablehlo_lower_encoder.c) into one `encode`
  * function, plus `compatibility` and the module attributes. */
 #include "backends/xla/stablehlo_vision.h"
 
@@ -108,7 +108,7 @@ static vlm_status build_key(const vlm_xla_vision_encoder *model, const vlm_stabl
                                       (long long)vlm_xla_vision_projected_width(model),
                                       (long long)(options->images_per_call * tokens),
                                       (long long)vlm_xla_vision_features_width(model)));
-  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "input_layout", "patches[channel,row,column]"));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "input_layout", "patches[channel,row,column],token_order,position_ids,segments"));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "none"));
   return VLM_OK;
 }
@@ -117,26 +117,47 @@ static vlm_status build_key(const vlm_xla_vision_encoder *model, const vlm_stabl
 /* encode                                                                  */
 /* ---------------------------------------------------------------------- */
 
+#define MAX_GRAPH_INPUTS 8
+
+static const char *element_name(vlm_dtype dtype) { return dtype == VLM_DTYPE_I32 ? "i32" : "f32"; }
+
+/* encode(<one argument per graph input, in graph order>) -> (projected,
+ * features). Arguments are named %input0, %input1, ... (node names have
+ * dots); vlm_xla_vision_runtime binds them in the same order. */
 static vlm_status lower_encode(xla_emitter *e, const vlm_vision_graph_nodes *nodes) {
   const vlm_graph *graph = e->graph;
   VLM_RETURN_IF_ERROR(vlm_stablehlo_check_graph(graph));
-  int32_t input = vlm_graph_find(graph, "patches");
-  if (input < 0) return VLM_ERROR(INTERNAL, "the vision graph has no 'patches' input");
+  const char *names[MAX_GRAPH_INPUTS];
+  xla_value arguments[MAX_GRAPH_INPUTS];
+  int count = 0;
+  for (int32_t i = 0; i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    if (node->op != VLM_OP_INPUT) continue;
+    if (count == MAX_GRAPH_INPUTS) return VLM_ERROR(UNIMPLEMENTED, "xla emitter: more than %d graph inputs", count);
+    char argument[16];
+    snprintf(argument, sizeof(argument), "input%d", count);
+    names[count] = node->name;
+    arguments[count++] = xla_argument(argument, element_name(node->dtype), node->rank, node->shape);
+  }
+  e->input_names = names;
+  e->input_values = arguments;
+  e->input_count = count;
   e->nodes = calloc((size_t)graph->count, sizeof(*e->nodes));
   e->nodes_f32 = calloc((size_t)graph->count, sizeof(*e->nodes_f32));
   vlm_status status = e->nodes && e->nodes_f32 ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (!status) {
-    const vlm_node *patches = &graph->nodes[input];
-    e->patches = xla_argument("patches", "f32", patches->rank, patches->shape);
     const vlm_node *projected = &graph->nodes[nodes->projector], *features = &graph->nodes[nodes->features];
     xla_value results[2] = {xla_make_value("f32", projected->rank, projected->shape),
                             xla_make_value("f32", features->rank, features->shape)};
-    char input_type[160], projected_type[160], features_type[160];
-    xla_type_text(&e->patches, input_type, sizeof(input_type));
+    char type[160], projected_type[160], features_type[160];
     xla_type_text(&results[0], projected_type, sizeof(projected_type));
     xla_type_text(&results[1], features_type, sizeof(features_type));
-    vlm_sb_appendf(e->out, "  func.func @encode(%s: %s) -> (%s, %s) {\n", e->patches.name, input_type,
-                   projected_type, features_type);
+    vlm_sb_appendf(e->out, "  func.func @encode(");
+    for (int i = 0; i < count; i++) {
+      xla_type_text(&arguments[i], type, sizeof(type));
+      vlm_sb_appendf(e->out, "%s%s: %s", i ? ", " : "", arguments[i].name, type);
+    }
+    vlm_sb_appendf(e->out, ") -> (%s, %s) {\n", projected_type, features_type);
     for (int32_t i = 0; !status && i < graph->count; i++) status = xla_lower_node(e, i);
     if (!status)
       vlm_sb_appendf(e->out, "    return %s, %s : %s, %s\n  }\n\n", e->nodes[nodes->projector].name,
@@ -145,6 +166,7 @@ static vlm_status lower_encode(xla_emitter *e, const vlm_vision_graph_nodes *nod
   free(e->nodes);
   free(e->nodes_f32);
   e->nodes = e->nodes_f32 = NULL;
+  e->input_count = 0;
   return status;
 }
 
@@ -156,7 +178,7 @@ static vlm_status emit_encode(const vlm_xla_vision_encoder *model, const vlm_sta
   vlm_status status = vlm_build_vision_graph(&model->description, options->images_per_call, &graph, &nodes);
   if (!status) {
     /* No text config and no decoder options: the vision ops never read them. */
-    xla_emitter e = {.out = functions, .kind = XLA_VISION_ENCODE, .graph = &graph, .weights = model->weights,
+    xla_emitter e = {.out = functions, .kind = XLA_GRAPH_FUNCTION, .graph = &graph, .weights = model->weights,
                      .declared = weights, .rows = graph.nodes[nodes.projector].shape[0]};
     status = lower_encode(&e, &nodes);
   }

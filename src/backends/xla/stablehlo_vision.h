@@ -10,8 +10,12 @@
  * (placeholder tokens) per image, F selected feature width, H the text
  * model's hidden size:
  *
- *   encode(patches [B * P, W] f32)
+ *   encode(patches [B * P, W] f32, token_order [B * (P + 1)] i32,
+ *          position_ids [B * (P + 1)] i32, segments [B * (P + 1)] i32)
  *       -> (projected [B * T, H] f32, features [B * T, F] f32)
+ *
+ * The arguments are the graph's inputs in graph order, as
+ * vlm_vision_prepare_inputs makes them (src/models/vision_encoder.h).
  *   compatibility() -> [4]: contract version, emitter version, key hash
  *                           (low, high 32 bits)
  *
@@ -45,7 +49,7 @@
 /* The vision module's own versions: the text module's are not bumped by
  * changes here, nor these by changes there. */
 #define VLM_XLA_VISION_CONTRACT_VERSION 1
-#define VLM_XLA_VISION_EMITTER_VERSION 1
+#define VLM_XLA_VISION_EMITTER_VERSION 2 /* 2: graph inputs as arguments (token order, positions, segments) */
 
 typedef struct vlm_stablehlo_vision_options {
   int32_t images_per_call; /* B; 0: 1 (the engine encodes one image per scheduler step) */

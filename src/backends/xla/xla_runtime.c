@@ -280,7 +280,7 @@ static vlm_status invoke(vlm_xla_runtime *runtime, int function, const char *nam
  * parameter references, so older layouts load too). */
 static vlm_status shard_list(const vlm_checkpoint *weights, PyObject **out_list) {
   PyObject *list = PyList_New(0);
-  for (size_t shard = 0; list && shard < vlm_checkpoint_shard_count(weights); shard++) {
+  for (size_t shard = 0; list && weights && shard < vlm_checkpoint_shard_count(weights); shard++) {
     PyObject *path = PyUnicode_FromString(vlm_checkpoint_shard_path(weights, shard));
     if (!path || PyList_Append(list, path) != 0) Py_CLEAR(list);
     Py_XDECREF(path);

@@ -1,6 +1,7 @@
-/* The vision module's runtime (xla_vision_runtime.h): host-side patching
- * (vlm_vision_patchify, as the cpu backend), one bound `encode` call per
- * images_per_call images, results copied out of the artifact's buffers. */
+/* The vision module's runtime (xla_vision_runtime.h): the graph's inputs
+ * prepared on the host exactly as for the cpu backend
+ * (vlm_vision_prepare_inputs), one bound `encode` call per images_per_call
+ * images, results copied out of the artifact's buffers. */
 #define PY_SSIZE_T_CLEAN
 #include "backends/xla/xla_runtime_internal.h"
 
@@ -10,22 +11,54 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "graph/graph_tensors.h"
 
 enum { CALL_ENCODE, CALL_COMPATIBILITY, CALL_COUNT };
+#define MAX_INPUTS 8
 
 struct vlm_xla_vision_runtime {
   const vlm_xla_vision_encoder *model;
   int32_t images_per_call;
-  int64_t patches_per_image, patch_width, tokens_per_image, projected_width, features_width;
+  int64_t tokens_per_image, projected_width, features_width;
   PyObject *session;
   PyObject *calls[CALL_COUNT];
-  xla_host_buffer patches, projected, features, compatibility;
+  /* The encode function's arguments: the graph's inputs in graph order. */
+  int input_count;
+  char input_names[MAX_INPUTS][VLM_GRAPH_NAME_LENGTH];
+  xla_binding input_bindings[MAX_INPUTS];
+  xla_host_buffer inputs[MAX_INPUTS], projected, features, compatibility;
+  float *zero_image;                /* pixel values of the padding images */
 };
 
+/* One host buffer per graph input, shaped as the graph for images_per_call
+ * images has it. */
 static vlm_status allocate_buffers(vlm_xla_vision_runtime *r) {
-  size_t f32 = sizeof(float), images = (size_t)r->images_per_call;
-  size_t rows = images * (size_t)r->tokens_per_image;
-  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->patches, images * (size_t)(r->patches_per_image * r->patch_width) * f32));
+  const vlm_vision_description *description = &r->model->description;
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  vlm_vision_graph_nodes nodes;
+  vlm_status status = vlm_build_vision_graph(description, r->images_per_call, &graph, &nodes);
+  for (int32_t i = 0; !status && i < graph.count; i++) {
+    const vlm_node *node = &graph.nodes[i];
+    if (node->op != VLM_OP_INPUT) continue;
+    if (r->input_count == MAX_INPUTS || node->rank > 5) {
+      status = VLM_ERROR(UNIMPLEMENTED, "xla vision runtime: the graph has too many or too large inputs");
+      break;
+    }
+    int k = r->input_count++;
+    snprintf(r->input_names[k], sizeof(r->input_names[k]), "%s", node->name);
+    int64_t count = 1;
+    for (int d = 0; d < node->rank; d++) count *= node->shape[d];
+    status = xla_buffer_allocate(&r->inputs[k], (size_t)count * 4);
+    r->input_bindings[k] = (xla_binding){&r->inputs[k], node->dtype == VLM_DTYPE_I32 ? "i32" : "f32", node->rank, {0}};
+    memcpy(r->input_bindings[k].shape, node->shape, sizeof(int64_t) * (size_t)node->rank);
+  }
+  vlm_graph_release(&graph);
+  VLM_RETURN_IF_ERROR(status);
+  const vlm_vision_config *vision = description->vision;
+  size_t f32 = sizeof(float), rows = (size_t)r->images_per_call * (size_t)r->tokens_per_image;
+  r->zero_image = calloc((size_t)(vision->num_channels * vision->image_height * vision->image_width), f32);
+  if (!r->zero_image) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->projected, rows * (size_t)r->projected_width * f32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->features, rows * (size_t)r->features_width * f32));
   return xla_buffer_allocate(&r->compatibility, 4 * sizeof(int32_t));
@@ -33,13 +66,14 @@ static vlm_status allocate_buffers(vlm_xla_vision_runtime *r) {
 
 static vlm_status load_session(vlm_xla_vision_runtime *r, const char *artifact_dir, const char *driver) {
   int64_t images = r->images_per_call, rows = images * r->tokens_per_image;
-  xla_binding patches = {&r->patches, "f32", 2, {images * r->patches_per_image, r->patch_width}};
   xla_binding outputs[2] = {{&r->projected, "f32", 2, {rows, r->projected_width}},
                             {&r->features, "f32", 2, {rows, r->features_width}}};
   xla_binding compatibility = {&r->compatibility, "i32", 1, {4}};
   PyGILState_STATE gil = PyGILState_Ensure();
   vlm_status status = xla_session_open(r->model->weights, artifact_dir, driver, &r->session);
-  if (!status) status = xla_session_bind(r->session, "encode", 1, &patches, 2, outputs, &r->calls[CALL_ENCODE]);
+  if (!status)
+    status = xla_session_bind(r->session, "encode", r->input_count, r->input_bindings, 2, outputs,
+                              &r->calls[CALL_ENCODE]);
   if (!status)
     status = xla_session_bind(r->session, "compatibility", 0, NULL, 1, &compatibility, &r->calls[CALL_COMPATIBILITY]);
   PyGILState_Release(gil);
@@ -94,8 +128,6 @@ vlm_status vlm_xla_vision_runtime_open(const vlm_xla_vision_encoder *model,
   vlm_xla_vision_runtime *runtime = calloc(1, sizeof(*runtime));
   if (!runtime) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   *runtime = (vlm_xla_vision_runtime){.model = model, .images_per_call = resolved.images_per_call,
-                                      .patches_per_image = vlm_vision_patch_count(&model->description),
-                                      .patch_width = vlm_vision_patch_width(&model->description),
                                       .tokens_per_image = vlm_xla_vision_tokens_per_image(model),
                                       .projected_width = vlm_xla_vision_projected_width(model),
                                       .features_width = vlm_xla_vision_features_width(model)};
@@ -119,7 +151,8 @@ void vlm_xla_vision_runtime_release(vlm_xla_vision_runtime *runtime) {
     Py_XDECREF(runtime->session);
     PyGILState_Release(gil);
   }
-  free(runtime->patches.data);
+  for (int i = 0; i < runtime->input_count; i++) free(runtime->inputs[i].data);
+  free(runtime->zero_image);
   free(runtime->projected.data);
   free(runtime->features.data);
   free(runtime->compatibility.data);
@@ -145,16 +178,29 @@ vlm_status vlm_xla_vision_encode(vlm_xla_vision_runtime *runtime, const vlm_pixe
     return VLM_ERROR(INVALID_ARGUMENT, "xla vision encode: no images or no output");
   for (int i = 0; i < image_count; i++) VLM_RETURN_IF_ERROR(check_image(runtime, &images[i], i));
   const vlm_vision_config *vision = runtime->model->description.vision;
-  size_t patch_values = (size_t)(runtime->patches_per_image * runtime->patch_width);
   size_t projected_row = (size_t)runtime->projected_width, features_row = (size_t)runtime->features_width;
   size_t tokens = (size_t)runtime->tokens_per_image;
+  vlm_pixel_values call_images[64];
   for (int first = 0; first < image_count; first += runtime->images_per_call) {
     int count = image_count - first < runtime->images_per_call ? image_count - first : runtime->images_per_call;
-    float *patches = runtime->patches.data;
-    if (count < runtime->images_per_call) memset(runtime->patches.data, 0, runtime->patches.bytes);
-    for (int i = 0; i < count; i++)
-      vlm_vision_patchify(images[first + i].values, vision->num_channels, vision->image_height, vision->image_width,
-                          vision->patch_size, patches + (size_t)i * patch_values);
+    /* A partial last call is padded with zero images: each is its own
+     * attention segment, so it never touches the real ones. */
+    for (int i = 0; i < runtime->images_per_call; i++)
+      call_images[i] = i < count ? images[first + i]
+                                 : (vlm_pixel_values){runtime->zero_image, vision->num_channels, vision->image_height,
+                                                      vision->image_width};
+    vlm_graph_tensors prepared = {0};
+    vlm_status status = vlm_vision_prepare_inputs(&runtime->model->description, call_images,
+                                                  runtime->images_per_call, &prepared);
+    for (int k = 0; !status && k < runtime->input_count; k++) {
+      const vlm_graph_tensor *tensor = vlm_graph_tensors_find(&prepared, runtime->input_names[k]);
+      if (!tensor || vlm_graph_tensor_bytes(tensor) != runtime->inputs[k].bytes)
+        status = VLM_ERROR(INTERNAL, "xla vision runtime: input '%s' was not prepared as the graph takes it",
+                           runtime->input_names[k]);
+      else memcpy(runtime->inputs[k].data, tensor->data, runtime->inputs[k].bytes);
+    }
+    vlm_graph_tensors_release(&prepared);
+    VLM_RETURN_IF_ERROR(status);
     VLM_RETURN_IF_ERROR(xla_invoke(runtime->calls[CALL_ENCODE], "encode"));
     size_t rows = (size_t)count * tokens, row_offset = (size_t)first * tokens;
     memcpy(out_projected + row_offset * projected_row, runtime->projected.data, rows * projected_row * sizeof(float));
