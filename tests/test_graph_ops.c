@@ -16,7 +16,7 @@
 #include "backends/cpu_graph.h"
 #include "core/alloc.h"
 #include "graph/graph.h"
-#include "graph/graph_tensors.h"
+#include "core/tensor_list.h"
 #include "io/config.h"
 #include "test.h"
 
@@ -26,7 +26,7 @@
 typedef struct op_case {
   char name[32];
   vlm_graph graph;
-  vlm_graph_tensors inputs;
+  vlm_tensor_list inputs;
   vlm_rope_config rope;       /* for the RoPE cases (the graph points here) */
   double *expected;           /* the output node's elements, float64 */
   size_t count;
@@ -47,17 +47,17 @@ static float value_at(uint64_t seed, size_t index) {
 
 static float *add_f32(op_case *c, const char *name, int rank, const int64_t *shape, uint64_t seed) {
   void *data = NULL;
-  CHECK_OK(vlm_graph_tensors_add(&c->inputs, name, VLM_DTYPE_F32, rank, shape, &data));
+  CHECK_OK(vlm_tensor_list_add(&c->inputs, name, VLM_DTYPE_F32, rank, shape, &data));
   float *values = data;
-  size_t count = data ? vlm_graph_tensor_bytes(vlm_graph_tensors_find(&c->inputs, name)) / sizeof(float) : 0;
+  size_t count = data ? vlm_named_tensor_bytes(vlm_tensor_list_find(&c->inputs, name)) / sizeof(float) : 0;
   for (size_t i = 0; i < count; i++) values[i] = value_at(seed, i);
   return values;
 }
 
 static int32_t *add_i32(op_case *c, const char *name, int rank, const int64_t *shape, const int32_t *values) {
   void *data = NULL;
-  CHECK_OK(vlm_graph_tensors_add(&c->inputs, name, VLM_DTYPE_I32, rank, shape, &data));
-  size_t count = data ? vlm_graph_tensor_bytes(vlm_graph_tensors_find(&c->inputs, name)) / sizeof(int32_t) : 0;
+  CHECK_OK(vlm_tensor_list_add(&c->inputs, name, VLM_DTYPE_I32, rank, shape, &data));
+  size_t count = data ? vlm_named_tensor_bytes(vlm_tensor_list_find(&c->inputs, name)) / sizeof(int32_t) : 0;
   if (data) memcpy(data, values, count * sizeof(int32_t));
   return data;
 }
@@ -276,7 +276,7 @@ static void cpu_refuses_segments_that_are_not_runs(void) {
   vlm_cpu_graph_run run = {.graph = &c.graph, .inputs = &c.inputs};
   CHECK_ERROR(vlm_cpu_graph_execute(&run, out), VLM_STATUS_INVALID_ARGUMENT, "segment 0 is not one run of rows");
   vlm_graph_release(&c.graph);
-  vlm_graph_tensors_release(&c.inputs);
+  vlm_tensor_list_release(&c.inputs);
 }
 
 #ifdef VLM_HAVE_XLA_RUNTIME
@@ -329,7 +329,7 @@ static void ops_match_float64_on_the_xla_backend(void) {
 static void release_cases(void) {
   for (int i = 0; i < case_count; i++) {
     vlm_graph_release(&cases[i].graph);
-    vlm_graph_tensors_release(&cases[i].inputs);
+    vlm_tensor_list_release(&cases[i].inputs);
     free(cases[i].expected);
   }
   case_count = 0;

@@ -121,7 +121,7 @@ static vlm_status bind_input(executor *state, int32_t index) {
   const void *data = NULL;
   if (strcmp(node->name, "tokens") == 0) data = state->run->tokens;
   else if (strcmp(node->name, "embeddings") == 0) data = state->run->embeddings;
-  const vlm_graph_tensor *tensor = !data && state->run->inputs ? vlm_graph_tensors_find(state->run->inputs, node->name)
+  const vlm_named_tensor *tensor = !data && state->run->inputs ? vlm_tensor_list_find(state->run->inputs, node->name)
                                                                 : NULL;
   if (tensor) {
     bool same = tensor->dtype == node->dtype && tensor->rank == node->rank;

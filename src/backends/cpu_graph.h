@@ -12,7 +12,7 @@
 #include "core/thread_pool.h"
 #include "engine/kv_cache.h"
 #include "graph/graph.h"
-#include "graph/graph_tensors.h"
+#include "core/tensor_list.h"
 #include "io/checkpoint.h"
 
 typedef void (*vlm_node_observer)(void *context, const vlm_node *node, const float *values);
@@ -30,7 +30,7 @@ typedef struct vlm_cpu_graph_run {
   int64_t max_position_embeddings; /* for dynamic RoPE */
   const int32_t *tokens;           /* input "tokens" */
   const float *embeddings;         /* input "embeddings" */
-  const vlm_graph_tensors *inputs; /* further inputs by node name (e.g. "patches"); may be NULL */
+  const vlm_tensor_list *inputs; /* further inputs by node name (e.g. "patches"); may be NULL */
   vlm_node_observer observer;
   void *observer_context;
   vlm_weight_observer weight_observer;

@@ -105,7 +105,7 @@ static void account_weight(void *context, const char *name, const vlm_tensor *vi
 
 vlm_status vlm_vision_model_encode(vlm_vision_model *model, const vlm_pixel_values *images,
                                    int image_count, float *out_features) {
-  vlm_graph_tensors inputs = {0};
+  vlm_tensor_list inputs = {0};
   vlm_status status = vlm_vision_prepare_inputs(&model->description, images, image_count, &inputs);
   vlm_graph graph;
   vlm_graph_init(&graph);
@@ -119,7 +119,7 @@ vlm_status vlm_vision_model_encode(vlm_vision_model *model, const vlm_pixel_valu
     status = vlm_cpu_graph_execute(&run, out_features);
   }
   vlm_graph_release(&graph);
-  vlm_graph_tensors_release(&inputs);
+  vlm_tensor_list_release(&inputs);
   return status;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "core/tensor_list.h"
 #include "io/config.h"
 #include "io/json.h"
 
@@ -498,4 +499,26 @@ char *vlm_graph_format(const vlm_graph *graph) {
   for (int32_t i = 0; i < graph->rope_count; i++)
     if (graph->ropes[i]) format_rope(&out, i, graph->ropes[i]);
   return vlm_sb_finish(&out);
+}
+
+vlm_status vlm_graph_check_inputs(const vlm_graph *graph, const vlm_tensor_list *tensors,
+                                   const char *const *implicit, int implicit_count) {
+  for (int32_t i = 0; i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    if (node->op != VLM_OP_INPUT) continue;
+    bool bound_elsewhere = false;
+    for (int k = 0; k < implicit_count && !bound_elsewhere; k++) bound_elsewhere = strcmp(node->name, implicit[k]) == 0;
+    if (bound_elsewhere) continue;
+    const vlm_named_tensor *tensor = vlm_tensor_list_find(tensors, node->name);
+    if (!tensor) return VLM_ERROR(INVALID_ARGUMENT, "graph input '%s' was not provided", node->name);
+    bool same = tensor->dtype == node->dtype && tensor->rank == node->rank;
+    for (int d = 0; same && d < node->rank; d++) same = tensor->shape[d] == node->shape[d];
+    if (!same) {
+      char want[160], got[160];
+      return VLM_ERROR(INVALID_ARGUMENT, "graph input '%s': the graph takes %s %s, given %s %s", node->name,
+                       vlm_dtype_name(node->dtype), vlm_shape_format(node->shape, node->rank, want, sizeof(want)),
+                       vlm_dtype_name(tensor->dtype), vlm_shape_format(tensor->shape, tensor->rank, got, sizeof(got)));
+    }
+  }
+  return VLM_OK;
 }

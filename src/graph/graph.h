@@ -208,6 +208,13 @@ int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key
                                     int32_t segments, double scale, const char *name, ...)
     __attribute__((format(printf, 7, 8)));
 
+/* Checks that every INPUT node of `graph` has a tensor of its name with
+ * the node's dtype and shape in `tensors` (names listed in `implicit`,
+ * e.g. "tokens", are bound by the caller some other way). */
+struct vlm_tensor_list;
+vlm_status vlm_graph_check_inputs(const vlm_graph *graph, const struct vlm_tensor_list *tensors,
+                                  const char *const *implicit, int implicit_count);
+
 /* A readable listing, one node per line with its parameters (and the RoPE
  * parameter sets), for debugging, golden tests and the xla compatibility
  * key: two graphs with the same listing compute the same function. */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "graph/graph_tensors.h"
+#include "core/tensor_list.h"
 #include "models/blocks.h"
 #include "models/vision_encoder.h"
 #include "vlm/generate.h"
@@ -91,18 +91,18 @@ static int64_t sequence_length(const vlm_vision_description *description) {
 }
 
 vlm_status vlm_vision_prepare_inputs(const vlm_vision_description *description, const vlm_pixel_values *images,
-                                     int image_count, vlm_graph_tensors *out) {
+                                     int image_count, vlm_tensor_list *out) {
   const vlm_vision_config *vision = description->vision;
   if (image_count <= 0 || !images) return VLM_ERROR(INVALID_ARGUMENT, "vision encoder: no images");
   int64_t patches = vlm_vision_patch_count(description), width = vlm_vision_patch_width(description);
   int64_t length = sequence_length(description), rows = image_count * length;
   float *patch_values;
   int32_t *order, *positions, *segments;
-  VLM_RETURN_IF_ERROR(vlm_graph_tensors_add(out, "patches", VLM_DTYPE_F32, 2,
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "patches", VLM_DTYPE_F32, 2,
                                             VLM_SHAPE(image_count * patches, width), (void **)&patch_values));
-  VLM_RETURN_IF_ERROR(vlm_graph_tensors_add(out, "token_order", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&order));
-  VLM_RETURN_IF_ERROR(vlm_graph_tensors_add(out, "position_ids", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&positions));
-  VLM_RETURN_IF_ERROR(vlm_graph_tensors_add(out, "segments", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&segments));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "token_order", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&order));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "position_ids", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&positions));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "segments", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&segments));
   for (int i = 0; i < image_count; i++) {
     if (!images[i].values) return VLM_ERROR(INVALID_ARGUMENT, "image %d has no pixel values", i);
     if (images[i].channels != vision->num_channels || images[i].height != vision->image_height ||

@@ -57,11 +57,11 @@ typedef struct vlm_vision_graph_nodes {
  * embedding; every image's patches] it is), "position_ids" (i32: its
  * position-embedding row) and "segments" (i32: its image, the attention
  * segment). Added to `out`, which the caller owns. */
-struct vlm_graph_tensors;
+struct vlm_tensor_list;
 struct vlm_pixel_values;
 vlm_status vlm_vision_prepare_inputs(const vlm_vision_description *description,
                                      const struct vlm_pixel_values *images, int image_count,
-                                     struct vlm_graph_tensors *out);
+                                     struct vlm_tensor_list *out);
 
 /* Builds the graph for `image_count` images over the inputs
  * vlm_vision_prepare_inputs makes; output the projected features, image

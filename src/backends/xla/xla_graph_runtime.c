@@ -155,13 +155,13 @@ void vlm_xla_graph_runtime_release(vlm_xla_graph_runtime *runtime) {
   free(runtime);
 }
 
-vlm_status vlm_xla_graph_call(vlm_xla_graph_runtime *runtime, int index, const vlm_graph_tensors *inputs,
+vlm_status vlm_xla_graph_call(vlm_xla_graph_runtime *runtime, int index, const vlm_tensor_list *inputs,
                               float *const *outputs) {
   if (index < 0 || index >= runtime->call_count)
     return VLM_ERROR(INVALID_ARGUMENT, "xla graph runtime: no function #%d", index);
   graph_call *call = &runtime->calls[index];
   for (int k = 0; k < call->input_count; k++) {
-    const vlm_graph_tensor *tensor = vlm_graph_tensors_find(inputs, call->input_names[k]);
+    const vlm_named_tensor *tensor = vlm_tensor_list_find(inputs, call->input_names[k]);
     if (!tensor) return VLM_ERROR(INVALID_ARGUMENT, "%s: input '%s' was not provided", call->name, call->input_names[k]);
     bool same = tensor->dtype == call->input_dtypes[k] && tensor->rank == call->input_bindings[k].rank;
     for (int d = 0; same && d < tensor->rank; d++) same = tensor->shape[d] == call->input_bindings[k].shape[d];

@@ -15,7 +15,7 @@
 
 #include "backends/xla/stablehlo_graph.h"
 #include "backends/xla/xla_runtime.h"
-#include "graph/graph_tensors.h"
+#include "core/tensor_list.h"
 
 typedef struct vlm_xla_graph_runtime vlm_xla_graph_runtime;
 
@@ -36,7 +36,7 @@ void vlm_xla_graph_runtime_release(vlm_xla_graph_runtime *runtime);
 /* Runs function `index`: every graph input comes from `inputs` by name
  * (dtype and shape must match), each output is copied to outputs[i]
  * (f32, its node's element count; NULL: not wanted). */
-vlm_status vlm_xla_graph_call(vlm_xla_graph_runtime *runtime, int index, const vlm_graph_tensors *inputs,
+vlm_status vlm_xla_graph_call(vlm_xla_graph_runtime *runtime, int index, const vlm_tensor_list *inputs,
                               float *const *outputs);
 
 #endif

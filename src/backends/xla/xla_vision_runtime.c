@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "graph/graph_tensors.h"
+#include "core/tensor_list.h"
 
 enum { CALL_ENCODE, CALL_COMPATIBILITY, CALL_COUNT };
 #define MAX_INPUTS 8
@@ -189,17 +189,17 @@ vlm_status vlm_xla_vision_encode(vlm_xla_vision_runtime *runtime, const vlm_pixe
       call_images[i] = i < count ? images[first + i]
                                  : (vlm_pixel_values){runtime->zero_image, vision->num_channels, vision->image_height,
                                                       vision->image_width};
-    vlm_graph_tensors prepared = {0};
+    vlm_tensor_list prepared = {0};
     vlm_status status = vlm_vision_prepare_inputs(&runtime->model->description, call_images,
                                                   runtime->images_per_call, &prepared);
     for (int k = 0; !status && k < runtime->input_count; k++) {
-      const vlm_graph_tensor *tensor = vlm_graph_tensors_find(&prepared, runtime->input_names[k]);
-      if (!tensor || vlm_graph_tensor_bytes(tensor) != runtime->inputs[k].bytes)
+      const vlm_named_tensor *tensor = vlm_tensor_list_find(&prepared, runtime->input_names[k]);
+      if (!tensor || vlm_named_tensor_bytes(tensor) != runtime->inputs[k].bytes)
         status = VLM_ERROR(INTERNAL, "xla vision runtime: input '%s' was not prepared as the graph takes it",
                            runtime->input_names[k]);
       else memcpy(runtime->inputs[k].data, tensor->data, runtime->inputs[k].bytes);
     }
-    vlm_graph_tensors_release(&prepared);
+    vlm_tensor_list_release(&prepared);
     VLM_RETURN_IF_ERROR(status);
     VLM_RETURN_IF_ERROR(xla_invoke(runtime->calls[CALL_ENCODE], "encode"));
     size_t rows = (size_t)count * tokens, row_offset = (size_t)first * tokens;
