@@ -312,7 +312,8 @@ static void ops_match_float64_on_the_xla_backend(void) {
   for (int i = 0; runtime && i < case_count; i++) {
     op_case *c = &cases[i];
     float *got = calloc(c->count, sizeof(float));
-    CHECK_OK(vlm_xla_graph_call(runtime, i, &c->inputs, (float *const[]){got}));
+    float *outputs[VLM_XLA_GRAPH_MAX_OUTPUTS] = {got};
+    CHECK_OK(vlm_xla_graph_call(runtime, i, &c->inputs, outputs));
     double worst = worst_error(c, got);
     printf("  xla %s: %.3g of the tolerance\n", c->name, worst);
     CHECK(worst <= 1.0);

@@ -120,7 +120,8 @@ static vlm_status bind_input(executor *state, int32_t index) {
   const vlm_node *node = &state->graph->nodes[index];
   const void *data = NULL;
   if (strcmp(node->name, "tokens") == 0) data = state->run->tokens;
-  else if (strcmp(node->name, "embeddings") == 0) data = state->run->embeddings;
+  else if (strcmp(node->name, "features") == 0) data = state->run->features;
+  else if (strcmp(node->name, "feature_mask") == 0) data = state->run->feature_mask;
   const vlm_named_tensor *tensor = !data && state->run->inputs ? vlm_tensor_list_find(state->run->inputs, node->name)
                                                                 : NULL;
   if (tensor) {
@@ -464,6 +465,25 @@ static vlm_status run_node(executor *state, int32_t index) {
   }
 }
 
+static bool op_supported(vlm_op op) {
+  switch (op) {
+    case VLM_OP_INPUT: case VLM_OP_WEIGHT: case VLM_OP_GATHER: case VLM_OP_SCALE: case VLM_OP_ADD:
+    case VLM_OP_MUL: case VLM_OP_RMS_NORM: case VLM_OP_LAYER_NORM: case VLM_OP_LINEAR: case VLM_OP_ACTIVATION:
+    case VLM_OP_GATED: case VLM_OP_ROPE: case VLM_OP_ATTENTION: case VLM_OP_SOFTCAP: case VLM_OP_RESHAPE:
+    case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_ROW_SELECT: case VLM_OP_SEGMENT_ATTENTION:
+      return true;
+    default: return false;
+  }
+}
+
+vlm_status vlm_cpu_graph_check(const vlm_graph *graph) {
+  for (int32_t i = 0; i < graph->count; i++)
+    if (!op_supported(graph->nodes[i].op))
+      return VLM_ERROR(UNIMPLEMENTED, "cpu backend: graph node '%s': op '%s' is not supported",
+                       graph->nodes[i].name, vlm_op_name(graph->nodes[i].op));
+  return VLM_OK;
+}
+
 static void executor_release(executor *state) {
   for (int32_t i = 0; state->values && i < state->graph->count; i++)
     vlm_release(NULL, state->values[i].buffer);
@@ -477,6 +497,7 @@ vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output) {
   const vlm_graph *graph = run->graph;
   if (graph->output < 0 || graph->output >= graph->count)
     return VLM_ERROR(INTERNAL, "graph has no output node");
+  VLM_RETURN_IF_ERROR(vlm_cpu_graph_check(graph));
   executor state = {.run = run, .graph = graph};
   state.values = calloc((size_t)graph->count, sizeof(*state.values));
   state.free_list = calloc((size_t)graph->count, sizeof(*state.free_list));

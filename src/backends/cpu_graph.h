@@ -10,7 +10,7 @@
 #define VLM_BACKENDS_CPU_GRAPH_H
 
 #include "core/thread_pool.h"
-#include "engine/kv_cache.h"
+#include "backends/cpu/kv_cache.h"
 #include "graph/graph.h"
 #include "core/tensor_list.h"
 #include "io/checkpoint.h"
@@ -29,13 +29,19 @@ typedef struct vlm_cpu_graph_run {
   vlm_thread_pool *pool;           /* may be NULL */
   int64_t max_position_embeddings; /* for dynamic RoPE */
   const int32_t *tokens;           /* input "tokens" */
-  const float *embeddings;         /* input "embeddings" */
+  const float *features;           /* input "features" */
+  const int32_t *feature_mask;     /* input "feature_mask" */
   const vlm_tensor_list *inputs; /* further inputs by node name (e.g. "patches"); may be NULL */
   vlm_node_observer observer;
   void *observer_context;
   vlm_weight_observer weight_observer;
   void *weight_observer_context;
 } vlm_cpu_graph_run;
+
+/* OK when the executor implements every node of `graph` (the predicate
+ * module support asks: engine/module_support.h); UNIMPLEMENTED naming the
+ * first node and op it does not. */
+vlm_status vlm_cpu_graph_check(const vlm_graph *graph);
 
 /* Executes the graph and copies its output node (f32) into `output`. */
 vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output);

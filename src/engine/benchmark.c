@@ -15,7 +15,7 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
-#include "engine/text_model.h"
+#include "backends/cpu/text_model.h"
 #include "io/json.h"
 
 static double now_seconds(void) {
@@ -195,7 +195,10 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
                                           .prefill_chunk = longest, .pool = pool};
   vlm_text_model *model = NULL;
   double load_start = now_seconds();
-  vlm_status status = vlm_text_model_open(options->model_dir, &model_options, &model);
+  vlm_model *opened = NULL;
+  vlm_status status = vlm_model_open(options->model_dir, NULL, &opened);
+  if (!status) status = vlm_text_model_open(opened, &model_options, &model);
+  vlm_model_release(opened); /* the text model holds its own reference */
   double load_seconds = now_seconds() - load_start;
   if (status) {
     vlm_thread_pool_release(pool);

@@ -142,8 +142,12 @@ static vlm_status lower_input(xla_emitter *e, int32_t index) {
     e->nodes[index] = e->tokens;
     return VLM_OK;
   }
-  if (strcmp(node->name, "embeddings") == 0 && e->embeddings.name[0]) {
+  if (strcmp(node->name, "features") == 0 && e->embeddings.name[0]) {
     e->nodes[index] = e->embeddings;
+    return VLM_OK;
+  }
+  if (strcmp(node->name, "feature_mask") == 0 && e->feature_mask.name[0]) {
+    e->nodes[index] = e->feature_mask;
     return VLM_OK;
   }
   for (int i = 0; i < e->input_count; i++)
@@ -326,13 +330,14 @@ static vlm_status lower_select_rows(xla_emitter *e, const vlm_node *node, xla_va
 static vlm_status rope_angles(xla_emitter *e, const vlm_node *node, const vlm_rope_config *rope,
                               xla_value table, int64_t half, xla_value *out) {
   int64_t rows = node->shape[0], shape[2] = {rows, half};
-  if (node->input_count < 2) {
+  if (node->input_count < 2 && !e->row_positions.name[0]) {
     xla_value positions = xla_broadcast(e, e->rope_positions, 2, shape, (int64_t[]){0});
     *out = XLA_OP(e, "multiply", NULL, &positions, positions, xla_broadcast(e, table, 2, shape, (int64_t[]){1}));
     return VLM_OK;
   }
   xla_value frequencies = xla_broadcast(e, table, 2, shape, (int64_t[]){1});
-  xla_value positions = xla_convert(e, e->nodes[node->inputs[1]], "f32"); /* [axes, rows] */
+  /* [axes, rows]: the node's own, or the function's 3-axis row positions. */
+  xla_value positions = xla_convert(e, node->input_count < 2 ? e->row_positions : e->nodes[node->inputs[1]], "f32");
   int64_t axes = positions.shape[0];
   uint8_t axis_of[512];
   VLM_RETURN_IF_ERROR(cpu_rope_frequency_axes(rope, axis_of));

@@ -35,7 +35,8 @@ void vlm_xla_graph_runtime_release(vlm_xla_graph_runtime *runtime);
 
 /* Runs function `index`: every graph input comes from `inputs` by name
  * (dtype and shape must match), each output is copied to outputs[i]
- * (f32, its node's element count; NULL: not wanted). */
+ * (f32, its node's element count; NULL: not wanted): `outputs` has one
+ * entry per output of the function (or is NULL). */
 vlm_status vlm_xla_graph_call(vlm_xla_graph_runtime *runtime, int index, const vlm_tensor_list *inputs,
                               float *const *outputs);
 
