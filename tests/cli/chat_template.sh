@@ -35,9 +35,9 @@ check raise_exception_message bash -c "run 1 tokenize --model '$work/raises' --c
 check malformed_messages bash -c "echo '[{\"role\": ' >'$work/bad.json' && run 1 tokenize --model '$work/model' --chat '$work/bad.json' && err_has 'messages'"
 
 # With the shared fixtures: a real template against its Transformers golden.
-fixtures="$source_dir/../shared/fixtures/tokenizers"
+fixtures="$fixtures_root/tokenizers"
 golden="$source_dir/tests/goldens/chat_template/qwen3.json"
-if [ -d "$fixtures/qwen3" ] && [ -f "$golden" ]; then
+if have_fixtures real_templates; then
   python3 - "$golden" "$work" <<'PY'
 import json, sys
 cases = {c["name"]: c for c in json.load(open(sys.argv[1]))["cases"]}
@@ -48,8 +48,6 @@ PY
   check qwen3_matches_transformers bash -c "run 0 tokenize --model '$fixtures/qwen3' --chat '$work/qwen3_chat.json' --add-generation-prompt \
     && cmp -s '$work/out' '$work/qwen3_want'"
   check llama2_has_no_template bash -c "run 1 tokenize --model '$fixtures/llama2' --chat '$work/chat.json' && err_has 'has no chat template'"
-else
-  echo "skip: ../shared/fixtures is absent (real-template CLI checks)"
 fi
 
 finish

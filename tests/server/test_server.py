@@ -37,7 +37,7 @@ RSS_TOLERANCE_RATIO = 0.10
 def fixture(name):
     path = os.path.join(FIXTURES, name)
     if not os.path.exists(path):
-        raise unittest.SkipTest(f"{path} is absent (../shared/fixtures missing)")
+        raise unittest.SkipTest(f"no-fixtures: {path} is absent (../shared/fixtures missing)")
     return path
 
 
@@ -532,11 +532,11 @@ class XlaServerTests(ServerTestCase):
     @classmethod
     def setUpClass(cls):
         if not os.path.exists(XLA_VENV):
-            raise unittest.SkipTest("no .venv-xla (tools/xla/requirements.txt)")
+            raise unittest.SkipTest("no-venv-xla: no .venv-xla (tools/xla/requirements.txt)")
         probe = subprocess.run([VLM, "run", "--backend", "xla", "--model", "/nonexistent", "--prompt", "x"],
                                capture_output=True, text=True)
         if "built without the xla runtime" in probe.stderr:
-            raise unittest.SkipTest("vlm was built without the xla runtime")
+            raise unittest.SkipTest("no-xla-runtime: vlm was built without the xla runtime")
         cls.cache = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"vlm-xla-test-cache-{os.getpid()}")
         env = dict(os.environ, VLM_XLA_CACHE=cls.cache)
         cls.server = harness.Server(VLM, os.path.join(MODELS, cls.model), *cls.arguments, env=env,
