@@ -512,8 +512,6 @@ class ImageServerTests(ServerTestCase):
         rss = self.server.rss_bytes()
         print(f"\n  load: {LOAD_REQUESTS} requests in {elapsed:.1f} s; RSS idle after warm-up "
               f"{idle_rss / 2**20:.1f} MiB, after load {rss / 2**20:.1f} MiB", file=sys.stderr)
-        if self.server.uses_asan():
-            return  # ASan's quarantine keeps freed memory: RSS says nothing there
         self.assertLessEqual(rss, idle_rss * (1 + RSS_TOLERANCE_RATIO) + RSS_TOLERANCE_BYTES)
 
 
