@@ -25,7 +25,8 @@ import openai  # noqa: E402
 SOURCE = os.path.abspath(os.environ.get("VLM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
 VLM = os.path.abspath(os.environ.get("VLM_BINARY", os.path.join(SOURCE, "build", "vlm")))
 MODELS = os.path.join(SOURCE, "tests", "models")
-FIXTURES = os.path.join(SOURCE, "..", "shared", "fixtures", "media", "images")
+FIXTURES = os.path.join(os.environ.get("VLM_FIXTURES_DIR") or os.path.join(SOURCE, "..", "shared", "fixtures"),
+                        "media", "images")
 LOAD_REQUESTS = int(os.environ.get("VLM_SERVER_TEST_REQUESTS", "32"))
 # The load test's RSS check: after the load, once idle, the server's RSS
 # must be within this of its idle RSS after warm-up (allocator caches and
