@@ -2,8 +2,8 @@
  * render byte-identically to what Transformers' apply_chat_template gave
  * (tools/oracle/make_chat_template_goldens.py), or fail with the same
  * message when the template raises. Real templates live in the shared
- * fixtures (skipped when absent); family templates are stored next to the
- * goldens. */
+ * fixtures (SKIP(no-fixtures) when absent); family templates are stored
+ * next to the goldens. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,17 +22,15 @@ static char *to_json(const vlm_json_value *value) {
   return vlm_sb_finish(&builder);
 }
 
-/* Loads the template a golden file names; false (with a message) to skip. */
+/* Loads the template a golden file names; false (reported) when it cannot. */
 static bool load_template(const vlm_json_value *root, vlm_chat_template **out, vlm_status *out_status) {
   const char *source = vlm_json_get_string(vlm_json_object_get(root, "template"));
   *out_status = VLM_OK;
+  CHECK(source != NULL);
   if (!source) return false;
   if (!strncmp(source, "fixture:", 8)) {
-    const char *fixtures = test_fixtures_dir();
-    if (!fixtures) {
-      printf("  skipped %s: ../shared/fixtures is absent\n", source);
-      return false;
-    }
+    const char *fixtures = test_require_fixtures();
+    if (!fixtures) return false;
     char directory[4096];
     snprintf(directory, sizeof(directory), "%s/tokenizers/%s", fixtures, source + 8);
     *out_status = vlm_chat_template_load(directory, out);
@@ -95,8 +93,9 @@ static bool check_case(const vlm_chat_template *chat_template, const vlm_json_va
 static void check_golden_file(const char *name) {
   char path[4096];
   snprintf(path, sizeof(path), "%s/%s.json", GOLDENS, name);
-  if (!vlm_path_exists(path)) {
-    printf("  skipped %s: no golden file\n", name);
+  if (!vlm_path_exists(path)) { /* every name listed has goldens in the tree */
+    fprintf(stderr, "  %s: %s is missing\n", test_current, path);
+    test_failures++;
     return;
   }
   vlm_json_document document;

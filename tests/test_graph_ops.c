@@ -323,7 +323,7 @@ static void ops_match_float64_on_the_xla_backend(void) {
 }
 #else
 static void ops_match_float64_on_the_xla_backend(void) {
-  printf("SKIP: built without python-3.11-embed (Debian's libpython3.11-dev); xla ops not tested\n");
+  test_skip("no-xla-runtime", "built without python-3.11-embed (Debian's libpython3.11-dev); xla ops not tested");
 }
 #endif
 

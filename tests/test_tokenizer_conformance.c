@@ -147,11 +147,8 @@ static bool run_case(const vlm_tokenizer *tokenizer, const vlm_json_value *item,
 }
 
 static void check_tokenizer(const char *name) {
-  const char *fixtures = test_fixtures_dir();
-  if (!fixtures) {
-    printf("  skipped: ../shared/fixtures is absent\n");
-    return;
-  }
+  const char *fixtures = test_require_fixtures();
+  if (!fixtures) return;
   char directory[1024], golden_path[1024];
   snprintf(directory, sizeof(directory), "%s/tokenizers/%s", fixtures, name);
   snprintf(golden_path, sizeof(golden_path), "%s/tests/goldens/tokenizer/%s.json", VLM_SOURCE_DIR,

@@ -60,7 +60,7 @@ check run_reports_missing_model refuses 1 "config.json: cannot open" run --model
 
 # An image request end to end: decode, CLIP processor, tower, projector,
 # merge and greedy decoding must give the golden's tokens and text.
-fixtures="$source_dir/../shared/fixtures/media/images"
+fixtures="$fixtures_root/media/images"
 image_matches_golden() { # image_matches_golden CASE: the case's own images and prompt
   local golden="$source_dir/tests/goldens/llava/$1/manifest.json"
   local arguments=()
@@ -90,21 +90,22 @@ for problem in problems:
 sys.exit(1 if problems else 0)
 PY
 }
-if [ -d "$fixtures" ]; then
+if have_fixtures image_requests; then
   check run_one_image_matches_golden image_matches_golden one_image
   check run_two_images_match_golden image_matches_golden two_images
   check run_refuses_an_image_bomb refuses 1 "exceeds the limit" \
     run --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/bomb_100000x100000.png"
   check run_refuses_a_truncated_image refuses 1 "truncated.jpg: truncated JPEG data" \
     run --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/truncated.jpg"
-else
-  echo "skip image requests: $fixtures is absent"
 fi
 
 # The same goldens on the xla backend (text decoder and CLIP tower compiled
 # by IREE on first use, into a temporary cache): Transformers' exact tokens.
-if [ -x "$source_dir/.venv-xla/bin/iree-compile" ] && ! "$vlm" run --backend xla --model /nonexistent --prompt x 2>&1 |
-    grep -q "built without the xla runtime"; then
+if [ ! -x "$source_dir/.venv-xla/bin/iree-compile" ]; then
+  skip no-venv-xla xla_backend "$source_dir/.venv-xla/bin/iree-compile is missing (tools/xla/requirements.txt)"
+elif "$vlm" run --backend xla --model /nonexistent --prompt x 2>&1 | grep -q "built without the xla runtime"; then
+  skip no-xla-runtime xla_backend "vlm was built without python-3.11-embed (libpython3.11-dev)"
+else
   export VLM_XLA_CACHE="$work/xla-cache"
   # Under ASan: the embedded CPython keeps interpreter-lifetime allocations
   # by design (see the file); vlm's own stay checked.
@@ -112,13 +113,11 @@ if [ -x "$source_dir/.venv-xla/bin/iree-compile" ] && ! "$vlm" run --backend xla
   backend_arguments=(--backend xla --context 2048)
   check run_xla_matches_golden_llama_chat matches_golden llama chat
   check run_xla_matches_golden_qwen2_chat matches_golden qwen2 chat
-  if [ -d "$fixtures" ]; then
+  if have_fixtures xla_image_requests; then
     check run_xla_one_image_matches_golden image_matches_golden one_image
     check run_xla_two_images_match_golden image_matches_golden two_images
   fi
   backend_arguments=()
-else
-  echo "skip the xla backend: no .venv-xla or a vlm built without the xla runtime"
 fi
 
 finish
