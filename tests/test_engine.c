@@ -202,8 +202,8 @@ static void image_and_text_batch_without_leaks(void) {
     vlm_engine *engine = round == 0 ? single : batched;
     for (int i = 0; i < 4; i++) {
       bool with_image = i % 2 == 0;
-      vlm_loaded_image image;
-      golden_image(&golden, &image);
+      vlm_loaded_image image = {0};
+      if (with_image) golden_image(&golden, &image);
       vlm_engine_request_options options = text_request(engine, user_message(prompts[i], with_image), 6 + i);
       options.images = with_image ? &image : NULL;
       options.image_count = with_image;

@@ -5,7 +5,7 @@
  * absolute for data movement (which must be exact), and |got - want| <=
  * 2e-6 + 2e-5 |want| for arithmetic (attention, RoPE).
  *
- * Ops: concat (rows and columns), row_select, gather from a computed
+ * Ops: concat (rows and columns), slice, row_select, gather from a computed
  * table, segment_attention (three segments of different lengths), RoPE at
  * positions of its own: axial 2D (vision towers) and 3-axis M-RoPE, plain
  * and interleaved (Qwen2-VL, Qwen3-VL). */
@@ -21,7 +21,7 @@
 #include "test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define MAX_CASES 8
+#define MAX_CASES 12
 
 typedef struct op_case {
   char name[32];
@@ -94,6 +94,15 @@ static void build_concat_columns(void) {
     for (int i = 0; i < 2; i++) c->expected[r * 7 + i] = a[r * 2 + i];
     for (int i = 0; i < 5; i++) c->expected[r * 7 + 2 + i] = b[r * 5 + i];
   }
+}
+
+static void build_slice(void) {
+  op_case *c = new_case("slice_columns", 4 * 3, true);
+  float *x = add_f32(c, "x", 2, SHAPE(4, 9), 14);
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(4, 9), "x");
+  c->graph.output = vlm_graph_slice(&c->graph, nx, 1, 3, 3, "k"); /* the middle third of a fused qkv */
+  for (int r = 0; r < 4; r++)
+    for (int i = 0; i < 3; i++) c->expected[r * 3 + i] = x[r * 9 + 3 + i];
 }
 
 static void build_row_select(void) {
@@ -221,6 +230,7 @@ static void build_cases(void) {
   if (case_count) return;
   build_concat_rows();
   build_concat_columns();
+  build_slice();
   build_row_select();
   build_gather_computed();
   build_segment_attention();

@@ -426,6 +426,18 @@ static void run_concat(executor *state, const vlm_node *node, float *out) {
   }
 }
 
+static void run_slice(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *x = &state->graph->nodes[node->inputs[0]];
+  const node_value *value = &state->values[node->inputs[0]];
+  int axis = node->params.slice.axis;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= x->shape[d];
+  for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
+  int64_t length = node->shape[axis] * inner, stride = x->shape[axis] * inner, start = node->params.slice.start * inner;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < length; i++) out[o * length + i] = value_at(value, o * stride + start + i);
+}
+
 static void run_row_select(executor *state, const vlm_node *node, float *out) {
   const int32_t *mask = state->values[node->inputs[0]].data;
   const node_value *a = &state->values[node->inputs[1]], *b = &state->values[node->inputs[2]];
@@ -460,6 +472,7 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_SELECT_ROWS: run_select_rows(state, node, out); return VLM_OK;
     case VLM_OP_SEGMENT_ATTENTION: return run_segment_attention(state, node, out);
     case VLM_OP_CONCAT: run_concat(state, node, out); return VLM_OK;
+    case VLM_OP_SLICE: run_slice(state, node, out); return VLM_OK;
     case VLM_OP_ROW_SELECT: run_row_select(state, node, out); return VLM_OK;
     default: run_elementwise(state, node, out); return VLM_OK;
   }
@@ -470,7 +483,8 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_INPUT: case VLM_OP_WEIGHT: case VLM_OP_GATHER: case VLM_OP_SCALE: case VLM_OP_ADD:
     case VLM_OP_MUL: case VLM_OP_RMS_NORM: case VLM_OP_LAYER_NORM: case VLM_OP_LINEAR: case VLM_OP_ACTIVATION:
     case VLM_OP_GATED: case VLM_OP_ROPE: case VLM_OP_ATTENTION: case VLM_OP_SOFTCAP: case VLM_OP_RESHAPE:
-    case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_ROW_SELECT: case VLM_OP_SEGMENT_ATTENTION:
+    case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_SLICE: case VLM_OP_ROW_SELECT:
+    case VLM_OP_SEGMENT_ATTENTION:
       return true;
     default: return false;
   }

@@ -19,7 +19,8 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_GATED] = "gated",           [VLM_OP_ROPE] = "rope",
     [VLM_OP_ATTENTION] = "attention",   [VLM_OP_SOFTCAP] = "softcap",
     [VLM_OP_RESHAPE] = "reshape",       [VLM_OP_SELECT_ROWS] = "select_rows",
-    [VLM_OP_CONCAT] = "concat",         [VLM_OP_ROW_SELECT] = "row_select",
+    [VLM_OP_CONCAT] = "concat",         [VLM_OP_SLICE] = "slice",
+    [VLM_OP_ROW_SELECT] = "row_select",
     [VLM_OP_SEGMENT_ATTENTION] = "segment_attention",
 };
 
@@ -407,6 +408,19 @@ int32_t vlm_graph_concat(vlm_graph *graph, const int32_t *inputs, int count, int
   return finish(graph, node);
 }
 
+int32_t vlm_graph_slice(vlm_graph *graph, int32_t x, int axis, int64_t start, int64_t length,
+                        const char *name, ...) {
+  BUILD(VLM_OP_SLICE, &x, 1);
+  const vlm_node *x_node = input_node(graph, node, 0);
+  if (axis < 0 || axis >= x_node->rank || start < 0 || length < 1 || start + length > x_node->shape[axis])
+    return shape_error(graph, node, "slice outside the dimension");
+  copy_shape(node, x_node);
+  node->shape[axis] = length;
+  node->params.slice.axis = axis;
+  node->params.slice.start = start;
+  return finish(graph, node);
+}
+
 int32_t vlm_graph_row_select(vlm_graph *graph, int32_t mask, int32_t a, int32_t b,
                              const char *name, ...) {
   int32_t inputs[3] = {mask, a, b};
@@ -464,6 +478,9 @@ static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
         vlm_sb_appendf(out, "%s%d", i ? "," : "", node->params.select.rows[i]);
       break;
     case VLM_OP_CONCAT: vlm_sb_appendf(out, " axis=%d", node->params.concat.axis); break;
+    case VLM_OP_SLICE:
+      vlm_sb_appendf(out, " axis=%d start=%lld", node->params.slice.axis, (long long)node->params.slice.start);
+      break;
     case VLM_OP_SEGMENT_ATTENTION: vlm_sb_appendf(out, " scale=%.17g", node->params.segment_attention.scale); break;
     default: break;
   }

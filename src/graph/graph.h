@@ -50,6 +50,7 @@ typedef enum vlm_op {
   VLM_OP_RESHAPE,      /* same data, new shape                                 */
   VLM_OP_SELECT_ROWS,  /* keep the listed rows (e.g. last row of a chunk)      */
   VLM_OP_CONCAT,       /* inputs joined along one dimension                    */
+  VLM_OP_SLICE,        /* a contiguous range along one dimension               */
   VLM_OP_ROW_SELECT,   /* per row: mask[r] != 0 ? a[r] : b[r] (merging features) */
   /* Encoders: whole sequences per step, no KV cache. */
   VLM_OP_SEGMENT_ATTENTION, /* bidirectional attention among rows of one segment */
@@ -97,6 +98,7 @@ typedef struct vlm_node {
     } attention;
     struct { const int32_t *rows; int64_t count; } select;
     struct { int32_t axis; } concat;
+    struct { int32_t axis; int64_t start; } slice;
     struct { double scale; } segment_attention;
   } params;
 } vlm_node;
@@ -193,6 +195,10 @@ int32_t vlm_graph_rope_at(vlm_graph *graph, int32_t x, int32_t positions, int32_
  * of patches; the last axis: LLaVA's list of feature layers side by side). */
 int32_t vlm_graph_concat(vlm_graph *graph, const int32_t *inputs, int count, int axis,
                          const char *name, ...) __attribute__((format(printf, 5, 6)));
+/* Elements [start, start + length) of dimension `axis`, the others whole
+ * (q, k and v out of a fused qkv projection). */
+int32_t vlm_graph_slice(vlm_graph *graph, int32_t x, int axis, int64_t start, int64_t length,
+                        const char *name, ...) __attribute__((format(printf, 6, 7)));
 /* Row by row: mask[r] != 0 ? a[r] : b[r], with mask an integer input
  * [rows] and a, b of one shape [rows, ...]. This is how encoder features
  * replace placeholder rows of the token embeddings (masked_scatter). */

@@ -47,6 +47,7 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_LAYER_NORM:
     case VLM_OP_SEGMENT_ATTENTION:
     case VLM_OP_CONCAT:
+    case VLM_OP_SLICE:
     case VLM_OP_ROW_SELECT:
       return VLM_OK;
     case VLM_OP_ROPE: {
@@ -678,6 +679,7 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_LAYER_NORM:
     case VLM_OP_SEGMENT_ATTENTION:
     case VLM_OP_CONCAT:
+    case VLM_OP_SLICE:
     case VLM_OP_ROW_SELECT: return xla_lower_encoder_node(e, node, out);
     default: lower_elementwise(e, node, out); return VLM_OK;
   }

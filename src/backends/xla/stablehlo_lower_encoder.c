@@ -70,6 +70,15 @@ static xla_value lower_concat(xla_emitter *e, const vlm_node *node) {
   return xla_concatenate(e, node->input_count, parts, node->params.concat.axis);
 }
 
+static xla_value lower_slice(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0);
+  int64_t start[XLA_MAX_RANK] = {0}, limit[XLA_MAX_RANK];
+  memcpy(limit, x.shape, sizeof(limit));
+  start[node->params.slice.axis] = node->params.slice.start;
+  limit[node->params.slice.axis] = node->params.slice.start + node->shape[node->params.slice.axis];
+  return xla_slice(e, x, start, limit);
+}
+
 /* mask [rows] != 0 ? a : b, the mask broadcast along the row. */
 static xla_value lower_row_select(xla_emitter *e, const vlm_node *node) {
   xla_value mask = e->nodes[node->inputs[0]];
@@ -83,6 +92,7 @@ vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_valu
     case VLM_OP_LAYER_NORM: *out = lower_layer_norm(e, node); return VLM_OK;
     case VLM_OP_SEGMENT_ATTENTION: return lower_segment_attention(e, node, out);
     case VLM_OP_CONCAT: *out = lower_concat(e, node); return VLM_OK;
+    case VLM_OP_SLICE: *out = lower_slice(e, node); return VLM_OK;
     case VLM_OP_ROW_SELECT: *out = lower_row_select(e, node); return VLM_OK;
     default:
       return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s': op '%s' is not an encoder op", node->name,
