@@ -254,6 +254,20 @@ static void test_synthetic_images_match_transformers(void) {
   CHECK_INT_EQ(digests_checked, 24 * 4 + 8);
 }
 
+/* The resampler's baseline loop (VLM_CPU_PATH=portable) gives the same
+ * bytes as the AVX2 one the other tests run on such machines. */
+static void test_portable_resampler_matches_transformers(void) {
+  const char *previous = getenv("VLM_CPU_PATH");
+  char *saved = previous ? strdup(previous) : NULL;
+  setenv("VLM_CPU_PATH", "portable", 1);
+  digests_checked = 0;
+  CHECK_INT_EQ(run_entries(false), 32);
+  CHECK_INT_EQ(digests_checked, 24 * 4 + 8);
+  if (saved) setenv("VLM_CPU_PATH", saved, 1);
+  else unsetenv("VLM_CPU_PATH");
+  free(saved);
+}
+
 /* Every fixture image Transformers opens, under four configs. */
 static void test_fixture_images_match_transformers(void) {
   if (!test_fixtures_dir()) {
@@ -402,6 +416,7 @@ static void test_config_cases(void) {
   free(image.pixels);
 }
 
-TEST_MAIN(TEST(test_synthetic_images_match_transformers), TEST(test_fixture_images_match_transformers),
+TEST_MAIN(TEST(test_synthetic_images_match_transformers),
+          TEST(test_portable_resampler_matches_transformers), TEST(test_fixture_images_match_transformers),
           TEST(test_smart_resize_matches_transformers), TEST(test_smart_resize_refuses_bad_arguments),
           TEST(test_config_cases))
