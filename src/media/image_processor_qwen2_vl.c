@@ -228,7 +228,20 @@ vlm_status vlm_qwen2_vl_patchify(const vlm_processor_config *config, const vlm_i
                      (long long)resized->height, (long long)block, (long long)block);
   int64_t grid_h = resized->height / patch, grid_w = resized->width / patch;
   int64_t shape[2] = {grid_h * grid_w, 3 * frames * patch * patch};
-  VLM_RETURN_IF_ERROR(vlm_tensor_create(allocator, VLM_DTYPE_F32, 2, shape, out_pixel_values));
+  /* Every element is written below: no zeroing pass over the (up to a few
+   * hundred MB) tensor, which vlm_tensor_create would do. */
+  if (shape[0] > INT64_MAX / shape[1] / 4)
+    return VLM_ERROR(OUT_OF_RANGE, "Qwen2-VL image processor: pixel_values too large");
+  void *data = vlm_allocate(allocator, (size_t)(shape[0] * shape[1] * 4), VLM_DEFAULT_ALIGNMENT);
+  if (!data)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for pixel_values [%lld, %lld]",
+                     (long long)shape[0], (long long)shape[1]);
+  vlm_status status = vlm_tensor_borrow(VLM_DTYPE_F32, 2, shape, data, out_pixel_values);
+  if (status) {
+    vlm_release(allocator, data);
+    return status;
+  }
+  out_pixel_values->owns_data = true, out_pixel_values->allocator = allocator;
   float tables[3][256];
   vlm_image_normalize_tables(
       config, variant == VLM_QWEN2_VL_PIL ? VLM_IMAGE_BACKEND_PIL : VLM_IMAGE_BACKEND_TORCHVISION,
