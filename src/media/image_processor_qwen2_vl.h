@@ -19,8 +19,9 @@
  *   VLM_QWEN2_VL_PIL: `Qwen2VLImageProcessorPil`: Pillow's resize, float64
  *     rescale cast to float32, float32 normalize. Also reproduced bit for bit
  *     on every golden; it differs from the default by up to 2 in the resized
- *     uint8 values and up to 0.0300 in pixel_values (OPENAI_CLIP std) because
- *     the two resize kernels round differently.
+ *     uint8 values, so up to 0.0300 in pixel_values with OPENAI_CLIP's std
+ *     (0.0157 with Qwen3-VL's 0.5), because the two resize kernels round
+ *     differently.
  *
  * Flattening order (both variants): patch rows in (grid_h / merge,
  * grid_w / merge, merge, merge) order, each row (channel, temporal, patch_y,

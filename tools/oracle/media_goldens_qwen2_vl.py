@@ -69,10 +69,11 @@ CONFIGS = {
                  "image_std": [0.5, 0.5, 0.5], "processor_class": "Qwen3VLProcessor",
                  "image_processor_type": "Qwen2VLImageProcessorFast"},
 }
-# (width, height): the min_pixels floor, odd sizes, a photo size that the
-# class default clamps, a clamp, a thin one, and ratios of 200 (allowed) and
-# just above (refused).
-SYNTHETIC = [(30, 40), (333, 177), (1280, 960), (2000, 1500), (57, 3), (1, 200), (4001, 20),
+# (width, height): the min_pixels floor, odd sizes, the bench's photo size and
+# a wider one (both clamped by the class default's max_pixels, kept small so
+# the sanitizer build checks them quickly), a thin one, and ratios of 200
+# (allowed) and just above (refused).
+SYNTHETIC = [(30, 40), (333, 177), (1280, 960), (1500, 700), (57, 3), (1, 200), (4001, 20),
              (3, 601)]
 FULL_PIXEL_VALUES = {("synthetic_30x40", "defaults"), ("no_time_for_that_tiny.gif", "defaults")}
 FULL_RESIZED_PIXELS = 128 * 128
