@@ -1,249 +1,17 @@
-/* The Qwen2-VL image processor against Transformers.
- *
- * tests/goldens/media_qwen2_vl (tools/oracle/media_goldens_qwen2_vl.py) holds,
- * per processor config (configs/<name>, loaded here as a model directory)
- * and image, sha256 digests of what Transformers 5.23.0 produces: the
- * resized uint8 image of both processors, pixel_values of both, and
- * image_grid_thw, or the error both raise; plus smart_resize's result or
- * error on edge cases and seeded random sizes. A matching digest is a
- * bit-exact match; small cases also carry full tensors so a mismatch can
- * show its size. Fixture images need ../shared/fixtures (skipped when it is
- * absent); the synthetic images and smart_resize need nothing else. */
+/* The Qwen2-VL image processor against Transformers, without fixtures:
+ * the synthetic images of tests/goldens/media_qwen2_vl under its four
+ * configs (both variants, bit for bit, on the SIMD and the portable
+ * resampler), smart_resize's results and errors, and what the config alone
+ * decides. The fixture images are in test_image_processor_qwen2_vl_fixtures.c;
+ * the golden format is described in test_qwen2_vl_support.h. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "io/config.h"
-#include "io/file.h"
-#include "io/json.h"
-#include "io/safetensors.h"
 #include "media/image_processor_qwen2_vl.h"
 #include "test.h"
-#include "validate/sha256.h"
-#include "vlm/media.h"
-
-#define GOLDENS VLM_SOURCE_DIR "/tests/goldens/media_qwen2_vl"
-
-typedef struct golden_set {
-  vlm_json_document manifest;
-  vlm_safetensors_file tensors;
-  const vlm_json_value *entries;
-} golden_set;
-
-static bool goldens_open(golden_set *out) {
-  memset(out, 0, sizeof(*out));
-  vlm_status status = vlm_json_parse_file(GOLDENS "/manifest.json", 1 << 22, NULL, &out->manifest);
-  CHECK_OK(status);
-  if (status) return false;
-  status = vlm_safetensors_open(GOLDENS "/tensors.safetensors", NULL, &out->tensors);
-  CHECK_OK(status);
-  if (status) {
-    vlm_json_document_release(&out->manifest);
-    return false;
-  }
-  out->entries = vlm_json_object_get(out->manifest.root, "entries");
-  CHECK(out->entries && out->entries->type == VLM_JSON_ARRAY);
-  return out->entries != NULL;
-}
-
-static void goldens_close(golden_set *goldens) {
-  vlm_safetensors_close(&goldens->tensors);
-  vlm_json_document_release(&goldens->manifest);
-}
-
-static const char *string_of(const vlm_json_value *object, const char *key) {
-  return vlm_json_get_string(vlm_json_object_get(object, key));
-}
-
-static int64_t int_at(const vlm_json_value *array, size_t index) {
-  int64_t value = -1;
-  vlm_json_get_int(vlm_json_array_get(array, index), &value);
-  return value;
-}
-
-static void sha256_hex(const void *data, size_t length, char out[65]) {
-  vlm_sha256 hash;
-  vlm_sha256_init(&hash);
-  vlm_sha256_update(&hash, data, length);
-  vlm_sha256_finish_hex(&hash, out);
-}
-
-static const vlm_safetensors_entry *find_tensor(const golden_set *goldens, const char *name) {
-  for (size_t i = 0; name && i < goldens->tensors.entry_count; i++)
-    if (strcmp(goldens->tensors.entries[i].name, name) == 0) return &goldens->tensors.entries[i];
-  return NULL;
-}
-
-/* Largest |actual - golden| against the full tensor, or -1 without one. */
-static double max_difference(const golden_set *goldens, const vlm_json_value *field,
-                             const void *actual, size_t length, bool is_f32) {
-  const vlm_safetensors_entry *tensor = find_tensor(goldens, string_of(field, "tensor"));
-  if (!tensor) return -1;
-  if (tensor->data_end - tensor->data_begin != length) return 1e30;
-  double largest = 0;
-  size_t count = is_f32 ? length / 4 : length;
-  for (size_t i = 0; i < count; i++) {
-    double a, b;
-    if (is_f32) {
-      float x, y;
-      memcpy(&x, (const uint8_t *)actual + i * 4, 4);
-      memcpy(&y, tensor->data + i * 4, 4);
-      a = x, b = y;
-    } else {
-      a = ((const uint8_t *)actual)[i], b = tensor->data[i];
-    }
-    if (fabs(a - b) > largest) largest = fabs(a - b);
-  }
-  return largest;
-}
-
-static int digests_checked;
-
-static void check_digest(const golden_set *goldens, const vlm_json_value *entry, const char *key,
-                         const void *data, size_t length, bool is_f32) {
-  const vlm_json_value *field = vlm_json_object_get(entry, key);
-  const char *expected = string_of(field, "sha256");
-  CHECK(expected != NULL);
-  if (!expected) return;
-  char actual[65];
-  sha256_hex(data, length, actual);
-  digests_checked++;
-  if (strcmp(actual, expected) == 0) return;
-  fprintf(stderr, "  %s / %s: %s differs from Transformers (digest %.12s, expected %.12s; max |diff| %g)\n",
-          string_of(entry, "config"), string_of(entry, "image"), key, actual, expected,
-          max_difference(goldens, field, data, length, is_f32));
-  test_failures++;
-}
-
-/* The synthetic image the generator documents (its int64 formula). */
-static vlm_image synthetic_image(int64_t width, int64_t height) {
-  vlm_image image = {.width = width, .height = height, .exif_orientation = 1};
-  image.pixels = malloc((size_t)(width * height * 3));
-  for (int64_t y = 0; y < height; y++)
-    for (int64_t x = 0; x < width; x++)
-      for (int64_t c = 0; c < 3; c++) {
-        int64_t noise = ((x * 73856093) ^ (y * 19349663) ^ (c * 83492791)) % 61;
-        image.pixels[(y * width + x) * 3 + c] = (uint8_t)((x * 3 + y * 5 + c * 80 + noise) % 256);
-      }
-  return image;
-}
-
-static void load_config(const char *name, vlm_processor_config *config) {
-  char directory[512];
-  snprintf(directory, sizeof(directory), "%s/configs/%s", GOLDENS, name);
-  CHECK_OK(vlm_processor_config_load(directory, NULL, config));
-}
-
-static void check_error_entry(const vlm_processor_config *config, const vlm_json_value *entry,
-                              const vlm_image *image) {
-  const char *message = string_of(vlm_json_object_get(entry, "error"), "message");
-  CHECK(message != NULL);
-  if (!message) return;
-  int64_t grid[3];
-  CHECK_ERROR(vlm_qwen2_vl_image_grid(config, image->width, image->height, grid),
-              VLM_STATUS_INVALID_ARGUMENT, message);
-  for (int variant = 0; variant < 2; variant++) {
-    vlm_tensor values;
-    CHECK_ERROR(vlm_qwen2_vl_preprocess(config, image, (vlm_qwen2_vl_variant)variant, NULL, &values, grid),
-                VLM_STATUS_INVALID_ARGUMENT, message);
-    CHECK(values.data == NULL);
-  }
-  digests_checked++;
-}
-
-static void check_variant(const golden_set *goldens, const vlm_processor_config *config,
-                          const vlm_json_value *entry, const vlm_image *image,
-                          vlm_qwen2_vl_variant variant) {
-  bool pil = variant == VLM_QWEN2_VL_PIL;
-  vlm_image resized;
-  vlm_status status = vlm_qwen2_vl_resize(config, image, variant, NULL, &resized);
-  CHECK_OK(status);
-  if (status) return;
-  const vlm_json_value *shape = vlm_json_object_get(vlm_json_object_get(entry, "resized"), "shape");
-  CHECK_INT_EQ(resized.height, int_at(shape, 0));
-  CHECK_INT_EQ(resized.width, int_at(shape, 1));
-  check_digest(goldens, entry, pil ? "resized_pil" : "resized", resized.pixels,
-               (size_t)(resized.width * resized.height * 3), false);
-  vlm_image_release(&resized);
-  vlm_tensor values;
-  int64_t grid[3];
-  status = vlm_qwen2_vl_preprocess(config, image, variant, NULL, &values, grid);
-  CHECK_OK(status);
-  if (status) return;
-  const vlm_json_value *expected_grid = vlm_json_object_get(entry, "image_grid_thw");
-  for (size_t i = 0; i < 3; i++) CHECK_INT_EQ(grid[i], int_at(expected_grid, i));
-  shape = vlm_json_object_get(vlm_json_object_get(entry, pil ? "pixel_values_pil" : "pixel_values"), "shape");
-  CHECK_INT_EQ(values.rank, 2);
-  CHECK_INT_EQ(values.shape[0], int_at(shape, 0));
-  CHECK_INT_EQ(values.shape[1], int_at(shape, 1));
-  check_digest(goldens, entry, pil ? "pixel_values_pil" : "pixel_values", values.data,
-               vlm_tensor_byte_size(&values), true);
-  vlm_tensor_release(&values);
-}
-
-static void check_entry(const golden_set *goldens, const vlm_processor_config *config,
-                        const vlm_json_value *entry, const vlm_image *image) {
-  const vlm_json_value *size = vlm_json_object_get(entry, "size");
-  CHECK_INT_EQ(image->height, int_at(size, 0));
-  CHECK_INT_EQ(image->width, int_at(size, 1));
-  if (vlm_json_object_get(entry, "error")) {
-    check_error_entry(config, entry, image);
-    return;
-  }
-  /* The grid from the dimensions alone is the one preprocess returns. */
-  int64_t grid[3];
-  CHECK_OK(vlm_qwen2_vl_image_grid(config, image->width, image->height, grid));
-  const vlm_json_value *expected_grid = vlm_json_object_get(entry, "image_grid_thw");
-  for (size_t i = 0; i < 3; i++) CHECK_INT_EQ(grid[i], int_at(expected_grid, i));
-  check_variant(goldens, config, entry, image, VLM_QWEN2_VL_TORCHVISION);
-  check_variant(goldens, config, entry, image, VLM_QWEN2_VL_PIL);
-}
-
-/* Runs every entry whose image is synthetic (fixtures == false) or a
- * fixture file (true), of one config or (only_config NULL) all; returns
- * how many ran. */
-static int run_entries(bool fixtures, const char *only_config) {
-  golden_set goldens;
-  if (!goldens_open(&goldens)) return 0;
-  char *images_dir = fixtures ? vlm_path_join(test_fixtures_dir(), "media/images") : NULL;
-  int ran = 0;
-  const char *loaded = NULL;
-  vlm_processor_config config = {0};
-  for (size_t i = 0; i < goldens.entries->as.array.count; i++) {
-    const vlm_json_value *entry = vlm_json_array_get(goldens.entries, i);
-    const char *name = string_of(entry, "image"), *config_name = string_of(entry, "config");
-    CHECK(name && config_name);
-    if (!name || !config_name || vlm_json_object_get(entry, "open_error")) continue;
-    long long width = 0, height = 0;
-    bool synthetic = sscanf(name, "synthetic_%lldx%lld", &width, &height) == 2;
-    if (synthetic == fixtures || (only_config && strcmp(only_config, config_name) != 0)) continue;
-    if (!loaded || strcmp(loaded, config_name) != 0) {
-      vlm_processor_config_release(&config);
-      load_config(config_name, &config);
-      loaded = config_name;
-    }
-    vlm_image image;
-    if (synthetic) {
-      image = synthetic_image(width, height);
-    } else {
-      char *path = vlm_path_join(images_dir, name);
-      vlm_status status = vlm_image_decode_file(path, NULL, &image);
-      free(path);
-      CHECK_OK(status);
-      if (status) continue;
-    }
-    check_entry(&goldens, &config, entry, &image);
-    if (synthetic) free(image.pixels);
-    else vlm_image_release(&image);
-    ran++;
-  }
-  vlm_processor_config_release(&config);
-  free(images_dir);
-  goldens_close(&goldens);
-  return ran;
-}
+#include "test_qwen2_vl_support.h"
 
 /* Synthetic images (min_pixels floor, odd sizes, clamps, ratio 200 and just
  * above) under four configs: both variants bit for bit. No fixtures needed. */
@@ -269,18 +37,6 @@ static void test_portable_resampler_matches_transformers(void) {
   if (saved) setenv("VLM_CPU_PATH", saved, 1);
   else unsetenv("VLM_CPU_PATH");
   free(saved);
-}
-
-/* Every fixture image Transformers opens, under four configs. */
-static void test_fixture_images_match_transformers(void) {
-  if (!test_fixtures_dir()) {
-    printf("  skipped: ../shared/fixtures not found\n");
-    return;
-  }
-  digests_checked = 0;
-  int ran = run_entries(true, NULL);
-  CHECK_INT_EQ(ran, 23 * 4);
-  CHECK_INT_EQ(digests_checked, 23 * 4 * 4);
 }
 
 /* smart_resize on edge cases (round half to even, the floor, the clamp, the
@@ -420,6 +176,6 @@ static void test_config_cases(void) {
 }
 
 TEST_MAIN(TEST(test_synthetic_images_match_transformers),
-          TEST(test_portable_resampler_matches_transformers), TEST(test_fixture_images_match_transformers),
+          TEST(test_portable_resampler_matches_transformers),
           TEST(test_smart_resize_matches_transformers), TEST(test_smart_resize_refuses_bad_arguments),
           TEST(test_config_cases))

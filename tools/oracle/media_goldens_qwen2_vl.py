@@ -13,7 +13,9 @@ bytes:
                     step: uint8 [height, width, 3] (HWC)
   resized_pil       the same from Qwen2VLImageProcessorPil
   image_grid_thw    [t, h, w] in patches
-  pixel_values      float32 [t*h*w, 3*temporal*patch*patch] from each processor
+  pixel_values      float32 [t*h*w, 3*temporal*patch*patch] from each processor;
+                    sha256_frame0: of [t*h*w, 3, patch*patch], its first
+                    temporal frame (every frame of an image is a copy)
   pil_vs_default_max_abs, resized_pil_vs_default_max_abs
 or the exception both raise (aspect ratio above 200). Full tensors for a few
 small cases (FULL_PIXEL_VALUES, and every resized image of at most 128x128).
@@ -156,8 +158,8 @@ def run(image, name, config_name, default, pil, tensors):
     entry["resized"] = {"shape": list(resized.shape), "sha256": digest(resized)}
     entry["resized_pil"] = {"shape": list(resized_pil.shape), "sha256": digest(resized_pil)}
     entry["resized_pil_vs_default_max_abs"] = int(np.abs(resized.astype(int) - resized_pil.astype(int)).max())
-    entry["pixel_values"] = {"shape": list(values.shape), "sha256": digest(values.astype("<f4"))}
-    entry["pixel_values_pil"] = {"shape": list(values_pil.shape), "sha256": digest(values_pil.astype("<f4"))}
+    entry["pixel_values"] = pixel_values_field(values, default)
+    entry["pixel_values_pil"] = pixel_values_field(values_pil, pil)
     entry["pil_vs_default_max_abs"] = float(np.abs(values - values_pil).max())
     key = f"{config_name}/{name}"
     if resized.shape[0] * resized.shape[1] <= FULL_RESIZED_PIXELS:
@@ -169,6 +171,17 @@ def run(image, name, config_name, default, pil, tensors):
             tensors[f"{key}.{field}"] = np.ascontiguousarray(array, dtype="<f4")
             entry[field]["tensor"] = f"{key}.{field}"
     return entry
+
+
+def pixel_values_field(values, processor):
+    """Shape and digests of pixel_values: of the whole, and of its first
+    temporal frame after checking that every frame is a copy of it (what the
+    C test hashes: half the bytes, and the copies are checked with memcmp)."""
+    t, p = processor.temporal_patch_size, processor.patch_size
+    frames = values.reshape(values.shape[0], 3, t, p * p)
+    assert all(np.array_equal(frames[:, :, i], frames[:, :, 0]) for i in range(t))
+    return {"shape": list(values.shape), "sha256": digest(values.astype("<f4")),
+            "sha256_frame0": digest(np.ascontiguousarray(frames[:, :, 0]).astype("<f4"))}
 
 
 def smart_resize_cases():
