@@ -9,7 +9,6 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
-#include "media/image_processors.h"
 #include "models/family.h"
 #include "vlm/media.h"
 
@@ -241,31 +240,12 @@ static vlm_status ensure_vision(vlm_engine *engine, int image_count) {
   return status;
 }
 
-/* The processor's item, with the family's placeholder count. */
-static vlm_status preprocess_image(vlm_engine *engine, const vlm_image *image, const char *name,
-                                   vlm_media_item *out_item) {
-  const vlm_model *model = engine->model;
-  const vlm_image_processor_class *processor = NULL;
-  vlm_status status = vlm_image_processor_find(&model->processor, &processor);
-  if (status) return vlm_status_annotate(status, "%s", model->directory);
-  memset(out_item, 0, sizeof(*out_item));
-  out_item->kind = VLM_MEDIA_IMAGE;
-  out_item->processor = processor->name;
-  out_item->source_width = image->width;
-  out_item->source_height = image->height;
-  status = processor->preprocess(&model->processor, image, engine->allocator, out_item);
-  if (!status)
-    status = model->family->image->token_count(&model->config, &model->processor, out_item->grid,
-                                               &out_item->token_count);
-  if (status) vlm_media_item_release(out_item);
-  return status ? vlm_status_annotate(status, "%s", name) : VLM_OK;
-}
-
 static vlm_status finish_loaded_image(vlm_engine *engine, const vlm_image *image, const char *name, double start,
                                       vlm_loaded_image *out_image) {
   vlm_media_item *item = calloc(1, sizeof(*item));
   if (!item) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  vlm_status status = preprocess_image(engine, image, name, item);
+  vlm_status status = vlm_status_annotate(vlm_model_image_item(engine->model, image, engine->allocator, item), "%s",
+                                          name);
   if (status) {
     free(item);
     return status;

@@ -6,6 +6,7 @@
 
 #include "core/status.h"
 #include "media/image_processor_clip.h"
+#include "media/image_processor_qwen2_vl.h"
 
 /* ---- CLIPImageProcessor (LLaVA-1.5) ------------------------------------ */
 
@@ -33,8 +34,33 @@ static vlm_status clip_preprocess(const vlm_processor_config *config, const vlm_
   return status;
 }
 
+/* ---- Qwen2VLImageProcessor (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) -------------- */
+
+static vlm_status qwen2_vl_grid(const vlm_processor_config *config, int64_t width, int64_t height,
+                                int64_t out_grid[3]) {
+  return vlm_qwen2_vl_image_grid(config, width, height, out_grid);
+}
+
+/* pixel_values [t*h*w, C*T*P*P] and image_grid_thw [3], as the processor
+ * returns them for one image. */
+static vlm_status qwen2_vl_preprocess(const vlm_processor_config *config, const vlm_image *image,
+                                      const vlm_allocator *allocator, vlm_media_item *out) {
+  vlm_tensor pixels;
+  VLM_RETURN_IF_ERROR(vlm_qwen2_vl_preprocess(config, image, VLM_QWEN2_VL_TORCHVISION, allocator, &pixels, out->grid));
+  void *data = NULL;
+  vlm_status status = vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 2, pixels.shape, &data);
+  if (!status) memcpy(data, pixels.data, vlm_tensor_byte_size(&pixels));
+  vlm_tensor_release(&pixels);
+  int32_t *grid = NULL;
+  if (!status)
+    status = vlm_tensor_list_add(&out->tensors, "image_grid_thw", VLM_DTYPE_I32, 1, (const int64_t[]){3}, (void **)&grid);
+  for (int a = 0; !status && a < 3; a++) grid[a] = (int32_t)out->grid[a];
+  return status;
+}
+
 static const vlm_image_processor_class processors[] = {
     {"CLIPImageProcessor", clip_grid, clip_preprocess},
+    {"Qwen2VLImageProcessor", qwen2_vl_grid, qwen2_vl_preprocess},
 };
 
 vlm_status vlm_image_processor_find(const vlm_processor_config *config, const vlm_image_processor_class **out) {

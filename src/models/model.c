@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "media/image_processors.h"
+#include "media/media_item.h"
 
 static vlm_status open_parts(vlm_model *model, const char *model_dir) {
   VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, model->allocator, &model->config));
@@ -69,4 +71,25 @@ vlm_status vlm_model_require_family(const vlm_model *model, const char *what) {
   if (model->family) return VLM_OK;
   return VLM_ERROR(UNIMPLEMENTED, "%s: %s of model_type '%s' is not supported (supported: %s)", model->directory,
                    what, model->config.model_type, vlm_family_supported_list());
+}
+
+vlm_status vlm_model_image_item(const vlm_model *model, const vlm_image *image, const vlm_allocator *allocator,
+                                vlm_media_item *out_item) {
+  memset(out_item, 0, sizeof(*out_item));
+  if (!model->family || !model->family->image || !model->has_processor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no image path with a processor config",
+                     model->directory, model->config.model_type);
+  const vlm_image_processor_class *processor = NULL;
+  vlm_status status = vlm_image_processor_find(&model->processor, &processor);
+  if (status) return vlm_status_annotate(status, "%s", model->directory);
+  out_item->kind = VLM_MEDIA_IMAGE;
+  out_item->processor = processor->name;
+  out_item->source_width = image->width;
+  out_item->source_height = image->height;
+  status = processor->preprocess(&model->processor, image, allocator, out_item);
+  if (!status)
+    status = model->family->image->token_count(&model->config, &model->processor, out_item->grid,
+                                               &out_item->token_count);
+  if (status) vlm_media_item_release(out_item);
+  return status;
 }

@@ -24,6 +24,15 @@ struct vlm_model {
   vlm_checkpoint *weights;
 };
 
+struct vlm_media_item;
+struct vlm_image;
+/* A decoded image run through the model's image processor (the registry's
+ * class for its processor config) into a media item, with the family's
+ * placeholder count. UNIMPLEMENTED for a model without an image path or
+ * processor config. */
+vlm_status vlm_model_image_item(const vlm_model *model, const struct vlm_image *image,
+                                const vlm_allocator *allocator, struct vlm_media_item *out_item);
+
 /* The family, or UNIMPLEMENTED naming the model_type and the supported
  * ones ("the text decoder of model_type 'x' is not supported"). */
 vlm_status vlm_model_require_family(const vlm_model *model, const char *what);
