@@ -6,10 +6,7 @@
 #include "test_qwen2_vl_support.h"
 
 static void test_fixture_images_match_transformers(void) {
-  if (!test_fixtures_dir()) {
-    printf("  skipped: ../shared/fixtures not found\n");
-    return;
-  }
+  if (!test_require_fixtures()) return;
   digests_checked = 0;
   int ran = run_entries(true, NULL);
   CHECK_INT_EQ(ran, 23 * 4);
