@@ -386,7 +386,7 @@ enum MHD_Result chat_handle(vlm_server *server, struct MHD_Connection *connectio
   openai_request request;
   memset(&request, 0, sizeof(request));
   openai_error error = {0};
-  if (!openai_request_parse(endpoint, body, length, &request, &error)) {
+  if (!openai_request_parse(endpoint, body, length, NULL, &request, &error)) {
     openai_request_release(&request);
     return respond_and_release_error(server, connection, route, &error);
   }
