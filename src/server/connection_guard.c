@@ -20,10 +20,18 @@ typedef enum connection_phase {
   PHASE_HANDLING,   /* the request is with the server (no receive deadline) */
 } connection_phase;
 
+/* Who a connection belongs to, for the per-client limit: an IPv4 address
+ * (IPv4-mapped IPv6 too) or an IPv6 /64. */
+typedef struct client_key {
+  int family;
+  uint8_t bytes[8];
+} client_key;
+
 struct guarded_connection {
   connection_guard *guard;
   struct MHD_Connection *connection;
   int fd;
+  client_key key;
   char client[INET6_ADDRSTRLEN];
   connection_phase phase;
   double deadline;              /* for PHASE_HEADERS and PHASE_BODY */
@@ -166,6 +174,49 @@ void connection_guard_get_counts(connection_guard *guard, connection_guard_count
   pthread_mutex_unlock(&guard->mutex);
 }
 
+static client_key key_of(const struct sockaddr *address) {
+  client_key key = {0};
+  if (address->sa_family == AF_INET) {
+    key.family = AF_INET;
+    memcpy(key.bytes, &((const struct sockaddr_in *)(const void *)address)->sin_addr, 4);
+  } else if (address->sa_family == AF_INET6) {
+    const struct in6_addr *ipv6 = &((const struct sockaddr_in6 *)(const void *)address)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(ipv6)) {
+      key.family = AF_INET;
+      memcpy(key.bytes, ipv6->s6_addr + 12, 4);
+    } else {
+      key.family = AF_INET6;
+      memcpy(key.bytes, ipv6->s6_addr, 8);
+    }
+  }
+  return key;
+}
+
+static bool same_client(const client_key *a, const client_key *b) {
+  return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
+}
+
+enum MHD_Result connection_guard_accept(void *context, const struct sockaddr *address, socklen_t length) {
+  (void)length;
+  connection_guard *guard = context;
+  client_key key = key_of(address);
+  pthread_mutex_lock(&guard->mutex);
+  unsigned held = 0;
+  for (const guarded_connection *entry = guard->head; entry; entry = entry->next)
+    held += same_client(&entry->key, &key);
+  const connection_guard_options *options = &guard->options;
+  bool over_client = options->per_client && held >= options->per_client;
+  bool in_reserve = guard->counts.open + (int64_t)options->reserve >= (int64_t)options->connection_limit;
+  /* In the reserve only light clients get in: a health checker, or a new
+   * user, rather than the addresses that filled the rest. */
+  unsigned light = options->per_client >= 8 ? options->per_client / 4 : 1;
+  bool refused = over_client || (in_reserve && held >= light);
+  if (over_client) guard->counts.refused_per_client++;
+  else if (refused) guard->counts.refused_reserve++;
+  pthread_mutex_unlock(&guard->mutex);
+  return refused ? MHD_NO : MHD_YES;
+}
+
 static void describe_client(struct MHD_Connection *connection, char *text, size_t capacity) {
   snprintf(text, capacity, "?");
   const union MHD_ConnectionInfo *info =
@@ -194,6 +245,8 @@ static void add_connection(connection_guard *guard, struct MHD_Connection *conne
   entry->guard = guard;
   entry->connection = connection;
   entry->fd = info->connect_fd;
+  const union MHD_ConnectionInfo *address = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (address && address->client_addr) entry->key = key_of(address->client_addr);
   describe_client(connection, entry->client, sizeof(entry->client));
   entry->phase = PHASE_HEADERS;
   entry->accepted = connection_guard_now();

@@ -16,6 +16,14 @@
  *               remote fetch (libcurl's progress callback) and the image
  *               decoders poll.
  *
+ * Admission (libmicrohttpd's accept policy callback): one client (an IPv4
+ * address, or an IPv6 /64, which one host usually holds whole) may hold at
+ * most per_client connections; and the last `reserve` of the
+ * connection_limit slots go only to light clients (holding fewer than a
+ * quarter of per_client; none when per_client is under 8), so a flood from
+ * several addresses still leaves room for a health check or a new client
+ * (libmicrohttpd itself resets every connection over its limit).
+ *
  * A connection past a deadline is shut down (shutdown(2) on its socket):
  * its libmicrohttpd thread sees the end of the stream and closes it. The
  * guard learns of connections through libmicrohttpd's connection
@@ -39,6 +47,9 @@ typedef struct connection_guard_options {
   double header_seconds;
   double body_seconds;
   double keep_alive_seconds;
+  unsigned connection_limit;    /* libmicrohttpd's (--max-connections) */
+  unsigned per_client;          /* 0: no limit */
+  unsigned reserve;             /* slots kept for light clients */
 } connection_guard_options;
 
 /* What the guard closed, for /metrics. */
@@ -46,6 +57,8 @@ typedef struct connection_guard_counts {
   uint64_t header_deadline;     /* headers not in within header_seconds */
   uint64_t keep_alive_deadline; /* the next request not in within keep_alive_seconds */
   uint64_t body_deadline;
+  uint64_t refused_per_client;  /* the client already held per_client connections */
+  uint64_t refused_reserve;     /* only the reserve was left, and the client was not light */
   int64_t open;                 /* connections open now */
 } connection_guard_counts;
 
@@ -67,6 +80,10 @@ vlm_status connection_guard_start(const connection_guard_options *options,
  * first (every connection closed and notified). */
 void connection_guard_stop(connection_guard *guard);
 void connection_guard_get_counts(connection_guard *guard, connection_guard_counts *out);
+
+/* The MHD_AcceptPolicyCallback; `context` is the guard. Runs on
+ * libmicrohttpd's accepting thread, like the notifications below. */
+enum MHD_Result connection_guard_accept(void *context, const struct sockaddr *address, socklen_t length);
 
 /* The MHD_NotifyConnectionCallback; `context` is the guard. */
 void connection_guard_notify(void *context, struct MHD_Connection *connection, void **socket_context,

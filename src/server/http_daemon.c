@@ -6,9 +6,9 @@
  * with an internal polling thread for accepting): a handler may block on
  * its request's events, or a streaming response's reader may, without
  * holding up any other connection. HTTP/1.1 keep-alive, chunked bodies,
- * the global and per-address connection limits and the idle timeout are
- * libmicrohttpd's; the deadlines measured from accept are the guard's
- * (connection_guard.h). */
+ * the global connection limit and the idle timeout are libmicrohttpd's;
+ * admission per client and the deadlines measured from accept are the
+ * guard's (connection_guard.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +38,8 @@
 #define DEFAULT_CONNECTION_LIMIT 256
 #define DEFAULT_CONNECTIONS_PER_CLIENT 64
 #define DEFAULT_MAX_MEDIA_ITEMS 16
+/* 1/8 of --max-connections is kept for clients holding no connection. */
+#define CONNECTION_RESERVE_FRACTION 8
 /* After the engine drained, how long responses may take to reach their
  * clients before the connections are closed. */
 #define FLUSH_SECONDS 5.0
@@ -167,10 +169,15 @@ static vlm_status start_daemon(vlm_server *server) {
   vlm_status status = resolve_address(&server->options, &address);
   if (status) return status;
   status = set_up_host_policy(server, address->ai_addr);
+  int per_client = server->options.max_connections_per_client;
+  unsigned limit = server->options.connection_limit;
   connection_guard_options guard_options = {
       .header_seconds = server->options.header_timeout_seconds,
       .body_seconds = server->options.body_timeout_seconds,
-      .keep_alive_seconds = server->options.timeout_seconds};
+      .keep_alive_seconds = server->options.timeout_seconds,
+      .connection_limit = limit,
+      .per_client = per_client > 0 ? (unsigned)per_client : 0,
+      .reserve = limit / CONNECTION_RESERVE_FRACTION ? limit / CONNECTION_RESERVE_FRACTION : 1};
   if (!status) status = connection_guard_start(&guard_options, &server->guard);
   if (status) {
     freeaddrinfo(address);
@@ -180,17 +187,15 @@ static vlm_status start_daemon(vlm_server *server) {
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
                    MHD_USE_ITC /* for MHD_quiesce_daemon */ | MHD_USE_ERROR_LOG;
   if (address->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-  int per_client = server->options.max_connections_per_client;
   server->daemon = MHD_start_daemon(
-      flags, (uint16_t)server->options.port, NULL, NULL, server_handle_access, server,
+      flags, (uint16_t)server->options.port, connection_guard_accept, server->guard, server_handle_access, server,
       MHD_OPTION_EXTERNAL_LOGGER, log_from_microhttpd, server, /* first, to catch every message */
       MHD_OPTION_SOCK_ADDR, address->ai_addr,
       MHD_OPTION_NOTIFY_COMPLETED, server_handle_completed, server,
       MHD_OPTION_NOTIFY_CONNECTION, connection_guard_notify, server->guard,
       MHD_OPTION_UNESCAPE_CALLBACK, server_unescape_url, server,
       MHD_OPTION_CONNECTION_TIMEOUT, server->options.timeout_seconds,
-      MHD_OPTION_CONNECTION_LIMIT, server->options.connection_limit,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client > 0 ? (unsigned)per_client : 0u,
+      MHD_OPTION_CONNECTION_LIMIT, limit,
       MHD_OPTION_END);
   freeaddrinfo(address);
   if (!server->daemon)

@@ -67,6 +67,14 @@ static void append_connections(vlm_string_builder *out, vlm_server *server) {
                  "vlm_http_connections_closed_total{deadline=\"body\"} %llu\n",
                  (unsigned long long)counts.header_deadline, (unsigned long long)counts.keep_alive_deadline,
                  (unsigned long long)counts.body_deadline);
+  append_header(out, "vlm_http_connections_refused_total", "counter",
+                "Connections closed at accept, by reason (per_client: the address held "
+                "--max-connections-per-client; reserve: the last slots are kept for addresses "
+                "holding few).");
+  vlm_sb_appendf(out,
+                 "vlm_http_connections_refused_total{reason=\"per_client\"} %llu\n"
+                 "vlm_http_connections_refused_total{reason=\"reserve\"} %llu\n",
+                 (unsigned long long)counts.refused_per_client, (unsigned long long)counts.refused_reserve);
 }
 
 static void append_requests(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
