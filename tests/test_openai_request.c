@@ -2,6 +2,7 @@
 
 #include "engine/sampling.h"
 #include "test.h"
+#include "vlm/chat_template.h"
 
 static bool parse(openai_endpoint endpoint, const char *body, openai_request *request,
                   openai_error *error) {
@@ -442,6 +443,32 @@ static void content_reaches_the_template_in_its_format(void) {
   free(messages);
 }
 
+/* Issue 13, item 5, end to end through LLaVA's real template: OpenAI's
+ * usual "content": "text" rendered as "USER: ASSISTANT:" (a 200 whose
+ * model never saw the words). In the template's own format it arrives. */
+static void string_content_reaches_llavas_prompt(void) {
+  vlm_chat_template *llava = NULL;
+  CHECK_OK(vlm_chat_template_load(VLM_SOURCE_DIR "/tests/models/llava", &llava));
+  if (!llava) return;
+  CHECK_INT_EQ(vlm_chat_template_content_format(llava), VLM_CHAT_CONTENT_OPENAI);
+  const char *body = "{\"messages\":[{\"role\":\"user\",\"content\":\"What is the capital of France?\"}]}";
+  vlm_chat_template_options options = {.add_generation_prompt = true};
+  for (int as_given = 0; as_given < 2; as_given++) {
+    openai_parse_options parse_options = {.content_format = as_given ? OPENAI_CONTENT_AS_GIVEN : OPENAI_CONTENT_PARTS};
+    openai_request request;
+    openai_error error = {0};
+    CHECK(openai_request_parse(CHAT, body, strlen(body), &parse_options, &request, &error));
+    char *prompt = NULL;
+    CHECK_OK(vlm_chat_template_render(llava, request.messages_json, strlen(request.messages_json), &options,
+                                      &prompt, NULL));
+    /* As given, the template drops the string (what Transformers does too). */
+    CHECK_STR_EQ(prompt, as_given ? "USER: ASSISTANT:" : "USER: What is the capital of France? ASSISTANT:");
+    free(prompt);
+    openai_request_release(&request);
+  }
+  vlm_chat_template_release(llava);
+}
+
 static void refuses_malformed_messages(void) {
   static const struct {
     const char *messages;
@@ -595,4 +622,5 @@ TEST_MAIN(TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
           TEST(completions_prompt_forms), TEST(refuses_bodies_that_are_not_json_objects),
           TEST(error_object_serialises_as_openai_does), TEST(numeric_fields_have_ranges),
           TEST(float_fields_are_checked_as_floats), TEST(keys_with_nul_are_unknown),
-          TEST(stop_strings_are_bounded), TEST(content_reaches_the_template_in_its_format))
+          TEST(stop_strings_are_bounded), TEST(content_reaches_the_template_in_its_format),
+          TEST(string_content_reaches_llavas_prompt))
