@@ -29,7 +29,7 @@
  * the connection kept); larger ones are answered at once and closed. */
 #define DRAIN_LIMIT_BYTES ((size_t)64 << 10)
 
-const int server_counted_statuses[SERVER_STATUS_KINDS] = {200, 400, 401, 403, 404, 405, 408, 413,
+const int server_counted_statuses[SERVER_STATUS_KINDS] = {200, 400, 401, 403, 404, 405, 413,
                                                           415, 429, 500, 501, 503, 504, 0};
 
 static const char *const route_paths[ROUTE_COUNT] = {

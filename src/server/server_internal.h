@@ -32,7 +32,7 @@ typedef enum server_route {
 
 /* HTTP statuses the server answers with, for counters; the last entry
  * counts any other. */
-#define SERVER_STATUS_KINDS 15
+#define SERVER_STATUS_KINDS 14
 extern const int server_counted_statuses[SERVER_STATUS_KINDS];
 const char *server_route_name(server_route route);
 
