@@ -113,8 +113,9 @@ static enum MHD_Result respond_error_with_headers(vlm_server *server, struct MHD
   static const char *const authenticate[] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer", NULL};
   if (status == MHD_HTTP_UNAUTHORIZED && !headers) headers = authenticate;
   char *json = openai_error_to_json(error);
-  /* The request id goes into the log line; a client has it in the header. */
-  VLM_LOG_DEBUGF("serve: request %s: %d %s", request->id, status, error->message ? error->message : "");
+  /* With the request id, so a client's report can be matched to the log
+   * (the message may quote client text, which stays out of the log). */
+  VLM_LOG_DEBUGF("serve: request %s: %d %s", request->id, status, error->code ? error->code : "error");
   return respond_with_headers(server, connection, request, status, "application/json", json, headers);
 }
 
@@ -367,7 +368,8 @@ static enum MHD_Result start_request(vlm_server *server, struct MHD_Connection *
 /* Keeps at most max_body_bytes; past that only remembers the body was too
  * large (a chunked body can only be answered once it ended). */
 static void append_body(vlm_server *server, http_request *request, const char *data, size_t size) {
-  if (request->too_large || request->refused) return;
+  /* Refused requests and GETs keep nothing of a body (it is drained). */
+  if (request->too_large || request->refused || !route_takes_post(request->route)) return;
   if (size > server->options.max_body_bytes - request->length) {
     request->too_large = true;
     free(request->body);
@@ -428,13 +430,27 @@ static const char *termination_name(enum MHD_RequestTerminationCode termination)
   return "other";
 }
 
+/* The method as it may go into a log line: letters, digits, '-' and '_'
+ * (libmicrohttpd takes any bytes up to the first space as the method). */
+static void loggable_method(const char *method, char *out, size_t capacity) {
+  size_t length = 0;
+  for (; method && method[length] && length + 1 < capacity; length++) {
+    char c = method[length];
+    bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    out[length] = plain ? c : '?';
+  }
+  out[length] = '\0';
+}
+
 /* One structured line per request, at info level (vlm --log-level info). */
 static void log_access(const http_request *request, enum MHD_RequestTerminationCode termination) {
   double latency_ms = (connection_guard_now() - request->started) * 1000.0;
+  char method[17];
+  loggable_method(request->method, method, sizeof(method));
   vlm_log(VLM_LOG_INFO,
-          "serve: access request_id=%s client=%s method=%.16s route=%s status=%d latency_ms=%.1f "
+          "serve: access request_id=%s client=%s method=%s route=%s status=%d latency_ms=%.1f "
           "prompt_tokens=%lld completion_tokens=%lld stream=%s end=%s%s",
-          request->id, guarded_connection_client(request->guarded), request->method,
+          request->id, guarded_connection_client(request->guarded), method,
           server_route_name(request->route), request->status, latency_ms,
           (long long)request->prompt_tokens, (long long)request->completion_tokens,
           request->stream ? "true" : "false", termination_name(termination),
