@@ -1,16 +1,22 @@
 /* POST /v1/chat/completions and POST /v1/completions, on the connection's
  * own thread:
  *
- *   parse and validate (openai_request.h) -> refuse parts of a modality the
- *   model lacks, by name -> fetch each image's bytes (media_source.h) ->
- *   decode and preprocess them here (vlm_engine_load_image_memory; never on
- *   the scheduler thread) -> the model's default sampling overlaid with
- *   what the client set -> vlm_engine_submit -> answer.
+ *   parse and validate (openai_request.h), chat content in the shape the
+ *   model's template reads -> refuse parts of a modality the model (or its
+ *   template) has no place for, by name -> fetch each image's bytes
+ *   (media_source.h) -> decode and preprocess them here
+ *   (vlm_engine_load_image_memory; never on the scheduler thread) -> the
+ *   model's default sampling overlaid with what the client set ->
+ *   vlm_engine_submit -> answer.
  *
- * A non-streaming answer is waited for here, polling the client; a
- * streaming one is produced by libmicrohttpd's content reader, which blocks
- * on the request's events between chunks. Either way a client that goes
- * away cancels the request, freeing its slot (request_events.h). */
+ * While images are fetched and decoded the connection guard watches the
+ * request (connection_guard.h): a client that leaves, or the request's
+ * --request-timeout, sets the cancel flag the fetch and the decoders poll.
+ * A non-streaming answer is waited for here, polling the client and the
+ * deadline; a streaming one is produced by libmicrohttpd's content reader,
+ * which blocks on the request's events between chunks. Either way a client
+ * that goes away cancels the request, freeing its slot, and a deadline
+ * cancels it with vlm_engine_cancel (request_events.h). */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
