@@ -66,7 +66,7 @@ static void print_usage(FILE *out) {
           "Prints \"listening on http://HOST:PORT\" on stderr once it accepts requests.\n"
           "Data URLs (data:image/png|jpeg|webp|gif;base64,...) are always accepted. Audio\n"
           "parts are refused (no audio encoder in this version). POST bodies must be sent\n"
-          "with Content-Type: application/json (415 otherwise). Every response carries\n"
+          "with Content-Type: application/json (415 otherwise). Every answer carries\n"
           "X-Request-ID (the client's when it sends a sane one); --log-level info prints one\n"
           "access line per request. Limits, statuses and what to put in front (TLS):\n"
           "docs/SECURITY.md.\n"

@@ -6,8 +6,8 @@
  * error the server itself gives is an OpenAI error object
  * {"error":{"message","type","param","code"}} with its HTTP status (what
  * libmicrohttpd refuses while parsing a request line and headers it
- * answers itself; docs/SECURITY.md lists both). Every response carries
- * X-Request-ID. docs/SECURITY.md describes the limits below.
+ * answers itself; docs/SECURITY.md lists both). Every response the server
+ * gives carries X-Request-ID. docs/SECURITY.md describes the limits below.
  *
  * Threads: libmicrohttpd runs one thread per connection. A request is
  * parsed, its media fetched and decoded, and it is submitted to the engine
