@@ -170,6 +170,22 @@ static void data_urls(void) {
   CHECK_FETCHED(&small, "data:image/png;base64,Zm8=", "fo");
 }
 
+/* Issue 13: the declared type was ignored, so any bytes went to the
+ * decoders as an image part. */
+static void data_urls_must_declare_an_image_type(void) {
+  media_policy policy = {0};
+  CHECK_FETCHED(&policy, "data:IMAGE/WEBP;base64,Zm9v", "foo");
+  CHECK_FETCHED(&policy, "data:image/gif;base64,Zm9v", "foo");
+  CHECK_FETCHED(&policy, "data:image/jpg;base64,Zm9v", "foo");
+  CHECK_FETCH_REFUSED(&policy, "data:text/plain;base64,Zm9v", "MIME type 'text/plain', which is not an image");
+  CHECK_FETCH_REFUSED(&policy, "data:application/pdf;base64,Zm9v", "which is not an image");
+  CHECK_FETCH_REFUSED(&policy, "data:image/svg+xml;base64,Zm9v", "an image type this server does not decode");
+  CHECK_FETCH_REFUSED(&policy, "data:image/;base64,Zm9v", "which is not an image");
+  CHECK_FETCH_REFUSED(&policy, "data:image/pngx;base64,Zm9v", "does not decode");
+  CHECK_FETCH_REFUSED(&policy, "data:;base64,Zm9v", "declares no MIME type");
+  CHECK_FETCH_REFUSED(&policy, "data:;name=a.png;base64,Zm9v", "declares no MIME type");
+}
+
 static void other_schemes_are_refused(void) {
   media_policy everything = {.allow_remote_media = true, .allowed_media_dir = "/"};
   CHECK_FETCH_REFUSED(&everything, "ftp://example.com/a.png", "Unsupported URL");
@@ -501,7 +517,8 @@ static void remote_fetch_times_out_and_cancels(void) {
 }
 
 TEST_MAIN(TEST(base64_accepts_canonical_encodings), TEST(base64_refuses_everything_else),
-          TEST(data_urls), TEST(other_schemes_are_refused), TEST(cancelled_before_start),
+          TEST(data_urls), TEST(data_urls_must_declare_an_image_type), TEST(other_schemes_are_refused),
+          TEST(cancelled_before_start),
           TEST(file_urls_stay_inside_the_allowed_directory), TEST(address_rules),
           TEST(remote_fetch_refuses_loopback_even_with_a_listener), TEST(remote_fetch_limits),
           TEST(remote_fetch_follows_redirects_with_checks),

@@ -152,6 +152,38 @@ refuse:
 /* data: URLs (RFC 2397), base64 only.                                    */
 /* ---------------------------------------------------------------------- */
 
+/* The image types the decoders read (image/jpg is a common misspelling of
+ * image/jpeg). The bytes are sniffed anyway; the declared type must still
+ * be an image one, so text or a PDF sent as an image part is refused by
+ * name rather than reported as undecodable. */
+static bool is_decodable_image_type(const char *type, size_t length) {
+  static const char *const types[] = {"image/png", "image/jpeg", "image/jpg", "image/webp",
+                                      "image/gif", NULL};
+  for (size_t i = 0; types[i]; i++)
+    if (strlen(types[i]) == length && strncasecmp(type, types[i], length) == 0) return true;
+  return false;
+}
+
+/* `header` is what lies between "data:" and ";base64": the MIME type,
+ * then optional ;parameter=value pairs. */
+static bool check_data_url_type(const char *header, size_t length, const char *param,
+                                openai_error *error) {
+  size_t type_length = 0;
+  while (type_length < length && header[type_length] != ';') type_length++;
+  if (type_length == 0)
+    return fail_request(error, param,
+                        "The data URL in '%s' declares no MIME type; image parts take "
+                        "data:image/png, image/jpeg, image/webp or image/gif;base64,...",
+                        param);
+  if (is_decodable_image_type(header, type_length)) return true;
+  bool is_image = type_length > 6 && strncasecmp(header, "image/", 6) == 0;
+  return fail_request(error, param,
+                      "The data URL in '%s' has MIME type '%.*s', %s; image parts take image/png, "
+                      "image/jpeg, image/webp or image/gif.",
+                      param, (int)(type_length < 64 ? type_length : 64), header,
+                      is_image ? "an image type this server does not decode" : "which is not an image");
+}
+
 static bool fetch_data_url(const media_policy *policy, const char *url, const char *param,
                            uint8_t **out_bytes, size_t *out_length, openai_error *error) {
   const char *comma = strchr(url, ',');
@@ -167,6 +199,7 @@ static bool fetch_data_url(const media_policy *policy, const char *url, const ch
                         "The data URL in '%s' must be base64-encoded "
                         "(data:<mime type>;base64,<payload>).",
                         param);
+  if (!check_data_url_type(url + 5, header_length - 5 - marker_length, param, error)) return false;
   const char *payload = comma + 1;
   size_t payload_length = strlen(payload);
   size_t max_bytes = effective_max_bytes(policy);

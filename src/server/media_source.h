@@ -1,7 +1,10 @@
 /* Getting the bytes of a media URL from a request, with the server's
  * policy applied:
- *   data:<mime>;base64,<payload>  always (size limit checked on the
- *                                 encoded length before decoding);
+ *   data:<mime>;base64,<payload>  always, when <mime> is an image type the
+ *                                 decoders read (image/png, image/jpeg,
+ *                                 image/webp, image/gif); the size limit is
+ *                                 checked on the encoded length before
+ *                                 decoding;
  *   file:///abs/path              only when an allowed directory is set and
  *                                 the real path (symlinks resolved) lies
  *                                 under it;

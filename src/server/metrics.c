@@ -52,6 +52,31 @@ static void append_http_responses(vlm_string_builder *out, vlm_server *server) {
     }
 }
 
+/* The connection guard's deadlines (connection_guard.h). */
+static void append_connections(vlm_string_builder *out, vlm_server *server) {
+  connection_guard_counts counts;
+  connection_guard_get_counts(server->guard, &counts);
+  append_gauge(out, "vlm_http_connections_open", "HTTP connections open now.", (double)counts.open);
+  append_header(out, "vlm_http_connections_closed_total", "counter",
+                "Connections the server closed because a request did not arrive in time, by "
+                "deadline (header: --header-timeout from accept; keep_alive: --timeout after the "
+                "previous response; body: --body-timeout).");
+  vlm_sb_appendf(out,
+                 "vlm_http_connections_closed_total{deadline=\"header\"} %llu\n"
+                 "vlm_http_connections_closed_total{deadline=\"keep_alive\"} %llu\n"
+                 "vlm_http_connections_closed_total{deadline=\"body\"} %llu\n",
+                 (unsigned long long)counts.header_deadline, (unsigned long long)counts.keep_alive_deadline,
+                 (unsigned long long)counts.body_deadline);
+  append_header(out, "vlm_http_connections_refused_total", "counter",
+                "Connections closed at accept, by reason (per_client: the address held "
+                "--max-connections-per-client; reserve: the last slots are kept for addresses "
+                "holding few).");
+  vlm_sb_appendf(out,
+                 "vlm_http_connections_refused_total{reason=\"per_client\"} %llu\n"
+                 "vlm_http_connections_refused_total{reason=\"reserve\"} %llu\n",
+                 (unsigned long long)counts.refused_per_client, (unsigned long long)counts.refused_reserve);
+}
+
 static void append_requests(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
   append_header(out, "vlm_requests_finished_total", "counter",
                 "Completion requests the engine finished, by outcome (stop and length are "
@@ -84,6 +109,10 @@ char *metrics_render(vlm_server *server) {
                  atomic_load(&server->client_disconnects));
   append_gauge(&out, "vlm_requests_in_flight", "Completion requests being answered.",
                (double)atomic_load(&server->active_requests));
+  append_counter(&out, "vlm_requests_timed_out_total",
+                 "Completion requests cancelled by --request-timeout.",
+                 atomic_load(&server->requests_timed_out));
+  append_connections(&out, server);
   append_gauge(&out, "vlm_queue_depth", "Requests waiting for a slot.", (double)metrics.queue_depth);
   append_gauge(&out, "vlm_active_slots", "Slots running a request.", (double)metrics.active_slots);
   append_gauge(&out, "vlm_slots", "Slots (--parallel).", (double)metrics.slot_count);

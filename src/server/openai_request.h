@@ -77,14 +77,36 @@ typedef struct openai_request {
   vlm_sampling_params sampling; /* only the fields the client gave are meaningful (has_*) */
   bool logprobs;                /* chat: logprobs=true; completions: logprobs=N > 0 */
   int32_t top_logprobs;
-  char **stop;                  /* up to 4 strings */
+  char **stop;                  /* up to OPENAI_MAX_STOP_STRINGS strings */
   size_t stop_count;
 } openai_request;
 
-/* Parses and validates `body`. On failure fills *error (400 with
- * type "invalid_request_error") and returns false. */
+/* Bounds every request has, whatever the model (OpenAI's own: at most 4
+ * stop strings; ours: their length, and max_tokens within 32 bits, far
+ * over any context a slot can have). */
+#define OPENAI_MAX_TOKENS_LIMIT INT32_MAX
+#define OPENAI_MAX_STOP_STRINGS 4
+#define OPENAI_MAX_STOP_BYTES 1024
+
+/* How chat content is handed to the model's template, from
+ * vlm_chat_template_content_format (vLLM's resolved content format). */
+typedef enum openai_content_format {
+  OPENAI_CONTENT_AS_GIVEN, /* strings stay strings, parts stay parts */
+  OPENAI_CONTENT_STRING,   /* text-only parts become one string, joined with "\n"
+                              (parts with media stay parts: the handler refuses them) */
+  OPENAI_CONTENT_PARTS,    /* a string becomes [{"type":"text","text":...}] */
+} openai_content_format;
+
+typedef struct openai_parse_options {
+  openai_content_format content_format;
+} openai_parse_options;
+
+/* Parses and validates `body`; `options` may be NULL (content as given).
+ * On failure fills *error (400 with type "invalid_request_error") and
+ * returns false. */
 bool openai_request_parse(openai_endpoint endpoint, const char *body, size_t length,
-                          openai_request *out_request, openai_error *error);
+                          const openai_parse_options *options, openai_request *out_request,
+                          openai_error *error);
 void openai_request_release(openai_request *request);
 
 #endif

@@ -157,6 +157,11 @@ wait_result request_events_wait(request_events *events, size_t seen,
     bool ready = events->finished || events->token_count > seen;
     pthread_mutex_unlock(&events->mutex);
     if (ready) return WAIT_READY;
+    if (events->deadline > 0 && !events->timed_out && events->request &&
+        connection_guard_now() >= events->deadline) {
+      events->timed_out = true;
+      vlm_engine_cancel(events->request); /* its FINISH (CANCELLED) follows within a step */
+    }
     if (server_client_gone(connection)) {
       request_events_release_request(events);
       return WAIT_CLIENT_GONE;

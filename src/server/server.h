@@ -2,8 +2,12 @@
  * (include/vlm/engine.h). SPEC 1.2.
  *
  * Routes: POST /v1/chat/completions, POST /v1/completions, GET /v1/models,
- * GET /health, GET /metrics. Every error is an OpenAI error object
- * {"error":{"message","type","param","code"}} with its HTTP status.
+ * GET /health, GET /health/live, GET /health/ready, GET /metrics. Every
+ * error the server itself gives is an OpenAI error object
+ * {"error":{"message","type","param","code"}} with its HTTP status (what
+ * libmicrohttpd refuses while parsing a request line and headers it
+ * answers itself; docs/SECURITY.md lists both). Every response the server
+ * gives carries X-Request-ID. docs/SECURITY.md describes the limits below.
  *
  * Threads: libmicrohttpd runs one thread per connection. A request is
  * parsed, its media fetched and decoded, and it is submitted to the engine
@@ -26,11 +30,27 @@ typedef struct vlm_server_options {
   const char *allowed_media_dir;  /* NULL: file:// media refused */
   bool allow_remote_media;        /* http(s):// media */
   size_t max_body_bytes;          /* request body limit (413 over it); 0: 64 MiB */
-  unsigned timeout_seconds;       /* idle connection timeout; 0: 60 */
+  /* A keep-alive connection's next request must be in (headers) within
+   * this long after the previous response, and libmicrohttpd closes a
+   * connection idle this long while it sends; 0: 60. */
+  unsigned timeout_seconds;
+  double header_timeout_seconds;  /* request line + headers within this of accept; 0: 10 */
+  double body_timeout_seconds;    /* the body within this of accept (later requests: of
+                                     their headers); 0: 60 */
+  double request_timeout_seconds; /* a completion's wall-clock limit from its headers to
+                                     its last byte; 0: 600; negative: none */
   double shutdown_grace_seconds;  /* in-flight requests may finish; 0: 30 */
   unsigned connection_limit;      /* concurrent connections; 0: 256 */
+  int max_connections_per_client; /* per source address; 0: 64; negative: no limit */
+  /* Comma-separated allow-lists (NULL: the defaults in docs/SECURITY.md:
+   * bound to loopback, only loopback Host names; otherwise any). */
+  const char *allowed_hosts;
+  const char *allowed_origins;
   const char *model_name;         /* the id in /v1/models; NULL: the model directory's name */
   unsigned max_media_items;       /* image/audio parts per request (SPEC 2.1); 0: 16 */
+  /* Lets remote media come from loopback and private addresses. Only for
+   * tests that serve media on loopback; no command-line flag sets it. */
+  bool allow_private_media_addresses;
 } vlm_server_options;
 
 typedef struct vlm_server vlm_server;

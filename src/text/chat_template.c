@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "io/file.h"
 #include "io/json.h"
+#include "text/chat_template_format.h"
 #include "text/jinja.h"
 #include "vlm/chat_template.h"
 
@@ -32,6 +33,7 @@ struct vlm_chat_template {
   char *text;
   char *source;
   char *special_tokens[SPECIAL_TOKEN_COUNT]; /* NULL when unset */
+  vlm_chat_content_format content_format;     /* detected once, at parse time */
 };
 
 void vlm_chat_template_release(vlm_chat_template *chat_template) {
@@ -51,6 +53,10 @@ const char *vlm_chat_template_source(const vlm_chat_template *chat_template) {
   return chat_template->source;
 }
 
+vlm_chat_content_format vlm_chat_template_content_format(const vlm_chat_template *chat_template) {
+  return chat_template->content_format;
+}
+
 static char *copy_text(const char *text, size_t length) {
   char *copy = malloc(length + 1);
   if (!copy) return NULL;
@@ -65,7 +71,9 @@ static vlm_status finish_template(char *text, size_t length, const char *source,
   chat_template->text = text;
   chat_template->source = copy_text(source, strlen(source));
   if (!chat_template->source) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  return jinja_template_parse(text, length, source, &chat_template->parsed);
+  VLM_RETURN_IF_ERROR(jinja_template_parse(text, length, source, &chat_template->parsed));
+  chat_template->content_format = chat_template_detect_content_format(chat_template->parsed);
+  return VLM_OK;
 }
 
 vlm_status vlm_chat_template_create(const char *template_text, size_t length, const char *bos_token,
@@ -412,6 +420,21 @@ static vlm_status build_variables(const vlm_chat_template *chat_template, render
   return VLM_OK;
 }
 
+/* The renderer reports its bounds (output, steps, memory, call depth) as
+ * RESOURCE_EXHAUSTED and arithmetic overflow as OUT_OF_RANGE, codes a
+ * server reads as "busy, retry later" and "context length exceeded". Both
+ * are decided by the conversation and the template alone, so they leave
+ * here as what they are to a caller: a request the template cannot render.
+ * (A genuine allocation failure inside the renderer reads the same; it
+ * cannot be told from the memory bound there.) */
+static vlm_status as_request_error(vlm_status status) {
+  vlm_status_code code = vlm_status_code_of(status);
+  if (code != VLM_STATUS_RESOURCE_EXHAUSTED && code != VLM_STATUS_OUT_OF_RANGE) return status;
+  vlm_status remapped = vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "%s", vlm_status_message(status));
+  vlm_status_free(status);
+  return remapped;
+}
+
 vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template, const char *messages_json,
                                     size_t messages_length, const vlm_chat_template_options *options,
                                     char **out_prompt, size_t *out_length) {
@@ -437,6 +460,7 @@ vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template, cons
     size_t length = 0;
     status = jinja_template_render(chat_template->parsed, &variables, &render_options, out_prompt, &length);
     if (status == VLM_OK && out_length) *out_length = length;
+    status = as_request_error(status);
   }
   render_inputs_release(&inputs);
   return status;

@@ -325,7 +325,7 @@ def open_raw(server, body, headers=""):
     """Sends a POST /v1/chat/completions on a new socket, returns the socket."""
     payload = json.dumps(body).encode()
     sock = socket.create_connection((server.host, server.port), timeout=60)
-    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                  + headers.encode() + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
     return sock
 
@@ -361,7 +361,7 @@ class AuthAndLimitsTests(ServerTestCase):
         sock = socket.create_connection((self.server.host, self.server.port), timeout=30)
         started = time.monotonic()
         try:  # a body that never completes
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n"
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n"
                          b"Authorization: Bearer sekrit-key\r\n\r\n{")
             self.assertEqual(sock.recv(4096), b"")  # closed by the server, not by our timeout
             self.assertLess(time.monotonic() - started, 20)
@@ -398,7 +398,7 @@ class AuthAndLimitsTests(ServerTestCase):
         try:
             payload = json.dumps(chat_body("Write a long story.", 1500, stream=True)).encode()
             sock = socket.create_connection((server.host, server.port), timeout=120)
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: test\r\nConnection: close\r\n"
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
                          + f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
                          + payload)
             received = sock.recv(65536)
@@ -490,7 +490,9 @@ class ImageServerTests(ServerTestCase):
         prompts = ["Describe this.", "What color is it?", "Tell me a story.", "Where is this?",
                    "Hello there!", "List three animals.", "Why?", "What happens next?"]
         distinct = [(prompts[i], 6 + 5 * (i % 4), images[i % 2] if i % 2 else None) for i in range(8)]
-        expected = {case: self.chat(*case)[0] for case in distinct}  # each alone
+        # Each alone, streamed and not: a stream's deltas may hold back a
+        # partial character differently from the whole-text decode.
+        expected = {(case, stream): self.chat(*case, stream)[0] for case in distinct for stream in (False, True)}
         cases = [(distinct[i % len(distinct)], i % 3 == 0) for i in range(LOAD_REQUESTS)]
 
         def run_all(selected):
@@ -505,7 +507,7 @@ class ImageServerTests(ServerTestCase):
         results = run_all(cases)
         elapsed = time.monotonic() - started
         for (case, stream), (text, finish, usage) in zip(cases, results):
-            self.assertEqual(text, expected[case], f"{case} stream={stream}")
+            self.assertEqual(text, expected[(case, stream)], f"{case} stream={stream}")
             self.assertEqual(finish, "length")
             self.assertEqual(usage.completion_tokens, case[1])
         self.server.wait_idle()
@@ -541,11 +543,25 @@ class XlaServerTests(ServerTestCase):
         cls.server = harness.Server(VLM, os.path.join(MODELS, cls.model), *cls.arguments, env=env,
                                     start_timeout=600)
         cls.client = client_for(cls.server)
+        # The reference: the same requests on the cpu backend, through the
+        # same server code (chat content reaches LLaVA's template as parts).
+        cls.cpu_server = harness.Server(VLM, os.path.join(MODELS, cls.model), "--parallel", "1")
+        cls.cpu_client = client_for(cls.cpu_server)
 
     @classmethod
     def tearDownClass(cls):
+        cls.cpu_client.close()
+        cls.cpu_server.stop()
         super().tearDownClass()
         subprocess.run(["rm", "-rf", cls.cache])
+
+    def cpu_chat(self, prompt, max_tokens, image=None, stream=False):
+        """The cpu backend's answer to the same request."""
+        client, self.client = self.client, self.cpu_client
+        try:
+            return ImageServerTests.chat(self, prompt, max_tokens, image, stream)[0]
+        finally:
+            self.client = client
 
     def chat(self, prompt, max_tokens, image=None, stream=False):
         return ImageServerTests.chat(self, prompt, max_tokens, image, stream)
@@ -560,10 +576,10 @@ class XlaServerTests(ServerTestCase):
         image = fixture("chelsea_q90.jpg")
         cases = [("What is in this picture?", 8, image), ("Tell me a story.", 12, None),
                  ("Describe it.", 6, image), ("Hello there!", 9, None)]
-        expected = [vlm_run("llava", prompt, tokens, images=[image] if image else [])["text"]
-                    for prompt, tokens, image in cases]
+        expected = [self.cpu_chat(prompt, tokens, image, stream=image is None) for prompt, tokens, image in cases]
+        self.assertEqual(expected[0], vlm_run("llava", *cases[0][:2], images=[image])["text"])
         text, finish, usage = self.chat(*cases[0], stream=True)
-        self.assertEqual(text, expected[0])
+        self.assertEqual(text, self.cpu_chat(*cases[0], stream=True))
         self.assertEqual(usage.prompt_tokens_details.model_dump()["image_tokens"], 576)
         with concurrent.futures.ThreadPoolExecutor(len(cases)) as pool:
             results = list(pool.map(lambda case: self.chat(*case, stream=case[2] is None), cases))
@@ -572,7 +588,8 @@ class XlaServerTests(ServerTestCase):
     def test_cancelled_request_frees_its_slot_for_reuse(self):
         self.server.wait_idle()
         before = self.server.metrics()['vlm_requests_finished_total{reason="cancelled"}']
-        body = {"model": "llava", "messages": [{"role": "user", "content": "Write a long story."}],
+        # A prompt the tiny LLaVA answers with all 400 tokens (no early EOS).
+        body = {"model": "llava", "messages": [{"role": "user", "content": "Count to one hundred."}],
                 "max_tokens": 400, "temperature": 0, "stream": True}
         sock = open_raw(self.server, body)
         received = b""
@@ -589,7 +606,7 @@ class XlaServerTests(ServerTestCase):
             self.assertLess(time.monotonic(), deadline, f"not cancelled: {metrics}")
             time.sleep(0.05)
         # Both slots serve again, with nothing left over from the cancelled request.
-        expected = vlm_run("llava", "Hello there!", 9)["text"]
+        expected = self.cpu_chat("Hello there!", 9)
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             results = list(pool.map(lambda _: self.chat("Hello there!", 9)[0], range(2)))
         self.assertEqual(results, [expected, expected])
