@@ -17,6 +17,7 @@
 #include "server/server.h"
 #include "test.h"
 #include "vlm/engine.h"
+#include "vlm/model.h"
 
 #define IMAGE_MODEL VLM_SOURCE_DIR "/tests/models/llava"
 
@@ -136,7 +137,11 @@ typedef struct running_server {
 static bool start(running_server *running, double request_timeout) {
   memset(running, 0, sizeof(*running));
   vlm_engine_options engine_options = {.slot_count = 1, .thread_count = 1};
-  CHECK_OK(vlm_engine_open(IMAGE_MODEL, &engine_options, &running->engine));
+  vlm_model *model = NULL;
+  CHECK_OK(vlm_model_open(IMAGE_MODEL, NULL, &model));
+  if (!model) return false;
+  CHECK_OK(vlm_engine_open(model, &engine_options, &running->engine));
+  vlm_model_release(model); /* the engine holds its own reference */
   if (!running->engine) return false;
   vlm_server_options options = {.port = 0, .allow_remote_media = true,
                                 .allow_private_media_addresses = true,

@@ -28,6 +28,7 @@
 
 #include "vlm.h"
 #include "vlm/generate.h" /* vlm_sampling_params, vlm_loaded_image */
+#include "vlm/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,9 +39,9 @@ typedef struct vlm_engine_request vlm_engine_request;
 /* A text decoder on some backend (opaque; the xla backend's comes from
  * include/vlm/xla.h). */
 typedef struct vlm_text_decoder vlm_text_decoder;
-/* An image encoder (tower + projector) on some backend (opaque; the xla
- * backend's comes from include/vlm/xla.h). */
-typedef struct vlm_image_encoder vlm_image_encoder;
+/* A media encoder (a family's vision tower + projector) on some backend
+ * (opaque; the xla backend's comes from include/vlm/xla.h). */
+typedef struct vlm_media_encoder vlm_media_encoder;
 
 typedef struct vlm_engine_options {
   int thread_count;        /* compute threads; <= 0: one per core */
@@ -54,16 +55,18 @@ typedef struct vlm_engine_options {
   int32_t queue_limit;     /* requests waiting for a slot; 0: 64. Over it: RESOURCE_EXHAUSTED */
   const vlm_allocator *allocator;
   /* NULL: the cpu backend, opened with the options above. Otherwise a
-   * decoder opened for the same model directory with slot_count slots (its
-   * own capacity and chunk apply); the engine takes it over, also when
+   * decoder opened for the same model with slot_count slots (its own
+   * capacity and chunk apply); the engine takes it over, also when
    * vlm_engine_open fails. */
   vlm_text_decoder *text_decoder;
   /* NULL: images are encoded on the cpu backend. Otherwise an encoder
-   * opened for the same model directory; taken over like text_decoder. */
-  vlm_image_encoder *image_encoder;
+   * opened for the same model; taken over like text_decoder. */
+  vlm_media_encoder *image_encoder;
 } vlm_engine_options;
 
-vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *options,
+/* Opens the engine on `model` (retained): tokenizer, chat template, the
+ * text decoder, and the scheduler thread. */
+vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options,
                            vlm_engine **out_engine);
 /* Cancels whatever is queued or running (each gets its FINISH event), stops
  * the scheduler thread and frees everything. */
@@ -136,6 +139,8 @@ typedef enum vlm_engine_event_kind {
 typedef struct vlm_engine_usage {
   int64_t prompt_tokens;        /* every prompt position, placeholders expanded */
   int64_t prompt_image_tokens;  /* of which image positions */
+  int64_t prompt_audio_tokens;  /* ... audio positions */
+  int64_t prompt_video_tokens;  /* ... video positions */
   int64_t completion_tokens;
 } vlm_engine_usage;
 

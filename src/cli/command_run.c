@@ -152,11 +152,14 @@ int command_run(int argc, char **argv, const global_options *options) {
   if (usage) return usage < 0 ? 0 : usage;
   vlm_generator_options generator_options = {.thread_count = options->thread_count,
                                              .capacity = arguments.context};
-  vlm_status status = cli_open_backend(arguments.backend, arguments.model_dir, 1, arguments.context, 0,
-                                       &generator_options.text_decoder, &generator_options.image_encoder);
-  if (status) return cli_report_status(status);
+  vlm_model *model = NULL;
+  vlm_status status = vlm_model_open(arguments.model_dir, NULL, &model);
+  if (!status)
+    status = cli_open_backend(arguments.backend, model, 1, arguments.context, 0, &generator_options.text_decoder,
+                              &generator_options.image_encoder);
   vlm_generator *generator = NULL;
-  status = vlm_generator_open(arguments.model_dir, &generator_options, &generator);
+  if (!status) status = vlm_generator_open(model, &generator_options, &generator);
+  vlm_model_release(model); /* the generator holds its own reference */
   if (status) return cli_report_status(status);
   arguments.request.stop = arguments.stop;
   arguments.request.max_tokens = arguments.max_tokens;
@@ -164,20 +167,19 @@ int command_run(int argc, char **argv, const global_options *options) {
   apply_sampling(&arguments, &arguments.request.sampling);
   if (!arguments.as_json) arguments.request.on_text = stream_text;
   vlm_loaded_image images[MAX_IMAGES];
-  vlm_pixel_values pixel_values[MAX_IMAGES];
   double image_seconds = 0;
   int loaded = 0;
   for (; !status && loaded < arguments.image_count; loaded++) {
     status = vlm_generator_load_image(generator, arguments.image_paths[loaded], &images[loaded]);
     if (status) break;
-    pixel_values[loaded] = images[loaded].pixel_values;
     image_seconds += images[loaded].preprocess_seconds;
   }
-  arguments.request.images = pixel_values;
+  arguments.request.images = images;
   arguments.request.image_count = arguments.image_count;
   vlm_generation_result result;
-  if (!status) status = vlm_generate(generator, &arguments.request, &result);
-  for (int i = 0; i < loaded; i++) vlm_loaded_image_release(&images[i]);
+  if (!status) status = vlm_generate(generator, &arguments.request, &result); /* takes the images */
+  else
+    for (int i = 0; i < loaded; i++) vlm_loaded_image_release(&images[i]);
   vlm_generator_release(generator);
   if (status) return cli_report_status(status);
   if (arguments.as_json) print_json(&result, image_seconds);

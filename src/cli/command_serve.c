@@ -173,12 +173,14 @@ int command_serve(int argc, char **argv, const global_options *options) {
                                        .decoding_prefill_chunk = arguments.decoding_prefill_chunk,
                                        .queue_limit = (int32_t)arguments.queue};
   int32_t slots = arguments.parallel ? (int32_t)arguments.parallel : 1;
-  vlm_status status = cli_open_backend(arguments.backend, arguments.model_dir, slots, arguments.context,
-                                       arguments.prefill_chunk, &engine_options.text_decoder,
-                                       &engine_options.image_encoder);
-  if (status) return cli_report_status(status);
+  vlm_model *model = NULL;
+  vlm_status status = vlm_model_open(arguments.model_dir, NULL, &model);
+  if (!status)
+    status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk,
+                              &engine_options.text_decoder, &engine_options.image_encoder);
   vlm_engine *engine = NULL;
-  status = vlm_engine_open(arguments.model_dir, &engine_options, &engine);
+  if (!status) status = vlm_engine_open(model, &engine_options, &engine);
+  vlm_model_release(model); /* the engine holds its own reference */
   if (status) return cli_report_status(status);
   status = vlm_server_run(engine, &arguments.server);
   vlm_engine_release(engine);

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "backends/cpu/cpu_modules.h"
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
-#include "media/image_processor_clip.h"
 #include "models/family.h"
 #include "vlm/media.h"
 
@@ -36,29 +36,27 @@ void engine_histogram_observe(vlm_engine_histogram *histogram, double value) {
 /* generate() stops on generation_config's eos ids, which default to the
  * model config's. */
 static void collect_stop_tokens(vlm_engine *engine) {
-  const vlm_token_id_list *ids = &engine->generation.eos_token_ids;
-  if (!ids->count) ids = &engine->config.text.eos_token_ids;
+  const vlm_token_id_list *ids = &engine->model->generation.eos_token_ids;
+  if (!ids->count) ids = &engine->config->text.eos_token_ids;
   for (size_t i = 0; i < ids->count && engine->stop_token_count < ENGINE_MAX_STOP_TOKENS; i++)
     engine->stop_tokens[engine->stop_token_count++] = (int32_t)ids->ids[i];
 }
 
-static vlm_status open_text_side(vlm_engine *engine, const char *model_dir,
-                                 const vlm_engine_options *options) {
-  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, options->allocator, &engine->config));
-  engine->config_loaded = true;
+static vlm_status open_text_side(vlm_engine *engine, const vlm_engine_options *options) {
+  const char *model_dir = engine->model->directory;
   if (!engine->decoder) {
     vlm_text_model_options model_options = {.slot_count = engine->slot_count,
                                             .capacity = options->capacity,
                                             .prefill_chunk = options->prefill_chunk,
                                             .pool = engine->pool,
                                             .allocator = options->allocator};
-    VLM_RETURN_IF_ERROR(vlm_text_decoder_open_cpu(model_dir, &model_options, &engine->decoder));
+    VLM_RETURN_IF_ERROR(vlm_text_decoder_open_cpu(engine->model, &model_options, &engine->decoder));
   }
   int32_t decoder_slots = engine->decoder->operations->slot_count(engine->decoder->self);
   if (decoder_slots != engine->slot_count)
     return VLM_ERROR(INVALID_ARGUMENT, "the %s text decoder has %d slot(s) but the engine was asked for %d",
                      engine->decoder->operations->backend, decoder_slots, engine->slot_count);
-  VLM_RETURN_IF_ERROR(vlm_generation_config_load(model_dir, options->allocator, &engine->generation));
+  engine->decoder->operations->shape(engine->decoder->self, &engine->decoder_shape);
   vlm_tokenizer_options tokenizer_options = {.allocator = options->allocator};
   VLM_RETURN_IF_ERROR(vlm_tokenizer_create(model_dir, &tokenizer_options, &engine->tokenizer));
   vlm_status status = vlm_chat_template_load(model_dir, &engine->chat_template);
@@ -80,9 +78,16 @@ static void init_metrics(vlm_engine *engine) {
 }
 
 static vlm_status start_scheduler(vlm_engine *engine) {
+  size_t chunk = (size_t)engine->prefill_chunk;
   engine->slots = calloc((size_t)engine->slot_count, sizeof(*engine->slots));
   engine->logits = malloc((size_t)engine->slot_count * (size_t)engine->vocab_size * sizeof(float));
-  if (!engine->slots || !engine->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  engine->chunk_features = malloc(chunk * (size_t)engine->decoder_shape.hidden_size * sizeof(float));
+  engine->chunk_mask = malloc(chunk * sizeof(int32_t));
+  engine->chunk_tokens = malloc(chunk * sizeof(int32_t));
+  engine->chunk_positions = malloc(3 * chunk * sizeof(int64_t));
+  if (!engine->slots || !engine->logits || !engine->chunk_features || !engine->chunk_mask || !engine->chunk_tokens ||
+      !engine->chunk_positions)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int32_t i = 0; i < engine->slot_count; i++) engine->slots[i].index = i;
   if (pthread_create(&engine->thread, NULL, engine_scheduler_main, engine) != 0)
     return VLM_ERROR(RESOURCE_EXHAUSTED, "cannot start the scheduler thread");
@@ -90,25 +95,25 @@ static vlm_status start_scheduler(vlm_engine *engine) {
   return VLM_OK;
 }
 
-vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *options,
-                           vlm_engine **out_engine) {
+vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, vlm_engine **out_engine) {
   *out_engine = NULL;
   vlm_engine_options defaults = {0};
   if (!options) options = &defaults;
-  if (options->slot_count < 0 || options->queue_limit < 0) {
+  if (!model || options->slot_count < 0 || options->queue_limit < 0) {
     vlm_text_decoder_release(options->text_decoder);
-    vlm_image_encoder_release(options->image_encoder);
-    return VLM_ERROR(INVALID_ARGUMENT, "slot count and queue limit must not be negative");
+    vlm_media_encoder_release(options->image_encoder);
+    return VLM_ERROR(INVALID_ARGUMENT, model ? "slot count and queue limit must not be negative" : "no model");
   }
   vlm_engine *engine = calloc(1, sizeof(*engine));
   if (!engine) {
     vlm_text_decoder_release(options->text_decoder);
-    vlm_image_encoder_release(options->image_encoder);
+    vlm_media_encoder_release(options->image_encoder);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   engine->decoder = options->text_decoder; /* taken over from here on */
   engine->image_encoder = options->image_encoder;
-  engine->model_dir = strdup(model_dir);
+  engine->model = vlm_model_retain(model);
+  engine->config = &model->config;
   engine->allocator = options->allocator;
   engine->slot_count = options->slot_count ? options->slot_count : 1;
   engine->queue_limit = options->queue_limit ? options->queue_limit : DEFAULT_QUEUE_LIMIT;
@@ -117,11 +122,10 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
   pthread_cond_init(&engine->wake, NULL);
   pthread_cond_init(&engine->changed, NULL);
   vlm_status status = vlm_thread_pool_create(options->thread_count, options->allocator, &engine->pool);
-  if (!status) status = open_text_side(engine, model_dir, options);
+  if (!status) status = open_text_side(engine, options);
   if (!status) {
-    const vlm_family *family = vlm_family_find(engine->config.model_type);
-    engine->accepts_images = family && family->describe_vision;
-    engine->vocab_size = engine->decoder->operations->vocab_size(engine->decoder->self);
+    engine->accepts_images = model->family && model->family->image && model->has_processor;
+    engine->vocab_size = engine->decoder_shape.vocab_size;
     engine->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : 512;
     engine->decoding_prefill_chunk = options->decoding_prefill_chunk > 0 ? options->decoding_prefill_chunk : 128;
     if (engine->decoding_prefill_chunk > engine->prefill_chunk) engine->decoding_prefill_chunk = engine->prefill_chunk;
@@ -129,7 +133,7 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
     init_metrics(engine);
     if (engine->accepts_images && !engine->image_encoder && strcmp(engine->decoder->operations->backend, "cpu") != 0)
       vlm_log(VLM_LOG_WARN, "%s: the vision encoder and projector run on the cpu backend (host fallback), "
-              "not on %s", model_dir, engine->decoder->operations->backend);
+              "not on %s", model->directory, engine->decoder->operations->backend);
     status = start_scheduler(engine);
   }
   if (status) {
@@ -151,27 +155,27 @@ void vlm_engine_release(vlm_engine *engine) {
   }
   free(engine->slots);
   free(engine->logits);
+  free(engine->chunk_features);
+  free(engine->chunk_mask);
+  free(engine->chunk_tokens);
+  free(engine->chunk_positions);
   vlm_chat_template_release(engine->chat_template);
   vlm_tokenizer_release(engine->tokenizer);
-  vlm_generation_config_release(&engine->generation);
   vlm_text_decoder_release(engine->decoder);
-  vlm_image_encoder_release(engine->image_encoder);
-  if (engine->config_loaded) vlm_model_config_release(&engine->config);
-  vlm_vision_model_release(engine->vision);
-  if (engine->processor_loaded) vlm_processor_config_release(&engine->processor);
+  vlm_media_encoder_release(engine->image_encoder);
   vlm_thread_pool_release(engine->pool);
+  vlm_model_release(engine->model);
   pthread_mutex_destroy(&engine->vision_mutex);
   pthread_mutex_destroy(&engine->mutex);
   pthread_cond_destroy(&engine->wake);
   pthread_cond_destroy(&engine->changed);
-  free(engine->model_dir);
   free(engine);
 }
 
 void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   memset(out_info, 0, sizeof(*out_info));
-  out_info->model_dir = engine->model_dir;
-  out_info->model_type = engine->config.model_type;
+  out_info->model_dir = engine->model->directory;
+  out_info->model_type = engine->config->model_type;
   out_info->backend = engine->decoder->operations->backend;
   out_info->accepts_images = engine->accepts_images;
   out_info->vision_backend = !engine->accepts_images ? NULL
@@ -188,7 +192,7 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
 
 vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
   vlm_sampling_params params = vlm_sampling_params_greedy();
-  const vlm_generation_config *generation = &engine->generation;
+  const vlm_generation_config *generation = &engine->model->generation;
   if (generation->do_sample) {
     params.temperature = (float)generation->temperature;
     params.top_k = (int32_t)generation->top_k;
@@ -200,7 +204,7 @@ vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
 }
 
 int64_t vlm_engine_default_max_tokens(const vlm_engine *engine) {
-  return engine->generation.max_new_tokens ? engine->generation.max_new_tokens : DEFAULT_MAX_TOKENS;
+  return engine->model->generation.max_new_tokens ? engine->model->generation.max_new_tokens : DEFAULT_MAX_TOKENS;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -208,56 +212,46 @@ int64_t vlm_engine_default_max_tokens(const vlm_engine *engine) {
 /* ---------------------------------------------------------------------- */
 
 static vlm_status refuse_images(const vlm_engine *engine, int image_count) {
+  if (engine->model->family && engine->model->family->image && !engine->model->has_processor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s has no preprocessor_config.json or processor_config.json: its images "
+                     "cannot be processed; the request has %d image(s)",
+                     engine->model->directory, image_count);
   return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no image input; the request has %d image(s)",
-                   engine->config.model_type, image_count);
+                   engine->config->model_type, image_count);
 }
 
-/* Opens the vision side and the processor config once, under its lock. */
+/* The image encoder: the one given at open, or the cpu backend's, built
+ * with the first image, under its lock. */
 static vlm_status ensure_vision(vlm_engine *engine, int image_count) {
   if (!engine->accepts_images) return refuse_images(engine, image_count);
   pthread_mutex_lock(&engine->vision_mutex);
   vlm_status status = VLM_OK;
-  if (!engine->vision) {
-    vlm_vision_model_options options = {.pool = engine->pool, .allocator = engine->allocator};
-    status = vlm_vision_model_open(engine->model_dir, &options, &engine->vision);
-    if (vlm_status_code_of(status) == VLM_STATUS_UNIMPLEMENTED) {
-      vlm_status_free(status);
-      status = refuse_images(engine, image_count);
-    }
+  if (!engine->image_encoder) {
+    vlm_cpu_encoder_options options = {.pool = engine->pool};
+    status = vlm_media_encoder_open_cpu(engine->model, VLM_MEDIA_IMAGE, &options, &engine->image_encoder);
   }
-  if (!status && engine->image_encoder) { /* its rows replace the placeholders the cpu side expands */
-    const vlm_image_encoder_operations *encoder = engine->image_encoder->operations;
-    int64_t rows = encoder->tokens_per_image(engine->image_encoder->self);
-    int64_t width = encoder->output_width(engine->image_encoder->self);
-    if (rows != vlm_vision_model_tokens_per_image(engine->vision) ||
-        width != vlm_vision_model_output_width(engine->vision))
-      status = VLM_ERROR(INTERNAL, "the %s image encoder gives %lld x %lld rows per image, the model expects "
-                         "%lld x %lld", encoder->backend, (long long)rows, (long long)width,
-                         (long long)vlm_vision_model_tokens_per_image(engine->vision),
-                         (long long)vlm_vision_model_output_width(engine->vision));
-  }
-  if (!status && !engine->processor_loaded) {
-    status = vlm_processor_config_load(engine->model_dir, engine->allocator, &engine->processor);
-    engine->processor_loaded = status == VLM_OK;
-  }
+  if (!status && engine->image_encoder->operations->output_width(engine->image_encoder->self) !=
+                     engine->decoder_shape.hidden_size)
+    status = VLM_ERROR(INTERNAL, "the %s image encoder gives %lld-wide features, the text decoder takes %lld",
+                       engine->image_encoder->operations->backend,
+                       (long long)engine->image_encoder->operations->output_width(engine->image_encoder->self),
+                       (long long)engine->decoder_shape.hidden_size);
   pthread_mutex_unlock(&engine->vision_mutex);
   return status;
 }
 
-static vlm_status preprocess_image(vlm_engine *engine, const vlm_image *image, const char *name,
-                                   vlm_loaded_image *out_image) {
-  const char *type = engine->processor.image_processor_type;
-  if (!type || strcmp(type, "CLIPImageProcessor") != 0)
-    return VLM_ERROR(UNIMPLEMENTED, "%s: image processor '%s' is not supported yet", engine->model_dir,
-                     type ? type : "(none)");
-  vlm_tensor pixels;
-  vlm_status status = vlm_clip_preprocess(&engine->processor, image, VLM_CLIP_TORCHVISION,
-                                          engine->allocator, &pixels);
-  if (status) return vlm_status_annotate(status, "%s", name);
-  out_image->owned_values = pixels.data;
-  out_image->allocator = engine->allocator;
-  out_image->pixel_values = (vlm_pixel_values){pixels.data, pixels.shape[0], pixels.shape[1],
-                                               pixels.shape[2]};
+static vlm_status finish_loaded_image(vlm_engine *engine, const vlm_image *image, const char *name, double start,
+                                      vlm_loaded_image *out_image) {
+  vlm_media_item *item = calloc(1, sizeof(*item));
+  if (!item) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status status = vlm_status_annotate(vlm_model_image_item(engine->model, image, engine->allocator, item), "%s",
+                                          name);
+  if (status) {
+    free(item);
+    return status;
+  }
+  item->preprocess_seconds = engine_now_seconds() - start;
+  *out_image = (vlm_loaded_image){item, item->token_count, item->preprocess_seconds};
   return VLM_OK;
 }
 
@@ -269,9 +263,8 @@ vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, cons
   vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
   vlm_image image;
   VLM_RETURN_IF_ERROR(vlm_image_decode_file(path, &options, &image));
-  vlm_status status = preprocess_image(engine, &image, path, out_image);
+  vlm_status status = finish_loaded_image(engine, &image, path, start, out_image);
   vlm_image_release(&image);
-  out_image->preprocess_seconds = engine_now_seconds() - start;
   return status;
 }
 
@@ -284,10 +277,16 @@ vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data,
   vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
   vlm_image image;
   VLM_RETURN_IF_ERROR(vlm_image_decode_memory(data, size, name, &options, &image));
-  vlm_status status = preprocess_image(engine, &image, name ? name : "image", out_image);
+  vlm_status status = finish_loaded_image(engine, &image, name ? name : "image", start, out_image);
   vlm_image_release(&image);
-  out_image->preprocess_seconds = engine_now_seconds() - start;
   return status;
+}
+
+void vlm_loaded_image_release(vlm_loaded_image *image) {
+  if (!image) return;
+  vlm_media_item_release(image->item);
+  free(image->item);
+  memset(image, 0, sizeof(*image));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -295,11 +294,11 @@ vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data,
 /* ---------------------------------------------------------------------- */
 
 void engine_request_free(vlm_engine_request *request) {
-  for (int i = 0; i < request->image_count; i++) vlm_loaded_image_release(&request->images[i]);
-  free(request->images);
+  for (int i = 0; i < request->item_count; i++) vlm_media_item_release(&request->items[i]);
+  free(request->items);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
-  free(request->ids);
+  engine_prompt_release(&request->prompt);
   pthread_mutex_destroy(&request->callback_mutex);
   free(request);
 }
@@ -352,54 +351,26 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
   return vlm_sampling_params_validate(&options->sampling);
 }
 
-/* Chat template (or the raw prompt) -> ids, then placeholder expansion. */
+/* Chat template (or the raw prompt), placeholders expanded, tokenized,
+ * positions: engine/prompt.c. */
 static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_options *options,
                                   vlm_engine_request *request) {
-  char *rendered = NULL;
-  size_t rendered_length = 0;
-  bool templated = options->messages_json != NULL;
-  if (templated) {
-    if (!engine->chat_template)
-      return VLM_ERROR(FAILED_PRECONDITION,
-                       "%s has no chat template (tokenizer_config.json, chat_template.json or "
-                       "chat_template.jinja); send a raw prompt (/v1/completions) instead",
-                       engine->model_dir);
-    vlm_chat_template_options template_options = {.add_generation_prompt = true};
-    VLM_RETURN_IF_ERROR(vlm_chat_template_render(engine->chat_template, options->messages_json,
-                                                 strlen(options->messages_json), &template_options,
-                                                 &rendered, &rendered_length));
-  }
-  /* A rendered template already holds its special tokens (as
-   * apply_chat_template(tokenize=True) does); a raw prompt gets BOS etc. */
-  const char *text = templated ? rendered : options->raw_prompt;
-  vlm_token_ids ids = {0};
-  vlm_status status = vlm_tokenizer_encode(engine->tokenizer, text, templated ? rendered_length : strlen(text),
-                                           !templated, &ids);
-  free(rendered);
-  if (status) return status;
-  request->ids = ids.ids;
-  request->id_count = (int64_t)ids.count;
-  if (options->image_count == 0) return VLM_OK;
-  VLM_RETURN_IF_ERROR(ensure_vision(engine, options->image_count));
-  int32_t *expanded = NULL;
-  int64_t expanded_count = 0;
-  VLM_RETURN_IF_ERROR(vlm_vision_model_expand_placeholders(engine->vision, request->ids, request->id_count,
-                                                           options->image_count, &expanded, &expanded_count));
-  free(request->ids);
-  request->ids = expanded;
-  request->image_token_count = expanded_count - request->id_count + options->image_count;
-  request->id_count = expanded_count;
-  return VLM_OK;
+  if (request->item_count > 0) VLM_RETURN_IF_ERROR(ensure_vision(engine, request->item_count));
+  engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
+                                 .items = request->items, .item_count = request->item_count,
+                                 .add_special_tokens = -1};
+  return engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, &request->prompt);
 }
 
 static vlm_status check_capacity(const vlm_engine *engine, const vlm_engine_request *request) {
   int64_t capacity = engine_decoder_capacity(engine);
-  if (request->id_count + request->max_tokens <= capacity) return VLM_OK;
-  int64_t room = capacity - request->id_count;
+  int64_t prompt = request->prompt.count;
+  if (prompt + request->max_tokens <= capacity) return VLM_OK;
+  int64_t room = capacity - prompt;
   return VLM_ERROR(OUT_OF_RANGE,
                    "context length exceeded: the prompt has %lld tokens and max_tokens is %lld, over "
                    "the capacity of %lld (%lld tokens left for the completion)",
-                   (long long)request->id_count, (long long)request->max_tokens, (long long)capacity,
+                   (long long)prompt, (long long)request->max_tokens, (long long)capacity,
                    (long long)(room > 0 ? room : 0));
 }
 
@@ -413,22 +384,29 @@ static vlm_status copy_stop_strings(vlm_engine_request *request, const vlm_engin
   return VLM_OK;
 }
 
-/* Takes the caller's images whatever happens next. */
+/* Takes the caller's images whatever happens next (their items move into
+ * the request; the caller's entries are zeroed). */
 static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_request_options *options) {
   vlm_engine_request *request = calloc(1, sizeof(*request));
   int count = options->image_count > 0 && options->images ? options->image_count : 0;
-  vlm_loaded_image *images = count ? calloc((size_t)count, sizeof(*images)) : NULL;
-  if (count && images) memcpy(images, options->images, (size_t)count * sizeof(*images));
-  if (count) memset(options->images, 0, (size_t)count * sizeof(*images));
-  if (!request || (count && !images)) {
-    for (int i = 0; images && i < count; i++) vlm_loaded_image_release(&images[i]);
-    free(images);
+  vlm_media_item *items = count ? calloc((size_t)count, sizeof(*items)) : NULL;
+  bool complete = request && (!count || items);
+  for (int i = 0; i < count; i++) {
+    vlm_loaded_image *image = &options->images[i];
+    if (items && image->item) items[i] = *image->item;
+    else complete = false;
+    free(image->item);
+    memset(image, 0, sizeof(*image));
+  }
+  if (!complete) {
+    for (int i = 0; items && i < count; i++) vlm_media_item_release(&items[i]);
+    free(items);
     free(request);
     return NULL;
   }
   request->engine = engine;
-  request->images = images;
-  request->image_count = count;
+  request->items = items;
+  request->item_count = count;
   atomic_init(&request->cancel_requested, false);
   pthread_mutex_init(&request->callback_mutex, NULL);
   return request;
@@ -468,7 +446,9 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   vlm_engine_request *request = request_create(engine, options);
   if (!request) {
     count_rejection(engine);
-    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    return options->image_count > 0 && options->images
+               ? VLM_ERROR(INVALID_ARGUMENT, "an image of the request was not loaded (or out of memory)")
+               : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   request->callback = callback;
   request->context = context;
@@ -481,7 +461,7 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   if (!status) status = copy_stop_strings(request, options);
   if (!status) status = tokenize_prompt(engine, options, request);
   if (!status) status = check_capacity(engine, request);
-  for (int i = 0; i < request->image_count; i++) request->preprocess_seconds += request->images[i].preprocess_seconds;
+  for (int i = 0; i < request->item_count; i++) request->preprocess_seconds += request->items[i].preprocess_seconds;
   request->preprocess_seconds += engine_now_seconds() - start;
   request->caller_released = false;
   if (!status) status = enqueue(engine, request);

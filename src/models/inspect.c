@@ -10,6 +10,7 @@
 #include "io/config.h"
 #include "io/json.h"
 #include "models/family.h"
+#include "models/model.h"
 
 #define LISTED_IN_TEXT 20 /* names shown per problem list in the text report */
 
@@ -39,13 +40,14 @@ struct vlm_model_report {
 
 typedef struct inspection {
   const char *model_dir;
-  vlm_model_config config;
-  vlm_generation_config generation;
-  vlm_processor_config processor;
+  vlm_model *model;
+  const vlm_model_config *config;
+  const vlm_generation_config *generation;
+  const vlm_processor_config *processor;
   bool has_processor;
   const vlm_family *family;
-  vlm_checkpoint *checkpoint;
-  vlm_tensor_manifest manifest;
+  const vlm_checkpoint *checkpoint;
+  const vlm_tensor_manifest *manifest;
   component_totals components[VLM_COMPONENT_COUNT];
   uint64_t dtype_bytes[VLM_DTYPE_COUNT];
   problem_list missing, unexpected, mismatched;
@@ -99,45 +101,32 @@ static vlm_status compare_tensors(inspection *state) {
   for (size_t i = 0; i < vlm_checkpoint_tensor_count(checkpoint); i++) {
     const vlm_tensor_info *info = vlm_checkpoint_tensor_at(checkpoint, i);
     const vlm_expected_tensor *expected =
-        state->family ? vlm_manifest_find(&state->manifest, info->name) : NULL;
+        state->family ? vlm_manifest_find(state->manifest, info->name) : NULL;
     count_tensor(state, info, expected ? expected->component : vlm_component_from_name(info->name));
     if (!state->family) continue;
     if (!expected) ok = ok && add_problem(&state->unexpected, info->name, info, NULL);
     else if (!shape_matches(info, expected))
       ok = ok && add_problem(&state->mismatched, info->name, info, expected);
   }
-  for (size_t i = 0; state->family && i < state->manifest.count; i++) {
-    const vlm_expected_tensor *expected = &state->manifest.tensors[i];
+  for (size_t i = 0; state->family && i < state->manifest->count; i++) {
+    const vlm_expected_tensor *expected = &state->manifest->tensors[i];
     if (!expected->optional && !vlm_checkpoint_find(checkpoint, expected->name))
       ok = ok && add_problem(&state->missing, expected->name, NULL, expected);
   }
   return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory comparing tensors");
 }
 
-static vlm_status load_configs(inspection *state) {
-  VLM_RETURN_IF_ERROR(vlm_model_config_load(state->model_dir, NULL, &state->config));
-  VLM_RETURN_IF_ERROR(vlm_generation_config_load(state->model_dir, NULL, &state->generation));
-  vlm_status status = vlm_processor_config_load(state->model_dir, NULL, &state->processor);
-  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
-    vlm_status_free(status); /* optional for text-only models; reported below */
-    return VLM_OK;
-  }
-  state->has_processor = status == VLM_OK;
-  return status;
-}
-
+/* The same opened model every loader uses: configs, family, manifest and
+ * the validated mapping of every safetensors header. */
 static vlm_status run_inspection(inspection *state) {
-  VLM_RETURN_IF_ERROR(load_configs(state));
-  state->family = vlm_family_find(state->config.model_type);
-  vlm_checkpoint_options options = {0};
-  if (state->family) {
-    options.renames = state->family->renames;
-    options.rename_count = state->family->rename_count;
-    VLM_RETURN_IF_ERROR(state->family->declare_tensors(&state->config, &state->manifest));
-    if (state->manifest.out_of_memory)
-      return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory declaring tensors");
-  }
-  VLM_RETURN_IF_ERROR(vlm_checkpoint_open(state->model_dir, &options, &state->checkpoint));
+  vlm_model *model = state->model;
+  state->config = &model->config;
+  state->generation = &model->generation;
+  state->processor = &model->processor;
+  state->has_processor = model->has_processor;
+  state->family = model->family;
+  state->checkpoint = model->weights;
+  state->manifest = &model->manifest;
   return compare_tensors(state);
 }
 
@@ -146,9 +135,9 @@ static vlm_status run_inspection(inspection *state) {
 /* ---------------------------------------------------------------------- */
 
 static const char *modalities_text(const inspection *state) {
-  if (state->config.has_vision && state->config.has_audio) return "text, image, audio";
-  if (state->config.has_vision) return "text, image";
-  if (state->config.has_audio) return "text, audio";
+  if (state->config->has_vision && state->config->has_audio) return "text, image, audio";
+  if (state->config->has_vision) return "text, image";
+  if (state->config->has_audio) return "text, audio";
   return "text";
 }
 
@@ -209,7 +198,7 @@ static void append_text_config(vlm_string_builder *out, const vlm_text_config *t
 
 static char *render_text(const inspection *state, const vlm_model_report *report) {
   vlm_string_builder out = {0};
-  const vlm_model_config *config = &state->config;
+  const vlm_model_config *config = state->config;
   char size_text[32];
   vlm_sb_appendf(&out, "model: %s\n", state->model_dir);
   vlm_sb_appendf(&out, "architecture: %s (model_type %s, family %s)\n",
@@ -235,7 +224,7 @@ static char *render_text(const inspection *state, const vlm_model_report *report
     vlm_sb_appendf(&out, "audio tower: %s, %lld layers, hidden %lld\n", config->audio.model_type,
                    (long long)config->audio.num_hidden_layers, (long long)config->audio.hidden_size);
   vlm_sb_appendf(&out, "processor: %s\n",
-                 state->has_processor ? state->processor.image_processor_type
+                 state->has_processor ? state->processor->image_processor_type
                                       : "none (no preprocessor_config.json)");
   vlm_sb_appendf(&out, "runtime: %d thread%s (%d cores available)\n", state->thread_count,
                  state->thread_count == 1 ? "" : "s", vlm_cpu_count());
@@ -316,7 +305,7 @@ static void append_json_sections(vlm_string_builder *out, const vlm_model_config
 
 static char *render_json(const inspection *state, const vlm_model_report *report) {
   vlm_string_builder out = {0};
-  const vlm_model_config *config = &state->config;
+  const vlm_model_config *config = state->config;
   vlm_sb_append_literal(&out, "{\"model\":");
   vlm_sb_append_json_string(&out, state->model_dir, strlen(state->model_dir));
   append_json_string_field(&out, "architecture", config->architecture);
@@ -350,7 +339,7 @@ static char *render_json(const inspection *state, const vlm_model_report *report
   vlm_sb_append_literal(&out, "}");
   append_json_sections(&out, config);
   append_json_string_field(&out, "image_processor",
-                           state->has_processor ? state->processor.image_processor_type : NULL);
+                           state->has_processor ? state->processor->image_processor_type : NULL);
   vlm_sb_appendf(&out, ",\"runtime\":{\"threads\":%d,\"cpu_cores\":%d}", state->thread_count,
                  vlm_cpu_count());
   vlm_sb_appendf(&out, ",\"tensors_checked\":%s", state->family ? "true" : "false");
@@ -368,7 +357,7 @@ static void judge(const inspection *state, vlm_model_report *report) {
   if (!state->family)
     snprintf(report->problem, sizeof(report->problem),
              "no tensor manifest for model_type '%s' yet (families with one: %s)",
-             state->config.model_type, vlm_family_supported_list());
+             state->config->model_type, vlm_family_supported_list());
   else if (state->missing.count || state->mismatched.count)
     snprintf(report->problem, sizeof(report->problem),
              "checkpoint incomplete: %zu missing tensor%s, %zu with the wrong shape%s%s",
@@ -385,11 +374,7 @@ static void judge(const inspection *state, vlm_model_report *report) {
 }
 
 static void inspection_release(inspection *state) {
-  vlm_checkpoint_release(state->checkpoint);
-  vlm_manifest_release(&state->manifest);
-  vlm_model_config_release(&state->config);
-  vlm_generation_config_release(&state->generation);
-  if (state->has_processor) vlm_processor_config_release(&state->processor);
+  vlm_model_release(state->model);
   free(state->missing.items);
   free(state->unexpected.items);
   free(state->mismatched.items);
@@ -398,11 +383,22 @@ static void inspection_release(inspection *state) {
 vlm_status vlm_model_inspect(const char *model_dir, const vlm_inspect_options *options,
                              vlm_model_report **out_report) {
   *out_report = NULL;
+  vlm_model *model = NULL;
+  vlm_model_options model_options = {.allocator = options ? options->allocator : NULL};
+  VLM_RETURN_IF_ERROR(vlm_model_open(model_dir, &model_options, &model));
+  vlm_status status = vlm_model_inspect_opened(model, options, out_report);
+  vlm_model_release(model);
+  return status;
+}
+
+vlm_status vlm_model_inspect_opened(vlm_model *model, const vlm_inspect_options *options,
+                                    vlm_model_report **out_report) {
+  *out_report = NULL;
   inspection state;
   memset(&state, 0, sizeof(state));
-  state.model_dir = model_dir;
+  state.model = vlm_model_retain(model);
+  state.model_dir = model->directory;
   state.thread_count = options && options->thread_count > 0 ? options->thread_count : vlm_cpu_count();
-  vlm_manifest_init(&state.manifest);
   vlm_status status = run_inspection(&state);
   vlm_model_report *report = NULL;
   if (!status) {

@@ -1,5 +1,7 @@
 #include "validate/compare.h"
 
+#include "models/model.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,8 +157,14 @@ vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *opti
       .allocator = options->allocator,
       .thread_count = options->thread_count,
   };
+  vlm_model_options model_options = {.allocator = options->allocator};
+  vlm_status opened = vlm_model_open(report->model_directory, &model_options, &context.model);
+  /* A model that does not open fails each stage that needs it (the
+   * checkpoint stage says why); the others still compare. */
+  vlm_status_free(opened);
   for (size_t i = 0; i < report->golden.stage_count; i++)
     run_stage(&context, &report->golden.stages[i], &report->results[i]);
+  vlm_model_release(context.model);
   report->result_count = report->golden.stage_count;
   *out_report = report;
   return VLM_OK;

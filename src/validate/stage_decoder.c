@@ -11,7 +11,7 @@
 
 #include "core/status.h"
 #include "core/thread_pool.h"
-#include "engine/text_model.h"
+#include "backends/cpu/text_model.h"
 #include "validate/compare.h"
 #include "validate/stages.h"
 
@@ -43,7 +43,8 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
   VLM_RETURN_IF_ERROR(vlm_thread_pool_create(context->thread_count, context->allocator, &run->pool));
   vlm_text_model_options options = {.slot_count = 1, .capacity = run->token_count + extra_capacity,
                                     .pool = run->pool, .allocator = context->allocator};
-  VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model_directory, &options, &run->model));
+  if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
+  VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model, &options, &run->model));
   int64_t vocab = vlm_text_model_vocab_size(run->model);
   run->logits = malloc((size_t)(run->token_count * vocab) * sizeof(float));
   if (!run->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -54,8 +55,15 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
   for (int64_t i = 0; has_image && i < run->token_count; i++)
     if (run->tokens[i] == vlm_text_model_config(run->model)->image_token_id) run->used_embeddings = true;
   if (!lookup && run->used_embeddings && embeddings.dtype == VLM_DTYPE_F32) {
-    vlm_embeddings_prefill_input input = {.embeddings = embeddings.data, .row_count = run->token_count};
-    return vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
+    /* Every row a feature row: the SPEC's embeddings_prefill(embeds). */
+    int32_t *mask = malloc((size_t)run->token_count * sizeof(int32_t));
+    if (!mask) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    for (int64_t i = 0; i < run->token_count; i++) mask[i] = 1;
+    vlm_prefill_input input = {.row_count = run->token_count, .tokens = run->tokens, .features = embeddings.data,
+                               .feature_mask = mask, .position_axes = 1};
+    vlm_status status = vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
+    free(mask);
+    return status;
   }
   vlm_status_free(lookup);
   run->used_embeddings = false;
@@ -181,7 +189,8 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
   memset(&run, 0, sizeof(run));
   vlm_status status = read_input_ids(context, &run);
   vlm_text_model_options options = {.slot_count = 1, .capacity = 1, .allocator = context->allocator};
-  if (!status) status = vlm_text_model_open(context->model_directory, &options, &run.model);
+  if (!status && !context->model) status = VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
+  if (!status) status = vlm_text_model_open(context->model, &options, &run.model);
   double *actual = NULL;
   if (!status) {
     const vlm_model_config *config = vlm_text_model_config(run.model);

@@ -81,7 +81,7 @@ rm "$work/noweights/model.safetensors"
 check missing_weights_fail bash -c "run 1 inspect --model '$work/noweights' && err_has 'no model.safetensors or model.safetensors.index.json'"
 
 # Which backend runs each module (SPEC 1.4), by the predicate --backend xla uses.
-check modules_table bash -c "run 0 inspect --model '$work/llava' && out_has 'token_prefill        yes   yes' && out_has 'vision_encoder       yes   yes'"
-check modules_json bash -c "run 0 inspect --model '$work/llava' --json && python3 -c 'import json,sys; m={e[\"module\"]: e for e in json.load(open(sys.argv[1]))[\"modules\"]}; assert m[\"decode\"][\"xla\"] and m[\"decode\"][\"cpu\"] and m[\"vision_encoder\"][\"xla\"], m' '$work/out'"
+check modules_table bash -c "run 0 inspect --model '$work/llava' && out_has 'token_prefill        yes   yes' && out_has 'image_encoder        yes   yes'"
+check modules_json bash -c "run 0 inspect --model '$work/llava' --json && python3 -c 'import json,sys; m={e[\"module\"]: e for e in json.load(open(sys.argv[1]))[\"modules\"]}; assert m[\"decode\"][\"xla\"] and m[\"decode\"][\"cpu\"] and m[\"image_encoder\"][\"xla\"], m' '$work/out'"
 
 finish

@@ -1,14 +1,13 @@
-/* The cpu backend behind the engine's text-decoder table: a thin adapter
- * over text_model.c's module contracts. */
+/* The cpu backend behind the engine's text-decoder table
+ * (src/models/modules.h): a thin adapter over text_model.c's module
+ * contracts. (The media encoder's table is in cpu_encoder.c.) */
+#include "backends/cpu/cpu_modules.h"
+
 #include <stdlib.h>
 
 #include "core/status.h"
-#include "engine/text_decoder.h"
-#include "engine/text_model.h"
 
-static int64_t cpu_capacity(void *self) { return vlm_text_model_capacity(self); }
-static int64_t cpu_vocab_size(void *self) { return vlm_text_model_vocab_size(self); }
-static int64_t cpu_hidden_size(void *self) { return vlm_text_model_config(self)->text.hidden_size; }
+static void cpu_shape(void *self, vlm_text_decoder_shape *out) { vlm_text_model_shape(self, out); }
 static int32_t cpu_slot_count(void *self) {
   return vlm_kv_cache_get_shape(vlm_text_model_cache(self))->slot_count;
 }
@@ -22,13 +21,14 @@ static vlm_status cpu_token_prefill(void *self, int32_t slot, const int32_t *tok
   return vlm_text_model_token_prefill(self, slot, tokens, count, NULL, &out);
 }
 
-static vlm_status cpu_embeddings_prefill(void *self, int32_t slot, const float *embeddings, int64_t count,
+static vlm_status cpu_embeddings_prefill(void *self, int32_t slot, const vlm_prefill_input *input,
                                          float *last_logits) {
   vlm_prefill_logits out = {.last_row = last_logits};
-  vlm_embeddings_prefill_input input = {.embeddings = embeddings, .row_count = count};
-  return vlm_text_model_embeddings_prefill(self, slot, &input, &out);
+  return vlm_text_model_embeddings_prefill(self, slot, input, &out);
 }
 
+/* positions are RoPE positions (the slot's M-RoPE delta included), the
+ * same on every axis. */
 static vlm_status cpu_decode(void *self, int64_t batch, const int32_t *tokens, const int64_t *positions,
                              const int32_t *slots, float *logits) {
   return vlm_text_model_decode(self, batch, tokens, positions, NULL, slots, logits);
@@ -37,29 +37,23 @@ static vlm_status cpu_decode(void *self, int64_t batch, const int32_t *tokens, c
 static void cpu_release(void *self) { vlm_text_model_release(self); }
 
 static const vlm_text_decoder_operations cpu_operations = {
-    "cpu",           cpu_capacity,          cpu_vocab_size,    cpu_hidden_size, cpu_slot_count,
-    cpu_kv_bytes,    cpu_slot_length,       cpu_clear_slot,    cpu_token_prefill,
-    cpu_embeddings_prefill, cpu_decode,     cpu_release};
+    .backend = "cpu", .shape = cpu_shape, .slot_count = cpu_slot_count, .kv_bytes = cpu_kv_bytes,
+    .slot_length = cpu_slot_length, .clear_slot = cpu_clear_slot, .token_prefill = cpu_token_prefill,
+    .embeddings_prefill = cpu_embeddings_prefill, .decode = cpu_decode, .release = cpu_release};
 
-vlm_status vlm_text_decoder_open_cpu(const char *model_dir, const vlm_text_model_options *options,
+vlm_status vlm_text_decoder_open_cpu(vlm_model *model, const vlm_text_model_options *options,
                                      vlm_text_decoder **out_decoder) {
   *out_decoder = NULL;
   vlm_text_decoder *decoder = calloc(1, sizeof(*decoder));
   if (!decoder) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  vlm_text_model *model = NULL;
-  vlm_status status = vlm_text_model_open(model_dir, options, &model);
+  vlm_text_model *text_model = NULL;
+  vlm_status status = vlm_text_model_open(model, options, &text_model);
   if (status) {
     free(decoder);
     return status;
   }
   decoder->operations = &cpu_operations;
-  decoder->self = model;
+  decoder->self = text_model;
   *out_decoder = decoder;
   return VLM_OK;
-}
-
-void vlm_text_decoder_release(vlm_text_decoder *decoder) {
-  if (!decoder) return;
-  decoder->operations->release(decoder->self);
-  free(decoder);
 }

@@ -1,4 +1,4 @@
-#include "engine/kv_cache.h"
+#include "backends/cpu/kv_cache.h"
 
 #include <string.h>
 

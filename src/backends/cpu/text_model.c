@@ -1,4 +1,4 @@
-#include "engine/text_model.h"
+#include "backends/cpu/text_model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,23 +15,31 @@
 #define DEFAULT_PREFILL_CHUNK 512
 
 struct vlm_text_model {
-  vlm_model_config config;
-  const vlm_family *family;
+  vlm_model *model;
+  const vlm_model_config *config;
   vlm_decoder_description decoder;
-  vlm_checkpoint *weights;
+  const vlm_checkpoint *weights;
   vlm_kv_cache *cache;
   vlm_thread_pool *pool;
   const vlm_allocator *allocator;
   int32_t slot_count;
   int64_t capacity;
   int64_t prefill_chunk;
+  vlm_node_observer observer;
+  void *observer_context;
 };
+
+void vlm_text_model_set_observer(vlm_text_model *model, vlm_node_observer observer, void *context) {
+  model->observer = observer;
+  model->observer_context = context;
+}
 
 /* One step of rows through the decoder graph. */
 typedef struct step_request {
   int64_t row_count;
-  const int32_t *tokens;          /* or */
-  const float *embeddings;
+  const int32_t *tokens;
+  const float *features;          /* [rows, hidden] where feature_mask, or NULL */
+  const int32_t *feature_mask;
   vlm_row_context rows;
   const int32_t *logit_rows;
   int64_t logit_row_count;
@@ -39,44 +47,37 @@ typedef struct step_request {
 } step_request;
 
 static bool uses_mrope(const vlm_text_model *model) {
-  return model->config.text.rope.mrope_section_count > 0;
+  return model->config->text.rope.mrope_section_count > 0;
 }
 
 /* ---------------------------------------------------------------------- */
 
-vlm_status vlm_text_model_open(const char *model_dir, const vlm_text_model_options *options,
+vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *options,
                                vlm_text_model **out_model) {
   *out_model = NULL;
   vlm_text_model_options defaults = {0};
   if (!options) options = &defaults;
+  VLM_RETURN_IF_ERROR(vlm_model_require_family(opened, "the text decoder"));
+  if (!opened->family->describe_decoder)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: the text decoder of model_type '%s' is not supported yet",
+                     opened->directory, opened->config.model_type);
   vlm_text_model *model = calloc(1, sizeof(*model));
   if (!model) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  model->model = vlm_model_retain(opened);
+  model->config = &opened->config;
+  model->weights = opened->weights;
   model->pool = options->pool;
   model->allocator = options->allocator;
-  vlm_status status = vlm_model_config_load(model_dir, options->allocator, &model->config);
-  if (!status) {
-    model->family = vlm_family_find(model->config.model_type);
-    if (!model->family || !model->family->describe_decoder)
-      status = VLM_ERROR(UNIMPLEMENTED, "%s: the text decoder of model_type '%s' is not supported yet",
-                         model_dir, model->config.model_type);
-  }
-  if (!status) {
-    model->family->describe_decoder(&model->config, &model->decoder);
-    const vlm_text_config *text = &model->config.text;
-    model->slot_count = options->slot_count > 0 ? options->slot_count : 1;
-    model->capacity = options->capacity > 0 ? options->capacity
-                      : text->max_position_embeddings < DEFAULT_CAPACITY ? text->max_position_embeddings
-                                                                         : DEFAULT_CAPACITY;
-    model->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : DEFAULT_PREFILL_CHUNK;
-    vlm_checkpoint_options checkpoint_options = {.allocator = options->allocator,
-                                                 .renames = model->family->renames,
-                                                 .rename_count = model->family->rename_count};
-    status = vlm_checkpoint_open(model_dir, &checkpoint_options, &model->weights);
-    vlm_kv_cache_shape shape = {model->slot_count, (int32_t)text->num_hidden_layers,
-                                (int32_t)text->num_key_value_heads, (int32_t)text->head_dim,
-                                model->capacity};
-    if (!status) status = vlm_kv_cache_create(&shape, options->allocator, &model->cache);
-  }
+  opened->family->describe_decoder(model->config, &model->decoder);
+  const vlm_text_config *text = &model->config->text;
+  model->slot_count = options->slot_count > 0 ? options->slot_count : 1;
+  model->capacity = options->capacity > 0 ? options->capacity
+                    : text->max_position_embeddings < DEFAULT_CAPACITY ? text->max_position_embeddings
+                                                                       : DEFAULT_CAPACITY;
+  model->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : DEFAULT_PREFILL_CHUNK;
+  vlm_kv_cache_shape shape = {model->slot_count, (int32_t)text->num_hidden_layers,
+                              (int32_t)text->num_key_value_heads, (int32_t)text->head_dim, model->capacity};
+  vlm_status status = vlm_kv_cache_create(&shape, options->allocator, &model->cache);
   if (status) {
     vlm_text_model_release(model);
     return status;
@@ -88,13 +89,17 @@ vlm_status vlm_text_model_open(const char *model_dir, const vlm_text_model_optio
 void vlm_text_model_release(vlm_text_model *model) {
   if (!model) return;
   vlm_kv_cache_release(model->cache);
-  vlm_checkpoint_release(model->weights);
-  vlm_model_config_release(&model->config);
+  vlm_model_release(model->model);
   free(model);
 }
 
-const vlm_model_config *vlm_text_model_config(const vlm_text_model *model) { return &model->config; }
-int64_t vlm_text_model_vocab_size(const vlm_text_model *model) { return model->config.text.vocab_size; }
+const vlm_model_config *vlm_text_model_config(const vlm_text_model *model) { return model->config; }
+int64_t vlm_text_model_vocab_size(const vlm_text_model *model) { return model->config->text.vocab_size; }
+
+void vlm_text_model_shape(const vlm_text_model *model, vlm_text_decoder_shape *out) {
+  *out = (vlm_text_decoder_shape){model->config->text.vocab_size, model->config->text.hidden_size, model->capacity,
+                                  uses_mrope(model) ? 3 : 1};
+}
 int64_t vlm_text_model_capacity(const vlm_text_model *model) { return model->capacity; }
 vlm_kv_cache *vlm_text_model_cache(vlm_text_model *model) { return model->cache; }
 const vlm_checkpoint *vlm_text_model_weights(const vlm_text_model *model) { return model->weights; }
@@ -106,7 +111,7 @@ int64_t vlm_text_model_slot_length(const vlm_text_model *model, int32_t slot) {
 vlm_status vlm_text_model_embedding_table(const vlm_text_model *model, vlm_tensor *out_table) {
   char name[160];
   snprintf(name, sizeof(name), "%sembed_tokens.weight", model->decoder.prefix);
-  const vlm_text_config *text = &model->config.text;
+  const vlm_text_config *text = &model->config->text;
   return vlm_checkpoint_get(model->weights, name, VLM_DTYPE_INVALID, 2,
                             (const int64_t[]){text->vocab_size, text->hidden_size}, out_table);
 }
@@ -130,9 +135,9 @@ vlm_status vlm_text_model_clear_slot(vlm_text_model *model, int32_t slot) {
 static vlm_status check_tokens(const vlm_text_model *model, const int32_t *tokens, int64_t count) {
   if (!tokens) return VLM_ERROR(INVALID_ARGUMENT, "tokens are missing");
   for (int64_t i = 0; i < count; i++)
-    if (tokens[i] < 0 || tokens[i] >= model->config.text.vocab_size)
+    if (tokens[i] < 0 || tokens[i] >= model->config->text.vocab_size)
       return VLM_ERROR(INVALID_ARGUMENT, "token %lld (id %d) is outside the vocabulary of %lld",
-                       (long long)i, tokens[i], (long long)model->config.text.vocab_size);
+                       (long long)i, tokens[i], (long long)model->config->text.vocab_size);
   return VLM_OK;
 }
 
@@ -166,7 +171,7 @@ static vlm_status check_positions(const vlm_text_model *model, const vlm_positio
 
 static vlm_status run_step(vlm_text_model *model, const step_request *request) {
   vlm_decoder_step step = {.row_count = request->row_count,
-                           .from_embeddings = request->embeddings != NULL,
+                           .with_features = request->features != NULL,
                            .logit_rows = request->logit_rows,
                            .logit_row_count = request->logit_row_count};
   vlm_graph graph;
@@ -176,20 +181,24 @@ static vlm_status run_step(vlm_text_model *model, const step_request *request) {
   if (!status) {
     vlm_cpu_graph_run run = {.graph = &graph, .weights = model->weights, .cache = model->cache,
                              .pool = model->pool,
-                             .max_position_embeddings = model->config.text.max_position_embeddings,
-                             .tokens = request->tokens, .embeddings = request->embeddings};
+                             .max_position_embeddings = model->config->text.max_position_embeddings,
+                             .tokens = request->tokens, .features = request->features,
+                             .feature_mask = request->feature_mask, .observer = model->observer,
+                             .observer_context = model->observer_context};
     status = vlm_cpu_graph_execute(&run, request->output);
   }
   vlm_graph_release(&graph);
   return status;
 }
 
-/* Chunked prefill of one slot. `tokens` or `embeddings` holds all rows. */
+/* Chunked prefill of one slot: `tokens` (and, for feature rows,
+ * `features` where `feature_mask`) hold all rows. */
 typedef struct prefill_request {
   int32_t slot;
   int64_t row_count;
   const int32_t *tokens;
-  const float *embeddings;
+  const float *features;
+  const int32_t *feature_mask;
   const vlm_positions *positions;
   const float *bias;
   int64_t bias_key_count;
@@ -225,7 +234,7 @@ static vlm_status check_bias_fits_chunk(const prefill_request *request, int64_t 
 
 static vlm_status run_prefill(vlm_text_model *model, const prefill_request *request) {
   int64_t past = vlm_kv_cache_length(model->cache, request->slot);
-  int64_t vocab = model->config.text.vocab_size, hidden = model->config.text.hidden_size;
+  int64_t vocab = model->config->text.vocab_size, hidden = model->config->text.hidden_size;
   int64_t chunk = model->prefill_chunk;
   size_t largest = (size_t)(chunk * (vocab > hidden ? vocab : hidden));
   float *scratch = malloc(largest * sizeof(float));
@@ -248,8 +257,9 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
     if (status) break;
     step_request step = {
         .row_count = count,
-        .tokens = request->tokens ? request->tokens + first : NULL,
-        .embeddings = request->embeddings ? request->embeddings + first * hidden : NULL,
+        .tokens = request->tokens + first,
+        .features = request->features ? request->features + first * hidden : NULL,
+        .feature_mask = request->feature_mask ? request->feature_mask + first : NULL,
         .rows = {.row_count = count, .slots = slots, .cache_indices = cache_indices,
                  .positions = positions, .position_axes = uses_mrope(model) ? 3 : 1,
                  .bias = request->bias ? request->bias + first * request->bias_key_count : NULL,
@@ -297,32 +307,29 @@ vlm_status vlm_text_model_token_prefill(vlm_text_model *model, int32_t slot,
 }
 
 vlm_status vlm_text_model_embeddings_prefill(vlm_text_model *model, int32_t slot,
-                                             const vlm_embeddings_prefill_input *input,
+                                             const vlm_prefill_input *input,
                                              const vlm_prefill_logits *logits) {
   VLM_RETURN_IF_ERROR(check_slot(model, slot));
-  if (!input || !input->embeddings)
-    return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: embeddings are missing");
-  VLM_RETURN_IF_ERROR(check_capacity(model, slot, input->row_count));
-  VLM_RETURN_IF_ERROR(check_positions(model, &input->positions, input->row_count));
-  if (input->side_input_count > 0)
-    return VLM_ERROR(INVALID_ARGUMENT,
-                     "embeddings_prefill: model_type '%s' takes no side inputs, got '%s'",
-                     model->config.model_type,
-                     input->side_inputs && input->side_inputs[0].name ? input->side_inputs[0].name : "?");
-  int64_t past = vlm_kv_cache_length(model->cache, slot);
-  if (input->bias && input->bias_key_count != past + input->row_count)
-    return VLM_ERROR(INVALID_ARGUMENT,
-                     "embeddings_prefill: the bias must be [%lld, %lld] (rows x cached+new keys), "
-                     "got %lld keys per row",
-                     (long long)input->row_count, (long long)(past + input->row_count),
-                     (long long)input->bias_key_count);
+  vlm_text_decoder_shape shape;
+  vlm_text_model_shape(model, &shape);
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_prefill_input_check(&shape, vlm_kv_cache_length(model->cache, slot), input),
+                                          "embeddings_prefill"));
   if (!logits || (!logits->last_row && !logits->all_rows))
     return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: no logits buffer given");
-  prefill_request request = {.slot = slot, .row_count = input->row_count,
-                             .embeddings = input->embeddings, .positions = &input->positions,
-                             .bias = input->bias, .bias_key_count = input->bias_key_count,
-                             .logits = logits};
-  return run_prefill(model, &request);
+  /* A feature row's id is not read, but the gather still looks it up:
+   * give it a valid one (placeholder ids may lie outside the table). */
+  int32_t *tokens = malloc((size_t)input->row_count * sizeof(int32_t));
+  if (!tokens) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < input->row_count; i++)
+    tokens[i] = input->feature_mask && input->feature_mask[i] ? 0 : input->tokens[i];
+  vlm_positions positions = {input->positions, input->position_axes};
+  prefill_request request = {.slot = slot, .row_count = input->row_count, .tokens = tokens,
+                             .features = input->features, .feature_mask = input->feature_mask,
+                             .positions = &positions, .bias = input->bias,
+                             .bias_key_count = input->bias_key_count, .logits = logits};
+  vlm_status status = run_prefill(model, &request);
+  free(tokens);
+  return status;
 }
 
 static vlm_status check_decode(const vlm_text_model *model, int64_t batch, const int32_t *tokens,

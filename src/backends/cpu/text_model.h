@@ -1,7 +1,8 @@
-/* A text decoder behind the module contracts of SPEC 3.1:
+/* The cpu backend's text decoder behind the module contracts of SPEC 3.1
+ * (src/models/modules.h):
  *
  *   token_prefill(tokens[T], positions, slot)            -> logits, KV written
- *   embeddings_prefill(embeds[T,H], positions[T]|[3,T],
+ *   embeddings_prefill(tokens[T], features[T,H] + mask, positions[T]|[3,T],
  *                      additive bias [T, past+T], side inputs, slot)
  *                                                        -> logits, KV written
  *   decode(tokens[B], positions[B] (+ M-RoPE delta), slots[B]) -> logits[B]
@@ -16,16 +17,19 @@
  * constant); prefill runs in chunks of at most `prefill_chunk` rows. A
  * request's logits are bitwise identical whatever the chunk size, the
  * thread count, or the other rows of a decode batch (SPEC 3.5). */
-#ifndef VLM_ENGINE_TEXT_MODEL_H
-#define VLM_ENGINE_TEXT_MODEL_H
+#ifndef VLM_BACKENDS_CPU_TEXT_MODEL_H
+#define VLM_BACKENDS_CPU_TEXT_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backends/cpu/kv_cache.h"
+#include "backends/cpu_graph.h"
 #include "core/thread_pool.h"
-#include "engine/kv_cache.h"
 #include "io/checkpoint.h"
 #include "io/config.h"
+#include "models/model.h"
+#include "models/modules.h"
 #include "vlm.h"
 
 #define VLM_TEXT_CONTRACT_VERSION 1
@@ -40,9 +44,9 @@ typedef struct vlm_text_model_options {
 
 typedef struct vlm_text_model vlm_text_model;
 
-/* Opens config.json and the weights of `model_dir` for the family's text
- * decoder (LLaVA's text side for a LLaVA checkpoint, and so on). */
-vlm_status vlm_text_model_open(const char *model_dir, const vlm_text_model_options *options,
+/* The family's text decoder of `model` (LLaVA's text side for a LLaVA
+ * checkpoint, and so on), with its KV cache; the model is retained. */
+vlm_status vlm_text_model_open(vlm_model *model, const vlm_text_model_options *options,
                                vlm_text_model **out_model);
 void vlm_text_model_release(vlm_text_model *model);
 
@@ -78,28 +82,17 @@ vlm_status vlm_text_model_token_prefill(vlm_text_model *model, int32_t slot,
                                         const vlm_positions *positions,
                                         const vlm_prefill_logits *logits);
 
-/* A family side input (per-layer DeepStack features, per-layer PLE inputs);
- * no family accepts one yet, so any given is refused by name. */
-typedef struct vlm_side_input {
-  const char *name;
-  const float *values;
-  int rank;
-  int64_t shape[4];
-} vlm_side_input;
-
-typedef struct vlm_embeddings_prefill_input {
-  const float *embeddings;      /* [T, hidden] */
-  int64_t row_count;            /* T */
-  vlm_positions positions;
-  const float *bias;            /* [T, past + T] additive, or NULL for causal */
-  int64_t bias_key_count;       /* must be past + T when bias is given */
-  const vlm_side_input *side_inputs;
-  int side_input_count;
-} vlm_embeddings_prefill_input;
-
+/* Prefill with features (vlm_prefill_input, src/models/modules.h): the
+ * token embeddings (scaled as the family scales them) with the feature
+ * rows replacing theirs, at the given positions, with the given bias. */
 vlm_status vlm_text_model_embeddings_prefill(vlm_text_model *model, int32_t slot,
-                                             const vlm_embeddings_prefill_input *input,
+                                             const vlm_prefill_input *input,
                                              const vlm_prefill_logits *logits);
+/* Every computed node of the next steps' graphs goes to `observer` (NULL
+ * to stop); for golden comparisons of intermediates. */
+void vlm_text_model_set_observer(vlm_text_model *model, vlm_node_observer observer, void *context);
+/* What the model accepts (vocabulary, hidden size, capacity, RoPE axes). */
+void vlm_text_model_shape(const vlm_text_model *model, vlm_text_decoder_shape *out);
 
 /* One token per row; row b continues slot slots[b] at RoPE position
  * positions[b] (+ mrope_deltas[b] on every axis for an M-RoPE model; NULL

@@ -1,0 +1,48 @@
+/* A request's prompt as the family's Transformers processor builds it
+ * (SPEC 2.3): the chat template rendered (or the raw prompt), each media
+ * placeholder in the text replaced by the family's expansion (what e.g.
+ * LlavaProcessor and Qwen2VLProcessor do to the text before tokenizing),
+ * the result tokenized, then the RoPE positions where the family's are
+ * not consecutive (M-RoPE) and which rows take encoder features.
+ *
+ * The logical ids (placeholders included) are what usage counts, what the
+ * sampler's penalties and stop matching see, and what prefill feeds (the
+ * backend replaces the feature rows' embeddings). */
+#ifndef VLM_ENGINE_PROMPT_H
+#define VLM_ENGINE_PROMPT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "media/media_item.h"
+#include "models/model.h"
+#include "vlm/chat_template.h"
+#include "vlm/tokenizer.h"
+
+typedef struct engine_prompt {
+  int32_t *ids;                   /* [count] the expanded prompt */
+  int64_t count;
+  int64_t *positions;             /* [axes, count] or NULL: consecutive */
+  int position_axes;
+  int64_t position_delta;         /* decode RoPE position = slot length + delta */
+  uint8_t *feature_rows;          /* [count]: 1 where the row takes the next feature row; NULL: none */
+  int64_t feature_row_count;
+  int64_t media_tokens[VLM_MEDIA_KIND_COUNT];
+} engine_prompt;
+
+typedef struct engine_prompt_source {
+  const char *messages_json;      /* rendered with the chat template, or */
+  const char *raw_prompt;         /* tokenized with the tokenizer's special tokens */
+  const vlm_media_item *items;    /* in the order of their placeholders */
+  int item_count;
+  /* 1 / 0: tokenize with / without the tokenizer's special tokens; -1:
+   * the flow's rule (templated prompts hold theirs, raw ones get them). */
+  int add_special_tokens;
+} engine_prompt_source;
+
+vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *tokenizer,
+                               const vlm_chat_template *chat_template, const engine_prompt_source *source,
+                               engine_prompt *out);
+void engine_prompt_release(engine_prompt *prompt);
+
+#endif

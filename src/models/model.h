@@ -1,0 +1,40 @@
+/* The opened model (include/vlm/model.h) from the inside: what every part
+ * that runs a model reads, opened once. */
+#ifndef VLM_MODELS_MODEL_H
+#define VLM_MODELS_MODEL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "io/checkpoint.h"
+#include "io/config.h"
+#include "models/family.h"
+#include "vlm/model.h"
+
+struct vlm_model {
+  atomic_int references;
+  char *directory;
+  const vlm_allocator *allocator;
+  vlm_model_config config;
+  vlm_generation_config generation;
+  bool has_processor;                 /* preprocessor_config.json / processor_config.json */
+  vlm_processor_config processor;
+  const vlm_family *family;           /* NULL: no family implements model_type */
+  vlm_tensor_manifest manifest;       /* empty without a family */
+  vlm_checkpoint *weights;
+};
+
+struct vlm_media_item;
+struct vlm_image;
+/* A decoded image run through the model's image processor (the registry's
+ * class for its processor config) into a media item, with the family's
+ * placeholder count. UNIMPLEMENTED for a model without an image path or
+ * processor config. */
+vlm_status vlm_model_image_item(const vlm_model *model, const struct vlm_image *image,
+                                const vlm_allocator *allocator, struct vlm_media_item *out_item);
+
+/* The family, or UNIMPLEMENTED naming the model_type and the supported
+ * ones ("the text decoder of model_type 'x' is not supported"). */
+vlm_status vlm_model_require_family(const vlm_model *model, const char *what);
+
+#endif
