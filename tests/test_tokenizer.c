@@ -83,6 +83,55 @@ static void sentencepiece_bpe_with_byte_fallback(void) {
   vlm_tokenizer_release(tokenizer);
 }
 
+/* processing_utils.py (transformers 5.23): a processor's chat flow adds the
+ * post-processor's tokens unless the rendered prompt starts with bos_token;
+ * the tokenizer's flow never adds them. */
+static void chat_flows_add_special_tokens_as_transformers_does(void) {
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/fuzz/corpus/tokenizer/bpe_sentencepiece.json", VLM_SOURCE_DIR);
+  char *text = NULL;
+  size_t length = 0;
+  CHECK_OK(vlm_file_read_all(path, 1 << 20, &text, &length));
+  const char *config = "{\"bos_token\": {\"content\": \"<s>\"}, \"eos_token\": \"</s>\"}";
+  vlm_tokenizer *tokenizer = NULL;
+  CHECK_OK(vlm_tokenizer_create_from_json(text, length, config, strlen(config), "seed", NULL, &tokenizer));
+  free(text);
+  if (!tokenizer) return;
+  static const struct {
+    const char *prompt;
+    vlm_prompt_flow flow;
+    bool adds;
+  } cases[] = {
+      {"hi hi", VLM_PROMPT_FLOW_PROCESSOR, true},
+      {"<s>hi hi", VLM_PROMPT_FLOW_PROCESSOR, false},
+      {" <s>hi", VLM_PROMPT_FLOW_PROCESSOR, true}, /* a prefix test, not a search */
+      {"<s", VLM_PROMPT_FLOW_PROCESSOR, true},
+      {"", VLM_PROMPT_FLOW_PROCESSOR, true},
+      {"hi hi", VLM_PROMPT_FLOW_TOKENIZER, false},
+      {"<s>hi hi", VLM_PROMPT_FLOW_TOKENIZER, false},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    size_t prompt_length = strlen(cases[i].prompt);
+    CHECK(vlm_tokenizer_chat_adds_special_tokens(tokenizer, cases[i].prompt, prompt_length,
+                                                 cases[i].flow) == cases[i].adds);
+    vlm_token_ids chat = {0}, plain = {0};
+    CHECK_OK(vlm_tokenizer_encode_chat(tokenizer, cases[i].prompt, prompt_length, cases[i].flow, &chat));
+    CHECK_OK(vlm_tokenizer_encode(tokenizer, cases[i].prompt, prompt_length, cases[i].adds, &plain));
+    CHECK(chat.count == plain.count && (!chat.count || !memcmp(chat.ids, plain.ids, chat.count * 4)));
+    vlm_token_ids_release(&chat);
+    vlm_token_ids_release(&plain);
+  }
+  /* The processor adds the template's BOS in front of an unprefixed prompt. */
+  check_encode(tokenizer, "hi", true, IDS(1, 11));
+  vlm_tokenizer_release(tokenizer);
+  /* No bos_token: the processor's tokenizer call adds whatever the
+   * post-processor adds. */
+  tokenizer = load_seed("bpe_sentencepiece.json");
+  if (!tokenizer) return;
+  CHECK(vlm_tokenizer_chat_adds_special_tokens(tokenizer, "<s>hi", 5, VLM_PROMPT_FLOW_PROCESSOR));
+  vlm_tokenizer_release(tokenizer);
+}
+
 static void normalizers_and_pre_tokenizers(void) {
   vlm_tokenizer *tokenizer = load_seed("metaspace_digits_lowercase.json");
   if (!tokenizer) return;
@@ -209,6 +258,7 @@ static void stop_strings_across_pieces(void) {
 }
 
 TEST_MAIN(TEST(byte_level_bpe_with_added_tokens), TEST(sentencepiece_bpe_with_byte_fallback),
+          TEST(chat_flows_add_special_tokens_as_transformers_does),
           TEST(normalizers_and_pre_tokenizers), TEST(wordpiece_model),
           TEST(malformed_files_give_clear_errors), TEST(invalid_utf8_is_replaced),
           TEST(streaming_waits_for_whole_characters), TEST(stop_strings_across_pieces))

@@ -71,6 +71,33 @@ vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text
                                 size_t length, bool add_special_tokens,
                                 vlm_token_ids *out);
 
+/* Which Transformers object turns a model's rendered chat prompt into ids.
+ * Text-only models follow the tokenizer (`tokenizer.apply_chat_template(...,
+ * tokenize=True)`: no special tokens, the template writes them);
+ * multimodal models follow their processor (`processor.apply_chat_template(
+ * ..., tokenize=True)` or `processor(text=rendered)`), which adds the
+ * tokenizer's special tokens (e.g. BOS from the post-processor) unless the
+ * rendered prompt already starts with bos_token (processing_utils.py,
+ * transformers 5.23). The model's family declares its flow
+ * (vlm_model_prompt_flow). */
+typedef enum vlm_prompt_flow {
+  VLM_PROMPT_FLOW_TOKENIZER = 0,
+  VLM_PROMPT_FLOW_PROCESSOR,
+} vlm_prompt_flow;
+
+/* The flow of the model in DIR, from config.json's model_type: what its
+ * family declares. Fails for a model_type vlm has no family for. */
+vlm_status vlm_model_prompt_flow(const char *model_dir, vlm_prompt_flow *out_flow);
+
+/* Whether `flow` adds special tokens to this rendered prompt. */
+bool vlm_tokenizer_chat_adds_special_tokens(const vlm_tokenizer *tokenizer, const char *text,
+                                            size_t length, vlm_prompt_flow flow);
+/* Tokenizes a rendered chat prompt as `flow` does (vlm_tokenizer_encode
+ * with add_special_tokens from the rule above). */
+vlm_status vlm_tokenizer_encode_chat(const vlm_tokenizer *tokenizer, const char *text,
+                                     size_t length, vlm_prompt_flow flow,
+                                     vlm_token_ids *out);
+
 /* Turns ids back into text (valid UTF-8, NUL-terminated, malloc'd: free()
  * it). Unknown ids are skipped, as Hugging Face skips them. */
 vlm_status vlm_tokenizer_decode(const vlm_tokenizer *tokenizer, const int32_t *ids,

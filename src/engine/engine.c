@@ -369,12 +369,19 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
                                                  strlen(options->messages_json), &template_options,
                                                  &rendered, &rendered_length));
   }
-  /* A rendered template already holds its special tokens (as
-   * apply_chat_template(tokenize=True) does); a raw prompt gets BOS etc. */
-  const char *text = templated ? rendered : options->raw_prompt;
+  /* A raw prompt gets BOS etc.; a rendered template gets them as the
+   * family's Transformers flow adds them: never through the tokenizer, and
+   * through the processor unless the prompt starts with bos_token. */
   vlm_token_ids ids = {0};
-  vlm_status status = vlm_tokenizer_encode(engine->tokenizer, text, templated ? rendered_length : strlen(text),
-                                           !templated, &ids);
+  vlm_status status;
+  if (templated) {
+    const vlm_family *family = vlm_family_find(engine->config.model_type);
+    vlm_prompt_flow flow = family ? family->prompt_flow : VLM_PROMPT_FLOW_TOKENIZER;
+    status = vlm_tokenizer_encode_chat(engine->tokenizer, rendered, rendered_length, flow, &ids);
+  } else {
+    status = vlm_tokenizer_encode(engine->tokenizer, options->raw_prompt, strlen(options->raw_prompt),
+                                  true, &ids);
+  }
   free(rendered);
   if (status) return status;
   request->ids = ids.ids;

@@ -70,6 +70,10 @@ typedef struct vlm_family {
   const char *model_type;   /* config.json model_type */
   const char *display_name; /* "LLaVA-1.5" */
   bool has_vision, has_audio;
+  /* How Transformers turns a rendered chat prompt into ids for this model:
+   * through its processor (multimodal families: special tokens added unless
+   * the prompt starts with bos_token) or its tokenizer (none added). */
+  vlm_prompt_flow prompt_flow;
   /* Renames from older Transformers checkpoint layouts to canonical names. */
   const vlm_name_rename *renames;
   size_t rename_count;

@@ -297,3 +297,24 @@ vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text
   free(sanitized);
   return status;
 }
+
+/* processing_utils.py ProcessorMixin.apply_chat_template: the processor call
+ * adds special tokens unless the rendered prompt starts with bos_token (a
+ * plain string prefix test on the text, before any tokenization). */
+bool vlm_tokenizer_chat_adds_special_tokens(const vlm_tokenizer *tokenizer, const char *text,
+                                            size_t length, vlm_prompt_flow flow) {
+  if (flow != VLM_PROMPT_FLOW_PROCESSOR) return false;
+  const char *bos = tokenizer->bos_token;
+  size_t bos_length = tokenizer->bos_token_length;
+  return !(bos && length >= bos_length && memcmp(text, bos, bos_length) == 0);
+}
+
+vlm_status vlm_tokenizer_encode_chat(const vlm_tokenizer *tokenizer, const char *text,
+                                     size_t length, vlm_prompt_flow flow, vlm_token_ids *out) {
+  if (!tokenizer || (!text && length))
+    return VLM_ERROR(INVALID_ARGUMENT, "vlm_tokenizer_encode_chat: no tokenizer or text");
+  if (!text) text = "";
+  return vlm_tokenizer_encode(tokenizer, text, length,
+                              vlm_tokenizer_chat_adds_special_tokens(tokenizer, text, length, flow),
+                              out);
+}

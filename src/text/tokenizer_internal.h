@@ -282,6 +282,10 @@ struct vlm_tokenizer {
   bool *id_special;
   size_t id_count;
   vlm_special_token_ids special_ids;
+  /* tokenizer_config.json's bos_token string (NULL: none), which the
+   * processor flow looks for at the start of a rendered prompt. */
+  const char *bos_token;
+  size_t bos_token_length;
 };
 
 /* Loader (tokenizer_load.c). */

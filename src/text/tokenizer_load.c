@@ -740,6 +740,13 @@ static vlm_status apply_config(vlm_tokenizer *tokenizer, const vlm_json_value *c
   tokenizer->special_ids.eos = config_token_id(tokenizer, config, "eos_token");
   tokenizer->special_ids.pad = config_token_id(tokenizer, config, "pad_token");
   tokenizer->special_ids.unk = config_token_id(tokenizer, config, "unk_token");
+  const vlm_json_value *bos = config_token(config, "bos_token");
+  if (bos && bos->as.string.length) {
+    tokenizer->bos_token = vlm_arena_strndup(&tokenizer->arena, bos->as.string.chars,
+                                             bos->as.string.length);
+    if (!tokenizer->bos_token) return out_of_memory();
+    tokenizer->bos_token_length = bos->as.string.length;
+  }
   if (!transformers_semantics || !config) return VLM_OK;
   const char *class_name = vlm_json_get_string(vlm_json_object_get(config, "tokenizer_class"));
   bool llama = class_name && (strcmp(class_name, "LlamaTokenizer") == 0 ||

@@ -72,11 +72,17 @@ static vlm_status tokenize_prompt(const vlm_compare_context *context, vlm_token_
   memset(ids, 0, sizeof(*ids));
   const char *prompt = manifest_string(context, "prompt");
   if (!prompt) return VLM_ERROR(DATA_LOSS, "the golden manifest has no \"prompt\"");
-  bool add_special = false;
-  vlm_json_get_bool(vlm_json_object_get(context->golden->manifest.root, "add_special_tokens"), &add_special);
+  /* What the engine does (not the manifest's record of what the oracle
+   * did): a chat prompt follows the family's flow, a raw one gets the
+   * tokenizer's special tokens. */
+  const vlm_json_value *messages = vlm_json_object_get(context->golden->manifest.root, "messages");
+  bool chat = messages && messages->type == VLM_JSON_ARRAY;
+  vlm_prompt_flow flow = VLM_PROMPT_FLOW_TOKENIZER;
+  if (chat) VLM_RETURN_IF_ERROR(vlm_model_prompt_flow(context->model_directory, &flow));
   vlm_tokenizer *tokenizer = NULL;
   VLM_RETURN_IF_ERROR(vlm_tokenizer_create(context->model_directory, NULL, &tokenizer));
-  vlm_status status = vlm_tokenizer_encode(tokenizer, prompt, strlen(prompt), add_special, ids);
+  vlm_status status = chat ? vlm_tokenizer_encode_chat(tokenizer, prompt, strlen(prompt), flow, ids)
+                           : vlm_tokenizer_encode(tokenizer, prompt, strlen(prompt), true, ids);
   vlm_tokenizer_release(tokenizer);
   int images = vlm_golden_image_count(context->golden);
   if (!status && images > 0) status = expand_placeholders(context, images, ids);
