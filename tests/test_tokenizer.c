@@ -132,6 +132,47 @@ static void chat_flows_add_special_tokens_as_transformers_does(void) {
   vlm_tokenizer_release(tokenizer);
 }
 
+/* AutoTokenizer picks the tokenizer class from config.json's model_type
+ * too: a LlamaTokenizer file of a llava or mistral checkpoint loads as the
+ * generic TokenizersBackend (tokenizer.json's Metaspace "always"), of a llama
+ * checkpoint (or none) as LlamaTokenizer (rebuilt: "first", legacy false).
+ * Expected ids from transformers 5.23 AutoTokenizer on the same files with
+ * config.json {"model_type": ...}. */
+static void model_type_picks_the_tokenizer_class(void) {
+  static const char tokenizer_json[] =
+      "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, "
+      "\"added_tokens\": [{\"id\": 0, \"content\": \"<unk>\", \"single_word\": false, "
+      "\"lstrip\": false, \"rstrip\": false, \"normalized\": false, \"special\": true}, "
+      "{\"id\": 1, \"content\": \"<s>\", \"single_word\": false, \"lstrip\": false, "
+      "\"rstrip\": false, \"normalized\": false, \"special\": true}, {\"id\": 7, "
+      "\"content\": \"<image>\", \"single_word\": false, \"lstrip\": false, \"rstrip\": false, "
+      "\"normalized\": false, \"special\": true}], \"normalizer\": null, "
+      "\"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"▁\", "
+      "\"prepend_scheme\": \"always\", \"split\": false}, \"post_processor\": null, "
+      "\"decoder\": null, \"model\": {\"type\": \"BPE\", \"dropout\": null, "
+      "\"unk_token\": \"<unk>\", \"continuing_subword_prefix\": null, "
+      "\"end_of_word_suffix\": null, \"fuse_unk\": true, \"byte_fallback\": false, "
+      "\"ignore_merges\": false, \"vocab\": {\"<unk>\": 0, \"<s>\": 1, \"▁\": 2, \"a\": 3, "
+      "\"b\": 4, \"▁a\": 5, \"▁b\": 6, \"<image>\": 7}, \"merges\": [[\"▁\", \"a\"], [\"▁\", "
+      "\"b\"]]}}";
+  static const char config[] = "{\"tokenizer_class\": \"LlamaTokenizer\", \"bos_token\": \"<s>\", "
+                               "\"unk_token\": \"<unk>\"}";
+  static const struct {
+    const char *model_type;
+    int32_t b; /* id of the piece after <image>: 6 "▁b" (always), 4 "b" (first) */
+  } cases[] = {{NULL, 4}, {"llama", 4}, {"llava", 6}, {"mistral", 6}, {"gemma3", 4}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    vlm_tokenizer_options options = {.model_type = cases[i].model_type};
+    vlm_tokenizer *tokenizer = NULL;
+    CHECK_OK(vlm_tokenizer_create_from_json(tokenizer_json, strlen(tokenizer_json), config, strlen(config),
+                                            "inline", &options, &tokenizer));
+    if (!tokenizer) continue;
+    const int32_t expected[] = {5, 7, cases[i].b};
+    check_encode(tokenizer, "a<image>b", false, expected, 3);
+    vlm_tokenizer_release(tokenizer);
+  }
+}
+
 static void normalizers_and_pre_tokenizers(void) {
   vlm_tokenizer *tokenizer = load_seed("metaspace_digits_lowercase.json");
   if (!tokenizer) return;
@@ -258,7 +299,7 @@ static void stop_strings_across_pieces(void) {
 }
 
 TEST_MAIN(TEST(byte_level_bpe_with_added_tokens), TEST(sentencepiece_bpe_with_byte_fallback),
-          TEST(chat_flows_add_special_tokens_as_transformers_does),
+          TEST(chat_flows_add_special_tokens_as_transformers_does), TEST(model_type_picks_the_tokenizer_class),
           TEST(normalizers_and_pre_tokenizers), TEST(wordpiece_model),
           TEST(malformed_files_give_clear_errors), TEST(invalid_utf8_is_replaced),
           TEST(streaming_waits_for_whole_characters), TEST(stop_strings_across_pieces))

@@ -37,9 +37,18 @@ typedef struct vlm_tokenizer_options {
   /* false (default): as Transformers' AutoTokenizer; true: as
    * tokenizers.Tokenizer.from_file("tokenizer.json"). */
   bool tokenizers_library_semantics;
+  /* config.json's model_type and tokenizer_class (NULL: none). AutoTokenizer
+   * picks the tokenizer class from them too: e.g. a LLaVA or Mistral
+   * checkpoint whose tokenizer_config.json names LlamaTokenizer is loaded as
+   * the generic TokenizersBackend, keeping tokenizer.json's pipeline.
+   * vlm_tokenizer_create reads them from DIR/config.json when model_type is
+   * NULL. */
+  const char *model_type;
+  const char *model_tokenizer_class;
 } vlm_tokenizer_options;
 
-/* Loads DIR/tokenizer.json and (if present) DIR/tokenizer_config.json. */
+/* Loads DIR/tokenizer.json, and (if present) DIR/tokenizer_config.json and
+ * DIR/config.json's model_type and tokenizer_class. */
 vlm_status vlm_tokenizer_create(const char *model_dir,
                                 const vlm_tokenizer_options *options,
                                 vlm_tokenizer **out_tokenizer);

@@ -290,7 +290,7 @@ struct vlm_tokenizer {
 
 /* Loader (tokenizer_load.c). */
 vlm_status tokenizer_load(vlm_tokenizer *tokenizer, const vlm_json_value *root,
-                          const vlm_json_value *config, bool transformers_semantics);
+                          const vlm_json_value *config, const vlm_tokenizer_options *options);
 
 /* Components built from JSON, shared by the loader's override path. */
 vlm_status text_pattern_from_json(vlm_tokenizer *tokenizer, const vlm_json_value *value,

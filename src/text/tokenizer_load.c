@@ -734,8 +734,59 @@ static void mark_config_specials(vlm_tokenizer *tokenizer, const vlm_json_value 
   }
 }
 
+/* AutoTokenizer.from_pretrained's class choice for a model directory
+ * (transformers 5.23 models/auto/tokenization_auto.py). The class a
+ * model_type registers (TOKENIZER_MAPPING_NAMES, as the pinned environment
+ * resolves it: no mistral_common), for the model types vlm has families for,
+ * and whether the model_type is in MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS.
+ * A model_type not listed here registers nothing, so the hub's class holds. */
+static const struct {
+  const char *model_type;
+  const char *registered;
+  bool hub_class_incorrect;
+} auto_tokenizer_registry[] = {
+    {"mistral", "TokenizersBackend", false}, {"llava", "TokenizersBackend", true},
+    {"qwen2", "Qwen2Tokenizer", true},       {"qwen3", "Qwen2Tokenizer", false},
+    {"qwen2_vl", "Qwen2Tokenizer", false},   {"gemma3", "GemmaTokenizer", false},
+    {"gemma3_text", "GemmaTokenizer", false},
+};
+
+static bool is_generic_class(const char *name) {
+  return !strcmp(name, "TokenizersBackend") || !strcmp(name, "PythonBackend") ||
+         !strcmp(name, "PreTrainedTokenizerFast") || !strcmp(name, "MistralCommonBackend");
+}
+
+/* Equal ignoring a "Fast" suffix, as AutoTokenizer compares them. */
+static bool same_class(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la >= 4 && !strcmp(a + la - 4, "Fast")) la -= 4;
+  if (lb >= 4 && !strcmp(b + lb - 4, "Fast")) lb -= 4;
+  return la == lb && !memcmp(a, b, la);
+}
+
+/* The class AutoTokenizer instantiates: the hub's (tokenizer_config.json's
+ * tokenizer_class, else config.json's) unless the model_type registers a
+ * different one; then the generic TokenizersBackend when the registered class
+ * is generic, else the registered class for model types whose hub class is
+ * known to be wrong and the hub's for the others. NULL: no class named. */
+static const char *auto_tokenizer_class(const char *hub_class, const char *model_type,
+                                        bool *out_hub_class_incorrect) {
+  *out_hub_class_incorrect = false;
+  for (size_t i = 0; model_type && i < sizeof(auto_tokenizer_registry) / sizeof(auto_tokenizer_registry[0]); i++) {
+    if (strcmp(auto_tokenizer_registry[i].model_type, model_type) != 0) continue;
+    const char *registered = auto_tokenizer_registry[i].registered;
+    *out_hub_class_incorrect = auto_tokenizer_registry[i].hub_class_incorrect;
+    if (!hub_class) return registered; /* type(config) in TOKENIZER_MAPPING */
+    if (same_class(registered, hub_class)) return hub_class;
+    if (is_generic_class(registered)) return "TokenizersBackend";
+    return *out_hub_class_incorrect ? registered : hub_class;
+  }
+  return hub_class;
+}
+
 static vlm_status apply_config(vlm_tokenizer *tokenizer, const vlm_json_value *config,
-                               bool transformers_semantics) {
+                               const vlm_tokenizer_options *options) {
+  bool transformers_semantics = !options->tokenizers_library_semantics;
   tokenizer->special_ids.bos = config_token_id(tokenizer, config, "bos_token");
   tokenizer->special_ids.eos = config_token_id(tokenizer, config, "eos_token");
   tokenizer->special_ids.pad = config_token_id(tokenizer, config, "pad_token");
@@ -748,13 +799,16 @@ static vlm_status apply_config(vlm_tokenizer *tokenizer, const vlm_json_value *c
     tokenizer->bos_token_length = bos->as.string.length;
   }
   if (!transformers_semantics || !config) return VLM_OK;
-  const char *class_name = vlm_json_get_string(vlm_json_object_get(config, "tokenizer_class"));
-  bool llama = class_name && (strcmp(class_name, "LlamaTokenizer") == 0 ||
-                              strcmp(class_name, "LlamaTokenizerFast") == 0);
+  const char *hub_class = vlm_json_get_string(vlm_json_object_get(config, "tokenizer_class"));
+  if (!hub_class) hub_class = options->model_tokenizer_class;
+  bool hub_class_incorrect = false;
+  const char *class_name = auto_tokenizer_class(hub_class, options->model_type, &hub_class_incorrect);
+  bool llama = class_name && same_class(class_name, "LlamaTokenizer");
   /* A Llama class over a byte-level tokenizer.json falls back to the generic
-   * TokenizersBackend, which keeps the file's pipeline and post-processor. */
-  bool generic = !class_name || strcmp(class_name, "PreTrainedTokenizerFast") == 0 ||
-                 strcmp(class_name, "TokenizersBackend") == 0 || (llama && is_byte_level(tokenizer));
+   * TokenizersBackend, which keeps the file's pipeline and post-processor
+   * (not for model types with a known-wrong hub class). */
+  bool generic = !class_name || is_generic_class(class_name) ||
+                 (llama && !hub_class_incorrect && is_byte_level(tokenizer));
   if (llama && !generic && tokenizer->model.kind == MODEL_BPE)
     VLM_RETURN_IF_ERROR(apply_llama_class(tokenizer, config));
   /* add_bos_token / add_eos_token in tokenizer_config.json change nothing
@@ -797,7 +851,7 @@ static vlm_status load_component(vlm_tokenizer *tokenizer, const vlm_json_value 
 }
 
 vlm_status tokenizer_load(vlm_tokenizer *tokenizer, const vlm_json_value *root,
-                          const vlm_json_value *config, bool transformers_semantics) {
+                          const vlm_json_value *config, const vlm_tokenizer_options *options) {
   if (!root || root->type != VLM_JSON_OBJECT)
     return VLM_ERROR(INVALID_ARGUMENT, "expected a JSON object at the top level");
   if (config && config->type != VLM_JSON_OBJECT) config = NULL;
@@ -812,7 +866,7 @@ vlm_status tokenizer_load(vlm_tokenizer *tokenizer, const vlm_json_value *root,
                                           "post_processor"));
   VLM_RETURN_IF_ERROR(load_added_tokens(tokenizer, vlm_json_object_get(root, "added_tokens")));
   VLM_RETURN_IF_ERROR(build_id_table(tokenizer));
-  VLM_RETURN_IF_ERROR(apply_config(tokenizer, config, transformers_semantics));
+  VLM_RETURN_IF_ERROR(apply_config(tokenizer, config, options));
   /* After apply_config: a class override may have replaced the normalizer. */
   return build_tries(tokenizer);
 }
