@@ -93,6 +93,9 @@ typedef struct vlm_family {
 
 /* The family for a model_type, or NULL when no family declares it. */
 const vlm_family *vlm_family_find(const char *model_type);
+/* The registry in order: families [0, vlm_family_count()). */
+size_t vlm_family_count(void);
+const vlm_family *vlm_family_at(size_t index);
 /* Comma-separated model_types with a family, for error messages. */
 const char *vlm_family_supported_list(void);
 

@@ -7,7 +7,8 @@
  * bfloat16 cases hold no processor tensors: the oracle runs the processor in
  * float32 whatever the model dtype, so each image's pixel values are read
  * from a float32 sibling case of the same family that processed the same
- * image file (tools/oracle/harness.py). */
+ * image file (tools/oracle/harness.py), or from the cases the manifest names
+ * in "pixel_values_from" (a family variant reusing another's images). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,23 @@ static vlm_status pixels_from_siblings(const vlm_compare_context *context, visio
     vlm_golden_case_close(&sibling);
   }
   if (directory) closedir(directory);
+  /* Cases whose images another family's case already processed name it
+   * ("pixel_values_from", relative to the case directory). */
+  const vlm_json_value *elsewhere = vlm_json_object_get(context->golden->manifest.root, "pixel_values_from");
+  for (size_t i = 0; found && elsewhere && elsewhere->type == VLM_JSON_ARRAY && i < elsewhere->as.array.count; i++) {
+    const char *relative = vlm_json_get_string(&elsewhere->as.array.items[i]);
+    if (!relative) continue;
+    char path[8192];
+    snprintf(path, sizeof(path), "%s/%s", context->golden->directory, relative);
+    vlm_golden_case other;
+    vlm_status status = vlm_golden_case_open(path, context->allocator, &other);
+    if (status) {
+      vlm_status_free(status);
+      continue;
+    }
+    take_matching_images(&other, ours, run, found);
+    vlm_golden_case_close(&other);
+  }
   int64_t missing = -1;
   for (int64_t i = run->image_count - 1; found && i >= 0; i--)
     if (!found[i]) missing = i;
