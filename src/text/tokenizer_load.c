@@ -643,12 +643,27 @@ static vlm_status build_tries(vlm_tokenizer *tokenizer) {
       continue;
     }
     /* Normalized tokens are matched in normalized text, so their pattern is
-     * their normalized content. */
+     * their normalized content -- which is also the string `tokenizers`
+     * gives back for the id (id_to_token, decode): with Llama-2's Prepend
+     * normalizer a normalized "[N]" decodes as " [N]". */
     status = normalizer_apply(tokenizer->normalizer, token->content, token->length, &normalized,
                               NULL);
     if (!status)
       status = token_trie_insert(&tokenizer->normalized_trie, normalized.data, normalized.length,
                                  (int32_t)i);
+    char *as_normalized = status ? NULL
+                                 : vlm_arena_strndup(&tokenizer->arena, normalized.data ? normalized.data : "",
+                                                     normalized.length);
+    if (!status && !as_normalized) status = out_of_memory();
+    if (!status) {
+      tokenizer->id_strings[token->id] = as_normalized;
+      tokenizer->id_lengths[token->id] = (uint32_t)normalized.length;
+      /* decode(skip_special_tokens) skips an id whose string is a special
+       * token's content: a normalized special token whose string changed
+       * is no longer one (tokenizers 0.23, through Transformers too). */
+      int32_t same = string_table_get(&tokenizer->added_by_content, as_normalized, normalized.length);
+      tokenizer->id_special[token->id] = same >= 0 && tokenizer->id_special[same];
+    }
   }
   byte_buffer_release(&normalized);
   return status;
