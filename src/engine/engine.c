@@ -358,13 +358,18 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
   char *rendered = NULL;
   size_t rendered_length = 0;
   bool templated = options->messages_json != NULL;
+  const vlm_family *family = vlm_family_find(engine->config.model_type);
+  vlm_prompt_flow flow = family ? family->prompt_flow : VLM_PROMPT_FLOW_TOKENIZER;
   if (templated) {
     if (!engine->chat_template)
       return VLM_ERROR(FAILED_PRECONDITION,
                        "%s has no chat template (tokenizer_config.json, chat_template.json or "
                        "chat_template.jinja); send a raw prompt (/v1/completions) instead",
                        engine->model_dir);
-    vlm_chat_template_options template_options = {.add_generation_prompt = true};
+    /* A multimodal model's messages reach its template as content parts,
+     * as `transformers serve` hands them to the processor. */
+    vlm_chat_template_options template_options = {
+        .add_generation_prompt = true, .string_content_as_parts = flow == VLM_PROMPT_FLOW_PROCESSOR};
     VLM_RETURN_IF_ERROR(vlm_chat_template_render(engine->chat_template, options->messages_json,
                                                  strlen(options->messages_json), &template_options,
                                                  &rendered, &rendered_length));
@@ -375,8 +380,6 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
   vlm_token_ids ids = {0};
   vlm_status status;
   if (templated) {
-    const vlm_family *family = vlm_family_find(engine->config.model_type);
-    vlm_prompt_flow flow = family ? family->prompt_flow : VLM_PROMPT_FLOW_TOKENIZER;
     status = vlm_tokenizer_encode_chat(engine->tokenizer, rendered, rendered_length, flow, &ids);
   } else {
     status = vlm_tokenizer_encode(engine->tokenizer, options->raw_prompt, strlen(options->raw_prompt),

@@ -728,7 +728,77 @@ static vlm_status apply_llama_class(vlm_tokenizer *tokenizer, const vlm_json_val
   decoder->children = steps;
   decoder->child_count = add_prefix_space ? 4 : 3;
   tokenizer->decoder = decoder;
+  /* BPE(fuse_unk=True, byte_fallback=True), no unk_token. */
   tokenizer->model.unknown_id = -1;
+  tokenizer->model.fuse_unknown = true;
+  tokenizer->model.byte_fallback = true;
+  return VLM_OK;
+}
+
+static vlm_status load_component(vlm_tokenizer *tokenizer, const vlm_json_value *root,
+                                 const char *key);
+
+/* Replaces the normalizer, pre-tokenizer and decoder by those a class builds,
+ * written as a tokenizer.json fragment. */
+static vlm_status replace_pipeline(vlm_tokenizer *tokenizer, const char *fragment) {
+  vlm_json_document document;
+  VLM_RETURN_IF_ERROR(vlm_json_parse(fragment, strlen(fragment), NULL, tokenizer->allocator,
+                                     "class pipeline", &document));
+  normalizer_release(tokenizer->normalizer);
+  pre_tokenizer_release(tokenizer->pre_tokenizer);
+  decoder_release(tokenizer->decoder);
+  tokenizer->normalizer = NULL;
+  tokenizer->pre_tokenizer = NULL;
+  tokenizer->decoder = NULL;
+  vlm_status status = load_component(tokenizer, document.root, "normalizer");
+  if (!status) status = load_component(tokenizer, document.root, "pre_tokenizer");
+  if (!status) status = load_component(tokenizer, document.root, "decoder");
+  vlm_json_document_release(&document);
+  return status;
+}
+
+/* Qwen2Tokenizer (tokenization_qwen2.py) builds its pipeline in code too:
+ * NFC, the Qwen2 split regex, ByteLevel without regex (add_prefix_space from
+ * the config, default false), a ByteLevel decoder; BPE without unk, fuse or
+ * byte fallback. */
+static vlm_status apply_qwen2_class(vlm_tokenizer *tokenizer, const vlm_json_value *config) {
+  bool add_prefix_space = get_bool_or(config, "add_prefix_space", false);
+  char fragment[1024];
+  snprintf(fragment, sizeof(fragment),
+           "{\"normalizer\": {\"type\": \"NFC\"}, \"pre_tokenizer\": {\"type\": \"Sequence\", "
+           "\"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": "
+           "\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| "
+           "?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+\"}, "
+           "\"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", "
+           "\"add_prefix_space\": %s, \"trim_offsets\": true, \"use_regex\": false}]}, "
+           "\"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, "
+           "\"use_regex\": true}}",
+           add_prefix_space ? "true" : "false");
+  VLM_RETURN_IF_ERROR(replace_pipeline(tokenizer, fragment));
+  tokenizer->model.unknown_id = -1;
+  tokenizer->model.fuse_unknown = false;
+  tokenizer->model.byte_fallback = false;
+  return VLM_OK;
+}
+
+/* GemmaTokenizer (tokenization_gemma.py): spaces become ▁ in a Replace
+ * normalizer, split after each space, BPE with byte fallback and fused
+ * unknowns (unk_token from the config, default <unk>), and a decoder that
+ * turns ▁ back into spaces. */
+static vlm_status apply_gemma_class(vlm_tokenizer *tokenizer, const vlm_json_value *config) {
+  VLM_RETURN_IF_ERROR(replace_pipeline(
+      tokenizer,
+      "{\"normalizer\": {\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"\xE2\x96\x81\"}, "
+      "\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"String\": \" \"}, "
+      "\"behavior\": \"MergedWithPrevious\", \"invert\": false}, "
+      "\"decoder\": {\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": "
+      "{\"String\": \"\xE2\x96\x81\"}, \"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}]}}"));
+  const vlm_json_value *unknown = config_token(config, "unk_token");
+  tokenizer->model.unknown_id =
+      unknown ? string_table_get(&tokenizer->model.vocabulary, unknown->as.string.chars, unknown->as.string.length)
+              : string_table_get(&tokenizer->model.vocabulary, "<unk>", 5);
+  tokenizer->model.fuse_unknown = true;
+  tokenizer->model.byte_fallback = true;
   return VLM_OK;
 }
 
@@ -826,6 +896,10 @@ static vlm_status apply_config(vlm_tokenizer *tokenizer, const vlm_json_value *c
                  (llama && !hub_class_incorrect && is_byte_level(tokenizer));
   if (llama && !generic && tokenizer->model.kind == MODEL_BPE)
     VLM_RETURN_IF_ERROR(apply_llama_class(tokenizer, config));
+  if (class_name && same_class(class_name, "Qwen2Tokenizer") && tokenizer->model.kind == MODEL_BPE)
+    VLM_RETURN_IF_ERROR(apply_qwen2_class(tokenizer, config));
+  if (class_name && same_class(class_name, "GemmaTokenizer") && tokenizer->model.kind == MODEL_BPE)
+    VLM_RETURN_IF_ERROR(apply_gemma_class(tokenizer, config));
   /* add_bos_token / add_eos_token in tokenizer_config.json change nothing
    * in Transformers 5.23: the tokenizer.json post-processor decides (a file
    * without one adds no BOS even when the config asks for it). Checked

@@ -16,8 +16,9 @@ fallback) under another pipeline, crossing
   - added tokens around which the text is split: special and not, normalized
     true and false, lstrip, rstrip, single_word;
   - the tokenizer class tokenizer_config.json names: PreTrainedTokenizerFast
-    (Transformers keeps tokenizer.json's pipeline) or LlamaTokenizer with
-    legacy / add_prefix_space (Transformers rebuilds a Metaspace of its own);
+    (Transformers keeps tokenizer.json's pipeline), LlamaTokenizer with
+    legacy / add_prefix_space (Transformers rebuilds a Metaspace of its own),
+    Qwen2Tokenizer and GemmaTokenizer (which rebuild theirs too);
 
 and records, for a set of texts placing those tokens at the start, the end,
 between words, next to spaces and next to each other, the ids of
@@ -100,6 +101,14 @@ def variants():
         config = {"tokenizer_class": "LlamaTokenizer", "legacy": legacy, "add_prefix_space": prefix}
         yield (f"llama_class_legacy_{str(legacy).lower()}_prefix_{str(prefix).lower()}",
                {"normalizer": None, "pre_tokenizer": metaspace("always", False)}, config)
+    # Qwen2Tokenizer and GemmaTokenizer rebuild theirs as well (byte-level
+    # with the Qwen2 regex; Replace + Split on spaces), over the same file.
+    for prefix in (False, True):
+        yield (f"qwen2_class_prefix_{str(prefix).lower()}",
+               {"normalizer": None, "pre_tokenizer": metaspace("always", False)},
+               {"tokenizer_class": "Qwen2Tokenizer", "add_prefix_space": prefix})
+    yield ("gemma_class", {"normalizer": None, "pre_tokenizer": metaspace("always", False)},
+           {"tokenizer_class": "GemmaTokenizer"})
 
 
 def build(components, base):
