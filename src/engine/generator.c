@@ -16,11 +16,6 @@
 
 struct vlm_generator {
   vlm_engine *engine;
-  /* Messages carry a list of content parts even without images: the
-   * processor-flow (multimodal) families' templates read content as parts
-   * (LLaVA's renders a plain string as an empty message), as
-   * processor.apply_chat_template's users write them. */
-  bool content_parts;
 };
 
 vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options *options,
@@ -41,14 +36,10 @@ vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options
                                        .text_decoder = options->text_decoder,
                                        .image_encoder = options->image_encoder};
   vlm_status status = vlm_engine_open(model_dir, &engine_options, &generator->engine);
-  vlm_prompt_flow flow = VLM_PROMPT_FLOW_TOKENIZER;
-  if (!status) status = vlm_model_prompt_flow(model_dir, &flow);
   if (status) {
-    vlm_engine_release(generator->engine);
     free(generator);
     return status;
   }
-  generator->content_parts = flow == VLM_PROMPT_FLOW_PROCESSOR;
   *out_generator = generator;
   return VLM_OK;
 }
@@ -80,7 +71,7 @@ void vlm_loaded_image_release(vlm_loaded_image *image) {
  * message, then the user's, with one image part per image before the text
  * (as the oracle's messages; the template decides where they render --
  * LLaVA's puts every image before the text). */
-static char *build_messages(const vlm_generation_request *request, bool content_parts) {
+static char *build_messages(const vlm_generation_request *request) {
   vlm_string_builder messages = {0};
   vlm_sb_append_literal(&messages, "[");
   if (request->system_prompt) {
@@ -89,7 +80,7 @@ static char *build_messages(const vlm_generation_request *request, bool content_
     vlm_sb_append_literal(&messages, "},");
   }
   vlm_sb_append_literal(&messages, "{\"role\":\"user\",\"content\":");
-  if (request->image_count > 0 || content_parts) {
+  if (request->image_count > 0) {
     vlm_sb_append_literal(&messages, "[");
     for (int i = 0; i < request->image_count; i++) vlm_sb_append_literal(&messages, "{\"type\":\"image\"},");
     vlm_sb_append_literal(&messages, "{\"type\":\"text\",\"text\":");
@@ -166,7 +157,7 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
                         vlm_generation_result *out_result) {
   memset(out_result, 0, sizeof(*out_result));
   VLM_RETURN_IF_ERROR(check_request(request));
-  char *messages = request->raw_prompt ? NULL : build_messages(request, generator->content_parts);
+  char *messages = request->raw_prompt ? NULL : build_messages(request);
   if (!request->raw_prompt && !messages) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   /* The caller keeps its pixel values: the engine gets borrowed views
    * (owned_values NULL, so nothing is freed twice). */
