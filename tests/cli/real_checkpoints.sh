@@ -29,7 +29,7 @@ if [ "$backend" = xla ]; then
   # Under ASan: the embedded CPython keeps interpreter-lifetime allocations
   # by design (see the file); vlm's own stay checked.
   export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$source_dir/tests/lsan_xla.supp:print_suppressions=0
-  backend_arguments=(--backend xla --context 1024)
+  backend_arguments=(--backend xla)
 fi
 
 # model_dir NAME: an openable copy of tests/models/NAME (its packed tokenizer
@@ -62,6 +62,10 @@ for image in manifest.get("images", []):
     arguments += ["--image", sys.argv[2] + "/" + image]
 greedy = [s for s in manifest["stages"] if s["name"] == "greedy_tokens"][0]
 arguments += ["--max-tokens", str(len(greedy["tokens"]))]
+# The context sizes the compiled xla modules (and their compile time): 128
+# for the text cases, 1024 for the image ones.
+needed = [s for s in manifest["stages"] if s["name"] == "input_ids"][0]["shape"][-1] + len(greedy["tokens"])
+arguments += ["--context", "128" if needed <= 128 else "1024"]
 print("\0".join(arguments), end="")
 PY
   local arguments=()
