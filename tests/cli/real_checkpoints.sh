@@ -111,6 +111,43 @@ for family in $families; do
   done
 done
 
+# vlm tokenize --chat --ids: the ids the model's flow gives the rendered
+# prompt are the golden's input_ids (text-only chats; the processor flow adds
+# LLaVA's BOS, Gemma 3's template writes its own).
+chat_ids_match() { # chat_ids_match MODEL_DIR CASE_DIR
+  python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["messages"]))' \
+    "$2/manifest.json" >"$work/messages.json"
+  "$vlm" tokenize --model "$1" --chat "$work/messages.json" --add-generation-prompt --ids >"$work/out" \
+    2>"$work/err" || { cat "$work/err"; return 1; }
+  python3 - "$2/tensors.safetensors" "$work/out" <<'PY'
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+size = struct.unpack("<Q", data[:8])[0]
+entry = json.loads(data[8:8 + size])["input_ids"]
+begin, end = entry["data_offsets"]
+golden = list(struct.unpack(f"<{(end - begin) // 8}q", data[8 + size + begin:8 + size + end]))
+ours = json.load(open(sys.argv[2]))
+if ours != golden:
+    print(f"  ids {ours} != golden {golden}")
+    sys.exit(1)
+PY
+}
+if [ "$backend" = cpu ]; then
+  for case in llava_realtok/text_only mistral/chat qwen3/chat gemma3_text/chat gemma3/text_only; do
+    family=${case%/*}
+    model=$(model_dir "$family")
+    status=$?
+    if [ "$status" -eq 77 ]; then skip "chat_ids_$family" "$(cat "$work/unpack")"; continue; fi
+    check "chat_ids_${case/\//_}" chat_ids_match "$model" "$source_dir/tests/goldens/$case"
+  done
+  mkdir -p "$work/tokenizer_only"
+  cp "$source_dir/tests/models/llama/tokenizer.json" "$source_dir/tests/models/llama/tokenizer_config.json" \
+    "$work/tokenizer_only/"
+  echo '[{"role": "user", "content": "Hi"}]' >"$work/hi.json"
+  check chat_ids_need_config_json refuses 1 "config.json" \
+    tokenize --model "$work/tokenizer_only" --chat "$work/hi.json" --ids
+fi
+
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
 exit $?
