@@ -16,6 +16,7 @@ tokenizer_files.py): a small JSON patch against the fixture when the save
 changed little, else the saved file gzipped.
 """
 import os
+import shutil
 
 import transformers
 
@@ -44,5 +45,8 @@ def save(family, model_dir):
 
 
 def pack(family, model_dir):
-    """Replaces model_dir/tokenizer.json by its packed form."""
-    tokenizer_files.pack(model_dir, os.path.join(FIXTURES, family.real_tokenizer), family.real_tokenizer)
+    """Replaces model_dir/tokenizer.json by its packed form, next to the
+    fixture's licence (the packaging's MIT notice travels with the file)."""
+    source = os.path.join(FIXTURES, family.real_tokenizer)
+    tokenizer_files.pack(model_dir, source, family.real_tokenizer)
+    shutil.copyfile(os.path.join(source, "PACKAGE_LICENSE"), os.path.join(model_dir, "TOKENIZER_LICENSE"))
