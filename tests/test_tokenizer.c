@@ -239,8 +239,10 @@ static void streaming_waits_for_whole_characters(void) {
   if (!tokenizer) return;
   vlm_detokenizer *stream = NULL;
   CHECK_OK(vlm_detokenizer_create(tokenizer, false, &stream));
+  /* A run of byte tokens is final only once a token that is not a byte ends
+   * it (below: one more byte turns the whole run into U+FFFD). */
   const int32_t ids[] = {11, 4, 5, 6, 17};
-  const char *expected[] = {"hi", "", "", "€", " caf"};
+  const char *expected[] = {"hi", "", "", "", "€ caf"};
   for (size_t i = 0; i < 5; i++) {
     const char *text;
     size_t length;
@@ -252,6 +254,25 @@ static void streaming_waits_for_whole_characters(void) {
   size_t length;
   CHECK_OK(vlm_detokenizer_finish(stream, &text, &length));
   CHECK_INT_EQ(length, 0);
+  vlm_detokenizer_release(stream);
+  /* tokenizers' ByteFallback: a run that is not valid UTF-8 becomes U+FFFD
+   * byte for byte, the € it began with included. The stream must not have
+   * let the € out. */
+  CHECK_OK(vlm_detokenizer_create(tokenizer, false, &stream));
+  const int32_t broken[] = {11, 4, 5, 6, 4, 17};
+  char streamed[64] = "";
+  size_t streamed_length = 0;
+  for (size_t i = 0; i <= 6; i++) {
+    if (i < 6) CHECK_OK(vlm_detokenizer_push(stream, broken[i], &text, &length));
+    else CHECK_OK(vlm_detokenizer_finish(stream, &text, &length));
+    if (streamed_length + length < sizeof(streamed)) {
+      memcpy(streamed + streamed_length, text, length);
+      streamed_length += length;
+    }
+  }
+  streamed[streamed_length] = 0;
+  check_decode(tokenizer, broken, 6, false, "hi\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD caf");
+  CHECK_STR_EQ(streamed, "hi\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD caf");
   vlm_detokenizer_release(stream);
   /* A byte that never completes is released as U+FFFD by finish. */
   CHECK_OK(vlm_detokenizer_create(tokenizer, false, &stream));
