@@ -390,6 +390,27 @@ def run_causal_lm(family, case, model_dir, manifest):
     return golden
 
 
+def check_processor_chat_flow(processor, case, images, inputs):
+    """processor(text=rendered) is what the goldens record; it must equal the
+    processor's own chat flow, apply_chat_template(tokenize=True), which adds
+    special tokens only when the prompt does not start with bos_token."""
+    if case.messages is None:
+        return
+    remaining = list(images)
+    messages = []
+    for message in case.messages:
+        content = message["content"]
+        if isinstance(content, list):
+            content = [dict(part, image=remaining.pop(0)) if part.get("type") == "image" else part
+                       for part in content]
+        messages.append(dict(message, content=content))
+    via_chat = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                             return_dict=True, return_tensors="pt")
+    if not torch.equal(via_chat["input_ids"], inputs["input_ids"]):
+        raise SystemExit(f"{case.name}: apply_chat_template(tokenize=True) gives other ids than "
+                         "processor(text=rendered)")
+
+
 def run_llava(family, case, model_dir, manifest):
     processor = transformers.AutoProcessor.from_pretrained(model_dir)
     pil_processor = transformers.CLIPImageProcessorPil.from_pretrained(model_dir)
@@ -399,7 +420,9 @@ def run_llava(family, case, model_dir, manifest):
     images = [Image.open(os.path.join(MEDIA, name)) for name in case.images]
     text, _ = prompt_text(processor, case)
     inputs = processor(images=images or None, text=text, return_tensors="pt")
-    manifest.update(prompt=text, add_special_tokens=True, messages=case.messages, images=list(case.images))
+    check_processor_chat_flow(processor, case, images, inputs)
+    manifest.update(prompt=text, add_special_tokens=not text.startswith(processor.tokenizer.bos_token),
+                    messages=case.messages, images=list(case.images))
     model = transformers.LlavaForConditionalGeneration.from_pretrained(
         model_dir, dtype=TORCH_DTYPES[case.dtype]).eval()
     golden = Golden(case.dtype)
