@@ -336,7 +336,8 @@ vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text
  * plain string prefix test on the text, before any tokenization). */
 bool vlm_tokenizer_chat_adds_special_tokens(const vlm_tokenizer *tokenizer, const char *text,
                                             size_t length, vlm_prompt_flow flow) {
-  if (flow != VLM_PROMPT_FLOW_PROCESSOR) return false;
+  if (!tokenizer || flow != VLM_PROMPT_FLOW_PROCESSOR) return false;
+  if (!text) length = 0;
   const char *bos = tokenizer->bos_token;
   size_t bos_length = tokenizer->bos_token_length;
   return !(bos && length >= bos_length && memcmp(text, bos, bos_length) == 0);
