@@ -146,12 +146,11 @@ static void placeholders_expand_to_golden_ids(void) {
   vlm_tokenizer *tokenizer = NULL;
   CHECK_OK(vlm_tokenizer_create(MODEL, NULL, &tokenizer));
   const char *prompt = vlm_json_get_string(vlm_json_object_get(golden.manifest.root, "prompt"));
-  bool add_special = false;
-  vlm_json_get_bool(vlm_json_object_get(golden.manifest.root, "add_special_tokens"), &add_special);
   vlm_media_item *items[2] = {golden_item(model, &golden, 0, 0, 0), golden_item(model, &golden, 0, 0, 0)};
   vlm_media_item both[2] = {*items[0], *items[1]};
+  /* The golden prompt is the rendered chat: the processor flow adds BOS. */
   engine_prompt_source source = {.raw_prompt = prompt, .items = both, .item_count = 1,
-                                 .add_special_tokens = add_special ? 1 : 0};
+                                 .raw_prompt_is_rendered_chat = true};
   engine_prompt built;
   CHECK_OK(engine_prompt_build(model, tokenizer, NULL, &source, &built));
   vlm_tensor golden_ids;

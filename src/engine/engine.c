@@ -357,8 +357,7 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
                                   vlm_engine_request *request) {
   if (request->item_count > 0) VLM_RETURN_IF_ERROR(ensure_vision(engine, request->item_count));
   engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
-                                 .items = request->items, .item_count = request->item_count,
-                                 .add_special_tokens = -1};
+                                 .items = request->items, .item_count = request->item_count};
   return engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, &request->prompt);
 }
 

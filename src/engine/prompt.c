@@ -14,6 +14,10 @@ void engine_prompt_release(engine_prompt *prompt) {
   memset(prompt, 0, sizeof(*prompt));
 }
 
+static vlm_prompt_flow prompt_flow(const vlm_model *model) {
+  return model->family ? model->family->prompt_flow : VLM_PROMPT_FLOW_TOKENIZER;
+}
+
 static vlm_status render(const vlm_chat_template *chat_template, const vlm_model *model,
                          const engine_prompt_source *source, char **out_text, size_t *out_length) {
   if (!source->messages_json) {
@@ -26,7 +30,10 @@ static vlm_status render(const vlm_chat_template *chat_template, const vlm_model
                      "%s has no chat template (tokenizer_config.json, chat_template.json or "
                      "chat_template.jinja); send a raw prompt (/v1/completions) instead",
                      model->directory);
-  vlm_chat_template_options options = {.add_generation_prompt = true};
+  /* A multimodal model's messages reach its template as content parts, as
+   * `transformers serve` hands them to the processor. */
+  vlm_chat_template_options options = {.add_generation_prompt = true,
+                                       .string_content_as_parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR};
   return vlm_chat_template_render(chat_template, source->messages_json, strlen(source->messages_json), &options,
                                   out_text, out_length);
 }
@@ -128,11 +135,14 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
     free(rendered);
     rendered = expanded;
   }
-  /* A rendered template already holds its special tokens (as
-   * apply_chat_template(tokenize=True) does); a raw prompt gets BOS etc. */
+  /* A raw prompt gets BOS etc.; a rendered template gets them as the
+   * family's Transformers flow adds them: never through the tokenizer, and
+   * through the processor unless the prompt starts with bos_token. */
   vlm_token_ids ids = {0};
-  bool add_special = source->add_special_tokens < 0 ? source->messages_json == NULL : source->add_special_tokens > 0;
-  if (!status) status = vlm_tokenizer_encode(tokenizer, rendered, rendered_length, add_special, &ids);
+  bool chat = source->messages_json || source->raw_prompt_is_rendered_chat;
+  if (!status)
+    status = chat ? vlm_tokenizer_encode_chat(tokenizer, rendered, rendered_length, prompt_flow(model), &ids)
+                  : vlm_tokenizer_encode(tokenizer, rendered, rendered_length, true, &ids);
   free(rendered);
   if (status) return status;
   out->ids = ids.ids;

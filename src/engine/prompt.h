@@ -35,9 +35,10 @@ typedef struct engine_prompt_source {
   const char *raw_prompt;         /* tokenized with the tokenizer's special tokens */
   const vlm_media_item *items;    /* in the order of their placeholders */
   int item_count;
-  /* 1 / 0: tokenize with / without the tokenizer's special tokens; -1:
-   * the flow's rule (templated prompts hold theirs, raw ones get them). */
-  int add_special_tokens;
+  /* raw_prompt is a chat prompt already rendered (vlm compare's golden
+   * prompts): it gets special tokens as the family's chat flow adds them
+   * (vlm_tokenizer_encode_chat), not as a raw prompt does. */
+  bool raw_prompt_is_rendered_chat;
 } engine_prompt_source;
 
 vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *tokenizer,

@@ -129,6 +129,10 @@ typedef struct vlm_family {
   const char *model_type;   /* config.json model_type */
   const char *display_name; /* "LLaVA-1.5" */
   bool has_vision, has_audio;
+  /* How Transformers turns a rendered chat prompt into ids for this model:
+   * through its processor (multimodal families: special tokens added unless
+   * the prompt starts with bos_token) or its tokenizer (none added). */
+  vlm_prompt_flow prompt_flow;
   /* Renames from older Transformers checkpoint layouts to canonical names. */
   const vlm_name_rename *renames;
   size_t rename_count;
@@ -147,6 +151,9 @@ typedef struct vlm_family {
 
 /* The family for a model_type, or NULL when no family declares it. */
 const vlm_family *vlm_family_find(const char *model_type);
+/* The registry in order: families [0, vlm_family_count()). */
+size_t vlm_family_count(void);
+const vlm_family *vlm_family_at(size_t index);
 /* Comma-separated model_types with a family, for error messages. */
 const char *vlm_family_supported_list(void);
 

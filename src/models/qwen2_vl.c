@@ -374,6 +374,7 @@ const vlm_family vlm_family_qwen2_vl = {
     .model_type = "qwen2_vl",
     .display_name = "Qwen2-VL",
     .has_vision = true,
+    .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = renames,
     .rename_count = sizeof(renames) / sizeof(renames[0]),
     .declare_tensors = declare_tensors,

@@ -49,21 +49,23 @@ static vlm_status check_template(const vlm_compare_context *context, const char 
 
 /* The golden prompt (rendered) as the engine builds it: its image
  * placeholders expanded as the family's processor does, tokenized, with
- * its positions. The images are the golden's own processor outputs. */
+ * its positions. The images are the golden's own processor outputs. What
+ * the engine does, not the manifest's record of what the oracle did: a
+ * chat prompt follows the family's flow, a raw one gets the tokenizer's
+ * special tokens. */
 static vlm_status build_prompt(const vlm_compare_context *context, engine_prompt *prompt, vlm_stage_result *result) {
   memset(prompt, 0, sizeof(*prompt));
   const char *text = manifest_string(context, "prompt");
   if (!text) return VLM_ERROR(DATA_LOSS, "the golden manifest has no \"prompt\"");
   if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
-  bool add_special = false;
-  vlm_json_get_bool(vlm_json_object_get(context->golden->manifest.root, "add_special_tokens"), &add_special);
+  const vlm_json_value *messages = vlm_json_object_get(context->golden->manifest.root, "messages");
   vlm_media_item *items = NULL;
   int item_count = 0;
   vlm_tokenizer *tokenizer = NULL;
   vlm_status status = vlm_golden_media_items(context, &items, &item_count);
   if (!status) status = vlm_tokenizer_create(context->model_directory, NULL, &tokenizer);
   engine_prompt_source source = {.raw_prompt = text, .items = items, .item_count = item_count,
-                                 .add_special_tokens = add_special ? 1 : 0};
+                                 .raw_prompt_is_rendered_chat = messages && messages->type == VLM_JSON_ARRAY};
   if (!status) status = engine_prompt_build(context->model, tokenizer, NULL, &source, prompt);
   vlm_tokenizer_release(tokenizer);
   vlm_golden_media_items_release(items, item_count);
