@@ -75,6 +75,11 @@ vlm_status vlm_model_require_family(const vlm_model *model, const char *what) {
 
 vlm_status vlm_model_image_item(const vlm_model *model, const vlm_image *image, const vlm_allocator *allocator,
                                 vlm_media_item *out_item) {
+  return vlm_model_image_item_with(model, image, VLM_IMAGE_BACKEND_TORCHVISION, allocator, out_item);
+}
+
+vlm_status vlm_model_image_item_with(const vlm_model *model, const vlm_image *image, int backend,
+                                     const vlm_allocator *allocator, vlm_media_item *out_item) {
   memset(out_item, 0, sizeof(*out_item));
   if (!model->family || !model->family->image || !model->has_processor)
     return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no image path with a processor config",
@@ -86,7 +91,7 @@ vlm_status vlm_model_image_item(const vlm_model *model, const vlm_image *image, 
   out_item->processor = processor->name;
   out_item->source_width = image->width;
   out_item->source_height = image->height;
-  status = processor->preprocess(&model->processor, image, allocator, out_item);
+  status = processor->preprocess(&model->processor, image, (vlm_image_backend)backend, allocator, out_item);
   if (!status)
     status = model->family->image->token_count(&model->config, &model->processor, out_item->grid,
                                                &out_item->token_count);

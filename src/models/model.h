@@ -27,11 +27,15 @@ struct vlm_model {
 struct vlm_media_item;
 struct vlm_image;
 /* A decoded image run through the model's image processor (the registry's
- * class for its processor config) into a media item, with the family's
- * placeholder count. UNIMPLEMENTED for a model without an image path or
- * processor config. */
+ * class for its processor config, its default torchvision backend) into a
+ * media item, with the family's placeholder count. UNIMPLEMENTED for a
+ * model without an image path or processor config. */
 vlm_status vlm_model_image_item(const vlm_model *model, const struct vlm_image *image,
                                 const vlm_allocator *allocator, struct vlm_media_item *out_item);
+/* The same through the class's Pil backend (VLM_IMAGE_BACKEND_PIL) or
+ * its default one (vlm compare's processor_pil.* stages). */
+vlm_status vlm_model_image_item_with(const vlm_model *model, const struct vlm_image *image, int backend,
+                                     const vlm_allocator *allocator, struct vlm_media_item *out_item);
 
 /* The family, or UNIMPLEMENTED naming the model_type and the supported
  * ones ("the text decoder of model_type 'x' is not supported"). */

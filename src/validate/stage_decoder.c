@@ -24,6 +24,10 @@ typedef struct decoder_run {
   int64_t token_count;
   float *logits;          /* [T, vocab] */
   bool used_embeddings;
+  /* The golden's M-RoPE positions ([3, T], as Transformers' [3, 1, T])
+   * and the decode delta they imply (max + 1 - T); NULL: consecutive. */
+  int64_t *positions;
+  int64_t position_delta;
 } decoder_run;
 
 static void decoder_run_release(decoder_run *run) {
@@ -31,10 +35,34 @@ static void decoder_run_release(decoder_run *run) {
   vlm_thread_pool_release(run->pool);
   free(run->tokens);
   free(run->logits);
+  free(run->positions);
 }
 
+/* The golden prompt: its input_ids and, for an M-RoPE family, the
+ * position_ids Transformers computed (the decoder is proven on them; the
+ * position_ids stage proves vlm's own). */
 static vlm_status read_input_ids(const vlm_compare_context *context, decoder_run *run) {
-  return vlm_golden_token_ids(context->golden, &run->tokens, &run->token_count);
+  VLM_RETURN_IF_ERROR(vlm_golden_token_ids(context->golden, &run->tokens, &run->token_count));
+  vlm_tensor positions;
+  vlm_status lookup = vlm_golden_case_tensor(context->golden, "position_ids", &positions);
+  if (lookup || positions.rank != 3 || positions.shape[0] != 3) {
+    vlm_status_free(lookup);
+    return VLM_OK;
+  }
+  if (positions.shape[2] != run->token_count)
+    return VLM_ERROR(DATA_LOSS, "position_ids cover %lld rows, input_ids %lld", (long long)positions.shape[2],
+                     (long long)run->token_count);
+  run->positions = malloc((size_t)(3 * run->token_count + 1) * sizeof(int64_t));
+  if (!run->positions) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  int64_t largest = -1;
+  for (int64_t i = 0; i < 3 * run->token_count; i++) {
+    double value = 0;
+    vlm_tensor_value_as_double(&positions, i, &value);
+    run->positions[i] = (int64_t)value;
+    if (run->positions[i] > largest) largest = run->positions[i];
+  }
+  run->position_delta = largest + 1 - run->token_count;
+  return VLM_OK;
 }
 
 /* Opens the model and prefills the golden prompt, keeping every row's logits. */
@@ -62,14 +90,17 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
     if (!mask) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     for (int64_t i = 0; i < run->token_count; i++) mask[i] = 1;
     vlm_prefill_input input = {.row_count = run->token_count, .tokens = run->tokens, .features = embeddings.data,
-                               .feature_mask = mask, .position_axes = 1};
+                               .feature_mask = mask, .positions = run->positions,
+                               .position_axes = run->positions ? 3 : 1};
     vlm_status status = vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
     free(mask);
     return status;
   }
   vlm_status_free(lookup);
   run->used_embeddings = false;
-  return vlm_text_model_token_prefill(run->model, 0, run->tokens, run->token_count, NULL, &out);
+  vlm_positions positions = {.values = run->positions, .axes = 3};
+  return vlm_text_model_token_prefill(run->model, 0, run->tokens, run->token_count,
+                                      run->positions ? &positions : NULL, &out);
 }
 
 /* The factor the family's decoder applies to gathered embeddings. */
@@ -214,7 +245,8 @@ vlm_status vlm_stage_greedy_tokens(const vlm_compare_context *context, const vlm
       if (i + 1 == wanted) break;
       int64_t position = vlm_text_model_slot_length(run.model, 0);
       int32_t slot = 0;
-      status = vlm_text_model_decode(run.model, 1, &token, &position, NULL, &slot, logits);
+      status = vlm_text_model_decode(run.model, 1, &token, &position, run.positions ? &run.position_delta : NULL,
+                                     &slot, logits);
       token = argmax(logits, vocab);
     }
     if (!logits) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");

@@ -53,6 +53,13 @@ class Case:
     # processor.pixel_values stages cover this case's images with the same
     # processor: this case then leaves them out (1.4 MB an image each).
     pixel_values_from: str = None
+    # Transformers refuses the request (e.g. placeholders and images do not
+    # match): the golden records its error, and vlm must refuse it too.
+    refused: bool = False
+    # Whether the case also records the Pil processor's tensors (cases whose
+    # images the default processor's stages alone cover keep the goldens
+    # small; the Pil variant's full coverage is media_qwen2_vl's digests).
+    pil_stages: bool = True
 
 
 @dataclasses.dataclass
@@ -336,6 +343,74 @@ GEMMA3 = Family(
 GEMMA3_V4 = dataclasses.replace(GEMMA3, name="gemma3_v4",
                                 v4_renames=((r"^vision_tower\.", "vision_tower.vision_model."),))
 
+def _read_template(name):
+    with open(f"{__file__.rsplit('/', 3)[0]}/tests/goldens/chat_template/templates/{name}", encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _image_chat(text, images=1):
+    return [{"role": "user", "content": [{"type": "image"}] * images + [{"type": "text", "text": text}]}]
+
+
+QWEN2_VL = Family(
+    name="qwen2_vl", kind="qwen2_vl", seed=8008,
+    # Qwen2-VL-2B-Instruct's shape in miniature: the real Qwen3 vocabulary
+    # (Qwen2-VL's own, with <|vision_start|> 151652, <|image_pad|> 151655),
+    # tied embeddings, a text head_dim of 8 (Qwen2-VL's text attention
+    # takes hidden / heads) with M-RoPE sections [1, 1, 2] (temporal,
+    # height, width over head_dim / 2), GQA; a 2-block tower of width 32
+    # with 2D RoPE, patch 14, temporal patch 2, 2x2 merger into the text
+    # width. Processor bounds: the class's min_pixels (56*56) and a
+    # max_pixels of 64 merged tokens, so photos are clamped and tiny images
+    # floored while the goldens stay small.
+    config={"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl",
+            "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+            "vision_end_token_id": 151653, "tie_word_embeddings": True,
+            "text_config": {"model_type": "qwen2_vl_text", "vocab_size": 151936, "hidden_size": 16,
+                            "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                            "num_key_value_heads": 1, "max_position_embeddings": 32768,
+                            "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "bos_token_id": 151643,
+                            "eos_token_id": 151645,
+                            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0,
+                                                "mrope_section": [1, 1, 2]}},
+            "vision_config": {"model_type": "qwen2_vl_vision", "depth": 2, "embed_dim": 32, "hidden_size": 16,
+                              "mlp_ratio": 2, "num_heads": 2, "in_channels": 3, "patch_size": 14,
+                              "spatial_merge_size": 2, "temporal_patch_size": 2}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=_read_template("qwen2_vl.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    processor={"min_pixels": 56 * 56, "max_pixels": 64 * 28 * 28},
+    cases=[
+        Case("one_image", images=("chelsea.png",), messages=_image_chat("What is in this picture?")),
+        # Different sizes and aspect ratios: a photo clamped by max_pixels
+        # and a 20x3000 strip (aspect 150, under smart_resize's 200).
+        Case("two_images", images=("motorcycle_left.png", "tall_20x3000.png"),
+             messages=_image_chat("Compare the two images.", 2), pil_stages=False),
+        Case("text_only", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "Tell me a short story about a robot and a cat."}]}]),
+        # 14x25: raised to the min_pixels floor.
+        Case("min_pixels", images=("no_time_for_that_tiny.gif",), messages=_image_chat("What is this?")),
+        # 1000x872: clamped to 64 merged tokens.
+        Case("max_pixels", images=("hubble_deep_field.jpg",), messages=_image_chat("Describe the sky."),
+             pil_stages=False),
+        # Two placeholders, one image.
+        Case("placeholder_mismatch", images=("chelsea.png",), messages=_image_chat("Compare them.", 2),
+             refused=True),
+        Case("one_image_bf16", images=("chelsea.png",), dtype="bfloat16",
+             messages=_image_chat("Describe the picture in one sentence, please.")),
+    ])
+
+# Qwen/Qwen2-VL-* as published (Transformers 4.x): the decoder at model.*,
+# the tower at visual.*. Half the width (one head of 8), so the second copy
+# of the 151936-row table stays small.
+QWEN2_VL_V4 = dataclasses.replace(
+    QWEN2_VL, name="qwen2_vl_v4", seed=8108,
+    config=dict(QWEN2_VL.config,
+                text_config=dict(QWEN2_VL.config["text_config"], hidden_size=8, num_attention_heads=1),
+                vision_config=dict(QWEN2_VL.config["vision_config"], hidden_size=8)),
+    v4_renames=((r"^model\.language_model\.", "model."), (r"^model\.visual\.", "visual.")),
+    cases=[dataclasses.replace(QWEN2_VL.cases[0], pixel_values_from="../../qwen2_vl/one_image",
+                               pil_stages=False)])
+
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,
                                                LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
-                                               GEMMA3, GEMMA3_V4)}
+                                               GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4)}

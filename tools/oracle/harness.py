@@ -101,7 +101,7 @@ def fill_parameter(name, parameter, seed):
 
 
 def model_class(family):
-    if family.kind in ("llava", "gemma3"):
+    if family.kind in ("llava", "gemma3", "qwen2_vl"):
         return transformers.AutoModelForImageTextToText
     return transformers.AutoModelForCausalLM
 
@@ -145,6 +145,9 @@ def write_processor(family, model_dir):
     """LLaVA's processor files as the pinned Transformers saves them."""
     if family.kind == "gemma3":
         return write_gemma3_processor(family, model_dir)
+    if family.kind == "qwen2_vl":
+        import qwen2_vl_oracle
+        return qwen2_vl_oracle.write_processor(family, model_dir)
     settings = family.processor
     size = settings["image_size"]
     image_processor = transformers.CLIPImageProcessor(
@@ -507,7 +510,12 @@ def run_gemma3(family, case, model_dir, manifest):
     return golden
 
 
-RUNNERS = {"causal_lm": run_causal_lm, "llava": run_llava, "gemma3": run_gemma3}
+def run_qwen2_vl(family, case, model_dir, manifest):
+    import qwen2_vl_oracle  # its own file: it imports this one
+    return qwen2_vl_oracle.run(family, case, model_dir, manifest)
+
+
+RUNNERS = {"causal_lm": run_causal_lm, "llava": run_llava, "gemma3": run_gemma3, "qwen2_vl": run_qwen2_vl}
 
 
 def check_shared_pixel_values(case, model_dir, case_dir):
@@ -519,12 +527,22 @@ def check_shared_pixel_values(case, model_dir, case_dir):
     if not os.path.isfile(os.path.join(other, "tensors.safetensors")):
         # the checked-in tree (a --check run of this family alone)
         other = os.path.normpath(os.path.join(ROOT, "tests", "goldens", "family", "case", case.pixel_values_from))
-    theirs = load_file(os.path.join(other, "tensors.safetensors"))["processor.pixel_values"]
+    their_tensors = load_file(os.path.join(other, "tensors.safetensors"))
     with open(os.path.join(other, "manifest.json"), encoding="utf-8") as handle:
         their_images = json.load(handle)["images"]
     processor = transformers.AutoProcessor.from_pretrained(model_dir)
     images = [Image.open(os.path.join(MEDIA, name)) for name in case.images]
-    ours = processor.image_processor(images, return_tensors="pt")["pixel_values"]
+    processed = processor.image_processor(images, return_tensors="pt")
+
+    def per_image(pixel_values, grids):
+        # [images, ...] or, with grids (Qwen2-VL), each image's patch rows.
+        if grids is None:
+            return list(pixel_values)
+        sizes = [int(t * h * w) for t, h, w in grids.long().tolist()]
+        return list(torch.split(pixel_values, sizes))
+
+    ours = per_image(processed["pixel_values"], processed.get("image_grid_thw"))
+    theirs = per_image(their_tensors["processor.pixel_values"], their_tensors.get("processor.image_grid_thw"))
     for index, name in enumerate(case.images):
         if name not in their_images or not torch.equal(ours[index], theirs[their_images.index(name)]):
             raise SystemExit(f"{case.name}: {other} does not hold this processor's pixel values for {name}")
