@@ -117,10 +117,15 @@ struct vlm_engine {
   int32_t slot_count;
   uint64_t next_admission;
   float *logits;                      /* [slot_count, vocab] */
-  /* One prefill chunk's feature rows, mask and positions (scheduler only). */
-  float *chunk_features;              /* [prefill_chunk, hidden] */
-  int32_t *chunk_mask, *chunk_tokens; /* [prefill_chunk] */
-  int64_t *chunk_positions;           /* [3, prefill_chunk] */
+  /* One prefill chunk's feature rows, mask, positions and attention bias
+   * (scheduler only). A chunk holding a whole bidirectional block may be
+   * longer than prefill_chunk: the buffers grow to chunk_capacity rows. */
+  int64_t chunk_capacity;
+  float *chunk_features;              /* [chunk_capacity, hidden] */
+  int32_t *chunk_mask, *chunk_tokens; /* [chunk_capacity] */
+  int64_t *chunk_positions;           /* [3, chunk_capacity] */
+  float *chunk_bias;                  /* [rows, past + rows] of the last chunk with a block */
+  size_t chunk_bias_floats;
 };
 
 double engine_now_seconds(void);

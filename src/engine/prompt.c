@@ -6,11 +6,14 @@
 
 #include "core/status.h"
 #include "io/json.h"
+#include "models/modules.h"
 
 void engine_prompt_release(engine_prompt *prompt) {
   free(prompt->ids);
   free(prompt->positions);
   free(prompt->feature_rows);
+  free(prompt->attention_blocks);
+  free(prompt->attention_reach);
   memset(prompt, 0, sizeof(*prompt));
 }
 
@@ -84,11 +87,13 @@ static vlm_status expand(const vlm_model *model, const vlm_tokenizer *tokenizer,
   return *out_text ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory expanding the prompt");
 }
 
-/* Rows that take features: the placeholder tokens, in order; their count
- * must be the items' feature rows (Transformers' get_placeholder_mask
- * check). */
+/* Rows that take features: the feature (or placeholder) tokens, in order;
+ * their count must be the items' feature rows (Transformers'
+ * get_placeholder_mask check). */
 static vlm_status place_features(const vlm_model *model, const engine_prompt_source *source, engine_prompt *prompt) {
-  int64_t placeholder_id = model->family->image->placeholder_token(&model->config);
+  const vlm_family_image *path = model->family->image;
+  int64_t placeholder_id = path->feature_token ? path->feature_token(&model->config)
+                                               : path->placeholder_token(&model->config);
   int64_t expected = 0;
   for (int i = 0; i < source->item_count; i++) expected += source->items[i].token_count;
   prompt->feature_rows = calloc((size_t)(prompt->count ? prompt->count : 1), 1);
@@ -117,6 +122,25 @@ static vlm_status compute_positions(const vlm_model *model, const engine_prompt_
   if (!prompt->positions) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   return model->family->positions(&model->config, prompt->ids, prompt->count, items, source->item_count,
                                   prompt->positions, &prompt->position_delta);
+}
+
+/* The family's bidirectional blocks, kept only when some row has one. */
+static vlm_status compute_attention_blocks(const vlm_model *model, engine_prompt *prompt) {
+  if (!model->family || !model->family->attention_blocks) return VLM_OK;
+  prompt->attention_blocks = malloc((size_t)(prompt->count ? prompt->count : 1) * sizeof(int32_t));
+  if (!prompt->attention_blocks) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  bool any = false;
+  VLM_RETURN_IF_ERROR(model->family->attention_blocks(&model->config, prompt->ids, prompt->count,
+                                                      prompt->attention_blocks, &any));
+  if (!any) {
+    free(prompt->attention_blocks);
+    prompt->attention_blocks = NULL;
+    return VLM_OK;
+  }
+  prompt->attention_reach = malloc((size_t)prompt->count * sizeof(int64_t));
+  if (!prompt->attention_reach) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_attention_blocks_reach(prompt->attention_blocks, prompt->count, prompt->attention_reach);
+  return VLM_OK;
 }
 
 vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *tokenizer,
@@ -150,6 +174,7 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
   out->position_axes = 1;
   if (!status && source->item_count > 0) status = place_features(model, source, out);
   if (!status) status = compute_positions(model, source, out);
+  if (!status) status = compute_attention_blocks(model, out);
   if (status) engine_prompt_release(out);
   return status;
 }
