@@ -212,7 +212,32 @@ static void the_page_is_served_with_its_headers(void) {
   CHECK(ask(port, "GET", "/metrics", "Authorization: Bearer secret\r\n", NULL, &response));
   CHECK(has(&response, "vlm_http_responses_total{route=\"/\",status=\"200\"}"));
   CHECK(has(&response, "vlm_http_responses_total{route=\"/\",status=\"304\"} 1\n"));
+  CHECK(ask(port, "GET", "/metrics", NULL, NULL, &response));
+  CHECK_INT_EQ(response.status, 401);
   vlm_server_stop(server, 1);
+  vlm_engine_release(engine);
+}
+
+/* --public-metrics: a scraper without the key reads /metrics; nothing else
+ * opens up. */
+static void public_metrics_need_no_key(void) {
+  vlm_engine *engine = open_engine();
+  if (!engine) return;
+  vlm_server_options options = {.port = 0, .api_key = "secret", .public_metrics = true};
+  vlm_server *server = NULL;
+  CHECK_OK(vlm_server_start(engine, &options, &server));
+  if (server) {
+    int port = vlm_server_port(server);
+    answer response;
+    CHECK(ask(port, "GET", "/metrics", NULL, NULL, &response));
+    CHECK_INT_EQ(response.status, 200);
+    CHECK(has(&response, "\nvlm_num_requests_waiting 0\n"));
+    CHECK(ask(port, "GET", "/v1/models", NULL, NULL, &response));
+    CHECK_INT_EQ(response.status, 401);
+    CHECK(ask(port, "POST", "/v1/chat/completions", NULL, chat_body, &response));
+    CHECK_INT_EQ(response.status, 401);
+    vlm_server_stop(server, 1);
+  }
   vlm_engine_release(engine);
 }
 
@@ -241,4 +266,5 @@ static void no_ui_turns_the_page_off(void) {
 static void setup(void) { signal(SIGPIPE, SIG_IGN); }
 
 TEST_MAIN(TEST(setup), TEST(a_loading_server_is_live_but_not_ready), TEST(a_loading_server_stops_cleanly),
-          TEST(the_page_is_served_with_its_headers), TEST(no_ui_turns_the_page_off))
+          TEST(the_page_is_served_with_its_headers), TEST(public_metrics_need_no_key),
+          TEST(no_ui_turns_the_page_off))

@@ -183,6 +183,7 @@ static bool check_api_key(vlm_server *server, struct MHD_Connection *connection,
   const char *key = server->options.api_key;
   /* The page itself is public: it asks its user for the key. */
   if (!key || !key[0] || is_health_route(request->route) || request->route == ROUTE_UI) return true;
+  if (request->route == ROUTE_METRICS && server->options.public_metrics) return true;
   const char *header = header_value(connection, MHD_HTTP_HEADER_AUTHORIZATION);
   static const char bearer[] = "Bearer ";
   if (header && strncasecmp(header, bearer, sizeof(bearer) - 1) == 0 &&

@@ -54,6 +54,9 @@ typedef struct vlm_server_options {
   bool allow_private_media_addresses;
   /* No chat page: GET / and /ui/... are 404 like any unknown URL. */
   bool no_ui;
+  /* GET /metrics without the API key (for scrapers that cannot send one:
+   * a Gateway API Inference Extension endpoint picker). */
+  bool public_metrics;
 } vlm_server_options;
 
 typedef struct vlm_server vlm_server;
