@@ -197,9 +197,6 @@ int command_serve(int argc, char **argv, const global_options *options) {
     vlm_model_release(model);
     return cli_report_status(status);
   }
-  char url[320];
-  vlm_server_url(server, url, sizeof(url));
-  fprintf(stderr, "vlm: serve: loading %s; %s/health/live answers meanwhile\n", arguments.model_dir, url);
   status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk,
                             &engine_options.text_decoder, &engine_options.image_encoder);
   vlm_engine *engine = NULL;

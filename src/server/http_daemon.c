@@ -232,6 +232,10 @@ vlm_status vlm_server_start_loading(const vlm_server_options *options, vlm_serve
     server_free(server);
     return status;
   }
+  /* At info level: a failure while the engine opens stays one line on stderr. */
+  char url[320];
+  vlm_server_url(server, url, sizeof(url));
+  VLM_LOG_INFOF("serve: %s answers; loading (/health/ready says when it is ready)", url);
   *out_server = server;
   return VLM_OK;
 }
