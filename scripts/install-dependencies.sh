@@ -11,6 +11,7 @@ packages=(
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev  # media: image decoding
   libmicrohttpd-dev libcurl4-openssl-dev  # server: HTTP/1.1, remote media fetches
   python3.11 python3.11-venv libpython3.11-dev  # xla backend: embedded CPython + IREE venv
+  chromium chromium-driver           # the chat page's browser test (tests/server/test_browser.py)
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -15,8 +15,9 @@ static void print_usage(FILE *out) {
           "Serves the model over HTTP/1.1 with OpenAI's API: POST /v1/chat/completions\n"
           "(text and, for models with a vision path, images; streaming with SSE),\n"
           "POST /v1/completions (raw prompts), GET /v1/models (with what the model accepts),\n"
-          "GET /health, /health/live, /health/ready and GET /metrics (Prometheus). Requests\n"
-          "share the model through continuous batching over --parallel slots.\n"
+          "GET /health, /health/live, /health/ready, GET /metrics (Prometheus) and a chat\n"
+          "page at / (in the binary; it uses the API above). Requests share the model\n"
+          "through continuous batching over --parallel slots.\n"
           "\n"
           "  --model DIR              the checkpoint directory\n"
           "  --host HOST              address to listen on (default 127.0.0.1)\n"
@@ -31,8 +32,11 @@ static void print_usage(FILE *out) {
           "                           (compiled on first use and cached; see vlm compile)\n"
           "  --queue N                requests that may wait for a slot; more get 429\n"
           "                           (default 64)\n"
-          "  --api-key KEY            require 'Authorization: Bearer KEY' (all but /health*);\n"
+          "  --api-key KEY            require 'Authorization: Bearer KEY' (all but /health*\n"
+          "                           and the chat page's files, which asks for the key);\n"
           "                           default: $VLM_API_KEY when set, else no key\n"
+          "  --public-metrics         GET /metrics without the key (for scrapers that send\n"
+          "                           none, e.g. an inference gateway's endpoint picker)\n"
           "  --allowed-media-dir DIR  accept file:// image URLs under DIR (default: refused)\n"
           "  --allow-remote-media     accept http(s):// image URLs (public addresses only)\n"
           "  --max-body-bytes N       request body limit; larger gets 413 (default 64 MiB)\n"
@@ -62,7 +66,11 @@ static void print_usage(FILE *out) {
           "  --grace S                on SIGINT/SIGTERM, let in-flight requests finish for up\n"
           "                           to S seconds before cancelling them (default 30)\n"
           "  --model-name NAME        the model's id in the API (default: DIR's last part)\n"
+          "  --no-ui                  no chat page: GET / and /ui/... answer 404\n"
           "\n"
+          "It checks the model's files, then binds: while the engine opens (on xla: while\n"
+          "the modules compile), /health/live answers 200 and /health, /health/ready and\n"
+          "the API answer 503 (loading).\n"
           "Prints \"listening on http://HOST:PORT\" on stderr once it accepts requests.\n"
           "Data URLs (data:image/png|jpeg|webp|gif;base64,...) are always accepted. Audio\n"
           "parts are refused (no audio encoder in this version). POST bodies must be sent\n"
@@ -134,6 +142,8 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--allowed-origins") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_origins = value; }
     else if (strcmp(name, "--grace") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->grace);
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
+    else if (strcmp(name, "--no-ui") == 0) { arguments->server.no_ui = true; takes_value = false; }
+    else if (strcmp(name, "--public-metrics") == 0) { arguments->server.public_metrics = true; takes_value = false; }
     else return cli_usage_error("serve: unknown or incomplete option '%s' (see vlm serve --help)", name);
     if (!ok) return cli_usage_error("serve: bad value for %s: '%s'", name, value ? value : "");
     if (takes_value) i++;
@@ -173,16 +183,32 @@ int command_serve(int argc, char **argv, const global_options *options) {
                                        .decoding_prefill_chunk = arguments.decoding_prefill_chunk,
                                        .queue_limit = (int32_t)arguments.queue};
   int32_t slots = arguments.parallel ? (int32_t)arguments.parallel : 1;
+  /* The model's files are checked first (configs, safetensors headers:
+   * quick), so a wrong --model fails before anything listens. Then the
+   * server binds, so that while the backend and engine open (on xla: the
+   * modules compile) the port answers liveness and a 503 "loading" rather
+   * than refusing. A signal meanwhile ends the process: nothing is in flight. */
   vlm_model *model = NULL;
   vlm_status status = vlm_model_open(arguments.model_dir, NULL, &model);
-  if (!status)
-    status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk,
-                              &engine_options.text_decoder, &engine_options.image_encoder);
+  if (status) return cli_report_status(status);
+  vlm_server *server = NULL;
+  status = vlm_server_start_loading(&arguments.server, &server);
+  if (status) {
+    vlm_model_release(model);
+    return cli_report_status(status);
+  }
+  status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk,
+                            &engine_options.text_decoder, &engine_options.image_encoder);
   vlm_engine *engine = NULL;
   if (!status) status = vlm_engine_open(model, &engine_options, &engine);
   vlm_model_release(model); /* the engine holds its own reference */
-  if (status) return cli_report_status(status);
-  status = vlm_server_run(engine, &arguments.server);
+  if (!status) status = vlm_server_attach_engine(server, engine);
+  if (status) {
+    vlm_server_stop(server, 0);
+    vlm_engine_release(engine);
+    return cli_report_status(status);
+  }
+  status = vlm_server_run_started(server);
   vlm_engine_release(engine);
   if (status) return cli_report_status(status);
   return 0;
