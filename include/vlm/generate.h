@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 #include "vlm.h"
-#include "vlm/audio.h"
 #include "vlm/model.h"
 
 #ifdef __cplusplus
@@ -49,8 +48,9 @@ typedef struct vlm_generator_options {
   vlm_text_decoder *text_decoder;
   /* NULL: images on the cpu backend; else taken over (vlm/xla.h). */
   vlm_media_encoder *image_encoder;
-  /* Limits for vlm_generator_load_audio; zero members: vlm/audio.h's. */
-  vlm_audio_limits audio_limits;
+  /* vlm_generator_load_audio's duration limit; 0: vlm/audio.h's default
+   * (its other limits are the defaults). */
+  double max_audio_seconds;
 } vlm_generator_options;
 
 /* Opens the tokenizer and chat template of `model` (retained). */

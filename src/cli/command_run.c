@@ -163,7 +163,7 @@ int command_run(int argc, char **argv, const global_options *options) {
   if (usage) return usage < 0 ? 0 : usage;
   vlm_generator_options generator_options = {.thread_count = options->thread_count,
                                              .capacity = arguments.context,
-                                             .audio_limits = {.max_seconds = arguments.max_audio_seconds}};
+                                             .max_audio_seconds = arguments.max_audio_seconds};
   vlm_model *model = NULL;
   vlm_status status = vlm_model_open(arguments.model_dir, NULL, &model);
   if (!status)

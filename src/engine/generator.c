@@ -35,7 +35,7 @@ vlm_status vlm_generator_open(vlm_model *model, const vlm_generator_options *opt
                                        .allocator = options->allocator,
                                        .text_decoder = options->text_decoder,
                                        .image_encoder = options->image_encoder};
-  generator->audio_limits = options->audio_limits;
+  generator->audio_limits = (vlm_audio_limits){.max_seconds = options->max_audio_seconds};
   vlm_status status = vlm_engine_open(model, &engine_options, &generator->engine);
   if (status) {
     free(generator);
