@@ -41,6 +41,8 @@ static void print_usage(FILE *out) {
           "  --allow-remote-media     accept http(s):// image URLs (public addresses only)\n"
           "  --max-body-bytes N       request body limit; larger gets 413 (default 64 MiB)\n"
           "  --max-media-items N      image/audio parts per request; more gets 400 (default 16)\n"
+          "  --max-audio-seconds S    an audio part's longest duration; longer gets 400\n"
+          "                           (default 600)\n"
           "  --header-timeout S       a new connection's request headers must be in S\n"
           "                           seconds after accept, or it is closed (default 10)\n"
           "  --body-timeout S         a request's body must be in S seconds after accept\n"
@@ -72,8 +74,10 @@ static void print_usage(FILE *out) {
           "the modules compile), /health/live answers 200 and /health, /health/ready and\n"
           "the API answer 503 (loading).\n"
           "Prints \"listening on http://HOST:PORT\" on stderr once it accepts requests.\n"
-          "Data URLs (data:image/png|jpeg|webp|gif;base64,...) are always accepted. Audio\n"
-          "parts are refused (no audio encoder in this version). POST bodies must be sent\n"
+          "Data URLs (data:image/png|jpeg|webp|gif;base64,...) are always accepted; audio\n"
+          "parts as input_audio {data, format} or audio_url (data:audio/wav|flac|ogg|mpeg).\n"
+          "No family in this version has an audio encoder yet: every model refuses audio\n"
+          "parts with 400 naming the part. POST bodies must be sent\n"
           "with Content-Type: application/json (415 otherwise). Every answer carries\n"
           "X-Request-ID (the client's when it sends a sane one); --log-level info prints one\n"
           "access line per request. Limits, statuses and what to put in front (TLS):\n"
@@ -97,7 +101,7 @@ typedef struct serve_arguments {
   vlm_server_options server;
   long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace,
       max_media_items, max_connections, per_client;
-  double header_timeout, body_timeout, request_timeout;
+  double header_timeout, body_timeout, request_timeout, max_audio_seconds;
   bool request_timeout_given, per_client_given;
 } serve_arguments;
 
@@ -125,6 +129,8 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--allow-remote-media") == 0) { arguments->server.allow_remote_media = true; takes_value = false; }
     else if (strcmp(name, "--max-body-bytes") == 0 && value) ok = cli_parse_integer(value, 1, 1LL << 40, &arguments->max_body_bytes);
     else if (strcmp(name, "--max-media-items") == 0 && value) ok = cli_parse_integer(value, 1, 1024, &arguments->max_media_items);
+    else if (strcmp(name, "--max-audio-seconds") == 0 && value)
+      ok = parse_seconds(value, 0.001, 86400, &arguments->max_audio_seconds);
     else if (strcmp(name, "--timeout") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->timeout);
     else if (strcmp(name, "--header-timeout") == 0 && value)
       ok = parse_seconds(value, 0.001, 86400, &arguments->header_timeout);
@@ -174,6 +180,7 @@ int command_serve(int argc, char **argv, const global_options *options) {
   if (arguments.per_client_given)
     arguments.server.max_connections_per_client = arguments.per_client ? (int)arguments.per_client : -1;
   arguments.server.max_media_items = (unsigned)arguments.max_media_items;
+  arguments.server.max_audio_seconds = arguments.max_audio_seconds;
   arguments.server.shutdown_grace_seconds = (double)arguments.grace;
 
   vlm_engine_options engine_options = {.thread_count = options->thread_count,

@@ -49,6 +49,7 @@ typedef struct vlm_server_options {
   const char *allowed_origins;
   const char *model_name;         /* the id in /v1/models; NULL: the model directory's name */
   unsigned max_media_items;       /* image/audio parts per request (SPEC 2.1); 0: 16 */
+  double max_audio_seconds;       /* an audio part's duration limit; 0: 600 (vlm/audio.h) */
   /* Lets remote media come from loopback and private addresses. Only for
    * tests that serve media on loopback; no command-line flag sets it. */
   bool allow_private_media_addresses;
