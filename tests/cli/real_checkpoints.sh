@@ -46,18 +46,31 @@ model_dir() {
 # matches_golden MODEL_DIR MANIFEST: the case's messages (or raw prompt) and
 # images through `vlm run`, greedily, for as many tokens as the golden has.
 matches_golden() {
-  python3 - "$2" "$fixtures/media/images" >"$work/arguments" <<'PY' || return 1
+  python3 - "$2" "$fixtures/media/images" "$backend" >"$work/arguments" <<'PY' || return 1
 import json, sys
 manifest = json.load(open(sys.argv[1]))
 arguments = []
-if manifest.get("messages"):
-    content = manifest["messages"][-1]["content"]
-    if isinstance(content, str):
-        arguments += ["--prompt", content]
-    else:
-        arguments += ["--prompt", " ".join(p["text"] for p in content if p["type"] == "text")]
+content = manifest["messages"][-1]["content"] if manifest.get("messages") else None
+types = [p["type"] for p in content] if isinstance(content, list) else []
+if isinstance(content, str):
+    arguments += ["--prompt", content]
+elif content is not None and types == sorted(types, key=lambda t: t != "image"):
+    arguments += ["--prompt", " ".join(p["text"] for p in content if p["type"] == "text")]
 else:
-    arguments += ["--raw", "--prompt", manifest["prompt"]]
+    # No chat `vlm run` spells (text before an image): the rendered prompt,
+    # its placeholders expanded as in a chat; the raw flow adds the BOS the
+    # template wrote (Gemma's <bos>) itself.
+    prompt = manifest["prompt"]
+    if content is not None and prompt.startswith("<bos>"):
+        prompt = prompt[len("<bos>"):]
+    arguments += ["--raw", "--prompt", prompt]
+if manifest.get("processor_kwargs"):
+    arguments += ["--processor-kwargs", json.dumps(manifest["processor_kwargs"])]
+# A case prefilled in chunks smaller than an image block (Gemma 3): on cpu
+# the engine stretches the chunk over the block; a compiled xla chunk must
+# hold the block, so xla prefills it in its default chunk.
+if manifest.get("vlm_prefill_chunk") and sys.argv[3] == "cpu":
+    arguments += ["--prefill-chunk", str(manifest["vlm_prefill_chunk"])]
 for image in manifest.get("images", []):
     arguments += ["--image", sys.argv[2] + "/" + image]
 greedy = [s for s in manifest["stages"] if s["name"] == "greedy_tokens"][0]
