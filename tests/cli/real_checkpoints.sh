@@ -149,6 +149,20 @@ if ours != golden:
     sys.exit(1)
 PY
 }
+# xla: a compiled prefill chunk shorter than an image block (Gemma 3's 16
+# soft tokens attend to each other) cannot run it; refused at admission,
+# naming the chunk the request needs.
+if [ "$backend" = xla ] && case " $families " in *" gemma3 "*) true ;; *) false ;; esac; then
+  model=$(model_dir gemma3)
+  status=$?
+  if [ "$status" -eq 77 ]; then skip no-fixtures xla_gemma3_block_over_chunk_refused "$(cat "$work/unpack")"
+  elif have_fixtures xla_gemma3_block_over_chunk_refused; then
+    check xla_gemma3_block_over_chunk_refused refuses 1 "use a prefill chunk of at least 16" run --model "$model" \
+      --backend xla --context 128 --prefill-chunk 8 --image "$fixtures/media/images/chelsea.png" \
+      --prompt "What is in this picture?" --max-tokens 2
+  fi
+fi
+
 if [ "$backend" = cpu ]; then
   for case in llava_realtok/text_only mistral/chat qwen3/chat gemma3_text/chat gemma3/text_only; do
     family=${case%/*}
