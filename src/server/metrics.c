@@ -116,6 +116,44 @@ static void append_load(vlm_string_builder *out, const vlm_engine_metrics *metri
                (double)metrics->active_slots);
 }
 
+/* The prefix and encoder caches (--prefix-cache-mb, --encoder-cache-mb;
+ * zeros when off). Queries and hits count requests; cached tokens the
+ * prompt positions copied from the cache instead of prefilled. */
+static void append_caches(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
+  append_counter(out, "vlm_prefix_cache_queries_total", "Requests that looked their prompt up in the prefix cache.",
+                 metrics->prefix_cache_queries);
+  append_counter(out, "vlm_prefix_cache_hits_total", "Requests that reused at least one cached block of KV.",
+                 metrics->prefix_cache_hits);
+  append_counter(out, "vlm_prefix_cache_query_tokens_total", "Prompt positions of the requests looked up.",
+                 metrics->prefix_cache_query_tokens);
+  append_counter(out, "vlm_prefix_cache_cached_tokens_total",
+                 "Prompt positions taken from the prefix cache instead of prefilled.",
+                 metrics->prefix_cache_cached_tokens);
+  append_counter(out, "vlm_prefix_cache_evictions_total", "Prefix cache blocks evicted to stay within the budget.",
+                 metrics->prefix_cache_evictions);
+  append_gauge(out, "vlm_prefix_cache_blocks", "Blocks of KV in the prefix cache.",
+               (double)metrics->prefix_cache_blocks);
+  append_gauge(out, "vlm_prefix_cache_bytes", "Bytes the prefix cache holds (never above its budget).",
+               (double)metrics->prefix_cache_bytes_used);
+  append_gauge(out, "vlm_prefix_cache_budget_bytes", "The prefix cache's budget (--prefix-cache-mb; 0: off).",
+               (double)metrics->prefix_cache_budget_bytes);
+  append_counter(out, "vlm_media_items_encoded_total",
+                 "Images and audio clips run through an encoder (not served by a cache).",
+                 metrics->media_items_encoded);
+  append_counter(out, "vlm_encoder_cache_hits_total", "Media items whose features came from the encoder cache.",
+                 metrics->encoder_cache_hits);
+  append_counter(out, "vlm_encoder_cache_misses_total", "Media items looked up in the encoder cache and not found.",
+                 metrics->encoder_cache_misses);
+  append_counter(out, "vlm_encoder_cache_evictions_total", "Encoder cache entries evicted to stay within the budget.",
+                 metrics->encoder_cache_evictions);
+  append_gauge(out, "vlm_encoder_cache_entries", "Media items in the encoder cache.",
+               (double)metrics->encoder_cache_entries);
+  append_gauge(out, "vlm_encoder_cache_bytes", "Bytes the encoder cache holds (never above its budget).",
+               (double)metrics->encoder_cache_bytes_used);
+  append_gauge(out, "vlm_encoder_cache_budget_bytes", "The encoder cache's budget (--encoder-cache-mb; 0: off).",
+               (double)metrics->encoder_cache_budget_bytes);
+}
+
 char *metrics_render(vlm_server *server) {
   vlm_engine_metrics metrics;
   memset(&metrics, 0, sizeof(metrics));
@@ -142,7 +180,8 @@ char *metrics_render(vlm_server *server) {
   append_gauge(&out, "vlm_active_slots", "Slots running a request.", (double)metrics.active_slots);
   append_gauge(&out, "vlm_slots", "Slots (--parallel).", (double)metrics.slot_count);
   append_counter(&out, "vlm_prompt_tokens_total",
-                 "Prompt positions prefilled, image placeholders included.", metrics.prompt_tokens_total);
+                 "Prompt positions of the requests admitted, image placeholders included (those taken from "
+                 "the prefix cache too).", metrics.prompt_tokens_total);
   append_counter(&out, "vlm_completion_tokens_total", "Tokens generated.",
                  metrics.completion_tokens_total);
   append_counter(&out, "vlm_images_total", "Images received in requests.", metrics.image_count_total);
@@ -160,6 +199,7 @@ char *metrics_render(vlm_server *server) {
                metrics.kv_positions_capacity
                    ? (double)metrics.kv_positions_used / (double)metrics.kv_positions_capacity : 0.0);
   append_gauge(&out, "vlm_kv_cache_bytes", "Bytes allocated for the KV cache.", (double)metrics.kv_bytes);
+  append_caches(&out, &metrics);
   append_histogram(&out, "vlm_time_to_first_token_seconds",
                    "Time from submission to the first sampled token.", &metrics.time_to_first_token);
   append_histogram(&out, "vlm_inter_token_latency_seconds",
