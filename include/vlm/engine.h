@@ -271,6 +271,8 @@ typedef struct vlm_engine_metrics {
   uint64_t prefix_cache_cached_tokens;
   uint64_t prefix_cache_evictions;
   int64_t prefix_cache_blocks;
+  int64_t prefix_cache_block_positions; /* positions per block */
+  int64_t prefix_cache_block_capacity;  /* blocks the budget holds */
   uint64_t prefix_cache_bytes_used;
   uint64_t prefix_cache_budget_bytes;
   /* Media items run through an encoder (cache misses and uncached runs;

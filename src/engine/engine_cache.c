@@ -22,7 +22,11 @@ vlm_status engine_caches_open(vlm_engine *engine, const vlm_engine_options *opti
       prefix_cache_options cache_options = {.budget_bytes = options->prefix_cache_bytes,
                                             .position_bytes = decoder->kv_position_bytes(engine->decoder->self)};
       VLM_RETURN_IF_ERROR(prefix_cache_create(&cache_options, &engine->prefix_cache));
+      prefix_cache_stats stats;
+      prefix_cache_get_stats(engine->prefix_cache, &stats);
       engine->metrics.prefix_cache_budget_bytes = options->prefix_cache_bytes;
+      engine->metrics.prefix_cache_block_positions = prefix_cache_block_positions(engine->prefix_cache);
+      engine->metrics.prefix_cache_block_capacity = stats.block_capacity;
     }
   }
   if (options->encoder_cache_bytes) {

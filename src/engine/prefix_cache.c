@@ -51,6 +51,7 @@ vlm_status prefix_cache_create(const prefix_cache_options *options, prefix_cache
   }
   cache->bucket_mask = buckets - 1;
   cache->stats.budget_bytes = options->budget_bytes;
+  cache->stats.block_capacity = (int64_t)most_blocks;
   *out_cache = cache;
   return VLM_OK;
 }

@@ -48,6 +48,7 @@ typedef struct prefix_cache_stats {
   uint64_t bytes_used;      /* never above budget_bytes */
   uint64_t budget_bytes;
   int64_t blocks;
+  int64_t block_capacity;   /* the most blocks the budget holds */
   uint64_t evictions;       /* blocks evicted */
 } prefix_cache_stats;
 

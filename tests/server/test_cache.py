@@ -98,9 +98,11 @@ class TwoTurnCase:
         self.assertEqual(after["vlm_media_items_encoded_total"], middle["vlm_media_items_encoded_total"])
         self.assertEqual(after["vlm_encoder_cache_hits_total"], middle["vlm_encoder_cache_hits_total"])
         cached = cached_tokens(usage2)
-        self.assertEqual(after["vlm_prefix_cache_cached_tokens_total"]
-                         - middle["vlm_prefix_cache_cached_tokens_total"], cached)
-        self.assertEqual(after["vlm_prefix_cache_hits_total"] - middle["vlm_prefix_cache_hits_total"], 1)
+        self.assertEqual(after["vlm_prefix_cache_hits_total"] - middle["vlm_prefix_cache_hits_total"], cached)
+        self.assertEqual(after["vlm_prefix_cache_queries_total"] - middle["vlm_prefix_cache_queries_total"],
+                         usage2.prompt_tokens)
+        hits = 'vlm_prefix_cache_requests_total{result="hit"}'
+        self.assertEqual(after[hits] - middle[hits], 1)
         # All of turn 1's prompt but its last partial block is reused; what is
         # prefilled is the new turn (the reply, the new question) and that tail.
         self.assertGreaterEqual(cached, (usage1.prompt_tokens // BLOCK) * BLOCK - BLOCK)
@@ -162,7 +164,13 @@ class LlavaCacheTests(TwoTurnCase, unittest.TestCase):
         metrics = self.plain.metrics()
         self.assertEqual(metrics["vlm_prefix_cache_budget_bytes"], 0)
         self.assertEqual(metrics["vlm_encoder_cache_budget_bytes"], 0)
-        self.assertEqual(self.server.metrics()["vlm_prefix_cache_budget_bytes"], 1024 << 20)
+        metrics = self.server.metrics()
+        self.assertEqual(metrics["vlm_prefix_cache_budget_bytes"], 1024 << 20)
+        # 1 KiB of KV a position on the tiny LLaVA, 16 a block, with keys and
+        # a header: a little over 17 KiB a block.
+        info = [key for key in metrics if key.startswith('vlm_cache_config_info{block_size="16",num_blocks="')]
+        self.assertEqual(len(info), 1, metrics.keys())
+        self.assertIn(int(info[0].split('num_blocks="')[1].rstrip('"}')) // 1000, range(58, 62))
 
     def test_completions_report_cached_tokens(self):
         prompt = "USER: " + "Tell me about the history of the bicycle in three parts. " * 4 + "ASSISTANT:"
@@ -206,6 +214,7 @@ class LlavaCacheTests(TwoTurnCase, unittest.TestCase):
                 self.assertLess(cached_tokens(usage), usage.prompt_tokens)
         metrics = self.server.wait_idle()
         self.assertGreater(metrics["vlm_prefix_cache_hits_total"], 0)
+        self.assertGreater(metrics['vlm_prefix_cache_requests_total{result="hit"}'], 0)
         self.assertLessEqual(metrics["vlm_prefix_cache_bytes"], metrics["vlm_prefix_cache_budget_bytes"])
         self.assertLessEqual(metrics["vlm_encoder_cache_bytes"], metrics["vlm_encoder_cache_budget_bytes"])
 
