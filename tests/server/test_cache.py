@@ -11,6 +11,7 @@ Run: .venv-server/bin/python tests/server/test_cache.py [-v]
 Needs ../shared/fixtures (images; the Qwen3 tokenizer for Qwen2-VL)."""
 import concurrent.futures
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -285,6 +286,53 @@ class Qwen2VLCacheTests(TwoTurnCase, unittest.TestCase):
         cls.scratch.cleanup()
         if statuses != (0, 0):
             raise AssertionError(f"vlm serve exited {statuses}:\n{cls.server.stderr()}\n{cls.plain.stderr()}")
+
+
+class XlaCacheTests(unittest.TestCase):
+    """--backend xla: the prefix cache is off, said on stderr and in
+    /metrics (its KV is not handed out); the encoder cache works, and the
+    outputs are the cpu backend's. Skips without .venv-xla or the runtime."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(os.path.join(SOURCE, ".venv-xla", "bin", "iree-compile")):
+            raise unittest.SkipTest("no-venv-xla: no .venv-xla (tools/xla/requirements.txt)")
+        probe = subprocess.run([VLM, "run", "--backend", "xla", "--model", "/nonexistent", "--prompt", "x"],
+                               capture_output=True, text=True)
+        if "built without the xla runtime" in probe.stderr:
+            raise unittest.SkipTest("no-xla-runtime: vlm was built without the xla runtime")
+        fixture("horse.png")
+        cls.cache = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"vlm-xla-cache-test-{os.getpid()}")
+        env = dict(os.environ, VLM_XLA_CACHE=cls.cache)
+        model = os.path.join(MODELS, "llava")
+        cls.server = harness.Server(VLM, model, "--backend", "xla", "--parallel", "2", "--ctx", "1024",
+                                    "--prefill-chunk", "128", env=env, start_timeout=600)
+        cls.cpu = harness.Server(VLM, model, "--parallel", "1", "--prefix-cache-mb", "0", "--encoder-cache-mb", "0")
+        cls.client, cls.cpu_client = client_for(cls.server), client_for(cls.cpu)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.cpu_client.close()
+        statuses = (cls.server.stop(), cls.cpu.stop())
+        subprocess.run(["rm", "-rf", cls.cache])
+        if statuses != (0, 0):
+            raise AssertionError(f"vlm serve exited {statuses}:\n{cls.server.stderr()}")
+
+    def test_prefix_cache_off_encoder_cache_on(self):
+        self.assertIn("prefix cache off: the xla text decoder does not hand its KV out", self.server.stderr())
+        messages = [{"role": "user", "content": [image_part(fixture("horse.png")),
+                                                 {"type": "text", "text": "What is it?"}]}]
+        before = self.server.metrics()
+        self.assertEqual(before["vlm_prefix_cache_budget_bytes"], 0)
+        self.assertEqual(before["vlm_encoder_cache_budget_bytes"], 256 << 20)
+        texts = [chat(self.client, "llava", messages, 6)[0] for _ in range(2)]
+        after = self.server.wait_idle()
+        self.assertEqual(after["vlm_media_items_encoded_total"] - before["vlm_media_items_encoded_total"], 1)
+        self.assertEqual(after["vlm_encoder_cache_hits_total"] - before["vlm_encoder_cache_hits_total"], 1)
+        self.assertEqual(after["vlm_prefix_cache_queries_total"], 0)
+        expected = chat(self.cpu_client, "llava", messages, 6)[0]
+        self.assertEqual(texts, [expected, expected])
 
 
 if __name__ == "__main__":
