@@ -4,7 +4,9 @@
  *   1. admit queued requests into free slots (first come, first served),
  *      and retire cancelled ones;
  *   2. run at most ONE prefill chunk, for the oldest slot still in prefill
- *      (its vision encode first, when it has images) -- this bounds how long
+ *      (when it starts, the longest prefix the prefix cache has is copied in
+ *      and its media items there are skipped, engine_cache.c; then its
+ *      vision encode, when it has images left) -- this bounds how long
  *      a new prompt can hold up running streams; while any slot is decoding
  *      the chunk is the shorter decoding_prefill_chunk;
  *   3. run one batched decode step for every slot that has a token to feed,
