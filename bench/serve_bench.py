@@ -20,7 +20,9 @@ With --conversation it measures the prefix and encoder caches instead: for
 each of --rounds rounds a fresh two-turn conversation (the first turn: an
 --image when given, and the prompt --prompt-repeat times; the second turn:
 the first's reply and a short question) is sent one turn after the other,
-and it reports each turn's time to first token and cached_tokens. Run it
+and it reports each turn's time to first token and cached_tokens (with
+--max-tokens 1 a reply without visible text, as random weights give, still
+times its first token: the reply ends with it). Run it
 against a server with the caches and one without (--serve-args
 "--prefix-cache-mb 0 --encoder-cache-mb 0"); with --compare it starts both
 itself. The load average is reported too (the host may be shared).
@@ -112,6 +114,8 @@ class Target:
                 text = choice.get("delta", {}).get("content") if self.chat else choice.get("text")
                 if text and out is not None:
                     out["text"] = out.get("text", "") + text
+                if out is not None and choice.get("finish_reason") and "finished" not in out:
+                    out["finished"] = time.monotonic() - started
                 if text:
                     now = time.monotonic()
                     if last is not None:
@@ -189,6 +193,8 @@ def run_conversations(target, rounds, max_tokens, prompt, image):
         for turn in range(2):
             out = {}
             ttft = target.stream(max_tokens, messages=messages, out=out)[0]
+            if ttft is None:  # no visible text (random weights): the end of a 1-token reply is its first token
+                ttft = out.get("finished") if max_tokens == 1 else None
             usage = out.get("usage", {})
             turns[turn].append({"ttft_seconds": round(ttft, 4) if ttft is not None else None,
                                 "prompt_tokens": usage.get("prompt_tokens"),
