@@ -63,6 +63,12 @@ typedef struct vlm_engine_options {
   /* NULL: images are encoded on the cpu backend. Otherwise an encoder
    * opened for the same model; taken over like text_decoder. */
   vlm_media_encoder *image_encoder;
+  /* The prefix cache's budget in bytes (KV of finished requests reused by
+   * later ones that start the same way; 0: off). Backends that cannot hand
+   * their KV out (xla) leave it off and the engine logs why. */
+  uint64_t prefix_cache_bytes;
+  /* The encoder cache's budget in bytes (media features by content; 0: off). */
+  uint64_t encoder_cache_bytes;
 } vlm_engine_options;
 
 /* Opens the engine on `model` (retained): tokenizer, chat template, the
@@ -91,6 +97,9 @@ typedef struct vlm_engine_info {
   int64_t decoding_prefill_chunk;
   int32_t queue_limit;
   int64_t vocab_size;
+  uint64_t prefix_cache_bytes;   /* the budget in force; 0: off */
+  int64_t prefix_cache_block;    /* positions per cached block (0: off) */
+  uint64_t encoder_cache_bytes;  /* 0: off */
 } vlm_engine_info;
 void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info);
 
@@ -157,6 +166,7 @@ typedef struct vlm_engine_usage {
   int64_t prompt_image_tokens;  /* of which image positions */
   int64_t prompt_audio_tokens;  /* ... audio positions */
   int64_t prompt_video_tokens;  /* ... video positions */
+  int64_t prompt_cached_tokens; /* of which taken from the prefix cache, not prefilled */
   int64_t completion_tokens;
 } vlm_engine_usage;
 
@@ -252,6 +262,29 @@ typedef struct vlm_engine_metrics {
   int64_t kv_positions_used;         /* over all slots */
   int64_t kv_positions_capacity;
   uint64_t kv_bytes;
+  /* The prefix cache (all zero when off): requests looked up and those
+   * that reused at least one block, their prompt positions and those taken
+   * from the cache, blocks evicted, and its bytes. */
+  uint64_t prefix_cache_queries;
+  uint64_t prefix_cache_hits;
+  uint64_t prefix_cache_query_tokens;
+  uint64_t prefix_cache_cached_tokens;
+  uint64_t prefix_cache_evictions;
+  int64_t prefix_cache_blocks;
+  int64_t prefix_cache_block_positions; /* positions per block */
+  int64_t prefix_cache_block_capacity;  /* blocks the budget holds */
+  uint64_t prefix_cache_bytes_used;
+  uint64_t prefix_cache_budget_bytes;
+  /* Media items run through an encoder (cache misses and uncached runs;
+   * items inside a reused prefix are not encoded at all). */
+  uint64_t media_items_encoded;
+  /* The encoder cache (all zero when off). */
+  uint64_t encoder_cache_hits;
+  uint64_t encoder_cache_misses;
+  uint64_t encoder_cache_evictions;
+  int64_t encoder_cache_entries;
+  uint64_t encoder_cache_bytes_used;
+  uint64_t encoder_cache_budget_bytes;
   vlm_engine_histogram time_to_first_token;  /* seconds */
   vlm_engine_histogram inter_token_latency;  /* seconds */
 } vlm_engine_metrics;

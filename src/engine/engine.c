@@ -136,10 +136,11 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
     if (engine->decoding_prefill_chunk > engine->prefill_chunk) engine->decoding_prefill_chunk = engine->prefill_chunk;
     collect_stop_tokens(engine);
     init_metrics(engine);
+    status = engine_caches_open(engine, options);
     if (engine->accepts_images && !engine->image_encoder && strcmp(engine->decoder->operations->backend, "cpu") != 0)
       vlm_log(VLM_LOG_WARN, "%s: the vision encoder and projector run on the cpu backend (host fallback), "
               "not on %s", model->directory, engine->decoder->operations->backend);
-    status = start_scheduler(engine);
+    if (!status) status = start_scheduler(engine);
   }
   if (status) {
     vlm_engine_release(engine);
@@ -158,6 +159,7 @@ void vlm_engine_release(vlm_engine *engine) {
     pthread_mutex_unlock(&engine->mutex);
     pthread_join(engine->thread, NULL);
   }
+  engine_caches_release(engine);
   free(engine->slots);
   free(engine->logits);
   free(engine->chunk_features);
@@ -195,6 +197,9 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   out_info->decoding_prefill_chunk = engine->decoding_prefill_chunk;
   out_info->queue_limit = engine->queue_limit;
   out_info->vocab_size = engine->vocab_size;
+  out_info->prefix_cache_bytes = engine->metrics.prefix_cache_budget_bytes;
+  out_info->prefix_cache_block = engine->prefix_cache ? prefix_cache_block_positions(engine->prefix_cache) : 0;
+  out_info->encoder_cache_bytes = engine->metrics.encoder_cache_budget_bytes;
 }
 
 vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
@@ -483,8 +488,14 @@ static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_r
   bool complete = request && (!count || items);
   for (int i = 0; i < count; i++) {
     vlm_loaded_image *loaded = i < images ? &options->images[i] : &options->audio[i - images];
-    if (items && loaded->item) items[i] = *loaded->item;
-    else complete = false;
+    if (items && loaded->item) {
+      items[i] = *loaded->item;
+      /* The caches' key, hashed here (on the caller's thread) for every
+       * item however it was made. */
+      vlm_media_item_digest(&items[i], items[i].content_digest);
+    } else {
+      complete = false;
+    }
     free(loaded->item);
     memset(loaded, 0, sizeof(*loaded));
   }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "core/thread_pool.h"
+#include "engine/encoder_cache.h"
+#include "engine/prefix_cache.h"
 #include "engine/prompt.h"
 #include "engine/sampling.h"
 #include "io/config.h"
@@ -64,6 +66,7 @@ typedef struct engine_slot {
   float *features;                /* [feature rows of every item, hidden], filled item by item */
   int64_t features_used;          /* feature rows already fed to prefill */
   int64_t prefilled_rows;
+  int64_t cached_rows;            /* of prefilled_rows, copied from the prefix cache */
   vlm_sampler *sampler;
   vlm_detokenizer *detokenizer;
   vlm_stop_matcher *stop_matcher;
@@ -123,6 +126,10 @@ struct vlm_engine {
   float *chunk_features;              /* [prefill_chunk, hidden] */
   int32_t *chunk_mask, *chunk_tokens; /* [prefill_chunk] */
   int64_t *chunk_positions;           /* [3, prefill_chunk] */
+  /* The caches (NULL: off); scheduler thread only, their numbers copied
+   * into `metrics` under `mutex`. */
+  prefix_cache *prefix_cache;
+  encoder_cache *encoder_cache;
 };
 
 double engine_now_seconds(void);
@@ -135,6 +142,18 @@ static inline int64_t engine_decoder_slot_length(const vlm_engine *engine, int32
 static inline vlm_status engine_decoder_clear_slot(vlm_engine *engine, int32_t slot) {
   return engine->decoder->operations->clear_slot(engine->decoder->self, slot);
 }
+/* The prefix cache's side of a slot (engine_cache.c): copies the longest
+ * cached prefix of the slot's prompt into its KV when it starts, and keeps
+ * its KV when it finishes. Failures only cost the reuse. */
+void engine_prefix_reuse(vlm_engine *engine, engine_slot *slot);
+void engine_prefix_keep(vlm_engine *engine, engine_slot *slot);
+/* Features of the slot's next media item from the encoder cache (true),
+ * or false; engine_encoder_keep stores what the encoder computed. */
+bool engine_encoder_reuse(vlm_engine *engine, const vlm_media_item *item, float *out_features);
+void engine_encoder_keep(vlm_engine *engine, const vlm_media_item *item, const float *features);
+/* The caches per the options (a backend without read_kv gets none, logged). */
+vlm_status engine_caches_open(vlm_engine *engine, const vlm_engine_options *options);
+void engine_caches_release(vlm_engine *engine);
 /* The scheduler thread's body. */
 void *engine_scheduler_main(void *engine);
 /* Frees a request once both the caller and the engine are done with it. */

@@ -4,7 +4,9 @@
  *   1. admit queued requests into free slots (first come, first served),
  *      and retire cancelled ones;
  *   2. run at most ONE prefill chunk, for the oldest slot still in prefill
- *      (its vision encode first, when it has images) -- this bounds how long
+ *      (when it starts, the longest prefix the prefix cache has is copied in
+ *      and its media items there are skipped, engine_cache.c; then its
+ *      vision encode, when it has images left) -- this bounds how long
  *      a new prompt can hold up running streams; while any slot is decoding
  *      the chunk is the shorter decoding_prefill_chunk;
  *   3. run one batched decode step for every slot that has a token to feed,
@@ -99,9 +101,11 @@ static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status
   event.full_text = text ? text : "";
   event.completion_token_ids = slot->completion;
   event.usage = request_usage(request);
+  event.usage.prompt_cached_tokens = slot->cached_rows;
   event.usage.completion_tokens = slot->completion_count;
   event.timings = slot->timings;
   event.timings.preprocess_seconds = request->preprocess_seconds;
+  if (!status || vlm_status_code_of(status) == VLM_STATUS_CANCELLED) engine_prefix_keep(engine, slot);
   vlm_status_free(engine_decoder_clear_slot(engine, slot->index));
   pthread_mutex_lock(&engine->mutex);
   count_outcome(engine, &event);
@@ -336,15 +340,24 @@ static vlm_status encode_next_item(vlm_engine *engine, engine_slot *slot) {
   if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the encoder's features");
   for (int i = 0; i < slot->items_encoded; i++) offset += request->items[i].token_count;
   const vlm_media_item *item = &request->items[slot->items_encoded];
+  float *features = slot->features + offset * width;
+  if (engine_encoder_reuse(engine, item, features)) {
+    slot->items_encoded++;
+    return VLM_OK;
+  }
   const vlm_media_encoder *encoder = item->kind == VLM_MEDIA_AUDIO ? engine->audio_encoder : engine->image_encoder;
   vlm_status status = !encoder || encoder->operations->kind != item->kind
                           ? VLM_ERROR(UNIMPLEMENTED, "no encoder for %s items", vlm_media_kind_name(item->kind))
-                          : encoder->operations->encode(encoder->self, item, slot->features + offset * width);
-  if (!status) slot->items_encoded++;
+                          : encoder->operations->encode(encoder->self, item, features);
+  if (!status) {
+    slot->items_encoded++;
+    engine_encoder_keep(engine, item, features);
+  }
   double elapsed = engine_now_seconds() - start;
   slot->timings.encode_seconds += elapsed;
   pthread_mutex_lock(&engine->mutex);
   engine->metrics.encode_seconds_total += elapsed;
+  if (!status) engine->metrics.media_items_encoded++;
   pthread_mutex_unlock(&engine->mutex);
   return status;
 }
@@ -404,6 +417,7 @@ static void prefill_step(vlm_engine *engine) {
   if (!slot->started) {
     status = slot_start(engine, slot);
     slot->started = true;
+    if (!status) engine_prefix_reuse(engine, slot);
   }
   if (!status && slot->items_encoded < request->item_count) {
     status = encode_next_item(engine, slot);

@@ -84,6 +84,18 @@ typedef struct vlm_text_decoder_operations {
    * distinct. */
   vlm_status (*decode)(void *self, int64_t batch, const int32_t *tokens, const int64_t *positions,
                        const int32_t *slots, float *logits);
+  /* Optional, for the engine's prefix cache (NULL: the backend cannot hand
+   * its KV out, and the engine turns the cache off, saying why). Only a
+   * backend whose KV of a position is bit-identical however the rows
+   * before it were chunked or decoded (SPEC 3.5) may give them.
+   * kv_position_bytes: what one position's keys and values take over all
+   * layers; read_kv copies positions [first, first + count) of the slot to
+   * `out` (kv_position_bytes * count bytes, a layout of the backend's
+   * choosing); write_kv copies them back in at the slot's length (first
+   * must equal it), which then grows by count. */
+  uint64_t (*kv_position_bytes)(void *self);
+  vlm_status (*read_kv)(void *self, int32_t slot, int64_t first, int64_t count, void *out);
+  vlm_status (*write_kv)(void *self, int32_t slot, int64_t first, int64_t count, const void *in);
   void (*release)(void *self);
 } vlm_text_decoder_operations;
 

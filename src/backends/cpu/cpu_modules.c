@@ -34,12 +34,27 @@ static vlm_status cpu_decode(void *self, int64_t batch, const int32_t *tokens, c
   return vlm_text_model_decode(self, batch, tokens, positions, NULL, slots, logits);
 }
 
+/* The cpu kernels reduce in a fixed order per row (SPEC 3.5), so a
+ * position's KV is the same bits however the rows before it were chunked
+ * or decoded (tests/test_prefix_cache.c checks it): it may be reused. */
+static uint64_t cpu_kv_position_bytes(void *self) {
+  return vlm_kv_cache_position_bytes(vlm_text_model_cache(self));
+}
+static vlm_status cpu_read_kv(void *self, int32_t slot, int64_t first, int64_t count, void *out) {
+  return vlm_kv_cache_read(vlm_text_model_cache(self), slot, first, count, out);
+}
+static vlm_status cpu_write_kv(void *self, int32_t slot, int64_t first, int64_t count, const void *in) {
+  return vlm_kv_cache_write(vlm_text_model_cache(self), slot, first, count, in);
+}
+
 static void cpu_release(void *self) { vlm_text_model_release(self); }
 
 static const vlm_text_decoder_operations cpu_operations = {
     .backend = "cpu", .shape = cpu_shape, .slot_count = cpu_slot_count, .kv_bytes = cpu_kv_bytes,
     .slot_length = cpu_slot_length, .clear_slot = cpu_clear_slot, .token_prefill = cpu_token_prefill,
-    .embeddings_prefill = cpu_embeddings_prefill, .decode = cpu_decode, .release = cpu_release};
+    .embeddings_prefill = cpu_embeddings_prefill, .decode = cpu_decode,
+    .kv_position_bytes = cpu_kv_position_bytes, .read_kv = cpu_read_kv, .write_kv = cpu_write_kv,
+    .release = cpu_release};
 
 vlm_status vlm_text_decoder_open_cpu(vlm_model *model, const vlm_text_model_options *options,
                                      vlm_text_decoder **out_decoder) {

@@ -144,6 +144,11 @@ static void xla_release(void *self) {
   free(decoder);
 }
 
+/* No read_kv/write_kv: the KV lives in the runtime's device buffers, and
+ * IREE's compiled prefill of a chunk size is not known to give a position
+ * the same bits as another chunk size or decode would (SPEC 3.5 is a cpu
+ * guarantee), so the engine keeps the prefix cache off on xla and logs it.
+ * The encoder cache, which stores encoder outputs, works on xla too. */
 static const vlm_text_decoder_operations xla_operations = {
     .backend = "xla", .shape = xla_shape, .slot_count = xla_slot_count, .kv_bytes = xla_kv_bytes,
     .slot_length = xla_slot_length, .clear_slot = xla_clear_slot, .token_prefill = xla_token_prefill,
