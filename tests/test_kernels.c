@@ -202,6 +202,33 @@ static void softmax_matches_reference_and_handles_masks(void) {
   for (int i = 0; i < count; i++) CHECK(out[i] == 0.0f);
 }
 
+/* The softmax's 16-lane sum and vector passes agree bit for bit with the
+ * portable path: rows of every tail length, masked and NaN entries. */
+static void softmax_is_the_same_on_every_path(void) {
+  enum { LONGEST = 301 };
+  static float x[LONGEST], bias[LONGEST], expected[LONGEST], got[LONGEST];
+  test_random random = {31};
+  test_random_fill(&random, x, LONGEST, -30.0f, 30.0f);
+  test_random_fill(&random, bias, LONGEST, -3.0f, 3.0f);
+  for (int i = 5; i < LONGEST; i += 11) bias[i] = -INFINITY;
+  x[40] = NAN;
+  int failures = 0;
+  for (int64_t count = 1; count <= LONGEST; count += count < 40 ? 1 : 13)
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+      CHECK(cpu_kernel_path_force(CPU_KERNEL_PATH_PORTABLE));
+      cpu_softmax(x, with_bias ? bias : NULL, count, expected);
+      for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
+        if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
+        cpu_softmax(x, with_bias ? bias : NULL, count, got);
+        if (memcmp(got, expected, (size_t)count * sizeof(float)) != 0 && failures++ < 5)
+          fprintf(stderr, "  path %s: softmax of %lld entries (bias %d) differs from portable\n",
+                  cpu_kernel_path_name((cpu_kernel_path)path), (long long)count, with_bias);
+      }
+    }
+  cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
+  CHECK_INT_EQ(failures, 0);
+}
+
 static void soft_cap_matches_reference(void) {
   enum { count = 100 };
   float x[count];
@@ -488,6 +515,11 @@ static void attention_matches_reference(void) {
       {13, 3, 4, 4, 32, 5, 0.0f, true, false},    /* sliding window */
       {6, 10, 2, 1, 48, 0, 50.0f, true, true},    /* soft-cap + bias */
       {9, 0, 3, 3, 24, 0, 0.0f, false, true},     /* bidirectional with bias */
+      /* Tiles of 6 queries, keys over several 64-key panels, values copied
+       * head-major (16+ queries), head dims past one 64-column chunk. */
+      {40, 100, 6, 2, 72, 0, 0.0f, true, false},  /* prefill chunk after a long past */
+      {70, 0, 4, 4, 80, 0, 0.0f, false, false},   /* an encoder's full attention */
+      {33, 70, 6, 3, 64, 20, 0.0f, true, true},   /* windowed prefill with a bias */
   };
   vlm_thread_pool *pool = NULL;
   CHECK_OK(vlm_thread_pool_create(2, NULL, &pool));
@@ -508,8 +540,7 @@ static void attention_matches_reference(void) {
 /* A query's output is the same bits alone (as a decode step with everything
  * before it in the cache), inside a chunk of any size, with any thread
  * count, and on every SIMD path. */
-static void attention_is_bit_identical_across_chunks_threads_and_paths(void) {
-  const attention_case whole = {23, 5, 6, 2, 72, 11, 30.0f, true, true};
+static void check_attention_invariance(const attention_case whole) {
   attention_data data;
   attention_data_create(&whole, 77, &data);
   int64_t keys = whole.past + whole.queries, row = whole.heads * whole.head_dim;
@@ -546,6 +577,13 @@ static void attention_is_bit_identical_across_chunks_threads_and_paths(void) {
   free(reference), free(chunk_out);
   attention_data_release(&data);
   vlm_thread_pool_release(pool);
+}
+
+/* One key panel (28 keys, window 11), and keys over three panels (150
+ * keys, window 40) with chunks that cut tiles of 6 anywhere. */
+static void attention_is_bit_identical_across_chunks_threads_and_paths(void) {
+  check_attention_invariance((attention_case){23, 5, 6, 2, 72, 11, 30.0f, true, true});
+  check_attention_invariance((attention_case){90, 60, 6, 2, 72, 40, 0.0f, true, true});
 }
 
 static void attention_refuses_bad_shapes(void) {
@@ -608,7 +646,7 @@ TEST_MAIN(TEST(exp_is_accurate_and_the_same_on_every_path), TEST(rms_norm_matche
           TEST(norms_refuse_bad_arguments),
           TEST(embedding_gathers_and_scales),
           TEST(activations_match_reference),
-          TEST(softmax_matches_reference_and_handles_masks),
+          TEST(softmax_matches_reference_and_handles_masks), TEST(softmax_is_the_same_on_every_path),
           TEST(soft_cap_matches_reference),
           TEST(rope_frequencies_match_transformers_formulas),
           TEST(rope_rotation_matches_reference),
