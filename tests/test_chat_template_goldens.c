@@ -141,4 +141,29 @@ static void family_templates_match_transformers(void) {
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) check_golden_file(names[i]);
 }
 
-TEST_MAIN(TEST(real_templates_match_transformers), TEST(family_templates_match_transformers))
+/* What `transformers serve` hands a multimodal model's processor: a string
+ * content becomes one text part. LLaVA's template renders a plain string as
+ * an empty message (Transformers' apply_chat_template does the same), and the
+ * text once it is a part. */
+static void string_content_as_parts(void) {
+  vlm_chat_template *chat_template = NULL;
+  CHECK_OK(vlm_chat_template_load(VLM_SOURCE_DIR "/tests/models/llava", &chat_template));
+  if (!chat_template) return;
+  static const char messages[] = "[{\"role\": \"user\", \"content\": \"Hello there!\"}]";
+  static const char parts[] = "[{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hello there!\"}]}]";
+  for (int as_parts = 0; as_parts < 2; as_parts++) {
+    vlm_chat_template_options options = {.add_generation_prompt = true, .string_content_as_parts = as_parts};
+    char *prompt = NULL;
+    CHECK_OK(vlm_chat_template_render(chat_template, messages, strlen(messages), &options, &prompt, NULL));
+    CHECK_STR_EQ(prompt ? prompt : "", as_parts ? "USER: Hello there! ASSISTANT:" : "USER: ASSISTANT:");
+    free(prompt);
+    /* Content that is already a list is left as it is. */
+    CHECK_OK(vlm_chat_template_render(chat_template, parts, strlen(parts), &options, &prompt, NULL));
+    CHECK_STR_EQ(prompt ? prompt : "", "USER: Hello there! ASSISTANT:");
+    free(prompt);
+  }
+  vlm_chat_template_release(chat_template);
+}
+
+TEST_MAIN(TEST(real_templates_match_transformers), TEST(family_templates_match_transformers),
+          TEST(string_content_as_parts))

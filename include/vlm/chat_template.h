@@ -46,6 +46,12 @@ typedef struct vlm_chat_template_options {
   int64_t fixed_time;
   /* Upper bound on the rendered prompt in bytes; 0: 64 MiB. */
   size_t max_output_bytes;
+  /* A message whose content is a string gets it as one text part
+   * ([{"type": "text", "text": S}]), as `transformers serve` hands a
+   * multimodal model's processor its messages: multimodal templates (LLaVA's)
+   * read content as parts and render a plain string as nothing. The engine
+   * sets it for the processor-flow families. */
+  bool string_content_as_parts;
 } vlm_chat_template_options;
 
 /* Loads and parses the chat template of a model directory. Fails with

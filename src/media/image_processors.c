@@ -23,9 +23,10 @@ static vlm_status clip_grid(const vlm_processor_config *config, int64_t width, i
 }
 
 static vlm_status clip_preprocess(const vlm_processor_config *config, const vlm_image *image,
-                                  const vlm_allocator *allocator, vlm_media_item *out) {
+                                  vlm_image_backend backend, const vlm_allocator *allocator, vlm_media_item *out) {
   vlm_tensor pixels;
-  VLM_RETURN_IF_ERROR(vlm_clip_preprocess(config, image, VLM_CLIP_TORCHVISION, allocator, &pixels));
+  vlm_clip_variant variant = backend == VLM_IMAGE_BACKEND_PIL ? VLM_CLIP_PIL : VLM_CLIP_TORCHVISION;
+  VLM_RETURN_IF_ERROR(vlm_clip_preprocess(config, image, variant, allocator, &pixels));
   void *data = NULL;
   vlm_status status = vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 3, pixels.shape, &data);
   if (!status) memcpy(data, pixels.data, vlm_tensor_byte_size(&pixels));
@@ -44,9 +45,11 @@ static vlm_status qwen2_vl_grid(const vlm_processor_config *config, int64_t widt
 /* pixel_values [t*h*w, C*T*P*P] and image_grid_thw [3], as the processor
  * returns them for one image. */
 static vlm_status qwen2_vl_preprocess(const vlm_processor_config *config, const vlm_image *image,
-                                      const vlm_allocator *allocator, vlm_media_item *out) {
+                                      vlm_image_backend backend, const vlm_allocator *allocator,
+                                      vlm_media_item *out) {
   vlm_tensor pixels;
-  VLM_RETURN_IF_ERROR(vlm_qwen2_vl_preprocess(config, image, VLM_QWEN2_VL_TORCHVISION, allocator, &pixels, out->grid));
+  vlm_qwen2_vl_variant variant = backend == VLM_IMAGE_BACKEND_PIL ? VLM_QWEN2_VL_PIL : VLM_QWEN2_VL_TORCHVISION;
+  VLM_RETURN_IF_ERROR(vlm_qwen2_vl_preprocess(config, image, variant, allocator, &pixels, out->grid));
   void *data = NULL;
   vlm_status status = vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 2, pixels.shape, &data);
   if (!status) memcpy(data, pixels.data, vlm_tensor_byte_size(&pixels));

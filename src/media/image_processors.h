@@ -14,15 +14,24 @@
 #include "media/media_item.h"
 #include "vlm/media.h"
 
+/* Which of Transformers' two implementations of a class to reproduce: the
+ * default torchvision-backed one (what AutoProcessor loads) or the Pil one
+ * (`<Class>Pil`), within the tolerance each processor's file states. */
+typedef enum vlm_image_backend {
+  VLM_IMAGE_BACKEND_TORCHVISION = 0,
+  VLM_IMAGE_BACKEND_PIL = 1,
+} vlm_image_backend;
+
 typedef struct vlm_image_processor_class {
   const char *name; /* "CLIPImageProcessor" */
   /* The grid an image of width x height gets (media_item.h), from its
    * size alone, so placeholder tokens can be counted before decoding;
    * NOT_FOUND when the class cannot tell without the pixels. */
   vlm_status (*grid)(const vlm_processor_config *config, int64_t width, int64_t height, int64_t out_grid[3]);
-  /* The processor's tensors and grid into `out` (kind, tensors, grid,
-   * processor; the caller sets the token count). */
-  vlm_status (*preprocess)(const vlm_processor_config *config, const vlm_image *image,
+  /* The processor's tensors (under Transformers' names: pixel_values,
+   * image_grid_thw, ...) and grid into `out`; the caller sets the kind
+   * and the token count. */
+  vlm_status (*preprocess)(const vlm_processor_config *config, const vlm_image *image, vlm_image_backend backend,
                            const vlm_allocator *allocator, vlm_media_item *out);
 } vlm_image_processor_class;
 

@@ -148,6 +148,7 @@ const vlm_family vlm_family_llava = {
     .model_type = "llava",
     .display_name = "LLaVA-1.5",
     .has_vision = true,
+    .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = vlm_composite_v4_renames,
     .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
     .declare_tensors = declare_tensors,

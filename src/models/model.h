@@ -8,6 +8,7 @@
 
 #include "io/checkpoint.h"
 #include "io/config.h"
+#include "io/feature_extractor_config.h"
 #include "models/family.h"
 #include "vlm/model.h"
 
@@ -19,6 +20,8 @@ struct vlm_model {
   vlm_generation_config generation;
   bool has_processor;                 /* preprocessor_config.json / processor_config.json */
   vlm_processor_config processor;
+  bool has_feature_extractor;         /* an audio feature extractor config (feature_extractor_config.h) */
+  vlm_feature_extractor_config feature_extractor;
   const vlm_family *family;           /* NULL: no family implements model_type */
   vlm_tensor_manifest manifest;       /* empty without a family */
   vlm_checkpoint *weights;
@@ -27,10 +30,25 @@ struct vlm_model {
 struct vlm_media_item;
 struct vlm_image;
 /* A decoded image run through the model's image processor (the registry's
- * class for its processor config) into a media item, with the family's
- * placeholder count. UNIMPLEMENTED for a model without an image path or
- * processor config. */
+ * class for its processor config, its default torchvision backend) into a
+ * media item, with the family's placeholder count. UNIMPLEMENTED for a
+ * model without an image path or processor config. */
 vlm_status vlm_model_image_item(const vlm_model *model, const struct vlm_image *image,
+                                const vlm_allocator *allocator, struct vlm_media_item *out_item);
+/* The same through the class's Pil backend (VLM_IMAGE_BACKEND_PIL) or
+ * its default one (vlm compare's processor_pil.* stages). */
+vlm_status vlm_model_image_item_with(const vlm_model *model, const struct vlm_image *image, int backend,
+                                     const vlm_allocator *allocator, struct vlm_media_item *out_item);
+
+struct vlm_audio;
+/* The output rate audio must be decoded to for the model's feature
+ * extractor, or UNIMPLEMENTED when the model takes no audio: a family
+ * without an audio path, no feature extractor config, or a class the
+ * registry lacks (the message names which). */
+vlm_status vlm_model_audio_sample_rate(const vlm_model *model, int *out_rate);
+/* A decoded clip (at that rate) run through the model's feature extractor
+ * into a media item of kind audio, with the family's placeholder count. */
+vlm_status vlm_model_audio_item(const vlm_model *model, const struct vlm_audio *audio,
                                 const vlm_allocator *allocator, struct vlm_media_item *out_item);
 
 /* The family, or UNIMPLEMENTED naming the model_type and the supported

@@ -297,15 +297,21 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   return vlm_graph_take_error(graph);
 }
 
-/* Rows the xla backend compiles for: doubling from 256 up to what the
- * processor's max_pixels allows (one frame), so every image size shares a
- * few functions. */
+/* Rows the xla backend compiles for: doubling from 256 up to the most
+ * rows smart_resize can give one frame, so every image size shares a few
+ * functions. smart_resize can overshoot max_pixels: rounding adds up to
+ * f/2 to each side (f = patch * merge), and for a narrow image the short
+ * side is raised to f while the long one is only scaled to
+ * sqrt(max * aspect) (aspect at most 200, its MAX_RATIO), so no frame
+ * exceeds max + f * sqrt(200 * max) + f * f pixels. */
 static int encoder_buckets(const vlm_model_config *config, const vlm_processor_config *processor, int64_t *out_rows,
                            int capacity) {
   const vlm_vision_config *vision = &config->vision;
   int64_t patch = vision->patch_size, block = vision->spatial_merge_size * vision->spatial_merge_size;
   if (patch <= 0 || block <= 0 || !processor || processor->max_pixels <= 0) return 0;
-  int64_t largest = processor->max_pixels / (patch * patch);
+  double factor = (double)(patch * vision->spatial_merge_size), max_pixels = (double)processor->max_pixels;
+  double pixels = max_pixels + factor * sqrt(200.0 * max_pixels) + factor * factor;
+  int64_t largest = (int64_t)ceil(pixels / (double)(patch * patch));
   largest = (largest + block - 1) / block * block;
   int count = 0;
   for (int64_t rows = 256; rows < largest && count < capacity - 1; rows *= 2) out_rows[count++] = rows;
@@ -374,6 +380,7 @@ const vlm_family vlm_family_qwen2_vl = {
     .model_type = "qwen2_vl",
     .display_name = "Qwen2-VL",
     .has_vision = true,
+    .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = renames,
     .rename_count = sizeof(renames) / sizeof(renames[0]),
     .declare_tensors = declare_tensors,

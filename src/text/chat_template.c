@@ -314,9 +314,23 @@ static vlm_status convert_image_url_parts(vlm_arena *arena, const vlm_json_value
   return VLM_OK;
 }
 
+/* [{"type": "text", "text": S}] for a string S. */
+static vlm_status text_part_list(vlm_arena *arena, const vlm_json_value *text, vlm_json_value *out) {
+  vlm_json_value *items = vlm_arena_allocate(arena, sizeof(*items), 8);
+  object_builder builder = {.arena = arena};
+  if (!items || !object_put(&builder, "type", 4, string_value("text")) ||
+      !object_put(&builder, "text", 4, *text))
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing messages");
+  items[0] = object_value(&builder);
+  *out = (vlm_json_value){.type = VLM_JSON_ARRAY};
+  out->as.array.items = items;
+  out->as.array.count = 1;
+  return VLM_OK;
+}
+
 /* One message as Transformers hands it to the template. */
 static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *message, size_t index,
-                                  vlm_json_value *out) {
+                                  bool string_content_as_parts, vlm_json_value *out) {
   if (!message || message->type != VLM_JSON_OBJECT)
     return VLM_ERROR(INVALID_ARGUMENT, "messages[%zu]: chat messages should be objects, got %s", index,
                      vlm_json_type_name(message ? message->type : VLM_JSON_NULL));
@@ -328,7 +342,12 @@ static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *messag
     const vlm_json_member *member = &message->as.object.members[i];
     if (member->value.type == VLM_JSON_NULL) continue;
     vlm_json_value value = member->value;
-    if (!strcmp(member->key, "content")) VLM_RETURN_IF_ERROR(convert_image_url_parts(arena, &member->value, &value));
+    if (!strcmp(member->key, "content")) {
+      if (string_content_as_parts && value.type == VLM_JSON_STRING)
+        VLM_RETURN_IF_ERROR(text_part_list(arena, &member->value, &value));
+      else
+        VLM_RETURN_IF_ERROR(convert_image_url_parts(arena, &member->value, &value));
+    }
     ok = object_put(&builder, member->key, member->key_length, value);
   }
   if (reasoning && ok) ok = object_put(&builder, "reasoning_content", 17, *reasoning);
@@ -337,7 +356,8 @@ static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *messag
   return VLM_OK;
 }
 
-static vlm_status prepare_messages(vlm_arena *arena, const vlm_json_value *messages, vlm_json_value *out) {
+static vlm_status prepare_messages(vlm_arena *arena, const vlm_json_value *messages,
+                                   bool string_content_as_parts, vlm_json_value *out) {
   if (!messages || messages->type != VLM_JSON_ARRAY)
     return VLM_ERROR(INVALID_ARGUMENT, "messages must be a JSON array of messages (or {\"messages\": [...]})");
   if (messages->as.array.count == 0)
@@ -345,7 +365,8 @@ static vlm_status prepare_messages(vlm_arena *arena, const vlm_json_value *messa
   vlm_json_value *items = vlm_arena_allocate(arena, messages->as.array.count * sizeof(*items), 8);
   if (!items) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing messages");
   for (size_t i = 0; i < messages->as.array.count; i++)
-    VLM_RETURN_IF_ERROR(prepare_message(arena, &messages->as.array.items[i], i, &items[i]));
+    VLM_RETURN_IF_ERROR(prepare_message(arena, &messages->as.array.items[i], i, string_content_as_parts,
+                                        &items[i]));
   *out = (vlm_json_value){.type = VLM_JSON_ARRAY};
   out->as.array.items = items;
   out->as.array.count = messages->as.array.count;
@@ -388,7 +409,7 @@ static vlm_status build_variables(const vlm_chat_template *chat_template, render
     if (!tools) tools = vlm_json_object_get(root, "tools");
   }
   vlm_json_value prepared;
-  VLM_RETURN_IF_ERROR(prepare_messages(&inputs->arena, messages, &prepared));
+  VLM_RETURN_IF_ERROR(prepare_messages(&inputs->arena, messages, options->string_content_as_parts, &prepared));
   if (tools && tools->type != VLM_JSON_ARRAY && tools->type != VLM_JSON_NULL)
     return VLM_ERROR(INVALID_ARGUMENT, "tools must be a JSON array of tool schemas");
   object_builder builder = {.arena = &inputs->arena};

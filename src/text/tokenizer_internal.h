@@ -282,11 +282,15 @@ struct vlm_tokenizer {
   bool *id_special;
   size_t id_count;
   vlm_special_token_ids special_ids;
+  /* tokenizer_config.json's bos_token string (NULL: none), which the
+   * processor flow looks for at the start of a rendered prompt. */
+  const char *bos_token;
+  size_t bos_token_length;
 };
 
 /* Loader (tokenizer_load.c). */
 vlm_status tokenizer_load(vlm_tokenizer *tokenizer, const vlm_json_value *root,
-                          const vlm_json_value *config, bool transformers_semantics);
+                          const vlm_json_value *config, const vlm_tokenizer_options *options);
 
 /* Components built from JSON, shared by the loader's override path. */
 vlm_status text_pattern_from_json(vlm_tokenizer *tokenizer, const vlm_json_value *value,

@@ -68,35 +68,56 @@ static bool case_has_pixels(const vlm_golden_case *golden) {
   return status == VLM_OK;
 }
 
+/* Image `name` from the case in `path`, when it processed it, into
+ * `item`: true when the case holds it (`*status` says how that went). */
+static bool item_from_other_case(const vlm_compare_context *context, const char *path, const char *name,
+                                 vlm_media_item *item, vlm_status *status) {
+  vlm_golden_case other;
+  vlm_status opened = vlm_golden_case_open(path, context->allocator, &other);
+  if (opened) {
+    vlm_status_free(opened);
+    return false;
+  }
+  bool found = false;
+  const vlm_json_value *theirs = image_list(&other);
+  for (size_t j = 0; theirs && case_has_pixels(&other) && j < theirs->as.array.count && !found; j++) {
+    const char *image = vlm_json_get_string(&theirs->as.array.items[j]);
+    if (!image || strcmp(image, name) != 0) continue;
+    *status = item_from_case(&other, (int64_t)j, item);
+    found = true;
+  }
+  vlm_golden_case_close(&other);
+  return found;
+}
+
 /* Image `name` from a sibling case (same parent directory) that processed
- * it, into `item`; NOT_FOUND when none did. */
+ * it, or from the cases the manifest names in "pixel_values_from" (relative
+ * to the case: a family variant reusing another family's images), into
+ * `item`; NOT_FOUND when none did. bfloat16 cases hold no processor
+ * tensors: the oracle runs the processor in float32 whatever the model
+ * dtype. */
 static vlm_status item_from_siblings(const vlm_compare_context *context, const char *name, vlm_media_item *item) {
   char parent[4096];
   snprintf(parent, sizeof(parent), "%s/..", context->golden->directory);
   DIR *directory = opendir(parent);
-  vlm_status status = VLM_ERROR(NOT_FOUND, "no case next to this one holds " PIXEL_VALUES " for %s", name);
-  for (struct dirent *entry; directory && (entry = readdir(directory)) != NULL;) {
+  vlm_status status = VLM_OK;
+  bool found = false;
+  for (struct dirent *entry; directory && !found && (entry = readdir(directory)) != NULL;) {
     if (entry->d_name[0] == '.') continue;
     char path[4096 + 256];
     snprintf(path, sizeof(path), "%s/%s", parent, entry->d_name);
-    vlm_golden_case sibling;
-    vlm_status opened = vlm_golden_case_open(path, context->allocator, &sibling);
-    if (opened) {
-      vlm_status_free(opened);
-      continue;
-    }
-    const vlm_json_value *theirs = image_list(&sibling);
-    for (size_t j = 0; theirs && case_has_pixels(&sibling) && j < theirs->as.array.count; j++) {
-      const char *other = vlm_json_get_string(&theirs->as.array.items[j]);
-      if (!other || strcmp(other, name) != 0) continue;
-      vlm_status_free(status);
-      status = item_from_case(&sibling, (int64_t)j, item);
-      break;
-    }
-    vlm_golden_case_close(&sibling);
-    if (status == VLM_OK || vlm_status_code_of(status) != VLM_STATUS_NOT_FOUND) break;
+    found = item_from_other_case(context, path, name, item, &status);
   }
   if (directory) closedir(directory);
+  const vlm_json_value *elsewhere = vlm_json_object_get(context->golden->manifest.root, "pixel_values_from");
+  for (size_t i = 0; !found && elsewhere && elsewhere->type == VLM_JSON_ARRAY && i < elsewhere->as.array.count; i++) {
+    const char *relative = vlm_json_get_string(&elsewhere->as.array.items[i]);
+    char path[8192];
+    if (!relative) continue;
+    snprintf(path, sizeof(path), "%s/%s", context->golden->directory, relative);
+    found = item_from_other_case(context, path, name, item, &status);
+  }
+  if (!found) return VLM_ERROR(NOT_FOUND, "no case next to this one (nor in pixel_values_from) holds " PIXEL_VALUES " for %s", name);
   return status;
 }
 
