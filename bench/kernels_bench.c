@@ -197,8 +197,10 @@ int main(int argc, char **argv) {
   if (argc > 3 && strncmp(argv[3], "attention", 9) == 0) {
     if (strcmp(argv[3], "attention-clip") != 0)
       bench_attention(pool, "(Qwen2 prefill, causal)", 512, 14, 2, 64, true, repeats, peak);
-    if (strcmp(argv[3], "attention-causal") != 0)
+    if (strcmp(argv[3], "attention-causal") != 0 && strcmp(argv[3], "attention-long") != 0)
       bench_attention(pool, "(CLIP-L, full)", 577, 16, 16, 64, false, repeats, peak);
+    if (strcmp(argv[3], "attention-long") == 0) /* Qwen2-VL-2B tower, a 1280x960 photo */
+      bench_attention(pool, "(Qwen2-VL vision, full)", 6256, 16, 16, 80, false, repeats, peak);
   } else if (argc > 3) { /* one shape: OUTxIN (GEMV, bf16) or ROWSxOUTxIN (GEMM, bf16) */
     long long rows = 0, out = 0, in = 0;
     int fields = sscanf(argv[3], "%lldx%lldx%lld", &rows, &out, &in);

@@ -213,6 +213,42 @@ static void linear_is_bit_identical_across_rows_threads_and_paths(void) {
   vlm_thread_pool_release(context.pool);
 }
 
+/* A GEMM of more rows than one block of rows (cpu_linear.c sizes blocks
+ * to keep a k chunk's inputs and a panel's outputs in L2: a few hundred
+ * rows): every row still has the bits of its own single-row call, on every
+ * path, with 1 and 3 threads. 1500 rows of 300 inputs span several blocks
+ * and three k chunks. */
+static void check_row_blocks(cpu_kernel_path path, void *raw) {
+  vlm_thread_pool *pool = raw;
+  enum { ROWS = 1500, OUT = 70, IN = 300 };
+  test_layer layer;
+  layer_create(&layer, VLM_DTYPE_BF16, OUT, IN, true, 77);
+  test_random random = {8};
+  float *x = malloc((size_t)ROWS * IN * sizeof(float));
+  float *batch = malloc((size_t)ROWS * OUT * sizeof(float)), *threaded = malloc((size_t)ROWS * OUT * sizeof(float));
+  float row[OUT];
+  test_random_fill(&random, x, (int64_t)ROWS * IN, -2.0f, 2.0f);
+  CHECK_OK(cpu_linear(NULL, &layer.weights, x, ROWS, batch));
+  CHECK_OK(cpu_linear(pool, &layer.weights, x, ROWS, threaded));
+  CHECK(test_bits_equal(batch, threaded, (int64_t)ROWS * OUT));
+  int mismatched = 0;
+  for (int64_t t = 0; t < ROWS; t += 7) {
+    CHECK_OK(cpu_linear(NULL, &layer.weights, x + t * IN, 1, row));
+    if (!test_bits_equal(row, batch + t * OUT, OUT)) mismatched++;
+  }
+  if (mismatched) fprintf(stderr, "  path %s: %d rows differ from their own call\n", cpu_kernel_path_name(path), mismatched);
+  CHECK_INT_EQ(mismatched, 0);
+  free(x), free(batch), free(threaded);
+  layer_release(&layer);
+}
+
+static void linear_rows_beyond_one_block_match_their_own_call(void) {
+  vlm_thread_pool *pool = NULL;
+  CHECK_OK(vlm_thread_pool_create(3, NULL, &pool));
+  for_each_path(check_row_blocks, pool);
+  vlm_thread_pool_release(pool);
+}
+
 static void dot_is_bit_identical_across_paths(void) {
   test_random random = {99};
   float a[1031], b[1031];
@@ -353,4 +389,5 @@ TEST_MAIN(TEST(features_are_consistent), TEST(machine_probes_work_on_every_path)
           TEST(linear_matches_float64_reference),
           TEST(linear_error_against_unrounded_weights_is_the_dtype_rounding),
           TEST(linear_is_bit_identical_across_rows_threads_and_paths),
+          TEST(linear_rows_beyond_one_block_match_their_own_call),
           TEST(linear_refuses_bad_arguments))
