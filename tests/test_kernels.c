@@ -203,7 +203,9 @@ static void softmax_matches_reference_and_handles_masks(void) {
 }
 
 /* The softmax's 16-lane sum and vector passes agree bit for bit with the
- * portable path: rows of every tail length, masked and NaN entries. */
+ * portable path: rows of every tail length, masked and NaN entries, scale
+ * 1, an attention scale, a negative and a zero scale (without a bias and
+ * with a positive scale the vector paths take max(x) * scale: the same). */
 static void softmax_is_the_same_on_every_path(void) {
   enum { LONGEST = 301 };
   static float x[LONGEST], bias[LONGEST], expected[LONGEST], got[LONGEST];
@@ -213,16 +215,19 @@ static void softmax_is_the_same_on_every_path(void) {
   for (int i = 5; i < LONGEST; i += 11) bias[i] = -INFINITY;
   x[40] = NAN;
   int failures = 0;
+  static const float scales[] = {1.0f, 0.11180339753627777f, -0.37f, 0.0f};
   for (int64_t count = 1; count <= LONGEST; count += count < 40 ? 1 : 13)
-    for (int with_bias = 0; with_bias < 2; with_bias++) {
+    for (int variant = 0; variant < 8; variant++) {
+      int with_bias = variant & 1;
+      float scale = scales[variant >> 1];
       CHECK(cpu_kernel_path_force(CPU_KERNEL_PATH_PORTABLE));
-      cpu_softmax(x, with_bias ? bias : NULL, count, expected);
+      cpu_scaled_softmax(x, scale, with_bias ? bias : NULL, count, expected);
       for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
         if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
-        cpu_softmax(x, with_bias ? bias : NULL, count, got);
+        cpu_scaled_softmax(x, scale, with_bias ? bias : NULL, count, got);
         if (memcmp(got, expected, (size_t)count * sizeof(float)) != 0 && failures++ < 5)
-          fprintf(stderr, "  path %s: softmax of %lld entries (bias %d) differs from portable\n",
-                  cpu_kernel_path_name((cpu_kernel_path)path), (long long)count, with_bias);
+          fprintf(stderr, "  path %s: softmax of %lld entries (bias %d, scale %g) differs from portable\n",
+                  cpu_kernel_path_name((cpu_kernel_path)path), (long long)count, with_bias, (double)scale);
       }
     }
   cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);

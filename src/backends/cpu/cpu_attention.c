@@ -29,6 +29,25 @@
  * vision tower), for every query's pass over them. */
 #define HEAD_MAJOR_MIN_QUERIES 16
 
+/* Where every query sees every key (an encoder's segment), tiles of one
+ * head go through the keys together, a block of them at a time: each panel
+ * of keys and each chunk of values is then read from L3 once per block
+ * and from L1 by every tile, instead of once per tile (a Qwen2-VL-2B image
+ * of 6256 patches has 2 MiB of keys and 2 MiB of values per head). A
+ * block's scores, about BLOCK_SCORE_BYTES, stay in L2 between the three
+ * passes (scores, softmax, weighted sums); at most BLOCK_MAX_TILES tiles. */
+#ifndef BLOCK_SCORE_BYTES
+#define BLOCK_SCORE_BYTES (512 << 10)
+#endif
+#ifndef BLOCK_MAX_TILES
+#define BLOCK_MAX_TILES 8
+#endif
+/* Keys per chunk of a block's weighted sums: 128 value rows of head_dim 80
+ * are 40 KiB, in L1 while every tile of the block reads them. */
+#ifndef VALUE_CHUNK
+#define VALUE_CHUNK 128
+#endif
+
 typedef struct attention_job {
   const cpu_attention_shape *shape;
   const float *query, *key_cache;
@@ -47,6 +66,7 @@ typedef struct attention_job {
   int64_t scores_stride;
   bool query_tiles;    /* rows are queries of one head (else heads of one query) */
   int64_t tiles;       /* tiles per head (query_tiles) or per KV head of a query */
+  int64_t block_tiles; /* query tiles per work item: > 1 only where every query sees every key */
 } attention_job;
 
 static int64_t tile_count(int64_t count) { return (count + CPU_GEMM_TILE_ROWS - 1) / CPU_GEMM_TILE_ROWS; }
@@ -184,32 +204,79 @@ static void attend_tile(const attention_job *a, tile_rows *rows, float *scores) 
   tile_weighted_sums(a, rows, scores);
 }
 
+/* Tiles that all see the same keys (block_tiles > 1): the same chains as
+ * attend_tile, with the key panels and value chunks outermost, so that a
+ * panel or chunk serves every tile of the block from L1. Each row's
+ * weighted sum still runs over its keys in increasing order, resumed
+ * through its output between chunks (a float stored and reloaded is the
+ * same float). */
+static void attend_block(const attention_job *a, tile_rows *tiles, int count, float *scores) {
+  int64_t d = a->shape->head_dim, stride = a->scores_stride;
+  for (int b = 0; b < count; b++)
+    for (int r = 0; r < tiles[b].count; r++)
+      visible_keys(a->shape, tiles[b].query[r], &tiles[b].first[r], &tiles[b].last[r]);
+  int64_t first = tiles[0].first[0], last = tiles[0].last[0];
+  for (int64_t p = 0; p < a->panel_count; p++)
+    for (int b = 0; b < count; b++) {
+      cpu_gemm_tile tile = {tiles[b].q, tiles[b].x_stride,
+                            a->keys_t + (tiles[b].kv_head * a->panel_count + p) * d * CPU_PANEL, CPU_PANEL, d,
+                            CPU_PANEL, scores + b * CPU_GEMM_TILE_ROWS * stride + p * CPU_PANEL, stride, false,
+                            NULL};
+      a->kernel(&tile, tiles[b].count);
+    }
+  for (int b = 0; b < count; b++)
+    for (int r = 0; r < tiles[b].count; r++) {
+      row_softmax(a, &tiles[b], r, scores + b * CPU_GEMM_TILE_ROWS * stride);
+      memset(tiles[b].out + r * tiles[b].x_stride, 0, (size_t)d * sizeof(float));
+    }
+  for (int64_t j0 = first; j0 <= last; j0 += VALUE_CHUNK) {
+    int64_t j1 = j0 + VALUE_CHUNK - 1 < last ? j0 + VALUE_CHUNK - 1 : last;
+    for (int64_t c0 = 0; c0 < d; c0 += CPU_PANEL) {
+      int cols = (int)(d - c0 < CPU_PANEL ? d - c0 : CPU_PANEL);
+      for (int b = 0; b < count; b++)
+        weighted_sum(a, &tiles[b], scores + b * CPU_GEMM_TILE_ROWS * stride, 0, tiles[b].count, j0, j1, c0, cols);
+    }
+  }
+}
+
+/* Query tile i of head h (query_tiles). */
+static void query_tile(const attention_job *a, int64_t h, int64_t i, tile_rows *rows) {
+  const cpu_attention_shape *shape = a->shape;
+  int64_t d = shape->head_dim, heads = shape->head_count, first;
+  tile_span(shape->query_count, a->tiles, i, &first, &rows->count);
+  for (int r = 0; r < rows->count; r++) rows->query[r] = first + r, rows->head[r] = h;
+  rows->kv_head = h / (heads / shape->kv_head_count);
+  rows->x_stride = heads * d;
+  rows->q = a->query + (first * heads + h) * d;
+  rows->out = a->output + (first * heads + h) * d;
+}
+
 static void attention_worker(void *context, int64_t begin, int64_t end, int worker) {
   const attention_job *a = context;
   const cpu_attention_shape *shape = a->shape;
-  float *scores = a->scores + worker * CPU_GEMM_TILE_ROWS * a->scores_stride;
+  float *scores = a->scores + worker * a->block_tiles * CPU_GEMM_TILE_ROWS * a->scores_stride;
   int64_t d = shape->head_dim, heads = shape->head_count, group = heads / shape->kv_head_count;
   for (int64_t item = begin; item < end; item++) {
+    if (a->query_tiles) { /* head-major: a head's keys stay in cache across its queries */
+      int64_t blocks = (a->tiles + a->block_tiles - 1) / a->block_tiles;
+      int64_t h = item / blocks, i0 = item % blocks * a->block_tiles;
+      tile_rows tiles[BLOCK_MAX_TILES] = {{0}};
+      int count = (int)(a->tiles - i0 < a->block_tiles ? a->tiles - i0 : a->block_tiles);
+      for (int b = 0; b < count; b++) query_tile(a, h, i0 + b, &tiles[b]);
+      if (a->block_tiles > 1) attend_block(a, tiles, count, scores);
+      else attend_tile(a, &tiles[0], scores);
+      continue;
+    }
     tile_rows rows;
     int64_t first;
-    if (a->query_tiles) { /* head-major: a head's keys stay in cache across its queries */
-      int64_t h = item / a->tiles;
-      tile_span(shape->query_count, a->tiles, item % a->tiles, &first, &rows.count);
-      for (int r = 0; r < rows.count; r++) rows.query[r] = first + r, rows.head[r] = h;
-      rows.kv_head = h / group;
-      rows.x_stride = heads * d;
-      rows.q = a->query + (first * heads + h) * d;
-      rows.out = a->output + (first * heads + h) * d;
-    } else {
-      int64_t per_query = shape->kv_head_count * a->tiles;
-      int64_t t = item / per_query, kv_head = item % per_query / a->tiles;
-      tile_span(group, a->tiles, item % a->tiles, &first, &rows.count);
-      for (int r = 0; r < rows.count; r++) rows.query[r] = t, rows.head[r] = kv_head * group + first + r;
-      rows.kv_head = kv_head;
-      rows.x_stride = d;
-      rows.q = a->query + (t * heads + rows.head[0]) * d;
-      rows.out = a->output + (t * heads + rows.head[0]) * d;
-    }
+    int64_t per_query = shape->kv_head_count * a->tiles;
+    int64_t t = item / per_query, kv_head = item % per_query / a->tiles;
+    tile_span(group, a->tiles, item % a->tiles, &first, &rows.count);
+    for (int r = 0; r < rows.count; r++) rows.query[r] = t, rows.head[r] = kv_head * group + first + r;
+    rows.kv_head = kv_head;
+    rows.x_stride = d;
+    rows.q = a->query + (t * heads + rows.head[0]) * d;
+    rows.out = a->output + (t * heads + rows.head[0]) * d;
     attend_tile(a, &rows, scores);
   }
 }
@@ -263,8 +330,13 @@ vlm_status cpu_attention(vlm_thread_pool *pool, const cpu_attention_shape *shape
   attention_job a = {shape, query, key_cache, output, cpu_gemm_select(VLM_DTYPE_F32), NULL, first_key, panels,
                      value_cache, d, kv_heads * d, NULL, panels * CPU_PANEL, shape->query_count >= group, 0};
   a.tiles = a.query_tiles ? tile_count(shape->query_count) : tile_count(group);
+  a.block_tiles = 1;
+  if (a.query_tiles && !shape->causal && shape->sliding_window == 0) {
+    a.block_tiles = BLOCK_SCORE_BYTES / (CPU_GEMM_TILE_ROWS * a.scores_stride * (int64_t)sizeof(float));
+    a.block_tiles = a.block_tiles < 1 ? 1 : a.block_tiles > BLOCK_MAX_TILES ? BLOCK_MAX_TILES : a.block_tiles;
+  }
   a.keys_t = vlm_allocate(NULL, (size_t)(kv_heads * panels * d * CPU_PANEL) * sizeof(float), VLM_DEFAULT_ALIGNMENT);
-  a.scores = vlm_allocate(NULL, (size_t)(workers * CPU_GEMM_TILE_ROWS * a.scores_stride) * sizeof(float),
+  a.scores = vlm_allocate(NULL, (size_t)(workers * a.block_tiles * CPU_GEMM_TILE_ROWS * a.scores_stride) * sizeof(float),
                           VLM_DEFAULT_ALIGNMENT);
   float *copy = NULL;
   if (shape->query_count >= HEAD_MAJOR_MIN_QUERIES && kv_heads > 1) {
@@ -280,7 +352,8 @@ vlm_status cpu_attention(vlm_thread_pool *pool, const cpu_attention_shape *shape
   }
   transpose_job transpose = {&a, key_count};
   vlm_thread_pool_parallel_for(pool, kv_heads * panels, 4096 / (d * CPU_PANEL) + 1, transpose_worker, &transpose);
-  int64_t items = a.query_tiles ? heads * a.tiles : shape->query_count * kv_heads * a.tiles;
+  int64_t items = a.query_tiles ? heads * ((a.tiles + a.block_tiles - 1) / a.block_tiles)
+                                : shape->query_count * kv_heads * a.tiles;
   vlm_thread_pool_parallel_for(pool, items, 1, attention_worker, &a);
   vlm_release(NULL, copy);
   vlm_release(NULL, a.keys_t);

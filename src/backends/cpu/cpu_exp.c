@@ -58,16 +58,11 @@ float cpu_exp(float x) {
 }
 
 #if CPU_HAVE_X86_PATHS
-static inline __attribute__((always_inline)) CPU_TARGET_AVX512 __m512 avx512_power_of_two(__m512i k) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k, _mm512_set1_epi32(127)), 23));
-}
-
-static inline __attribute__((always_inline)) CPU_TARGET_AVX512 __m512 avx512_exp(__m512 x) {
-  __mmask16 is_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-  __mmask16 high = _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_HIGH), _CMP_GT_OQ);
-  __mmask16 low = _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_LOW), _CMP_LT_OQ);
-  /* Out-of-range lanes compute on 0 (their results are replaced below). */
-  __m512 in = _mm512_maskz_mov_ps((__mmask16)~(is_nan | high | low), x);
+/* The polynomial part on in-range lanes: y = 1 + r + r^2 P(r), times 2^n
+ * by scalef, which rounds y * 2^n once, as the two exact power-of-two
+ * factors of cpu_exp do (the first of them is exact: y is in [0.7, 1.5]
+ * and 2^(n >> 1) normal), so the bits are the same. */
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 __m512 avx512_exp_in_range(__m512 in) {
   __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(in, _mm512_set1_ps(LOG2E)),
                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-LN2_HIGH), in);
@@ -78,11 +73,21 @@ static inline __attribute__((always_inline)) CPU_TARGET_AVX512 __m512 avx512_exp
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P4));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P5));
   __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
-  __m512i k = _mm512_cvtps_epi32(n); /* n is integral: exact */
-  __m512i half = _mm512_srai_epi32(k, 1);
-  y = _mm512_mul_ps(_mm512_mul_ps(y, avx512_power_of_two(half)), avx512_power_of_two(_mm512_sub_epi32(k, half)));
+  return _mm512_scalef_ps(y, n); /* n is integral: 2^floor(n) = 2^n */
+}
+
+static inline __attribute__((always_inline)) CPU_TARGET_AVX512 __m512 avx512_exp(__m512 x) {
+  /* Ordered compares: NaN lanes are out of range. Softmax's arguments
+   * (v - max <= 0) are nearly always all in range: no blends then. */
+  __mmask16 in_range = _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_LOW), _CMP_GE_OQ) &
+                       _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_HIGH), _CMP_LE_OQ);
+  if (in_range == 0xFFFF) return avx512_exp_in_range(x);
+  __mmask16 is_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  __mmask16 high = _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_HIGH), _CMP_GT_OQ);
+  /* Out-of-range lanes compute on 0 (their results are replaced below). */
+  __m512 y = avx512_exp_in_range(_mm512_maskz_mov_ps(in_range, x));
+  y = _mm512_mask_mov_ps(_mm512_setzero_ps(), in_range, y); /* below EXP_LOW: 0 */
   y = _mm512_mask_mov_ps(y, high, _mm512_set1_ps(INFINITY));
-  y = _mm512_mask_mov_ps(y, low, _mm512_setzero_ps());
   return _mm512_mask_mov_ps(y, is_nan, x);
 }
 
@@ -100,11 +105,7 @@ static inline __attribute__((always_inline)) CPU_TARGET_AVX2 __m256 avx2_power_o
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
 }
 
-static inline __attribute__((always_inline)) CPU_TARGET_AVX2 __m256 avx2_exp(__m256 x) {
-  __m256 is_nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-  __m256 high = _mm256_cmp_ps(x, _mm256_set1_ps(EXP_HIGH), _CMP_GT_OQ);
-  __m256 low = _mm256_cmp_ps(x, _mm256_set1_ps(EXP_LOW), _CMP_LT_OQ);
-  __m256 in = _mm256_andnot_ps(_mm256_or_ps(is_nan, _mm256_or_ps(high, low)), x);
+static inline __attribute__((always_inline)) CPU_TARGET_AVX2 __m256 avx2_exp_in_range(__m256 in) {
   __m256 n = _mm256_round_ps(_mm256_mul_ps(in, _mm256_set1_ps(LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-LN2_HIGH), in);
   r = _mm256_fmadd_ps(n, _mm256_set1_ps(-LN2_LOW), r);
@@ -116,9 +117,19 @@ static inline __attribute__((always_inline)) CPU_TARGET_AVX2 __m256 avx2_exp(__m
   __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
   __m256i k = _mm256_cvtps_epi32(n);
   __m256i half = _mm256_srai_epi32(k, 1);
-  y = _mm256_mul_ps(_mm256_mul_ps(y, avx2_power_of_two(half)), avx2_power_of_two(_mm256_sub_epi32(k, half)));
+  return _mm256_mul_ps(_mm256_mul_ps(y, avx2_power_of_two(half)), avx2_power_of_two(_mm256_sub_epi32(k, half)));
+}
+
+static inline __attribute__((always_inline)) CPU_TARGET_AVX2 __m256 avx2_exp(__m256 x) {
+  /* Ordered compares: NaN lanes are out of range; all in range (softmax's
+   * v - max, nearly always) needs no blends. */
+  __m256 in_range = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(EXP_LOW), _CMP_GE_OQ),
+                                  _mm256_cmp_ps(x, _mm256_set1_ps(EXP_HIGH), _CMP_LE_OQ));
+  if (_mm256_movemask_ps(in_range) == 0xFF) return avx2_exp_in_range(x);
+  __m256 is_nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  __m256 high = _mm256_cmp_ps(x, _mm256_set1_ps(EXP_HIGH), _CMP_GT_OQ);
+  __m256 y = _mm256_and_ps(avx2_exp_in_range(_mm256_and_ps(in_range, x)), in_range); /* below EXP_LOW: 0 */
   y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), high);
-  y = _mm256_blendv_ps(y, _mm256_setzero_ps(), low);
   return _mm256_blendv_ps(y, x, is_nan);
 }
 
@@ -181,22 +192,34 @@ static void portable_softmax(const float *x, float scale, const float *bias, int
 static CPU_TARGET_AVX512 void avx512_softmax(const float *x, float scale, const float *bias, int64_t count,
                                              float *out) {
   __m512 maximum = _mm512_set1_ps(-INFINITY), scales = _mm512_set1_ps(scale);
+  /* Without a bias and with scale > 0, max(x * scale) = max(x) * scale
+   * exactly (rounding is monotonic), so the first pass only reads x and
+   * the second forms x * scale as it goes: the same v, one pass fewer
+   * through memory. */
+  bool fused = !bias && scale > 0.0f;
   for (int64_t i = 0; i < count; i += 16) {
     __mmask16 mask = count - i >= 16 ? 0xFFFF : (__mmask16)((1u << (count - i)) - 1);
-    __m512 value = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), scales);
-    if (bias) value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, bias + i));
-    _mm512_mask_storeu_ps(out + i, mask, value);
+    __m512 value = _mm512_maskz_loadu_ps(mask, x + i);
+    if (!fused) {
+      value = _mm512_mul_ps(value, scales);
+      if (bias) value = _mm512_add_ps(value, _mm512_maskz_loadu_ps(mask, bias + i));
+      _mm512_mask_storeu_ps(out + i, mask, value);
+    }
     maximum = _mm512_mask_max_ps(maximum, mask, value, maximum);
   }
   float m = _mm512_reduce_max_ps(maximum);
+  if (fused) m *= scale;
   if (m == -INFINITY) {
     memset(out, 0, (size_t)count * sizeof(float));
     return;
   }
   __m512 shift = _mm512_set1_ps(m), sum = _mm512_setzero_ps();
+  const float *values = fused ? x : out;
   for (int64_t i = 0; i < count; i += 16) {
     __mmask16 mask = count - i >= 16 ? 0xFFFF : (__mmask16)((1u << (count - i)) - 1);
-    __m512 e = avx512_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, out + i), shift));
+    __m512 value = _mm512_maskz_loadu_ps(mask, values + i);
+    if (fused) value = _mm512_mul_ps(value, scales);
+    __m512 e = avx512_exp(_mm512_sub_ps(value, shift));
     _mm512_mask_storeu_ps(out + i, mask, e);
     sum = _mm512_mask_add_ps(sum, mask, sum, e);
   }
