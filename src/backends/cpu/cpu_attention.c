@@ -157,6 +157,17 @@ static void row_softmax(const attention_job *a, const tile_rows *rows, int r, fl
   cpu_scaled_softmax(row, scale, bias, count, row);
 }
 
+/* The weighted sums' output columns go through the kernel in groups of at
+ * most CPU_PANEL, as even as whole vectors allow: head_dim 80 as 48 + 32
+ * (18 and 12 accumulators a tile) rather than 64 + 16, whose 6 chains of
+ * one vector cannot cover the fma latency. Which columns run together
+ * never changes a chain. */
+static int value_columns(int64_t d, int64_t c0) {
+  int64_t groups = (d + CPU_PANEL - 1) / CPU_PANEL;
+  int64_t even = ((d + groups - 1) / groups + 15) / 16 * 16;
+  return (int)(d - c0 < even ? d - c0 : even);
+}
+
 /* out[rows r0.. r0 + n) columns [c0, c0 + cols) += p[j] v_j over keys
  * [j0, j1] (inclusive), continuing each row's chain. */
 static void weighted_sum(const attention_job *a, const tile_rows *rows, const float *probabilities, int r0, int n,
@@ -181,8 +192,8 @@ static void tile_weighted_sums(const attention_job *a, const tile_rows *rows, co
     if (rows->last[r] < common_last) common_last = rows->last[r];
   }
   bool shared = common_first <= common_last;
-  for (int64_t c0 = 0; c0 < d; c0 += CPU_PANEL) {
-    int cols = (int)(d - c0 < CPU_PANEL ? d - c0 : CPU_PANEL);
+  for (int64_t c0 = 0, cols; c0 < d; c0 += cols) {
+    cols = value_columns(d, c0);
     for (int r = 0; r < rows->count; r++) {
       int64_t before = rows->last[r] < common_first ? rows->last[r] : common_first - 1;
       weighted_sum(a, rows, probabilities, r, 1, rows->first[r], before, c0, cols);
@@ -231,8 +242,8 @@ static void attend_block(const attention_job *a, tile_rows *tiles, int count, fl
     }
   for (int64_t j0 = first; j0 <= last; j0 += VALUE_CHUNK) {
     int64_t j1 = j0 + VALUE_CHUNK - 1 < last ? j0 + VALUE_CHUNK - 1 : last;
-    for (int64_t c0 = 0; c0 < d; c0 += CPU_PANEL) {
-      int cols = (int)(d - c0 < CPU_PANEL ? d - c0 : CPU_PANEL);
+    for (int64_t c0 = 0, cols; c0 < d; c0 += cols) {
+      cols = value_columns(d, c0);
       for (int b = 0; b < count; b++)
         weighted_sum(a, &tiles[b], scores + b * CPU_GEMM_TILE_ROWS * stride, 0, tiles[b].count, j0, j1, c0, cols);
     }
