@@ -116,7 +116,12 @@ static CPU_TARGET_AVX512 uint64_t avx512_read(const char *data, int64_t bytes) {
     for (int j = 0; j < 4; j++)
       sums[j] = _mm512_add_epi64(sums[j], _mm512_loadu_si512((const void *)(data + i + 64 * j)));
   __m512i total = _mm512_add_epi64(_mm512_add_epi64(sums[0], sums[1]), _mm512_add_epi64(sums[2], sums[3]));
-  return (uint64_t)_mm512_reduce_add_epi64(total);
+  /* Lanes summed as unsigned: _mm512_reduce_add_epi64 adds signed long
+   * longs in C, which overflow (undefined; UBSan stops the test). */
+  uint64_t lanes[8], sum = 0;
+  _mm512_storeu_si512((void *)lanes, total);
+  for (int l = 0; l < 8; l++) sum += lanes[l];
+  return sum;
 }
 
 static CPU_TARGET_AVX2 uint64_t avx2_read(const char *data, int64_t bytes) {
