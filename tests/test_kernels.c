@@ -591,6 +591,44 @@ static void attention_is_bit_identical_across_chunks_threads_and_paths(void) {
   check_attention_invariance((attention_case){90, 60, 6, 2, 72, 40, 0.0f, true, true});
 }
 
+/* Where every query sees every key (an encoder), cpu_attention runs tiles
+ * in blocks, key panels and value chunks outermost: it must give the bits
+ * of the tile-by-tile path, which the same shape takes with a window wider
+ * than the keys (same visible keys). 300 queries: 50 tiles (blocks of 8 and
+ * a partial one), 5 key panels, value chunks of 128, 128 and 44 keys; head
+ * dim 80 (column groups 48 + 32); a bias; 1 and 3 threads; every path; and
+ * against float64. */
+static void attention_encoder_blocks_match_tile_by_tile(void) {
+  const attention_case c = {300, 0, 3, 3, 80, 0, 0.0f, false, true};
+  attention_data data;
+  attention_data_create(&c, 91, &data);
+  int64_t count = c.queries * c.heads * c.head_dim;
+  float *tiled = malloc((size_t)count * sizeof(float));
+  vlm_thread_pool *pool = NULL;
+  CHECK_OK(vlm_thread_pool_create(3, NULL, &pool));
+  reference_attention(&data.shape, data.q, data.k, data.v, data.expected);
+  int failures = 0;
+  for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
+    if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
+    cpu_attention_shape wide = data.shape;
+    wide.sliding_window = 100000;
+    CHECK_OK(cpu_attention(NULL, &wide, data.q, data.k, data.v, tiled));
+    for (int threaded = 0; threaded < 2; threaded++) {
+      CHECK_OK(cpu_attention(threaded ? pool : NULL, &data.shape, data.q, data.k, data.v, data.out));
+      if (!test_bits_equal(tiled, data.out, count) && failures++ < 3)
+        fprintf(stderr, "  path %s (threads %d): blocked attention differs from tile by tile\n",
+                cpu_kernel_path_name((cpu_kernel_path)path), threaded ? 3 : 1);
+    }
+    double worst = test_worst_error(data.out, data.expected, NULL, count, 2e-6, 2e-6);
+    if (!(worst <= 1.0) && failures++ < 3) fprintf(stderr, "  path %s: error %g\n", cpu_kernel_path_name((cpu_kernel_path)path), worst);
+  }
+  cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
+  CHECK_INT_EQ(failures, 0);
+  free(tiled);
+  attention_data_release(&data);
+  vlm_thread_pool_release(pool);
+}
+
 static void attention_refuses_bad_shapes(void) {
   float buffer[64] = {0};
   cpu_attention_shape shape = {1, 0, 3, 2, 4, 1.0f, 0.0f, true, 0, NULL, 0};
@@ -658,4 +696,5 @@ TEST_MAIN(TEST(exp_is_accurate_and_the_same_on_every_path), TEST(rms_norm_matche
           TEST(mrope_axes_follow_sections),
           TEST(attention_matches_reference),
           TEST(attention_is_bit_identical_across_chunks_threads_and_paths),
+          TEST(attention_encoder_blocks_match_tile_by_tile),
           TEST(attention_refuses_bad_shapes))
