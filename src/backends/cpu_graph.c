@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu_packs.h"
 #include "core/alloc.h"
 #include "core/status.h"
 
@@ -161,7 +162,11 @@ static vlm_status run_linear(executor *state, const vlm_node *node, float *out) 
                      node->name, vlm_dtype_name(bias->dtype), vlm_dtype_name(weight->dtype));
   cpu_linear_weights weights = {weight->dtype, weight->data, bias ? bias->data : NULL,
                                 weight_node->shape[0], weight_node->shape[1]};
-  return cpu_linear(state->run->pool, &weights, input_f32(state, node, 0), node->shape[0], out);
+  if (!state->run->packs)
+    return cpu_linear(state->run->pool, &weights, input_f32(state, node, 0), node->shape[0], out);
+  const cpu_packed_linear *packed = NULL;
+  VLM_RETURN_IF_ERROR(vlm_cpu_packs_get(state->run->packs, state->run->pool, &weights, state->run->weights, &packed));
+  return cpu_linear_packed(state->run->pool, packed, input_f32(state, node, 0), node->shape[0], out);
 }
 
 static vlm_status run_norm(executor *state, const vlm_node *node, float *out) {
@@ -505,6 +510,32 @@ static void executor_release(executor *state) {
   for (int i = 0; i < VLM_GRAPH_MAX_ROPES; i++) vlm_release(NULL, state->rope_cos_sin[i]);
   free(state->values);
   free(state->free_list);
+}
+
+vlm_status vlm_cpu_graph_prepare(const vlm_cpu_graph_run *run) {
+  const vlm_graph *graph = run->graph;
+  if (!run->packs) return VLM_OK;
+  executor state = {.run = run, .graph = graph};
+  state.values = calloc((size_t)graph->count, sizeof(*state.values));
+  vlm_status status = state.values ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int32_t i = 0; !status && i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    if (node->op == VLM_OP_WEIGHT) status = bind_weight(&state, i);
+    else if (node->op == VLM_OP_RESHAPE) state.values[i] = state.values[node->inputs[0]];
+    if (status || node->op != VLM_OP_LINEAR) continue;
+    const node_value *weight = &state.values[node->inputs[1]];
+    const node_value *bias = node->input_count > 2 ? &state.values[node->inputs[2]] : NULL;
+    const vlm_node *weight_node = &graph->nodes[node->inputs[1]];
+    /* Only weights bound from the checkpoint; a bias of another dtype is
+     * refused when the graph runs. */
+    if (!weight->data || (bias && (!bias->data || bias->dtype != weight->dtype))) continue;
+    cpu_linear_weights weights = {weight->dtype, weight->data, bias ? bias->data : NULL, weight_node->shape[0],
+                                  weight_node->shape[1]};
+    const cpu_packed_linear *packed;
+    status = vlm_cpu_packs_get(run->packs, run->pool, &weights, run->weights, &packed);
+  }
+  free(state.values);
+  return status;
 }
 
 vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output) {

@@ -70,6 +70,21 @@ vlm_status vlm_graph_take_error(vlm_graph *graph) {
   return error;
 }
 
+double vlm_graph_flops(const vlm_graph *graph) {
+  double flops = 0;
+  for (int32_t i = 0; i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    if (node->op == VLM_OP_LINEAR) {
+      const vlm_node *x = &graph->nodes[node->inputs[0]], *w = &graph->nodes[node->inputs[1]];
+      flops += 2.0 * (double)x->shape[0] * (double)w->shape[0] * (double)w->shape[1];
+    } else if (node->op == VLM_OP_SEGMENT_ATTENTION) {
+      const vlm_node *q = &graph->nodes[node->inputs[0]];
+      flops += 4.0 * (double)q->shape[0] * (double)q->shape[0] * (double)q->shape[1] * (double)q->shape[2];
+    }
+  }
+  return flops;
+}
+
 const vlm_node *vlm_graph_node(const vlm_graph *graph, int32_t index) {
   return index >= 0 && index < graph->count ? &graph->nodes[index] : NULL;
 }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/status.h"
@@ -317,6 +319,22 @@ const char *vlm_checkpoint_shard_path(const vlm_checkpoint *checkpoint, size_t s
 
 uint64_t vlm_checkpoint_total_bytes(const vlm_checkpoint *checkpoint) {
   return checkpoint->total_bytes;
+}
+
+void vlm_checkpoint_evict(const vlm_checkpoint *checkpoint, const void *data, size_t size) {
+  const uint8_t *begin = data, *end = begin + size;
+  for (size_t i = 0; i < checkpoint->shard_count; i++) {
+    const vlm_file_map *map = &checkpoint->shards[i].map;
+    if (begin < map->data || end > map->data + map->size) continue;
+    /* Whole pages only: a page shared with a neighbouring tensor stays. The
+     * map is private and read-only, so no page was ever copied on write and
+     * MADV_DONTNEED only drops the mapping (a later read refills it from the
+     * page cache or the file). */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)begin + page - 1) / page * page, last = (uintptr_t)end / page * page;
+    if (last > first) madvise((void *)first, last - first, MADV_DONTNEED);
+    return;
+  }
 }
 
 const char *vlm_checkpoint_directory(const vlm_checkpoint *checkpoint) {

@@ -62,6 +62,14 @@ const char *vlm_checkpoint_shard_path(const vlm_checkpoint *checkpoint, size_t s
 uint64_t vlm_checkpoint_total_bytes(const vlm_checkpoint *checkpoint);
 const char *vlm_checkpoint_directory(const vlm_checkpoint *checkpoint);
 
+/* Tells the kernel that bytes [data, data + size) of a mapped shard will not
+ * be read soon: the whole pages inside the range leave this process's
+ * resident set (a backend that keeps its own repacked copy of a tensor calls
+ * this, so the weights are not resident twice). Reading them later faults
+ * them back from the file: correct, only slower. Does nothing for a range
+ * outside the shards' maps. */
+void vlm_checkpoint_evict(const vlm_checkpoint *checkpoint, const void *data, size_t size);
+
 /* Looks a tensor up and checks it: `dtype` VLM_DTYPE_INVALID accepts any
  * dtype; `shape` entries of -1 accept any extent; `rank` -1 skips the shape
  * check. On success `out_view` borrows the mapped bytes. Errors name the

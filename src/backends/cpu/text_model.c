@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "backends/cpu_graph.h"
+#include "backends/cpu_packs.h"
+#include "backends/cpu/cpu_features.h"
 #include "core/alloc.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "models/decoder.h"
 #include "models/family.h"
@@ -20,6 +23,7 @@ struct vlm_text_model {
   vlm_decoder_description decoder;
   const vlm_checkpoint *weights;
   vlm_kv_cache *cache;
+  vlm_cpu_packs *packs; /* the decoder's linear weights, repacked once */
   vlm_thread_pool *pool;
   const vlm_allocator *allocator;
   int32_t slot_count;
@@ -50,6 +54,27 @@ static bool uses_mrope(const vlm_text_model *model) {
   return model->config->text.rope.mrope_section_count > 0;
 }
 
+/* Packs every linear weight of the decoder (a one-row step's graph holds
+ * them all, the LM head included) before the first request. */
+static vlm_status prepare_weights(vlm_text_model *model) {
+  int32_t slot = 0, logit_row = 0;
+  int64_t cache_index = 0, positions[3] = {0, 0, 0};
+  vlm_decoder_step step = {.row_count = 1, .logit_rows = &logit_row, .logit_row_count = 1};
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  graph.rows = (vlm_row_context){.row_count = 1, .slots = &slot, .cache_indices = &cache_index,
+                                 .positions = positions, .position_axes = uses_mrope(model) ? 3 : 1};
+  vlm_status status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
+  if (!status) {
+    vlm_cpu_graph_run run = {.graph = &graph, .weights = model->weights, .pool = model->pool, .packs = model->packs};
+    status = vlm_cpu_graph_prepare(&run);
+    VLM_LOG_DEBUGF("cpu backend (text decoder): %lld linear weights packed, %.1f MiB",
+                   (long long)vlm_cpu_packs_count(model->packs), (double)vlm_cpu_packs_bytes(model->packs) / 1048576.0);
+  }
+  vlm_graph_release(&graph);
+  return status;
+}
+
 /* ---------------------------------------------------------------------- */
 
 vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *options,
@@ -78,6 +103,11 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
   vlm_kv_cache_shape shape = {model->slot_count, (int32_t)text->num_hidden_layers,
                               (int32_t)text->num_key_value_heads, (int32_t)text->head_dim, model->capacity};
   vlm_status status = vlm_kv_cache_create(&shape, options->allocator, &model->cache);
+  if (!status) status = vlm_cpu_packs_create(&model->packs);
+  if (!status) {
+    cpu_kernel_log_choice("text decoder", vlm_thread_pool_size(model->pool));
+    status = prepare_weights(model);
+  }
   if (status) {
     vlm_text_model_release(model);
     return status;
@@ -89,6 +119,7 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
 void vlm_text_model_release(vlm_text_model *model) {
   if (!model) return;
   vlm_kv_cache_release(model->cache);
+  vlm_cpu_packs_release(model->packs);
   vlm_model_release(model->model);
   free(model);
 }
@@ -184,7 +215,7 @@ static vlm_status run_step(vlm_text_model *model, const step_request *request) {
                              .max_position_embeddings = model->config->text.max_position_embeddings,
                              .tokens = request->tokens, .features = request->features,
                              .feature_mask = request->feature_mask, .observer = model->observer,
-                             .observer_context = model->observer_context};
+                             .observer_context = model->observer_context, .packs = model->packs};
     status = vlm_cpu_graph_execute(&run, request->output);
   }
   vlm_graph_release(&graph);
