@@ -162,5 +162,6 @@ void vlm_model_report_release(vlm_model_report *report);
 #include "vlm/model.h"
 #include "vlm/tokenizer.h"
 #include "vlm/media.h"
+#include "vlm/audio.h"
 
 #endif /* VLM_H */

@@ -14,6 +14,12 @@ fuzz_seconds=${FUZZ_SECONDS:-20}
 # The server tests (tests/cli/serve.sh) drive `vlm serve` with the pinned
 # OpenAI Python client; without this venv they would SKIP (and fail the run).
 [ -x .venv-server/bin/python ] || { python3 -m venv .venv-server && .venv-server/bin/pip install --quiet -r tests/server/requirements.txt; }
+# The chat page's browser test (tests/cli/serve_browser.sh) drives Debian's
+# chromium with the pinned selenium; the Kubernetes manifests under deploy/
+# are checked against the schemas kubernetes-validate bundles (no network
+# beyond PyPI).
+[ -x .venv-browser/bin/python ] || { python3 -m venv .venv-browser && .venv-browser/bin/pip install --quiet -r tests/server/requirements-browser.txt; }
+[ -x .venv-deploy/bin/kubernetes-validate ] || { python3 -m venv .venv-deploy && .venv-deploy/bin/pip install --quiet -r deploy/requirements.txt; }
 
 # xla backend: the pinned IREE compiler and runtime (tools/xla/requirements.txt,
 # ~600 MB, paid once per machine). The venv must come from Debian's

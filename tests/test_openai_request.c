@@ -193,6 +193,38 @@ static void audio_parts_are_kept_as_media(void) {
     CHECK_STR_EQ(request.media[1].param, "messages[0].content[1].image_url.url");
   }
   openai_request_release(&request);
+  /* audio_url parts: a URL, like image_url's. */
+  CHECK(parse(CHAT,
+              "{\"messages\":[{\"role\":\"user\",\"content\":["
+              "{\"type\":\"text\",\"text\":\"hear\"},"
+              "{\"type\":\"audio_url\",\"audio_url\":{\"url\":\"data:audio/wav;base64,UklGRg==\"}}]}]}",
+              &request, &error));
+  CHECK_STR_EQ(request.messages_json,
+               "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hear\"},{\"type\":\"audio\"}]}]");
+  CHECK_INT_EQ(request.media_count, 1);
+  if (request.media_count == 1) {
+    CHECK_INT_EQ(request.media[0].kind, OPENAI_MEDIA_AUDIO);
+    CHECK_STR_EQ(request.media[0].url, "data:audio/wav;base64,UklGRg==");
+    CHECK(request.media[0].audio_data == NULL && request.media[0].audio_format == NULL);
+    CHECK_STR_EQ(request.media[0].param, "messages[0].content[1].audio_url.url");
+  }
+  openai_request_release(&request);
+  static const char *const refused[][2] = {
+      {"{\"type\":\"audio_url\",\"audio_url\":\"data:audio/wav;base64,UklGRg==\"}", "messages[0].content[0].audio_url"},
+      {"{\"type\":\"audio_url\",\"audio_url\":{\"url\":\"\"}}", "messages[0].content[0].audio_url.url"},
+      {"{\"type\":\"audio_url\",\"audio_url\":{\"url\":\"x\",\"detail\":\"low\"}}", "messages[0].content[0].audio_url"},
+      {"{\"type\":\"audio_url\"}", "messages[0].content[0].audio_url"},
+  };
+  for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+    char body[512];
+    snprintf(body, sizeof(body), "{\"messages\":[{\"role\":\"user\",\"content\":[%s]}]}", refused[i][0]);
+    CHECK(!parse(CHAT, body, &request, &error));
+    CHECK(error.param && strncmp(error.param, refused[i][1], strlen(refused[i][1])) == 0);
+    if (error.param && strncmp(error.param, refused[i][1], strlen(refused[i][1])) != 0)
+      fprintf(stderr, "  case %zu: param %s\n", i, error.param);
+    openai_error_release(&error);
+    openai_request_release(&request);
+  }
 }
 
 static void refuses_fields_that_would_change_the_output(void) {

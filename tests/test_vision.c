@@ -235,8 +235,21 @@ static void generate_one_image_matches_golden(void) {
   item = golden_item(model, &golden, 0, 0, 0);
   images[0] = (vlm_loaded_image){item, item->token_count, 0};
   request.audio_count = 1;
-  CHECK_ERROR(vlm_generate(generator, &request, &result), VLM_STATUS_UNIMPLEMENTED, "audio");
+  CHECK_ERROR(vlm_generate(generator, &request, &result), VLM_STATUS_INVALID_ARGUMENT,
+              "names 1 audio clip(s) but gives none");
   CHECK(images[0].item == NULL); /* freed even when refused */
+  /* An audio clip for a family without an audio path: refused by name,
+   * and the clip and the image are freed. */
+  item = golden_item(model, &golden, 0, 0, 0);
+  images[0] = (vlm_loaded_image){item, item->token_count, 0};
+  vlm_media_item *clip = calloc(1, sizeof(*clip));
+  clip->kind = VLM_MEDIA_AUDIO;
+  clip->token_count = 1;
+  vlm_loaded_audio audio[1] = {{clip, 1, 0}};
+  request.audio = audio;
+  CHECK_ERROR(vlm_generate(generator, &request, &result), VLM_STATUS_UNIMPLEMENTED,
+              "model_type 'llava' takes no audio input");
+  CHECK(images[0].item == NULL && audio[0].item == NULL);
   vlm_generator_release(generator);
   vlm_model_release(model);
   vlm_golden_case_close(&golden);

@@ -27,7 +27,8 @@
 #include <stdint.h>
 
 #include "vlm.h"
-#include "vlm/generate.h" /* vlm_sampling_params, vlm_loaded_image */
+#include "vlm/audio.h"    /* vlm_audio_limits */
+#include "vlm/generate.h" /* vlm_sampling_params, vlm_loaded_image, vlm_loaded_audio */
 #include "vlm/model.h"
 
 #ifdef __cplusplus
@@ -82,7 +83,7 @@ typedef struct vlm_engine_info {
    * vision path. */
   const char *vision_backend;
   bool accepts_images;        /* the family has a vision path */
-  bool accepts_audio;         /* always false today */
+  bool accepts_audio;         /* the family has an audio path (none yet) and a feature extractor */
   bool has_chat_template;
   int32_t slot_count;
   int64_t capacity;           /* positions per slot */
@@ -110,10 +111,21 @@ vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data,
                                         const char *name, const void *cancel,
                                         vlm_loaded_image *out_image);
 
+/* Decodes an audio clip (WAV, FLAC, Ogg Vorbis, MP3; include/vlm/audio.h)
+ * at the rate of the model's feature extractor and runs the extractor, as
+ * Transformers' load_audio + AutoFeatureExtractor do. Thread-safe; call it
+ * from the caller's thread. `limits` may be NULL (vlm/audio.h's defaults).
+ * A model without an audio path gets UNIMPLEMENTED before any decoding. */
+vlm_status vlm_engine_load_audio_file(vlm_engine *engine, const char *path, const vlm_audio_limits *limits,
+                                      const void *cancel, vlm_loaded_audio *out_audio);
+vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                                        const vlm_audio_limits *limits, const void *cancel,
+                                        vlm_loaded_audio *out_audio);
+
 typedef struct vlm_engine_request_options {
   /* Exactly one of the two. messages_json: a JSON array of chat messages in
    * Transformers' format ({"role", "content"} with content a string or a
-   * list of {"type":"text","text"} / {"type":"image"} parts), rendered
+   * list of {"type":"text","text"} / {"type":"image"} / {"type":"audio"} parts), rendered
    * with the model's chat template and a generation prompt.
    * raw_prompt: the whole model input, tokenized with the tokenizer's
    * special tokens (BOS...), as /v1/completions gives it. */
@@ -124,6 +136,10 @@ typedef struct vlm_engine_request_options {
    * caller's array entries are zeroed. */
   vlm_loaded_image *images;
   int image_count;
+  /* Audio clips in the order of their placeholders ({"type":"audio"}
+   * parts); taken over like the images. */
+  vlm_loaded_audio *audio;
+  int audio_count;
   int64_t max_tokens;           /* 0: vlm_engine_default_max_tokens */
   vlm_sampling_params sampling;
   bool logprobs;                /* report each token's logprob (+ top alternatives) */

@@ -3,9 +3,10 @@
  * text decoder (the cpu backend unless one is given), and sampling, in one
  * call. `vlm run` is a thin client of this header. Images arrive loaded
  * (decoded and run through the model's image processor:
- * vlm_generator_load_image); a request with images for a model without a
- * vision path, or with audio, is refused, never silently answered from the
- * text alone. */
+ * vlm_generator_load_image), and so do audio clips
+ * (vlm_generator_load_audio); a request with images or audio for a model
+ * without that path is refused, never silently answered from the text
+ * alone. */
 #ifndef VLM_GENERATE_H
 #define VLM_GENERATE_H
 
@@ -47,6 +48,9 @@ typedef struct vlm_generator_options {
   vlm_text_decoder *text_decoder;
   /* NULL: images on the cpu backend; else taken over (vlm/xla.h). */
   vlm_media_encoder *image_encoder;
+  /* vlm_generator_load_audio's duration limit; 0: vlm/audio.h's default
+   * (its other limits are the defaults). */
+  double max_audio_seconds;
 } vlm_generator_options;
 
 /* Opens the tokenizer and chat template of `model` (retained). */
@@ -81,6 +85,14 @@ vlm_status vlm_generator_load_image(vlm_generator *generator, const char *path,
                                     vlm_loaded_image *out_image);
 void vlm_loaded_image_release(vlm_loaded_image *image);
 
+/* An audio clip decoded (include/vlm/audio.h) and run through the model's
+ * feature extractor: the same owned media item (of kind audio). */
+typedef vlm_loaded_image vlm_loaded_audio;
+/* Fails with a clear error for a file that is not supported audio, too
+ * large or long, truncated, or for a model without an audio path. */
+vlm_status vlm_generator_load_audio(vlm_generator *generator, const char *path, vlm_loaded_audio *out_audio);
+void vlm_loaded_audio_release(vlm_loaded_audio *audio);
+
 typedef struct vlm_generation_request {
   const char *prompt;          /* the user's message */
   const char *system_prompt;   /* optional system message */
@@ -98,7 +110,11 @@ typedef struct vlm_generation_request {
    * entries are zeroed), whatever it returns. */
   vlm_loaded_image *images;
   int image_count;
-  int audio_count;             /* audio is not supported yet: must be 0 */
+  /* Audio clips, in the order of their placeholders; with the chat
+   * template each becomes an audio part of the user message, after the
+   * images and before the text. Taken over like the images. */
+  vlm_loaded_audio *audio;
+  int audio_count;
   /* Called with each new piece of text (valid UTF-8) as it is generated. */
   void (*on_text)(void *context, const char *text, size_t length);
   void *on_text_context;

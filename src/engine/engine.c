@@ -10,6 +10,7 @@
 #include "core/status.h"
 #include "engine/engine_internal.h"
 #include "models/family.h"
+#include "vlm/audio.h"
 #include "vlm/media.h"
 
 #define DEFAULT_MAX_TOKENS 256
@@ -125,6 +126,10 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
   if (!status) status = open_text_side(engine, options);
   if (!status) {
     engine->accepts_images = model->family && model->family->image && model->has_processor;
+    int audio_rate = 0;
+    vlm_status audio = vlm_model_audio_sample_rate(model, &audio_rate);
+    engine->accepts_audio = audio == VLM_OK;
+    vlm_status_free(audio);
     engine->vocab_size = engine->decoder_shape.vocab_size;
     engine->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : 512;
     engine->decoding_prefill_chunk = options->decoding_prefill_chunk > 0 ? options->decoding_prefill_chunk : 128;
@@ -163,6 +168,7 @@ void vlm_engine_release(vlm_engine *engine) {
   vlm_tokenizer_release(engine->tokenizer);
   vlm_text_decoder_release(engine->decoder);
   vlm_media_encoder_release(engine->image_encoder);
+  vlm_media_encoder_release(engine->audio_encoder);
   vlm_thread_pool_release(engine->pool);
   vlm_model_release(engine->model);
   pthread_mutex_destroy(&engine->vision_mutex);
@@ -178,6 +184,7 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   out_info->model_type = engine->config->model_type;
   out_info->backend = engine->decoder->operations->backend;
   out_info->accepts_images = engine->accepts_images;
+  out_info->accepts_audio = engine->accepts_audio;
   out_info->vision_backend = !engine->accepts_images ? NULL
                              : engine->image_encoder ? engine->image_encoder->operations->backend
                                                      : "cpu";
@@ -290,6 +297,75 @@ void vlm_loaded_image_release(vlm_loaded_image *image) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* Audio (callers' threads)                                               */
+/* ---------------------------------------------------------------------- */
+
+/* Why the model takes no audio (the family has no audio path, or no
+ * feature extractor vlm can run), naming the clip count. */
+static vlm_status refuse_audio(const vlm_engine *engine, int clip_count) {
+  int rate = 0;
+  vlm_status why = vlm_model_audio_sample_rate(engine->model, &rate);
+  if (!why) return VLM_ERROR(INTERNAL, "audio refused although the model takes it");
+  return vlm_status_annotate(why, "the request has %d audio clip(s)", clip_count);
+}
+
+/* The audio encoder, built with the first clip under the encoders' lock. */
+static vlm_status ensure_audio(vlm_engine *engine, int clip_count) {
+  if (!engine->accepts_audio) return refuse_audio(engine, clip_count);
+  pthread_mutex_lock(&engine->vision_mutex);
+  vlm_status status = VLM_OK;
+  if (!engine->audio_encoder) {
+    vlm_cpu_encoder_options options = {.pool = engine->pool};
+    status = vlm_media_encoder_open_cpu(engine->model, VLM_MEDIA_AUDIO, &options, &engine->audio_encoder);
+  }
+  pthread_mutex_unlock(&engine->vision_mutex);
+  return status;
+}
+
+static vlm_status load_audio(vlm_engine *engine, const uint8_t *data, size_t size, const char *path, const char *name,
+                             const vlm_audio_limits *limits, const void *cancel, vlm_loaded_audio *out_audio) {
+  memset(out_audio, 0, sizeof(*out_audio));
+  double start = engine_now_seconds();
+  const char *label = path ? path : name ? name : "audio";
+  if (!engine->accepts_audio) {
+    int rate = 0;
+    return vlm_status_annotate(vlm_model_audio_sample_rate(engine->model, &rate), "%s", label);
+  }
+  vlm_audio_decode_options options = {.cancel = cancel, .allocator = engine->allocator};
+  if (limits) options.limits = *limits;
+  int rate = 0;
+  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(engine->model, &rate));
+  options.sample_rate = rate;
+  vlm_audio audio;
+  VLM_RETURN_IF_ERROR(path ? vlm_audio_decode_file(path, &options, &audio)
+                           : vlm_audio_decode_memory(data, size, name, &options, &audio));
+  vlm_media_item *item = calloc(1, sizeof(*item));
+  vlm_status status = item ? vlm_model_audio_item(engine->model, &audio, engine->allocator, item)
+                           : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_audio_release(&audio);
+  if (status) {
+    free(item);
+    return vlm_status_annotate(status, "%s", label);
+  }
+  item->preprocess_seconds = engine_now_seconds() - start;
+  *out_audio = (vlm_loaded_audio){item, item->token_count, item->preprocess_seconds};
+  return VLM_OK;
+}
+
+vlm_status vlm_engine_load_audio_file(vlm_engine *engine, const char *path, const vlm_audio_limits *limits,
+                                      const void *cancel, vlm_loaded_audio *out_audio) {
+  return load_audio(engine, NULL, 0, path, NULL, limits, cancel, out_audio);
+}
+
+vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                                        const vlm_audio_limits *limits, const void *cancel,
+                                        vlm_loaded_audio *out_audio) {
+  return load_audio(engine, data, size, NULL, name, limits, cancel, out_audio);
+}
+
+void vlm_loaded_audio_release(vlm_loaded_audio *audio) { vlm_loaded_image_release(audio); }
+
+/* ---------------------------------------------------------------------- */
 /* Requests                                                                */
 /* ---------------------------------------------------------------------- */
 
@@ -342,6 +418,9 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
   if (options->image_count < 0 || (options->image_count > 0 && !options->images))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none", options->image_count);
   if (options->image_count > 0 && !engine->accepts_images) return refuse_images(engine, options->image_count);
+  if (options->audio_count < 0 || (options->audio_count > 0 && !options->audio))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request names %d audio clip(s) but gives none", options->audio_count);
+  if (options->audio_count > 0 && !engine->accepts_audio) return refuse_audio(engine, options->audio_count);
   if (options->max_tokens < 0) return VLM_ERROR(INVALID_ARGUMENT, "max_tokens must not be negative");
   if (options->stop_count && !options->stop)
     return VLM_ERROR(INVALID_ARGUMENT, "the request names stop strings but gives none");
@@ -355,10 +434,20 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
  * positions: engine/prompt.c. */
 static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_options *options,
                                   vlm_engine_request *request) {
-  if (request->item_count > 0) VLM_RETURN_IF_ERROR(ensure_vision(engine, request->item_count));
+  if (options->image_count > 0) VLM_RETURN_IF_ERROR(ensure_vision(engine, options->image_count));
+  if (options->audio_count > 0) VLM_RETURN_IF_ERROR(ensure_audio(engine, options->audio_count));
   engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
                                  .items = request->items, .item_count = request->item_count};
-  return engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, &request->prompt);
+  VLM_RETURN_IF_ERROR(
+      engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, &request->prompt));
+  /* The scheduler encodes items in prompt order (images and clips may
+   * interleave there); each kind's keep their own order. */
+  vlm_media_item *ordered = request->item_count ? malloc((size_t)request->item_count * sizeof(*ordered)) : NULL;
+  if (request->item_count && !ordered) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int i = 0; i < request->item_count; i++) ordered[i] = request->items[request->prompt.item_order[i]];
+  if (ordered) memcpy(request->items, ordered, (size_t)request->item_count * sizeof(*ordered));
+  free(ordered);
+  return VLM_OK;
 }
 
 static vlm_status check_capacity(const vlm_engine *engine, const vlm_engine_request *request) {
@@ -383,19 +472,21 @@ static vlm_status copy_stop_strings(vlm_engine_request *request, const vlm_engin
   return VLM_OK;
 }
 
-/* Takes the caller's images whatever happens next (their items move into
- * the request; the caller's entries are zeroed). */
+/* Takes the caller's images and clips whatever happens next (their items
+ * move into the request, images first; the caller's entries are zeroed). */
 static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_request_options *options) {
   vlm_engine_request *request = calloc(1, sizeof(*request));
-  int count = options->image_count > 0 && options->images ? options->image_count : 0;
+  int images = options->image_count > 0 && options->images ? options->image_count : 0;
+  int clips = options->audio_count > 0 && options->audio ? options->audio_count : 0;
+  int count = images + clips;
   vlm_media_item *items = count ? calloc((size_t)count, sizeof(*items)) : NULL;
   bool complete = request && (!count || items);
   for (int i = 0; i < count; i++) {
-    vlm_loaded_image *image = &options->images[i];
-    if (items && image->item) items[i] = *image->item;
+    vlm_loaded_image *loaded = i < images ? &options->images[i] : &options->audio[i - images];
+    if (items && loaded->item) items[i] = *loaded->item;
     else complete = false;
-    free(image->item);
-    memset(image, 0, sizeof(*image));
+    free(loaded->item);
+    memset(loaded, 0, sizeof(*loaded));
   }
   if (!complete) {
     for (int i = 0; items && i < count; i++) vlm_media_item_release(&items[i]);
@@ -445,8 +536,8 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   vlm_engine_request *request = request_create(engine, options);
   if (!request) {
     count_rejection(engine);
-    return options->image_count > 0 && options->images
-               ? VLM_ERROR(INVALID_ARGUMENT, "an image of the request was not loaded (or out of memory)")
+    return (options->image_count > 0 && options->images) || (options->audio_count > 0 && options->audio)
+               ? VLM_ERROR(INVALID_ARGUMENT, "a media item of the request was not loaded (or out of memory)")
                : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   request->callback = callback;

@@ -88,6 +88,7 @@ struct vlm_engine {
   int32_t stop_tokens[ENGINE_MAX_STOP_TOKENS];
   int stop_token_count;
   bool accepts_images;                /* the family has an image path */
+  bool accepts_audio;                 /* the family has an audio path and a feature extractor */
   int64_t vocab_size;
   int64_t prefill_chunk;
   int64_t decoding_prefill_chunk; /* while another slot decodes */
@@ -98,6 +99,7 @@ struct vlm_engine {
    * callers' threads, hence its own lock. */
   pthread_mutex_t vision_mutex;
   vlm_media_encoder *image_encoder;
+  vlm_media_encoder *audio_encoder;   /* under vision_mutex too; built with the first clip */
 
   /* Scheduling state, under `mutex`. */
   pthread_mutex_t mutex;

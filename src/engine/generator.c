@@ -15,6 +15,7 @@
 
 struct vlm_generator {
   vlm_engine *engine;
+  vlm_audio_limits audio_limits;
 };
 
 vlm_status vlm_generator_open(vlm_model *model, const vlm_generator_options *options,
@@ -34,6 +35,7 @@ vlm_status vlm_generator_open(vlm_model *model, const vlm_generator_options *opt
                                        .allocator = options->allocator,
                                        .text_decoder = options->text_decoder,
                                        .image_encoder = options->image_encoder};
+  generator->audio_limits = (vlm_audio_limits){.max_seconds = options->max_audio_seconds};
   vlm_status status = vlm_engine_open(model, &engine_options, &generator->engine);
   if (status) {
     free(generator);
@@ -58,12 +60,17 @@ vlm_status vlm_generator_load_image(vlm_generator *generator, const char *path,
   return vlm_engine_load_image_file(generator->engine, path, NULL, out_image);
 }
 
+vlm_status vlm_generator_load_audio(vlm_generator *generator, const char *path, vlm_loaded_audio *out_audio) {
+  return vlm_engine_load_audio_file(generator->engine, path, &generator->audio_limits, NULL, out_audio);
+}
+
 /* ---------------------------------------------------------------------- */
 
 /* The request as chat messages in Transformers' format: an optional system
- * message, then the user's, with one image part per image before the text
- * (as the oracle's messages; the template decides where they render --
- * LLaVA's puts every image before the text). */
+ * message, then the user's, with one image part per image and then one
+ * audio part per clip before the text (as the oracle's messages; the
+ * template decides where they render -- LLaVA's puts every image before
+ * the text). */
 static char *build_messages(const vlm_generation_request *request) {
   vlm_string_builder messages = {0};
   vlm_sb_append_literal(&messages, "[");
@@ -73,9 +80,10 @@ static char *build_messages(const vlm_generation_request *request) {
     vlm_sb_append_literal(&messages, "},");
   }
   vlm_sb_append_literal(&messages, "{\"role\":\"user\",\"content\":");
-  if (request->image_count > 0) {
+  if (request->image_count > 0 || request->audio_count > 0) {
     vlm_sb_append_literal(&messages, "[");
     for (int i = 0; i < request->image_count; i++) vlm_sb_append_literal(&messages, "{\"type\":\"image\"},");
+    for (int i = 0; i < request->audio_count; i++) vlm_sb_append_literal(&messages, "{\"type\":\"audio\"},");
     vlm_sb_append_literal(&messages, "{\"type\":\"text\",\"text\":");
     vlm_sb_append_json_string(&messages, request->prompt, strlen(request->prompt));
     vlm_sb_append_literal(&messages, "}]");
@@ -91,9 +99,8 @@ static vlm_status check_request(const vlm_generation_request *request) {
   if (request->image_count < 0 || (request->image_count > 0 && !request->images))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none",
                      request->image_count);
-  if (request->audio_count > 0)
-    return VLM_ERROR(UNIMPLEMENTED, "audio input is not supported yet; the request has %d clip(s)",
-                     request->audio_count);
+  if (request->audio_count < 0 || (request->audio_count > 0 && !request->audio))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request names %d audio clip(s) but gives none", request->audio_count);
   return VLM_OK;
 }
 
@@ -152,13 +159,15 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
   vlm_status checked = check_request(request);
   char *messages = checked || request->raw_prompt ? NULL : build_messages(request);
   if (!checked && !request->raw_prompt && !messages) checked = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  if (checked) { /* the images are ours to free whatever happens */
+  if (checked) { /* the images and clips are ours to free whatever happens */
     for (int i = 0; request->images && i < request->image_count; i++) vlm_loaded_image_release(&request->images[i]);
+    for (int i = 0; request->audio && i < request->audio_count; i++) vlm_loaded_audio_release(&request->audio[i]);
     return checked;
   }
   vlm_engine_request_options options = {.messages_json = messages,
                                         .raw_prompt = request->raw_prompt ? request->prompt : NULL,
                                         .images = request->images, .image_count = request->image_count,
+                                        .audio = request->audio, .audio_count = request->audio_count,
                                         .max_tokens = request->max_tokens, .sampling = request->sampling,
                                         .stop = request->stop, .stop_count = request->stop_count};
   generation_wait wait = {.request = request, .result = out_result};

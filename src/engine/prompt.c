@@ -11,6 +11,7 @@ void engine_prompt_release(engine_prompt *prompt) {
   free(prompt->ids);
   free(prompt->positions);
   free(prompt->feature_rows);
+  free(prompt->item_order);
   memset(prompt, 0, sizeof(*prompt));
 }
 
@@ -49,29 +50,87 @@ static int64_t count_occurrences(const char *text, const char *pattern) {
   return count;
 }
 
-/* Each placeholder in the text becomes the family's expansion of the
- * item in its place, as the processor replaces its image token. */
+/* One media kind's placeholder: its token, its text, and the family's
+ * expansion of an item in its place. */
+typedef vlm_status (*expand_fn)(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,
+                                vlm_token_text_fn token_text, void *context, vlm_string_builder *out);
+typedef struct placeholder_kind {
+  vlm_media_kind kind;
+  int64_t id;
+  const char *text;
+  expand_fn expand;
+  int items;          /* of this kind in the request */
+  int next;           /* the next of them to place */
+} placeholder_kind;
+
+/* The kinds the request has items of, with the family's path for each. */
+static vlm_status collect_kinds(const vlm_model *model, const vlm_tokenizer *tokenizer,
+                                const engine_prompt_source *source, placeholder_kind kinds[2], int *out_count) {
+  *out_count = 0;
+  for (int k = 0; k < 2; k++) {
+    vlm_media_kind kind = k == 0 ? VLM_MEDIA_IMAGE : VLM_MEDIA_AUDIO;
+    int items = 0;
+    for (int i = 0; i < source->item_count; i++) items += source->items[i].kind == kind;
+    if (!items) continue;
+    const vlm_family_image *image = kind == VLM_MEDIA_IMAGE && model->family ? model->family->image : NULL;
+    const vlm_family_audio *audio = kind == VLM_MEDIA_AUDIO && model->family ? model->family->audio : NULL;
+    if (!image && !audio)
+      return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no %s input", model->config.model_type,
+                       vlm_media_kind_name(kind));
+    int64_t id = image ? image->placeholder_token(&model->config) : audio->placeholder_token(&model->config);
+    const char *text = token_text((void *)tokenizer, id);
+    if (!text || !text[0])
+      return VLM_ERROR(FAILED_PRECONDITION, "%s: the tokenizer has no %s placeholder token (id %lld)",
+                       model->directory, vlm_media_kind_name(kind), (long long)id);
+    kinds[(*out_count)++] = (placeholder_kind){kind, id, text, image ? image->expand : audio->expand, items, 0};
+  }
+  for (int i = 0; i < source->item_count; i++)
+    if (source->items[i].kind != VLM_MEDIA_IMAGE && source->items[i].kind != VLM_MEDIA_AUDIO)
+      return VLM_ERROR(UNIMPLEMENTED, "%s items are not supported", vlm_media_kind_name(source->items[i].kind));
+  return VLM_OK;
+}
+
+/* The index of the item of `kind` numbered `ordinal` among its kind. */
+static int item_of_kind(const engine_prompt_source *source, vlm_media_kind kind, int ordinal) {
+  for (int i = 0; i < source->item_count; i++)
+    if (source->items[i].kind == kind && ordinal-- == 0) return i;
+  return -1;
+}
+
+/* Each placeholder in the text becomes the family's expansion of the next
+ * item of its kind, as the processor replaces its image (audio) tokens in
+ * order; out_order records the items in the order they were placed. */
 static vlm_status expand(const vlm_model *model, const vlm_tokenizer *tokenizer, const engine_prompt_source *source,
-                         const char *text, char **out_text, size_t *out_length) {
-  const vlm_family_image *path = model->family->image;
-  int64_t placeholder_id = path->placeholder_token(&model->config);
-  const char *placeholder = token_text((void *)tokenizer, placeholder_id);
-  if (!placeholder || !placeholder[0])
-    return VLM_ERROR(FAILED_PRECONDITION, "%s: the tokenizer has no image placeholder token (id %lld)",
-                     model->directory, (long long)placeholder_id);
-  int64_t found = count_occurrences(text, placeholder);
-  if (found != source->item_count)
-    return VLM_ERROR(INVALID_ARGUMENT, "the prompt has %lld image placeholder(s) (%s) but the request has %d image(s)",
-                     (long long)found, placeholder, source->item_count);
+                         const char *text, char **out_text, size_t *out_length, int *out_order) {
+  placeholder_kind kinds[2];
+  int kind_count = 0;
+  VLM_RETURN_IF_ERROR(collect_kinds(model, tokenizer, source, kinds, &kind_count));
+  for (int k = 0; k < kind_count; k++) {
+    int64_t found = count_occurrences(text, kinds[k].text);
+    if (found != kinds[k].items)
+      return VLM_ERROR(INVALID_ARGUMENT, "the prompt has %lld %s placeholder(s) (%s) but the request has %d %s(s)",
+                       (long long)found, vlm_media_kind_name(kinds[k].kind), kinds[k].text, kinds[k].items,
+                       kinds[k].kind == VLM_MEDIA_IMAGE ? "image" : "audio clip");
+  }
   vlm_string_builder out = {0};
-  size_t length = strlen(placeholder);
   const char *at = text;
   vlm_status status = VLM_OK;
-  for (int i = 0; i < source->item_count && !status; i++) {
-    const char *next = strstr(at, placeholder);
+  for (int placed = 0; placed < source->item_count && !status; placed++) {
+    const char *next = NULL;
+    placeholder_kind *chosen = NULL;
+    for (int k = 0; k < kind_count; k++) {
+      const char *candidate = kinds[k].next < kinds[k].items ? strstr(at, kinds[k].text) : NULL;
+      if (candidate && (!next || candidate < next)) next = candidate, chosen = &kinds[k];
+    }
+    if (!chosen) {
+      status = VLM_ERROR(INTERNAL, "placeholder %d of the prompt is missing", placed);
+      break;
+    }
+    int index = item_of_kind(source, chosen->kind, chosen->next++);
+    out_order[placed] = index;
     vlm_sb_append(&out, at, (size_t)(next - at));
-    status = path->expand(&model->config, &source->items[i], placeholder, token_text, (void *)tokenizer, &out);
-    at = next + length;
+    status = chosen->expand(&model->config, &source->items[index], chosen->text, token_text, (void *)tokenizer, &out);
+    at = next + strlen(chosen->text);
   }
   vlm_sb_append(&out, at, strlen(at));
   *out_length = out.length;
@@ -84,26 +143,36 @@ static vlm_status expand(const vlm_model *model, const vlm_tokenizer *tokenizer,
   return *out_text ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory expanding the prompt");
 }
 
-/* Rows that take features: the placeholder tokens, in order; their count
- * must be the items' feature rows (Transformers' get_placeholder_mask
- * check). */
+/* Rows that take features: the placeholder tokens of every kind, in
+ * order; each kind's count must be its items' feature rows (Transformers'
+ * get_placeholder_mask check). */
 static vlm_status place_features(const vlm_model *model, const engine_prompt_source *source, engine_prompt *prompt) {
-  int64_t placeholder_id = model->family->image->placeholder_token(&model->config);
-  int64_t expected = 0;
-  for (int i = 0; i < source->item_count; i++) expected += source->items[i].token_count;
   prompt->feature_rows = calloc((size_t)(prompt->count ? prompt->count : 1), 1);
   if (!prompt->feature_rows) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (int64_t r = 0; r < prompt->count; r++)
-    if (prompt->ids[r] == placeholder_id) {
-      prompt->feature_rows[r] = 1;
-      prompt->feature_row_count++;
-    }
-  if (prompt->feature_row_count != expected)
-    return VLM_ERROR(INVALID_ARGUMENT,
-                     "image features and image tokens do not match: the prompt has %lld image tokens, the images "
-                     "%lld feature rows",
-                     (long long)prompt->feature_row_count, (long long)expected);
-  prompt->media_tokens[VLM_MEDIA_IMAGE] = prompt->feature_row_count;
+  for (int k = 0; k < 2; k++) {
+    vlm_media_kind kind = k == 0 ? VLM_MEDIA_IMAGE : VLM_MEDIA_AUDIO;
+    int64_t expected = 0;
+    int items = 0;
+    for (int i = 0; i < source->item_count; i++)
+      if (source->items[i].kind == kind) expected += source->items[i].token_count, items++;
+    if (!items) continue;
+    int64_t id = kind == VLM_MEDIA_IMAGE ? model->family->image->placeholder_token(&model->config)
+                                         : model->family->audio->placeholder_token(&model->config);
+    int64_t rows = 0;
+    for (int64_t r = 0; r < prompt->count; r++)
+      if (prompt->ids[r] == id) {
+        prompt->feature_rows[r] = 1;
+        rows++;
+      }
+    if (rows != expected)
+      return VLM_ERROR(INVALID_ARGUMENT,
+                       "%s features and %s tokens do not match: the prompt has %lld %s tokens, the items %lld "
+                       "feature rows",
+                       vlm_media_kind_name(kind), vlm_media_kind_name(kind), (long long)rows,
+                       vlm_media_kind_name(kind), (long long)expected);
+    prompt->media_tokens[kind] = rows;
+    prompt->feature_row_count += rows;
+  }
   return VLM_OK;
 }
 
@@ -113,7 +182,7 @@ static vlm_status compute_positions(const vlm_model *model, const engine_prompt_
   prompt->positions = malloc((size_t)(3 * (prompt->count ? prompt->count : 1)) * sizeof(int64_t));
   const vlm_media_item *items[64];
   if (source->item_count > 64) return VLM_ERROR(OUT_OF_RANGE, "more than 64 media items in one request");
-  for (int i = 0; i < source->item_count; i++) items[i] = &source->items[i];
+  for (int i = 0; i < source->item_count; i++) items[i] = &source->items[prompt->item_order[i]];
   if (!prompt->positions) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   return model->family->positions(&model->config, prompt->ids, prompt->count, items, source->item_count,
                                   prompt->positions, &prompt->position_delta);
@@ -129,9 +198,12 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
   size_t rendered_length = 0;
   VLM_RETURN_IF_ERROR(render(chat_template, model, source, &rendered, &rendered_length));
   vlm_status status = VLM_OK;
+  int *order = NULL;
   if (source->item_count > 0) {
     char *expanded = NULL;
-    status = expand(model, tokenizer, source, rendered, &expanded, &rendered_length);
+    order = malloc((size_t)source->item_count * sizeof(int));
+    status = order ? expand(model, tokenizer, source, rendered, &expanded, &rendered_length, order)
+                   : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     free(rendered);
     rendered = expanded;
   }
@@ -144,7 +216,11 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
     status = chat ? vlm_tokenizer_encode_chat(tokenizer, rendered, rendered_length, prompt_flow(model), &ids)
                   : vlm_tokenizer_encode(tokenizer, rendered, rendered_length, true, &ids);
   free(rendered);
-  if (status) return status;
+  if (status) {
+    free(order);
+    return status;
+  }
+  out->item_order = order;
   out->ids = ids.ids;
   out->count = (int64_t)ids.count;
   out->position_axes = 1;

@@ -28,12 +28,17 @@ typedef struct engine_prompt {
   uint8_t *feature_rows;          /* [count]: 1 where the row takes the next feature row; NULL: none */
   int64_t feature_row_count;
   int64_t media_tokens[VLM_MEDIA_KIND_COUNT];
+  /* [item_count]: the source items in the order their placeholders take
+   * in the prompt (features are laid out in that order); NULL: none. */
+  int *item_order;
 } engine_prompt;
 
 typedef struct engine_prompt_source {
   const char *messages_json;      /* rendered with the chat template, or */
   const char *raw_prompt;         /* tokenized with the tokenizer's special tokens */
-  const vlm_media_item *items;    /* in the order of their placeholders */
+  /* Each kind's items in the order of that kind's placeholders (images and
+   * audio clips may come in any order relative to each other). */
+  const vlm_media_item *items;
   int item_count;
   /* raw_prompt is a chat prompt already rendered (vlm compare's golden
    * prompts): it gets special tokens as the family's chat flow adds them

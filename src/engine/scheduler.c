@@ -336,7 +336,7 @@ static vlm_status encode_next_item(vlm_engine *engine, engine_slot *slot) {
   if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the encoder's features");
   for (int i = 0; i < slot->items_encoded; i++) offset += request->items[i].token_count;
   const vlm_media_item *item = &request->items[slot->items_encoded];
-  const vlm_media_encoder *encoder = engine->image_encoder;
+  const vlm_media_encoder *encoder = item->kind == VLM_MEDIA_AUDIO ? engine->audio_encoder : engine->image_encoder;
   vlm_status status = !encoder || encoder->operations->kind != item->kind
                           ? VLM_ERROR(UNIMPLEMENTED, "no encoder for %s items", vlm_media_kind_name(item->kind))
                           : encoder->operations->encode(encoder->self, item, slot->features + offset * width);

@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "io/config.h"
 #include "io/config_reader.h"
+#include "io/feature_extractor_config.h"
 
 static vlm_status out_of_memory(void) {
   return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory reading a config");
@@ -245,6 +246,10 @@ static vlm_status image_processor_class(vlm_config_storage *storage, const vlm_c
   if (!name)
     return vlm_config_error(file, VLM_STATUS_INVALID_ARGUMENT, "image_processor_type",
                             "is missing");
+  /* An audio model's preprocessor_config.json names its feature extractor
+   * (feature_extractor_config.c): that is no image processor. */
+  if (strcmp(key, "feature_extractor_type") == 0 && vlm_feature_extractor_defaults_json(name))
+    return VLM_ERROR(NOT_FOUND, "no image processor: %s names the feature extractor %s", file->source_name, name);
   VLM_RETURN_IF_ERROR(normalize_class_name(storage, name, out_name));
   if (vlm_image_processor_defaults_json(*out_name)) return VLM_OK;
   return vlm_config_error(file, VLM_STATUS_UNIMPLEMENTED, key,

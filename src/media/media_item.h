@@ -1,5 +1,6 @@
-/* A media item: one image (later an audio clip or a video) after its
- * processor, owned, ready for the family's encoder.
+/* A media item: one image or audio clip (later a video) after its
+ * processor (image processor or feature extractor), owned, ready for the
+ * family's encoder.
  *
  * It carries the processor's outputs as named tensors under the names
  * Transformers gives them ("pixel_values", "image_grid_thw", ...), the
@@ -35,6 +36,9 @@ typedef struct vlm_media_item {
   int64_t token_count;         /* placeholder tokens in the expanded prompt */
   const char *processor;       /* the class that made it (static string) */
   int64_t source_width, source_height; /* the decoded image's size */
+  /* An audio clip's file: rate, channels, and its duration in seconds. */
+  int64_t source_sample_rate, source_channels;
+  double source_seconds;
   double preprocess_seconds;   /* decode + processor */
 } vlm_media_item;
 

@@ -118,6 +118,40 @@ typedef struct vlm_family_image {
                          int capacity);
 } vlm_family_image;
 
+/* A family's audio path, the counterpart of vlm_family_image for items of
+ * kind audio (the feature extractor's output, media/audio_processors.h:
+ * e.g. audio_input_features [frames, mels] and audio_embed_sizes [1]).
+ * The engine drives it exactly as the image path: each audio placeholder
+ * of the rendered prompt becomes `expand`'s text (as the Transformers
+ * processor's replace_audio_token does), token_count rows take the encoder's
+ * features (speech encoder + projector), and the scheduler encodes the item
+ * with the backend's audio encoder on the family's graph. No family has one
+ * yet (Phi-4-multimodal's conformer is the first); until a family sets it,
+ * the engine, `vlm run --audio` and the server refuse audio for the model.
+ * Every function reads the model's parsed configs; none keeps state. */
+struct vlm_feature_extractor_config;
+typedef struct vlm_family_audio {
+  /* The token the processor replaces (Phi-4-multimodal's <|audio|>). */
+  int64_t (*placeholder_token)(const vlm_model_config *config);
+  /* Placeholder tokens for the item (Phi-4: its audio_embed_sizes). */
+  vlm_status (*token_count)(const vlm_model_config *config, const struct vlm_feature_extractor_config *extractor,
+                            const struct vlm_media_item *item, int64_t *out_count);
+  /* Appends what one placeholder becomes; `placeholder` is its text. */
+  vlm_status (*expand)(const vlm_model_config *config, const struct vlm_media_item *item, const char *placeholder,
+                       vlm_token_text_fn token_text, void *context, struct vlm_string_builder *out);
+  /* Rows the encoder graph processes for the item, its inputs padded to
+   * `rows`, and the graph (output: token_count feature rows first), as in
+   * vlm_family_image. */
+  vlm_status (*encoder_rows)(const vlm_model_config *config, const struct vlm_media_item *item, int64_t *out_rows);
+  vlm_status (*encoder_inputs)(const vlm_model_config *config, const struct vlm_media_item *item, int64_t rows,
+                               struct vlm_tensor_list *out);
+  vlm_status (*build_encoder)(const vlm_model_config *config, int64_t rows, struct vlm_graph *graph,
+                              vlm_encoder_nodes *out_nodes);
+  /* Row buckets for the xla backend (see vlm_family_image). */
+  int (*encoder_buckets)(const vlm_model_config *config, const struct vlm_feature_extractor_config *extractor,
+                         int64_t *out_rows, int capacity);
+} vlm_family_audio;
+
 /* RoPE positions of an expanded prompt for families whose positions are
  * not consecutive (M-RoPE): out_positions [axes, count] axis-major and the
  * decode delta (max position + 1 - count) that later steps add. */
@@ -145,6 +179,8 @@ typedef struct vlm_family {
                            struct vlm_decoder_description *out);
   /* The image path; NULL while the family's is not wired. */
   const vlm_family_image *image;
+  /* The audio path; NULL while the family's is not wired (all, today). */
+  const vlm_family_audio *audio;
   /* Non-consecutive RoPE positions (M-RoPE families); NULL: consecutive. */
   vlm_family_positions_fn positions;
 } vlm_family;

@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "media/audio_processors.h"
 #include "media/image_processors.h"
 #include "media/media_item.h"
+#include "vlm/audio.h"
 
 static vlm_status open_parts(vlm_model *model, const char *model_dir) {
   VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, model->allocator, &model->config));
@@ -17,6 +19,14 @@ static vlm_status open_parts(vlm_model *model, const char *model_dir) {
     status = VLM_OK;
   } else {
     model->has_processor = status == VLM_OK;
+  }
+  VLM_RETURN_IF_ERROR(status);
+  status = vlm_feature_extractor_config_load(model_dir, model->allocator, &model->feature_extractor);
+  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
+    vlm_status_free(status); /* models without audio have none */
+    status = VLM_OK;
+  } else {
+    model->has_feature_extractor = status == VLM_OK;
   }
   VLM_RETURN_IF_ERROR(status);
   model->family = vlm_family_find(model->config.model_type);
@@ -58,6 +68,7 @@ void vlm_model_release(vlm_model *model) {
   vlm_checkpoint_release(model->weights);
   vlm_manifest_release(&model->manifest);
   vlm_processor_config_release(&model->processor);
+  vlm_feature_extractor_config_release(&model->feature_extractor);
   vlm_generation_config_release(&model->generation);
   vlm_model_config_release(&model->config);
   free(model->directory);
@@ -94,6 +105,44 @@ vlm_status vlm_model_image_item_with(const vlm_model *model, const vlm_image *im
   status = processor->preprocess(&model->processor, image, (vlm_image_backend)backend, allocator, out_item);
   if (!status)
     status = model->family->image->token_count(&model->config, &model->processor, out_item->grid,
+                                               &out_item->token_count);
+  if (status) vlm_media_item_release(out_item);
+  return status;
+}
+
+vlm_status vlm_model_audio_sample_rate(const vlm_model *model, int *out_rate) {
+  *out_rate = 0;
+  if (!model->family || !model->family->audio)
+    return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no audio input (vlm has no audio encoder for it)",
+                     model->config.model_type);
+  if (!model->has_feature_extractor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s has no feature extractor config (preprocessor_config.json or "
+                     "processor_config.json's audio_processor): its audio cannot be processed", model->directory);
+  const vlm_audio_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_audio_processor_find(&model->feature_extractor, &processor), "%s",
+                                          model->directory));
+  *out_rate = (int)model->feature_extractor.sampling_rate;
+  return VLM_OK;
+}
+
+vlm_status vlm_model_audio_item(const vlm_model *model, const vlm_audio *audio, const vlm_allocator *allocator,
+                                vlm_media_item *out_item) {
+  memset(out_item, 0, sizeof(*out_item));
+  int rate = 0;
+  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(model, &rate));
+  if (audio->sample_rate != rate)
+    return VLM_ERROR(INVALID_ARGUMENT, "the audio is at %d Hz; %s takes %d Hz", audio->sample_rate,
+                     model->feature_extractor.feature_extractor_type, rate);
+  const vlm_audio_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(vlm_audio_processor_find(&model->feature_extractor, &processor));
+  out_item->kind = VLM_MEDIA_AUDIO;
+  out_item->processor = processor->name;
+  out_item->source_sample_rate = audio->source_sample_rate;
+  out_item->source_channels = audio->source_channels;
+  out_item->source_seconds = (double)audio->source_frames / audio->source_sample_rate;
+  vlm_status status = processor->preprocess(&model->feature_extractor, audio->samples, audio->count, allocator, out_item);
+  if (!status)
+    status = model->family->audio->token_count(&model->config, &model->feature_extractor, out_item,
                                                &out_item->token_count);
   if (status) vlm_media_item_release(out_item);
   return status;

@@ -8,6 +8,7 @@
 
 #include "io/checkpoint.h"
 #include "io/config.h"
+#include "io/feature_extractor_config.h"
 #include "models/family.h"
 #include "vlm/model.h"
 
@@ -19,6 +20,8 @@ struct vlm_model {
   vlm_generation_config generation;
   bool has_processor;                 /* preprocessor_config.json / processor_config.json */
   vlm_processor_config processor;
+  bool has_feature_extractor;         /* an audio feature extractor config (feature_extractor_config.h) */
+  vlm_feature_extractor_config feature_extractor;
   const vlm_family *family;           /* NULL: no family implements model_type */
   vlm_tensor_manifest manifest;       /* empty without a family */
   vlm_checkpoint *weights;
@@ -36,6 +39,17 @@ vlm_status vlm_model_image_item(const vlm_model *model, const struct vlm_image *
  * its default one (vlm compare's processor_pil.* stages). */
 vlm_status vlm_model_image_item_with(const vlm_model *model, const struct vlm_image *image, int backend,
                                      const vlm_allocator *allocator, struct vlm_media_item *out_item);
+
+struct vlm_audio;
+/* The output rate audio must be decoded to for the model's feature
+ * extractor, or UNIMPLEMENTED when the model takes no audio: a family
+ * without an audio path, no feature extractor config, or a class the
+ * registry lacks (the message names which). */
+vlm_status vlm_model_audio_sample_rate(const vlm_model *model, int *out_rate);
+/* A decoded clip (at that rate) run through the model's feature extractor
+ * into a media item of kind audio, with the family's placeholder count. */
+vlm_status vlm_model_audio_item(const vlm_model *model, const struct vlm_audio *audio,
+                                const vlm_allocator *allocator, struct vlm_media_item *out_item);
 
 /* The family, or UNIMPLEMENTED naming the model_type and the supported
  * ones ("the text decoder of model_type 'x' is not supported"). */

@@ -94,7 +94,7 @@ static void note_client_gone(completion *answer) {
 /* Which call a status came from: the same code means different things
  * from each. */
 typedef enum failure_stage {
-  STAGE_IMAGE,   /* vlm_engine_load_image_memory: decoding and preprocessing */
+  STAGE_IMAGE,   /* vlm_engine_load_image_memory / _audio_memory: decoding and preprocessing */
   STAGE_SUBMIT,  /* vlm_engine_submit: template, tokenizer, admission */
 } failure_stage;
 
@@ -229,28 +229,69 @@ static bool check_request(const vlm_server *server, const openai_request *reques
   return true;
 }
 
-/* Fetches and preprocesses every image into `images` (in placeholder
- * order). On failure answers nothing: fills *error or *out_status. */
-static bool load_images(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
-                        vlm_loaded_image *images, int *out_count, openai_error *error,
-                        vlm_status *out_status, const char **out_param) {
-  *out_count = 0;
+/* input_audio.format names the container; the bytes must be one. */
+static bool check_audio_format(const openai_media *media, const uint8_t *bytes, size_t length, openai_error *error) {
+  if (!media->audio_format) return true; /* audio_url: the data URL's type was checked */
+  vlm_audio_format sniffed = vlm_audio_format_sniff(bytes, length);
+  static const struct {
+    const char *name;
+    vlm_audio_format format;
+  } formats[] = {{"wav", VLM_AUDIO_FORMAT_WAV}, {"flac", VLM_AUDIO_FORMAT_FLAC},
+                 {"ogg", VLM_AUDIO_FORMAT_OGG_VORBIS}, {"mp3", VLM_AUDIO_FORMAT_MP3}};
+  for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+    if (strcmp(media->audio_format, formats[i].name) == 0 && (sniffed == formats[i].format || !sniffed))
+      return true; /* unknown bytes: the decoder names what they are */
+  openai_error_set(error, 400, "invalid_request_error", media->param, NULL,
+                   "%s: input_audio.format is '%s' but the data is %s audio.", media->param, media->audio_format,
+                   vlm_audio_format_name(sniffed));
+  return false;
+}
+
+/* The encoded bytes of one audio part: input_audio's base64, or the
+ * audio_url under the server's media policy. */
+static bool fetch_audio(vlm_server *server, const openai_media *media, const atomic_bool *cancel, uint8_t **bytes,
+                        size_t *length, openai_error *error) {
+  bool fetched = media->audio_data
+                     ? media_source_decode_base64(&server->media, media->audio_data, media->param, bytes, length, error)
+                     : media_source_fetch_audio(&server->media, media->url, media->param, cancel, bytes, length, error);
+  if (fetched && !check_audio_format(media, *bytes, *length, error)) {
+    free(*bytes);
+    *bytes = NULL;
+    return false;
+  }
+  return fetched;
+}
+
+/* Fetches and preprocesses every image into `images` and every audio clip
+ * into `audio` (each kind in placeholder order). On failure answers
+ * nothing: fills *error or *out_status. */
+static bool load_media(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
+                       vlm_loaded_image *images, int *out_image_count, vlm_loaded_audio *audio,
+                       int *out_audio_count, openai_error *error, vlm_status *out_status, const char **out_param) {
+  *out_image_count = *out_audio_count = 0;
+  vlm_audio_limits limits = {.max_encoded_bytes = server->media.max_bytes,
+                             .max_seconds = server->options.max_audio_seconds};
   for (size_t i = 0; i < request->media_count; i++) {
     const openai_media *media = &request->media[i];
-    if (media->kind != OPENAI_MEDIA_IMAGE) continue;
+    bool image = media->kind == OPENAI_MEDIA_IMAGE;
     uint8_t *bytes = NULL;
     size_t length = 0;
-    if (!media_source_fetch(&server->media, media->url, media->param, cancel, &bytes, &length, error))
+    if (image ? !media_source_fetch(&server->media, media->url, media->param, cancel, &bytes, &length, error)
+              : !fetch_audio(server, media, cancel, &bytes, &length, error))
       return false;
-    vlm_status status = vlm_engine_load_image_memory(server->engine, bytes, length, media->param,
-                                                     cancel, &images[*out_count]);
+    vlm_status status =
+        image ? vlm_engine_load_image_memory(server->engine, bytes, length, media->param, cancel,
+                                             &images[*out_image_count])
+              : vlm_engine_load_audio_memory(server->engine, bytes, length, media->param, &limits, cancel,
+                                             &audio[*out_audio_count]);
     free(bytes);
     if (status) {
       *out_status = status;
       *out_param = media->param;
       return false;
     }
-    (*out_count)++;
+    if (image) (*out_image_count)++;
+    else (*out_audio_count)++;
   }
   return true;
 }
@@ -393,15 +434,19 @@ static enum MHD_Result answer_stream(completion *answer) {
   return result;
 }
 
-/* Submits the prepared request; images pass to the engine either way. */
+/* Submits the prepared request; images and clips pass to the engine
+ * either way. */
 static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connection *connection,
                                          const openai_request *request, completion *answer,
-                                         vlm_loaded_image *images, int image_count) {
+                                         vlm_loaded_image *images, int image_count, vlm_loaded_audio *audio,
+                                         int audio_count) {
   vlm_engine_request_options options = {
       .messages_json = request->endpoint == OPENAI_CHAT_COMPLETIONS ? request->messages_json : NULL,
       .raw_prompt = request->endpoint == OPENAI_COMPLETIONS ? request->prompt : NULL,
       .images = images,
       .image_count = image_count,
+      .audio = audio,
+      .audio_count = audio_count,
       .max_tokens = request->max_tokens,
       .sampling = merge_sampling(server, request),
       .logprobs = request->logprobs,
@@ -419,15 +464,17 @@ static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connecti
   return answer->stream ? answer_stream(answer) : answer_whole(answer);
 }
 
-/* Fetches and decodes the images under the guard's watch: a client that
- * leaves, or the request's deadline, sets the cancel flag that the fetch
- * and the decoders poll. Answers nothing; false with *error or *status. */
-static bool prepare_images(vlm_server *server, const openai_request *request, completion *answer,
-                           vlm_loaded_image *images, int *image_count, openai_error *error,
-                           vlm_status *status, const char **param) {
+/* Fetches and decodes the images and clips under the guard's watch: a
+ * client that leaves, or the request's deadline, sets the cancel flag that
+ * the fetch and the decoders poll. Answers nothing; false with *error or
+ * *status. */
+static bool prepare_media(vlm_server *server, const openai_request *request, completion *answer,
+                          vlm_loaded_image *images, int *image_count, vlm_loaded_audio *audio, int *audio_count,
+                          openai_error *error, vlm_status *status, const char **param) {
   guarded_connection *guarded = answer->http->guarded;
   guarded_connection_watch(guarded, &answer->watch);
-  bool loaded = load_images(server, request, &answer->events.cancel, images, image_count, error, status, param);
+  bool loaded = load_media(server, request, &answer->events.cancel, images, image_count, audio, audio_count, error,
+                           status, param);
   guarded_connection_watch(guarded, NULL);
   return loaded;
 }
@@ -440,17 +487,21 @@ static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection 
     return respond_and_release_error(server, connection, http, &error);
   completion *answer = completion_create(server, connection, http, request);
   vlm_loaded_image *images = request->media_count ? calloc(request->media_count, sizeof(*images)) : NULL;
-  if (!answer || (request->media_count && !images)) {
+  vlm_loaded_audio *audio = request->media_count ? calloc(request->media_count, sizeof(*audio)) : NULL;
+  if (!answer || (request->media_count && (!images || !audio))) {
     if (answer) completion_destroy(answer);
     free(images);
+    free(audio);
     return server_respond(server, connection, http, 500, "application/json", NULL);
   }
-  int image_count = 0;
+  int image_count = 0, audio_count = 0;
   vlm_status status = VLM_OK;
   const char *param = NULL;
-  if (!prepare_images(server, request, answer, images, &image_count, &error, &status, &param)) {
+  if (!prepare_media(server, request, answer, images, &image_count, audio, &audio_count, &error, &status, &param)) {
     for (int i = 0; i < image_count; i++) vlm_loaded_image_release(&images[i]);
+    for (int i = 0; i < audio_count; i++) vlm_loaded_audio_release(&audio[i]);
     free(images);
+    free(audio);
     bool gone = atomic_load(&answer->watch.client_gone), timed_out = atomic_load(&answer->watch.timed_out);
     if (gone) note_client_gone(answer);
     completion_destroy(answer);
@@ -468,8 +519,10 @@ static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection 
     if (status) return respond_status(server, connection, http, STAGE_IMAGE, status, param);
     return respond_and_release_error(server, connection, http, &error);
   }
-  enum MHD_Result result = submit_and_answer(server, connection, request, answer, images, image_count);
-  free(images); /* its entries went to the engine */
+  enum MHD_Result result =
+      submit_and_answer(server, connection, request, answer, images, image_count, audio, audio_count);
+  free(images); /* their entries went to the engine */
+  free(audio);
   return result;
 }
 

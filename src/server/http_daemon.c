@@ -214,27 +214,54 @@ static void server_free(vlm_server *server) {
   free(server);
 }
 
-vlm_status vlm_server_start(vlm_engine *engine, const vlm_server_options *options,
-                            vlm_server **out_server) {
+vlm_status vlm_server_start_loading(const vlm_server_options *options, vlm_server **out_server) {
   *out_server = NULL;
   vlm_server *server = calloc(1, sizeof(*server));
   if (!server) return vlm_status_make(VLM_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  server->engine = engine;
   server->options = *options;
   fill_defaults(&server->options);
-  vlm_engine_get_info(engine, &server->info);
-  server->model_id = model_id_of(&server->options, server->info.model_dir);
   server->media = (media_policy){.allowed_media_dir = server->options.allowed_media_dir,
                                  .allow_remote_media = server->options.allow_remote_media,
                                  .allow_private_addresses = server->options.allow_private_media_addresses};
   server->started_at = (int64_t)time(NULL);
   atomic_init(&server->shutting_down, false);
+  atomic_init(&server->ready, false);
   atomic_init(&server->active_requests, 0);
-  vlm_status status = server->model_id ? detect_content_format(server)
-                      : vlm_status_make(VLM_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  if (!status) status = start_daemon(server);
+  vlm_status status = start_daemon(server);
   if (status) {
     server_free(server);
+    return status;
+  }
+  /* At info level: a failure while the engine opens stays one line on stderr. */
+  char url[320];
+  vlm_server_url(server, url, sizeof(url));
+  VLM_LOG_INFOF("serve: %s answers; loading (/health/ready says when it is ready)", url);
+  *out_server = server;
+  return VLM_OK;
+}
+
+vlm_status vlm_server_attach_engine(vlm_server *server, vlm_engine *engine) {
+  if (server_is_ready(server))
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "the server has its engine already");
+  vlm_engine_get_info(engine, &server->info);
+  free(server->model_id);
+  server->model_id = model_id_of(&server->options, server->info.model_dir);
+  vlm_status status = server->model_id ? detect_content_format(server)
+                      : vlm_status_make(VLM_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  if (status) return status;
+  server->engine = engine;
+  /* Publishes everything above to the connection threads. */
+  atomic_store_explicit(&server->ready, true, memory_order_release);
+  return VLM_OK;
+}
+
+vlm_status vlm_server_start(vlm_engine *engine, const vlm_server_options *options,
+                            vlm_server **out_server) {
+  vlm_server *server = NULL;
+  vlm_status status = vlm_server_start_loading(options, &server);
+  if (!status) status = vlm_server_attach_engine(server, engine);
+  if (status) {
+    vlm_server_stop(server, 0);
     return status;
   }
   *out_server = server;
@@ -250,7 +277,7 @@ void vlm_server_stop(vlm_server *server, double grace_seconds) {
   MHD_socket listener = MHD_quiesce_daemon(server->daemon);
   if (listener != MHD_INVALID_SOCKET) close(listener);
   /* In-flight requests finish (or are cancelled after the grace period)... */
-  vlm_engine_drain(server->engine, grace_seconds);
+  if (server_is_ready(server)) vlm_engine_drain(server->engine, grace_seconds);
   /* ...and their last bytes reach the clients before connections close. */
   double deadline = connection_guard_now() + FLUSH_SECONDS;
   while (atomic_load(&server->active_requests) > 0 && connection_guard_now() < deadline)
@@ -307,27 +334,45 @@ static int wait_for_stop_signal(void) {
   }
 }
 
-vlm_status vlm_server_run(vlm_engine *engine, const vlm_server_options *options) {
-  struct sigaction saved_interrupt, saved_terminate;
-  vlm_status status = install_signal_handlers(&saved_interrupt, &saved_terminate);
-  if (status) return status;
-  vlm_server *server = NULL;
-  status = vlm_server_start(engine, options, &server);
-  if (status) {
-    restore_signal_handlers(&saved_interrupt, &saved_terminate);
-    return status;
-  }
+void vlm_server_url(const vlm_server *server, char *out, size_t capacity) {
   const char *host = server->options.host;
   bool bracket = strchr(host, ':') != NULL; /* an IPv6 literal */
-  fprintf(stderr, "listening on http://%s%s%s:%d\n", bracket ? "[" : "", host, bracket ? "]" : "",
-          server->port);
+  snprintf(out, capacity, "http://%s%s%s:%d", bracket ? "[" : "", host, bracket ? "]" : "", server->port);
+}
+
+/* Serves `server` (started) until a signal, then stops it. */
+static void serve_until_signal(vlm_server *server) {
+  char url[320];
+  vlm_server_url(server, url, sizeof(url));
+  fprintf(stderr, "listening on %s\n", url);
   fflush(stderr);
   int signal_number = wait_for_stop_signal();
   double grace = server->options.shutdown_grace_seconds;
   fprintf(stderr, "vlm: %s: stopping; in-flight requests may finish within %.0f s\n",
           signal_number == SIGINT ? "SIGINT" : "SIGTERM", grace);
   vlm_server_stop(server, grace);
-  restore_signal_handlers(&saved_interrupt, &saved_terminate);
   fprintf(stderr, "vlm: stopped\n");
+}
+
+vlm_status vlm_server_run_started(vlm_server *server) {
+  struct sigaction saved_interrupt, saved_terminate;
+  vlm_status status = install_signal_handlers(&saved_interrupt, &saved_terminate);
+  if (status) {
+    vlm_server_stop(server, 0);
+    return status;
+  }
+  serve_until_signal(server);
+  restore_signal_handlers(&saved_interrupt, &saved_terminate);
   return VLM_OK;
+}
+
+vlm_status vlm_server_run(vlm_engine *engine, const vlm_server_options *options) {
+  struct sigaction saved_interrupt, saved_terminate;
+  vlm_status status = install_signal_handlers(&saved_interrupt, &saved_terminate);
+  if (status) return status;
+  vlm_server *server = NULL;
+  status = vlm_server_start(engine, options, &server);
+  if (!status) serve_until_signal(server);
+  restore_signal_handlers(&saved_interrupt, &saved_terminate);
+  return status;
 }

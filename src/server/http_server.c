@@ -29,7 +29,7 @@
  * the connection kept); larger ones are answered at once and closed. */
 #define DRAIN_LIMIT_BYTES ((size_t)64 << 10)
 
-const int server_counted_statuses[SERVER_STATUS_KINDS] = {200, 400, 401, 403, 404, 405, 413,
+const int server_counted_statuses[SERVER_STATUS_KINDS] = {200, 304, 400, 401, 403, 404, 405, 413,
                                                           415, 429, 500, 501, 503, 504, 0};
 
 static const char *const route_paths[ROUTE_COUNT] = {
@@ -40,6 +40,7 @@ static const char *const route_paths[ROUTE_COUNT] = {
     [ROUTE_HEALTH_LIVE] = "/health/live",
     [ROUTE_HEALTH_READY] = "/health/ready",
     [ROUTE_METRICS] = "/metrics",
+    [ROUTE_UI] = "/",
     [ROUTE_OTHER] = "other",
 };
 
@@ -138,9 +139,10 @@ bool server_client_gone(struct MHD_Connection *connection) {
 /* Refusals decided from the request line and headers                        */
 /* ------------------------------------------------------------------------ */
 
-static server_route find_route(const char *url) {
-  for (int route = 0; route < ROUTE_OTHER; route++)
+static server_route find_route(const vlm_server *server, const char *url) {
+  for (int route = 0; route < ROUTE_UI; route++)
     if (strcmp(url, route_paths[route]) == 0) return (server_route)route;
+  if (!server->options.no_ui && ui_serves(url)) return ROUTE_UI;
   return ROUTE_OTHER;
 }
 
@@ -179,7 +181,9 @@ static void refuse(http_request *request, int http_status, const char *type, con
 
 static bool check_api_key(vlm_server *server, struct MHD_Connection *connection, http_request *request) {
   const char *key = server->options.api_key;
-  if (!key || !key[0] || is_health_route(request->route)) return true;
+  /* The page itself is public: it asks its user for the key. */
+  if (!key || !key[0] || is_health_route(request->route) || request->route == ROUTE_UI) return true;
+  if (request->route == ROUTE_METRICS && server->options.public_metrics) return true;
   const char *header = header_value(connection, MHD_HTTP_HEADER_AUTHORIZATION);
   static const char bearer[] = "Bearer ";
   if (header && strncasecmp(header, bearer, sizeof(bearer) - 1) == 0 &&
@@ -241,6 +245,12 @@ static void check_headers(vlm_server *server, struct MHD_Connection *connection,
     return;
   }
   if (!check_method(connection, url, method, request) || !check_api_key(server, connection, request)) return;
+  if (!server_is_ready(server) && (route_takes_post(request->route) || request->route == ROUTE_MODELS)) {
+    static const char *const retry_after[] = {MHD_HTTP_HEADER_RETRY_AFTER, "5", NULL};
+    refuse(request, MHD_HTTP_SERVICE_UNAVAILABLE, "server_error", "model_loading", retry_after,
+           "The model is still loading; /health/ready answers 200 once it is ready.");
+    return;
+  }
   if (!route_takes_post(request->route)) return;
   if (atomic_load(&server->shutting_down)) {
     refuse(request, MHD_HTTP_SERVICE_UNAVAILABLE, "server_error", "server_shutting_down", NULL,
@@ -276,25 +286,6 @@ static enum MHD_Result respond_refusal(vlm_server *server, struct MHD_Connection
 /* GET routes                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* Ready: a completion sent now would be admitted (not draining, the queue
- * has room). Live: the process answers. /health stays what it was: ok,
- * or 503 while shutting down. */
-static char *readiness(vlm_server *server, int *out_status) {
-  vlm_engine_metrics metrics;
-  vlm_engine_get_metrics(server->engine, &metrics);
-  const char *reason = NULL;
-  if (atomic_load(&server->shutting_down)) reason = "shutting_down";
-  else if (metrics.queue_depth >= server->info.queue_limit) reason = "queue_full";
-  *out_status = reason ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK;
-  vlm_string_builder out = {0};
-  if (reason) vlm_sb_appendf(&out, "{\"status\":\"not_ready\",\"reason\":\"%s\"", reason);
-  else vlm_sb_append_literal(&out, "{\"status\":\"ready\"");
-  vlm_sb_appendf(&out, ",\"queue_depth\":%lld,\"queue_limit\":%d,\"active_slots\":%d,\"slots\":%d}",
-                 (long long)metrics.queue_depth, (int)server->info.queue_limit, (int)metrics.active_slots,
-                 (int)metrics.slot_count);
-  return vlm_sb_finish(&out);
-}
-
 static enum MHD_Result respond_get(vlm_server *server, struct MHD_Connection *connection,
                                    http_request *request) {
   switch (request->route) {
@@ -304,20 +295,10 @@ static enum MHD_Result respond_get(vlm_server *server, struct MHD_Connection *co
     case ROUTE_METRICS:
       return server_respond(server, connection, request, MHD_HTTP_OK,
                             "text/plain; version=0.0.4; charset=utf-8", metrics_render(server));
-    case ROUTE_HEALTH_LIVE:
-      return server_respond(server, connection, request, MHD_HTTP_OK, "application/json",
-                            strdup("{\"status\":\"ok\"}"));
-    case ROUTE_HEALTH_READY: {
-      int status = MHD_HTTP_OK;
-      char *body = readiness(server, &status);
-      return server_respond(server, connection, request, status, "application/json", body);
-    }
-    default: {
-      bool stopping = atomic_load(&server->shutting_down);
-      return server_respond(server, connection, request,
-                            stopping ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK, "application/json",
-                            strdup(stopping ? "{\"status\":\"shutting_down\"}" : "{\"status\":\"ok\"}"));
-    }
+    case ROUTE_UI:
+      return ui_respond(server, connection, request);
+    default:
+      return health_respond(server, connection, request);
   }
 }
 
@@ -332,8 +313,9 @@ static enum MHD_Result start_request(vlm_server *server, struct MHD_Connection *
   http_request *request = calloc(1, sizeof(*request));
   if (!request) return MHD_NO;
   *request_state = request;
-  request->route = find_route(url);
+  request->route = find_route(server, url);
   request->method = method;
+  request->url = url;
   request->started = connection_guard_now();
   double limit = server->options.request_timeout_seconds;
   request->deadline = limit > 0 ? request->started + limit : 0;

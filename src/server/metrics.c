@@ -1,6 +1,15 @@
 /* GET /metrics: the Prometheus text exposition format (version 0.0.4) of
- * the server's HTTP counters and the engine's vlm_engine_get_metrics. */
+ * the server's HTTP counters and the engine's vlm_engine_get_metrics.
+ *
+ * Load for a router: the Gateway API Inference Extension's endpoint picker
+ * scores model servers on three gauges of its model-server protocol, whose
+ * names it lets each server choose (docs/DEPLOY.md gives its flags):
+ * TotalQueuedRequests is vlm_num_requests_waiting, TotalRunningRequests
+ * vlm_num_requests_running and KVCacheUtilization (a fraction, 0 to 1, as
+ * vLLM's vllm:kv_cache_usage_perc is) vlm_kv_cache_usage_ratio. The older
+ * vlm_queue_depth and vlm_active_slots stay, with the same values. */
 #include <stdio.h>
+#include <string.h>
 
 #include "server/server_internal.h"
 
@@ -98,10 +107,26 @@ static void append_requests(vlm_string_builder *out, const vlm_engine_metrics *m
                  metrics->requests_rejected);
 }
 
+/* What a router balances on (see the top of the file). */
+static void append_load(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
+  append_gauge(out, "vlm_num_requests_waiting",
+               "Requests admitted and waiting for a slot (the queue a router and an autoscaler watch).",
+               (double)metrics->queue_depth);
+  append_gauge(out, "vlm_num_requests_running", "Requests in a slot: prefilling or decoding.",
+               (double)metrics->active_slots);
+}
+
 char *metrics_render(vlm_server *server) {
   vlm_engine_metrics metrics;
-  vlm_engine_get_metrics(server->engine, &metrics);
+  memset(&metrics, 0, sizeof(metrics));
+  /* While the model loads there is no engine: its numbers are zero. */
+  bool ready = server_is_ready(server);
+  if (ready) vlm_engine_get_metrics(server->engine, &metrics);
   vlm_string_builder out = {0};
+  append_gauge(&out, "vlm_model_loaded",
+               "1 once the model is loaded (on xla: compiled) and requests are taken, else 0.",
+               ready ? 1.0 : 0.0);
+  append_load(&out, &metrics);
   append_http_responses(&out, server);
   append_requests(&out, &metrics);
   append_counter(&out, "vlm_client_disconnects_total",

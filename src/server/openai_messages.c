@@ -152,6 +152,35 @@ static bool parse_audio_part(message_builder *builder, const vlm_json_value *par
   return true;
 }
 
+/* {"type": "audio_url", "audio_url": {"url": ...}}, as vLLM takes audio by
+ * URL (data:audio/...;base64, and file:// / http(s) under the policy). */
+static bool parse_audio_url_part(message_builder *builder, const vlm_json_value *part, const char *param) {
+  static const char *const allowed[] = {"type", "audio_url", NULL};
+  static const char *const allowed_inner[] = {"url", NULL};
+  openai_error *error = builder->error;
+  if (!check_allowed_keys(part, allowed, param, error)) return false;
+  char field[OPENAI_PARAM_CAPACITY];
+  openai_build_param(field, "%s.audio_url", param);
+  const vlm_json_value *audio_url = openai_or_null(vlm_json_object_get(part, "audio_url"));
+  if (audio_url->type != VLM_JSON_OBJECT) return openai_fail_type(error, field, "an object", audio_url);
+  if (!check_allowed_keys(audio_url, allowed_inner, field, error)) return false;
+  openai_build_param(field, "%s.audio_url.url", param);
+  openai_media media = {.kind = OPENAI_MEDIA_AUDIO};
+  if (!openai_copy_plain_string(openai_or_null(vlm_json_object_get(audio_url, "url")), field, error, &media.url))
+    return false;
+  if (media.url[0] == '\0') {
+    free(media.url);
+    return openai_fail_invalid_value(error, field, "must not be empty");
+  }
+  media.param = openai_copy_string(field);
+  if (!media.param || !add_media(builder, &media)) {
+    openai_media_release(&media);
+    return openai_fail_out_of_memory(error);
+  }
+  vlm_sb_append_literal(&builder->json, "{\"type\":\"audio\"}");
+  return true;
+}
+
 static bool parse_content_part(message_builder *builder, const vlm_json_value *part,
                                const char *param, bool allows_media) {
   openai_error *error = builder->error;
@@ -163,14 +192,16 @@ static bool parse_content_part(message_builder *builder, const vlm_json_value *p
   if (vlm_json_string_equals(type, "text")) return parse_text_part(builder, part, param);
   bool is_image = vlm_json_string_equals(type, "image_url");
   bool is_audio = vlm_json_string_equals(type, "input_audio");
-  if ((is_image || is_audio) && !allows_media)
+  bool is_audio_url = vlm_json_string_equals(type, "audio_url");
+  if ((is_image || is_audio || is_audio_url) && !allows_media)
     return openai_fail_invalid_value(error, type_param, "'%s' parts are only allowed in user messages",
                               type->as.string.chars);
   if (is_image) return parse_image_part(builder, part, param);
   if (is_audio) return parse_audio_part(builder, part, param);
+  if (is_audio_url) return parse_audio_url_part(builder, part, param);
   return openai_fail_invalid_value(error, type_param,
                             "unsupported content part type '%.60s' (supported: text, "
-                            "image_url, input_audio)",
+                            "image_url, input_audio, audio_url)",
                             type->as.string.chars);
 }
 

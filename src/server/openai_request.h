@@ -12,9 +12,11 @@
  * template: content parts become {"type":"text","text":...} and
  * {"type":"image"} in order, and each image part's URL is kept in
  * `media` in the same order (its bytes are fetched later, by
- * media_source.h, on the worker thread). input_audio parts are kept as
- * media of kind AUDIO so the handler can refuse them by name for a model
- * without audio; nothing is dropped. */
+ * media_source.h, on the worker thread). input_audio ({data, format}) and
+ * audio_url ({url}) parts become {"type":"audio"} and media of kind AUDIO
+ * in the same order, so the handler decodes them for a model with an
+ * audio path and refuses them by name for one without; nothing is
+ * dropped. */
 #ifndef VLM_SERVER_OPENAI_REQUEST_H
 #define VLM_SERVER_OPENAI_REQUEST_H
 
@@ -49,8 +51,8 @@ typedef enum openai_media_kind {
 
 typedef struct openai_media {
   openai_media_kind kind;
-  char *url;            /* image_url.url (data:, file://, http(s)://) */
-  char *audio_data;     /* input_audio.data (base64) */
+  char *url;            /* image_url.url or audio_url.url (data:, file://, http(s)://) */
+  char *audio_data;     /* input_audio.data (base64); NULL for audio_url */
   char *audio_format;   /* input_audio.format */
   char *param;          /* the field it came from, ready to pass to media_source_fetch:
                            "messages[0].content[1].image_url.url" or

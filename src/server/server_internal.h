@@ -26,18 +26,23 @@ typedef enum server_route {
   ROUTE_HEALTH_LIVE,
   ROUTE_HEALTH_READY,
   ROUTE_METRICS,
+  ROUTE_UI,                     /* GET / and the page's files under /ui/ */
   ROUTE_OTHER,
   ROUTE_COUNT,
 } server_route;
 
 /* HTTP statuses the server answers with, for counters; the last entry
  * counts any other. */
-#define SERVER_STATUS_KINDS 14
+#define SERVER_STATUS_KINDS 15
 extern const int server_counted_statuses[SERVER_STATUS_KINDS];
 const char *server_route_name(server_route route);
 
 struct vlm_server {
+  /* NULL until vlm_server_attach_engine; engine, info, model_id and
+   * content_format are written once before `ready` is set (release) and
+   * read only by those who saw it set (acquire). */
   vlm_engine *engine;
+  atomic_bool ready;
   vlm_engine_info info;
   vlm_server_options options;   /* defaults filled in */
   char *model_id;
@@ -63,6 +68,7 @@ struct vlm_server {
 typedef struct http_request {
   server_route route;
   const char *method;           /* libmicrohttpd's, valid for the request */
+  const char *url;              /* the same */
   char id[HTTP_REQUEST_ID_MAX + 1];
   guarded_connection *guarded;  /* the connection's deadlines; may be NULL */
   double started;               /* monotonic seconds, when the headers were in */
@@ -102,6 +108,18 @@ bool server_client_gone(struct MHD_Connection *connection);
  * whole body received (request->body, request->length). */
 enum MHD_Result chat_handle(vlm_server *server, struct MHD_Connection *connection,
                             http_request *request, openai_endpoint endpoint);
+
+/* health_handler.c: GET /health, /health/live and /health/ready. */
+enum MHD_Result health_respond(vlm_server *server, struct MHD_Connection *connection,
+                               http_request *request);
+/* The server has its engine (vlm_server_attach_engine ran). */
+bool server_is_ready(vlm_server *server);
+
+/* ui_handler.c: the chat page. ui_serves(url): whether the URL is one of
+ * its files ("/" or "/ui/..."); ui_respond answers a GET for it. */
+bool ui_serves(const char *url);
+enum MHD_Result ui_respond(vlm_server *server, struct MHD_Connection *connection,
+                           http_request *request);
 
 /* metrics.c: the Prometheus text exposition; NULL if out of memory. */
 char *metrics_render(vlm_server *server);

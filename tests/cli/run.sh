@@ -49,8 +49,16 @@ check run_refuses_images_for_text_models refuses 1 "model_type 'qwen2' takes no 
   run --model "$source_dir/tests/models/qwen2" --prompt "What is this?" --image "$source_dir/README.md"
 check run_refuses_text_as_image refuses 1 "not an image" \
   run --model "$source_dir/tests/models/llava" --prompt "What is this?" --image "$source_dir/README.md"
-check run_refuses_audio refuses 1 "--audio is not supported yet" \
-  run --model "$source_dir/tests/models/llava" --prompt "Listen" --audio /dev/null
+# No family has an audio path yet: --audio is refused by name, before the
+# file is read (a real clip, and a path that does not exist, alike).
+check run_refuses_audio refuses 1 "speech.wav: model_type 'llava' takes no audio input" \
+  run --model "$source_dir/tests/models/llava" --prompt "Listen" --audio "$work/speech.wav"
+check run_refuses_audio_for_text_models refuses 1 "model_type 'qwen2' takes no audio input" \
+  run --model "$source_dir/tests/models/qwen2" --prompt "Listen" --audio /dev/null
+check run_audio_needs_a_path refuses 2 "unknown or incomplete option '--audio'" \
+  run --model "$source_dir/tests/models/qwen2" --prompt "Listen" --audio
+check run_refuses_bad_audio_limit refuses 2 "bad value for --max-audio-seconds" \
+  run --model "$source_dir/tests/models/qwen2" --prompt "Listen" --max-audio-seconds 0
 check run_needs_a_prompt refuses 2 "--prompt TEXT are required" run --model "$source_dir/tests/models/qwen2"
 check run_refuses_over_capacity refuses 1 "context length exceeded" \
   run --model "$source_dir/tests/models/qwen2" --prompt "Describe a cat sitting on a warm windowsill." --context 16

@@ -2,18 +2,23 @@
 # Runs test modules of tests/server against a vlm binary, for the ctest
 # scripts tests/cli/serve*.sh, each through tests/cli/unittest_main.py so
 # skipped tests show as skipped. They need the pinned OpenAI client in
-# .venv-server, which scripts/test.sh creates; without it this reports
-# SKIP(no-venv-server) and exits 77 (ctest's skip). Exit status: 1 when a
+# .venv-server (or the venv VLM_TEST_VENV names), which scripts/test.sh
+# creates; without it this reports SKIP(no-venv-server) (SKIP(no-venv-browser)
+# ...) and exits 77 (ctest's skip). Exit status: 1 when a
 # module failed, else 77 when one skipped something, else 0.
 # Arguments: VLM SOURCE_DIR MODULE...
 set -u
 vlm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 source_dir=$(cd "$2" && pwd)
 shift 2
-python=$source_dir/.venv-server/bin/python
+# The venv and its requirements: .venv-server by default; the browser test
+# (tests/cli/serve_browser.sh) names .venv-browser and its own file.
+venv=${VLM_TEST_VENV:-.venv-server}
+requirements=${VLM_TEST_REQUIREMENTS:-tests/server/requirements.txt}
+python=$source_dir/$venv/bin/python
 if [ ! -x "$python" ]; then
-  echo "SKIP(no-venv-server) serve: $python is missing; create it with" \
-    "python3 -m venv .venv-server && .venv-server/bin/pip install -r tests/server/requirements.txt"
+  echo "SKIP(no-${venv#.}) serve: $python is missing; create it with" \
+    "python3 -m venv $venv && $venv/bin/pip install -r $requirements"
   exit 77
 fi
 # Under AddressSanitizer everything is several times slower: a smaller load.
