@@ -33,7 +33,7 @@ vlm_status vlm_cpu_encoder_open(vlm_model *model, vlm_media_kind kind, const vlm
   encoder->model = vlm_model_retain(model);
   encoder->path = model->family->image;
   encoder->pool = options ? options->pool : NULL;
-  encoder->output_width = model->config.text.hidden_size;
+  encoder->output_width = vlm_model_feature_width(model);
   *out_encoder = encoder;
   return VLM_OK;
 }

@@ -152,6 +152,10 @@ static vlm_status lower_input(xla_emitter *e, int32_t index) {
     e->nodes[index] = e->feature_mask;
     return VLM_OK;
   }
+  if (strcmp(node->name, "layer_features") == 0 && e->layer_features.name[0]) {
+    e->nodes[index] = e->layer_features;
+    return VLM_OK;
+  }
   for (int i = 0; i < e->input_count; i++)
     if (strcmp(node->name, e->input_names[i]) == 0) {
       e->nodes[index] = e->input_values[i];
