@@ -72,6 +72,8 @@ PY
   while IFS= read -r -d '' argument; do arguments+=("$argument"); done < <(cat "$work/arguments"; printf '\0')
   "$vlm" run --model "$1" "${arguments[@]}" --temperature 0 --json "${backend_arguments[@]}" \
     >"$work/out" 2>"$work/err" || { cat "$work/err"; return 1; }
+  # An encoder the xla backend can run must run there, not silently on the host.
+  if grep -q "host fallback" "$work/err"; then cat "$work/err"; return 1; fi
   python3 - "$2" "$work/out" <<'PY'
 import json, sys
 golden = json.load(open(sys.argv[1]))
