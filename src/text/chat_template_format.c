@@ -152,24 +152,23 @@ typedef struct macro_search {
 
 /* `macro(..., <message>.content at position or by name, ...)` somewhere in `expression`. */
 static bool passes_content(const jinja_expression *expression, const macro_search *search) {
-  for (; expression; expression = NULL) {
-    if (expression->kind == JINJA_EXPRESSION_CALL && is_name(expression->first, search->macro)) {
-      size_t position = 0;
-      for (const jinja_call_argument *argument = expression->arguments; argument; argument = argument->next) {
-        bool here = argument->name ? strcmp(argument->name, search->parameter) == 0 : position++ == search->position;
-        for (size_t i = 0; here && i < search->messages->count; i++)
-          if (reads_variable(argument->value, search->messages->names[i], "content")) return true;
-      }
+  if (!expression) return false;
+  if (expression->kind == JINJA_EXPRESSION_CALL && is_name(expression->first, search->macro)) {
+    size_t position = 0;
+    for (const jinja_call_argument *argument = expression->arguments; argument; argument = argument->next) {
+      bool here = argument->name ? strcmp(argument->name, search->parameter) == 0 : position++ == search->position;
+      for (size_t i = 0; here && i < search->messages->count; i++)
+        if (reads_variable(argument->value, search->messages->names[i], "content")) return true;
     }
-    const jinja_expression *operands[4] = {expression->first, expression->second, expression->third,
-                                           expression->fourth};
-    for (int i = 0; i < 4; i++)
-      if (passes_content(operands[i], search)) return true;
-    for (const jinja_expression *child = expression->children; child; child = child->next)
-      if (passes_content(child, search)) return true;
-    for (const jinja_call_argument *argument = expression->arguments; argument; argument = argument->next)
-      if (passes_content(argument->value, search)) return true;
   }
+  const jinja_expression *operands[4] = {expression->first, expression->second, expression->third,
+                                         expression->fourth};
+  for (int i = 0; i < 4; i++)
+    if (passes_content(operands[i], search)) return true;
+  for (const jinja_expression *child = expression->children; child; child = child->next)
+    if (passes_content(child, search)) return true;
+  for (const jinja_call_argument *argument = expression->arguments; argument; argument = argument->next)
+    if (passes_content(argument->value, search)) return true;
   return false;
 }
 
