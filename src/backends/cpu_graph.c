@@ -453,6 +453,15 @@ static void run_row_select(executor *state, const vlm_node *node, float *out) {
   }
 }
 
+static void run_scale_rows(executor *state, const vlm_node *node, float *out) {
+  const node_value *x = &state->values[node->inputs[0]], *scales = &state->values[node->inputs[1]];
+  int64_t rows = node->shape[0], width = element_count(node) / (rows ? rows : 1);
+  for (int64_t r = 0; r < rows; r++) {
+    float scale = value_at(scales, r);
+    for (int64_t i = 0; i < width; i++) out[r * width + i] = value_at(x, r * width + i) * scale;
+  }
+}
+
 static vlm_status run_node(executor *state, int32_t index) {
   const vlm_node *node = &state->graph->nodes[index];
   switch (node->op) {
@@ -479,6 +488,7 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_CONCAT: run_concat(state, node, out); return VLM_OK;
     case VLM_OP_SLICE: run_slice(state, node, out); return VLM_OK;
     case VLM_OP_ROW_SELECT: run_row_select(state, node, out); return VLM_OK;
+    case VLM_OP_SCALE_ROWS: run_scale_rows(state, node, out); return VLM_OK;
     default: run_elementwise(state, node, out); return VLM_OK;
   }
 }
@@ -489,7 +499,7 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_MUL: case VLM_OP_RMS_NORM: case VLM_OP_LAYER_NORM: case VLM_OP_LINEAR: case VLM_OP_ACTIVATION:
     case VLM_OP_GATED: case VLM_OP_ROPE: case VLM_OP_ATTENTION: case VLM_OP_SOFTCAP: case VLM_OP_RESHAPE:
     case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_SLICE: case VLM_OP_ROW_SELECT:
-    case VLM_OP_SEGMENT_ATTENTION:
+    case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION:
       return true;
     default: return false;
   }

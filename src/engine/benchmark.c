@@ -263,7 +263,8 @@ static vlm_status time_image(const vlm_benchmark_options *options, vlm_model *mo
     status = vlm_media_encoder_open_cpu(model, VLM_MEDIA_IMAGE, &cpu, &encoder);
   }
   float *features = status ? NULL
-                           : malloc((size_t)(item.token_count * model->config.text.hidden_size) * sizeof(float));
+                           : malloc((size_t)(item.token_count * encoder->operations->output_width(encoder->self)) *
+                                    sizeof(float));
   if (!status && !features) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int r = 0; !status && r <= repetitions; r++) {
     bench_time start = bench_now();

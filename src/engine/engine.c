@@ -84,6 +84,11 @@ static vlm_status start_scheduler(vlm_engine *engine) {
   engine->logits = malloc((size_t)engine->slot_count * (size_t)engine->vocab_size * sizeof(float));
   engine->chunk_features = malloc(chunk * (size_t)engine->decoder_shape.hidden_size * sizeof(float));
   engine->chunk_mask = malloc(chunk * sizeof(int32_t));
+  size_t layer_features = (size_t)engine->decoder_shape.layer_feature_count;
+  if (layer_features) {
+    engine->chunk_layer_features = malloc(layer_features * chunk * (size_t)engine->decoder_shape.hidden_size * sizeof(float));
+    if (!engine->chunk_layer_features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
   engine->chunk_tokens = malloc(chunk * sizeof(int32_t));
   engine->chunk_positions = malloc(3 * chunk * sizeof(int64_t));
   if (!engine->slots || !engine->logits || !engine->chunk_features || !engine->chunk_mask || !engine->chunk_tokens ||
@@ -163,6 +168,7 @@ void vlm_engine_release(vlm_engine *engine) {
   free(engine->slots);
   free(engine->logits);
   free(engine->chunk_features);
+  free(engine->chunk_layer_features);
   free(engine->chunk_mask);
   free(engine->chunk_tokens);
   free(engine->chunk_positions);
@@ -243,11 +249,11 @@ static vlm_status ensure_vision(vlm_engine *engine, int image_count) {
     status = vlm_media_encoder_open_cpu(engine->model, VLM_MEDIA_IMAGE, &options, &engine->image_encoder);
   }
   if (!status && engine->image_encoder->operations->output_width(engine->image_encoder->self) !=
-                     engine->decoder_shape.hidden_size)
+                     engine_feature_width(engine))
     status = VLM_ERROR(INTERNAL, "the %s image encoder gives %lld-wide features, the text decoder takes %lld",
                        engine->image_encoder->operations->backend,
                        (long long)engine->image_encoder->operations->output_width(engine->image_encoder->self),
-                       (long long)engine->decoder_shape.hidden_size);
+                       (long long)engine_feature_width(engine));
   pthread_mutex_unlock(&engine->vision_mutex);
   return status;
 }

@@ -63,7 +63,7 @@ typedef struct engine_slot {
   uint64_t admission_order;       /* prefill goes oldest first */
   bool started;                   /* sampler etc. created */
   int items_encoded;
-  float *features;                /* [feature rows of every item, hidden], filled item by item */
+  float *features;                /* [feature rows of every item, feature width], filled item by item */
   int64_t features_used;          /* feature rows already fed to prefill */
   int64_t prefilled_rows;
   int64_t cached_rows;            /* of prefilled_rows, copied from the prefix cache */
@@ -124,6 +124,10 @@ struct vlm_engine {
   float *logits;                      /* [slot_count, vocab] */
   /* One prefill chunk's feature rows, mask and positions (scheduler only). */
   float *chunk_features;              /* [prefill_chunk, hidden] */
+  /* The decoder's layer features ([L, prefill_chunk, hidden]; NULL when L
+   * is 0): an encoder row is its feature then L layer features
+   * (engine_feature_width values), split into the two inputs per chunk. */
+  float *chunk_layer_features;
   int32_t *chunk_mask, *chunk_tokens; /* [prefill_chunk] */
   int64_t *chunk_positions;           /* [3, prefill_chunk] */
   /* The caches (NULL: off); scheduler thread only, their numbers copied
@@ -133,6 +137,11 @@ struct vlm_engine {
 };
 
 double engine_now_seconds(void);
+/* Values per encoder output row (see chunk_layer_features). */
+static inline int64_t engine_feature_width(const vlm_engine *engine) {
+  return engine->decoder_shape.hidden_size * (1 + (int64_t)engine->decoder_shape.layer_feature_count);
+}
+
 static inline int64_t engine_decoder_capacity(const vlm_engine *engine) {
   return engine->decoder_shape.capacity;
 }

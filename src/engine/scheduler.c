@@ -333,7 +333,7 @@ static float *slot_logits(vlm_engine *engine, const engine_slot *slot) {
 static vlm_status encode_next_item(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
   double start = engine_now_seconds();
-  int64_t width = engine->decoder_shape.hidden_size, offset = 0;
+  int64_t width = engine_feature_width(engine), offset = 0;
   if (!slot->features)
     slot->features = malloc((size_t)((request->prompt.feature_row_count ? request->prompt.feature_row_count : 1) *
                                      width) * sizeof(float));
@@ -366,19 +366,30 @@ static vlm_status encode_next_item(vlm_engine *engine, engine_slot *slot) {
  * (the next ones in order) under a mask, and its slice of the positions. */
 static vlm_status prefill_with_features(vlm_engine *engine, engine_slot *slot, int64_t rows) {
   const engine_prompt *prompt = &slot->request->prompt;
-  int64_t first = slot->prefilled_rows, width = engine->decoder_shape.hidden_size;
+  int64_t first = slot->prefilled_rows, hidden = engine->decoder_shape.hidden_size;
+  int64_t width = engine_feature_width(engine), layers = engine->decoder_shape.layer_feature_count;
+  if (layers) memset(engine->chunk_layer_features, 0, (size_t)(layers * rows * hidden) * sizeof(float));
   for (int64_t r = 0; r < rows; r++) {
     bool feature = prompt->feature_rows && prompt->feature_rows[first + r];
     engine->chunk_tokens[r] = prompt->ids[first + r];
     engine->chunk_mask[r] = feature;
-    if (feature)
-      memcpy(engine->chunk_features + r * width, slot->features + (slot->features_used++) * width,
-             (size_t)width * sizeof(float));
+    if (!feature) continue;
+    const float *row = slot->features + (slot->features_used++) * width;
+    memcpy(engine->chunk_features + r * hidden, row, (size_t)hidden * sizeof(float));
+    for (int64_t j = 0; j < layers; j++)
+      memcpy(engine->chunk_layer_features + (j * rows + r) * hidden, row + (1 + j) * hidden,
+             (size_t)hidden * sizeof(float));
   }
   vlm_prefill_input input = {.row_count = rows, .tokens = engine->chunk_tokens,
                              .features = prompt->feature_rows ? engine->chunk_features : NULL,
                              .feature_mask = prompt->feature_rows ? engine->chunk_mask : NULL,
                              .position_axes = prompt->position_axes};
+  vlm_side_input layer_features = {.name = VLM_SIDE_INPUT_LAYER_FEATURES, .values = engine->chunk_layer_features,
+                                   .rank = 3, .shape = {layers, rows, hidden}};
+  if (layers && input.features) {
+    input.side_inputs = &layer_features;
+    input.side_input_count = 1;
+  }
   if (prompt->positions) {
     for (int axis = 0; axis < prompt->position_axes; axis++)
       memcpy(engine->chunk_positions + axis * rows, prompt->positions + axis * prompt->count + first,

@@ -20,7 +20,7 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_ATTENTION] = "attention",   [VLM_OP_SOFTCAP] = "softcap",
     [VLM_OP_RESHAPE] = "reshape",       [VLM_OP_SELECT_ROWS] = "select_rows",
     [VLM_OP_CONCAT] = "concat",         [VLM_OP_SLICE] = "slice",
-    [VLM_OP_ROW_SELECT] = "row_select",
+    [VLM_OP_ROW_SELECT] = "row_select",     [VLM_OP_SCALE_ROWS] = "scale_rows",
     [VLM_OP_SEGMENT_ATTENTION] = "segment_attention",
 };
 
@@ -445,6 +445,17 @@ int32_t vlm_graph_row_select(vlm_graph *graph, int32_t mask, int32_t a, int32_t 
       a_node->rank < 1 || a_node->shape[0] != mask_node->shape[0])
     return shape_error(graph, node, "needs an i32 mask [rows] and a, b of one shape [rows, ...]");
   copy_shape(node, a_node);
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const char *name, ...) {
+  int32_t inputs[2] = {x, scales};
+  BUILD(VLM_OP_SCALE_ROWS, inputs, 2);
+  const vlm_node *x_node = input_node(graph, node, 0), *scales_node = input_node(graph, node, 1);
+  if (x_node->rank < 1 || scales_node->rank != 1 || scales_node->dtype != VLM_DTYPE_F32 ||
+      scales_node->shape[0] != x_node->shape[0])
+    return shape_error(graph, node, "needs x [rows, ...] and f32 scales [rows]");
+  copy_shape(node, x_node);
   return finish(graph, node);
 }
 

@@ -52,6 +52,7 @@ typedef enum vlm_op {
   VLM_OP_CONCAT,       /* inputs joined along one dimension                    */
   VLM_OP_SLICE,        /* a contiguous range along one dimension               */
   VLM_OP_ROW_SELECT,   /* per row: mask[r] != 0 ? a[r] : b[r] (merging features) */
+  VLM_OP_SCALE_ROWS,   /* per row: x[r] * scales[r] (a weight per row)         */
   /* Encoders: whole sequences per step, no KV cache. */
   VLM_OP_SEGMENT_ATTENTION, /* bidirectional attention among rows of one segment */
   VLM_OP_COUNT
@@ -209,6 +210,12 @@ int32_t vlm_graph_slice(vlm_graph *graph, int32_t x, int axis, int64_t start, in
  * replace placeholder rows of the token embeddings (masked_scatter). */
 int32_t vlm_graph_row_select(vlm_graph *graph, int32_t mask, int32_t a, int32_t b,
                              const char *name, ...) __attribute__((format(printf, 5, 6)));
+
+/* Row by row: x[r] * scales[r], with scales f32 [rows] (an input or a
+ * computed value) and x [rows, ...]: interpolation taps weighted per row
+ * (Qwen3-VL's resampled position embedding), later routing weights. */
+int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Bidirectional attention without a KV cache: row r attends to every row
  * whose segment id (integer input `segments` [rows]) equals its own, and

@@ -109,6 +109,29 @@ static int32_t decoder_layer(decoder_builder *builder, int32_t residual, int32_t
   return vlm_graph_add(graph, residual, mlp, "%slayers.%d", description->prefix, layer);
 }
 
+int64_t vlm_decoder_feature_width(const vlm_decoder_description *description) {
+  return description->text->hidden_size * (1 + (int64_t)description->layer_features.count);
+}
+
+/* hidden + layer_features[j] after the layers the description lists
+ * (rows without media carry zeros: x + 0 is x). */
+static int32_t add_layer_features(decoder_builder *builder, const vlm_decoder_step *step, int32_t features,
+                                  int32_t hidden, int32_t layer) {
+  const vlm_decoder_description *description = builder->description;
+  if (features < 0) return hidden;
+  int64_t rows = step->row_count, width = builder->text->hidden_size;
+  for (size_t j = 0; j < description->layer_features.count; j++) {
+    if (description->layer_features.values[j] != layer) continue;
+    int32_t feature = vlm_graph_slice(builder->graph, features, 0, (int64_t)j, 1, "%slayers.%d.layer_feature",
+                                      description->prefix, layer);
+    feature = vlm_graph_reshape(builder->graph, feature, 2, VLM_SHAPE(rows, width), "%slayers.%d.layer_feature_rows",
+                                description->prefix, layer);
+    hidden = vlm_graph_add(builder->graph, hidden, feature, "%slayers.%d.layer_features_added", description->prefix,
+                           layer);
+  }
+  return hidden;
+}
+
 static int32_t embed(decoder_builder *builder, const vlm_decoder_step *step) {
   const vlm_text_config *text = builder->text;
   vlm_graph *graph = builder->graph;
@@ -142,8 +165,16 @@ vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
   graph->ropes[1] = text->has_sliding_rope ? &text->sliding_rope : &text->rope;
   graph->rope_count = 2;
   int32_t hidden = embed(&builder, step);
-  for (int32_t layer = 0; layer < text->num_hidden_layers; layer++)
+  int32_t layer_features = -1;
+  size_t layer_feature_count = description->layer_features.count;
+  if (step->with_features && layer_feature_count > 0)
+    layer_features = vlm_graph_input(graph, VLM_DTYPE_F32, 3,
+                                     VLM_SHAPE((int64_t)layer_feature_count, step->row_count, text->hidden_size),
+                                     "layer_features");
+  for (int32_t layer = 0; layer < text->num_hidden_layers; layer++) {
     hidden = decoder_layer(&builder, hidden, layer);
+    hidden = add_layer_features(&builder, step, layer_features, hidden, layer);
+  }
   if (step->logit_row_count == 0) {
     /* A prefill chunk whose logits nobody reads: fill the KV cache and stop
      * before the norm and the LM head. */

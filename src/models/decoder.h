@@ -21,7 +21,18 @@ typedef struct vlm_decoder_description {
   vlm_decoder_layout layout;
   double norm_weight_offset;       /* 1 for Gemma's x * (1 + w), else 0 */
   double embedding_scale;          /* sqrt(hidden) for Gemma, else 1 */
+  /* Layer features (the side input "layer_features" of embeddings_prefill,
+   * f32 [count, rows, hidden]): after decoder layer layer_features.values[j]
+   * the hidden states add feature j, which is zero on rows without media
+   * (Qwen3-VL's DeepStack: the extra mergers' outputs at visual positions).
+   * Count 0: the decoder takes none. An encoder for such a decoder gives
+   * rows of vlm_decoder_feature_width values: the feature that replaces
+   * the placeholder's embedding, then one per layer feature. */
+  vlm_index_list layer_features;
 } vlm_decoder_description;
+
+/* Values per encoder output row: hidden * (1 + layer feature count). */
+int64_t vlm_decoder_feature_width(const vlm_decoder_description *description);
 
 /* What one step feeds the decoder: token ids, and for embeddings_prefill
  * encoder features that replace the embeddings of the rows their mask
@@ -29,7 +40,8 @@ typedef struct vlm_decoder_description {
  * graph->rows (see graph.h) and are read at execution. */
 typedef struct vlm_decoder_step {
   int64_t row_count;
-  bool with_features;              /* inputs "features" [rows, hidden] f32, "feature_mask" [rows] i32 */
+  bool with_features;              /* inputs "features" [rows, hidden] f32, "feature_mask" [rows] i32,
+                                      and "layer_features" when the description has any */
   const int32_t *logit_rows;       /* rows whose logits are wanted; none: the
                                       output is the last layer's [rows, hidden] */
   int64_t logit_row_count;
@@ -40,7 +52,10 @@ typedef struct vlm_decoder_step {
  * hidden state when no logit rows are wanted). Inputs are named
  * "tokens" (i32 [rows]) and, with features, "features" (f32 [rows,
  * hidden]) and "feature_mask" (i32 [rows]); the merged embeddings are the
- * node "<prefix>embed_tokens_merged" (the goldens' input_embeddings). */
+ * node "<prefix>embed_tokens_merged" (the goldens' input_embeddings).
+ * With features and layer features, the input "layer_features" (f32
+ * [count, rows, hidden]) is added after each listed layer, as the node
+ * "<prefix>layers.N.layer_features_added". */
 vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
                                    const vlm_decoder_step *step, vlm_graph *graph);
 

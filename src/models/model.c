@@ -6,6 +6,7 @@
 
 #include "core/status.h"
 #include "media/audio_processors.h"
+#include "models/decoder.h"
 #include "media/image_processors.h"
 #include "media/media_item.h"
 #include "vlm/audio.h"
@@ -146,4 +147,12 @@ vlm_status vlm_model_audio_item(const vlm_model *model, const vlm_audio *audio, 
                                                &out_item->token_count);
   if (status) vlm_media_item_release(out_item);
   return status;
+}
+
+int64_t vlm_model_feature_width(const vlm_model *model) {
+  if (!model->family || !model->family->describe_decoder) return model->config.text.hidden_size;
+  vlm_decoder_description description;
+  memset(&description, 0, sizeof(description));
+  model->family->describe_decoder(&model->config, &description);
+  return vlm_decoder_feature_width(&description);
 }

@@ -55,4 +55,8 @@ vlm_status vlm_model_audio_item(const vlm_model *model, const struct vlm_audio *
  * ones ("the text decoder of model_type 'x' is not supported"). */
 vlm_status vlm_model_require_family(const vlm_model *model, const char *what);
 
+/* Values per row a media encoder of the model gives: the text hidden size,
+ * times 1 + the decoder's layer features (models/decoder.h). */
+int64_t vlm_model_feature_width(const vlm_model *model);
+
 #endif

@@ -32,9 +32,14 @@
 typedef struct vlm_text_decoder vlm_text_decoder;   /* also in vlm/engine.h */
 typedef struct vlm_media_encoder vlm_media_encoder; /* also in vlm/engine.h */
 
-/* A family side input of embeddings_prefill (per-layer DeepStack features,
- * per-layer PLE inputs); no family takes one yet, so any given is refused
- * by name. */
+/* A side input of embeddings_prefill. The one accepted today is
+ * "layer_features" (VLM_SIDE_INPUT_LAYER_FEATURES): f32 [L, T, hidden],
+ * added to the hidden states after the decoder layers the family lists
+ * (models/decoder.h; Qwen3-VL's DeepStack), zero on rows without media. A
+ * decoder with L > 0 requires it whenever features are given and refuses
+ * it otherwise; any other name is refused (per-layer PLE inputs later). */
+#define VLM_SIDE_INPUT_LAYER_FEATURES "layer_features"
+
 typedef struct vlm_side_input {
   const char *name;
   const float *values;
@@ -59,14 +64,18 @@ typedef struct vlm_prefill_input {
 typedef struct vlm_text_decoder_shape {
   int64_t vocab_size, hidden_size, capacity;
   int position_axes;             /* 1, or 3 for M-RoPE */
+  int layer_feature_count;       /* L of the "layer_features" side input; 0: none */
 } vlm_text_decoder_shape;
 
 /* Every field of `input` against `shape` and the slot's current length:
  * ids in the vocabulary, features present where the mask says, positions
  * non-negative with the model's axis count, the bias [T, past + T],
- * capacity, and no side input (none is accepted yet). */
+ * capacity, and the side inputs ("layer_features" [L, T, hidden] exactly
+ * when the decoder has L > 0 layer features and features are given). */
 vlm_status vlm_prefill_input_check(const vlm_text_decoder_shape *shape, int64_t slot_length,
                                    const vlm_prefill_input *input);
+/* The side input of that name, or NULL. */
+const vlm_side_input *vlm_prefill_input_side(const vlm_prefill_input *input, const char *name);
 
 typedef struct vlm_text_decoder_operations {
   const char *backend; /* "cpu", "xla" */

@@ -460,6 +460,57 @@ QWEN2_5_VL = Family(
              pixel_values_from="../../qwen2_vl/one_image", pil_stages=False),
     ])
 
+# Qwen3-VL-2B-Instruct's shape in miniature (Qwen3VLForConditionalGeneration,
+# dense): a Qwen3 decoder (per-head q/k norms, no biases, head_dim 32 over 2
+# query and 1 KV heads, tied) at text hidden 4 with the real Qwen3 vocabulary
+# and interleaved M-RoPE sections [6, 5, 5] over its 16 frequencies (the
+# last ones temporal, as [24, 20, 20] leaves 60..63 to t); 3 decoder layers,
+# so DeepStack's two features go in after layers 0 and 1 and layer 2 runs
+# without. The tower: patch 16 with a bias, a learned 4x4 position table
+# resampled (bilinear, align_corners) to each image's patch grid, 3
+# LayerNorm blocks of width 32 with gelu_pytorch_tanh, DeepStack mergers on
+# the outputs of blocks 0 and 1. Processor: Qwen3-VL's patch 16 and mean/std
+# 0.5, the class's min_pixels and a max_pixels of 16 merged tokens (a 32 px
+# factor), so pixel rows (1536 values) stay few. Its thinking chat template.
+QWEN3_VL = Family(
+    name="qwen3_vl", kind="qwen2_vl", seed=10015,
+    config={"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+            "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+            "vision_end_token_id": 151653, "tie_word_embeddings": True,
+            "text_config": {"model_type": "qwen3_vl_text", "vocab_size": 151936, "hidden_size": 4,
+                            "intermediate_size": 64, "num_hidden_layers": 3, "num_attention_heads": 2,
+                            "num_key_value_heads": 1, "head_dim": 32, "max_position_embeddings": 32768,
+                            "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "bos_token_id": 151643,
+                            "eos_token_id": 151645, "attention_bias": False,
+                            "rope_parameters": {"rope_type": "default", "rope_theta": 5000000.0,
+                                                "mrope_section": [6, 5, 5], "mrope_interleaved": True}},
+            "vision_config": {"model_type": "qwen3_vl_vision", "depth": 3, "hidden_size": 32,
+                              "intermediate_size": 64, "num_heads": 2, "in_channels": 3, "patch_size": 16,
+                              "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 4,
+                              "num_position_embeddings": 16, "deepstack_visual_indexes": [0, 1],
+                              "hidden_act": "gelu_pytorch_tanh"}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=_read_template("qwen3_vl_thinking.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    processor={"min_pixels": 56 * 56, "max_pixels": 16 * 32 * 32, "patch_size": 16,
+               "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]},
+    cases=[
+        # chelsea and a 14x25 GIF raised to 3x2 merged tokens: the only case
+        # holding pixel values (first: the others take theirs) (the Pil variant is media_qwen2_vl's).
+        Case("two_images", images=("chelsea.png", "no_time_for_that_tiny.gif"),
+             messages=_image_chat("Compare the two images.", 2), pil_stages=False),
+        # 3x4 merged tokens (6x8 patches from the 4x4 table).
+        Case("one_image", images=("chelsea.png",), messages=_image_chat("What is in this picture?"),
+             pixel_values_from="../two_images", pil_stages=False),
+        Case("text_only", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "Tell me a short story about a robot and a cat."}]}]),
+        # At hidden 4 bfloat16 logits sit a few ulps apart: seed and prompt
+        # are ones whose greedy margins clear the 0.1 bar.
+        Case("one_image_bf16", images=("chelsea.png",), dtype="bfloat16",
+             messages=_image_chat("What is in this picture?"),
+             pixel_values_from="../two_images", pil_stages=False),
+    ])
+
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,
                                                LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
-                                               GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL)}
+                                               GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL,
+                                               QWEN3_VL)}

@@ -36,7 +36,7 @@ vlm_status vlm_cpu_encoder_open(vlm_model *model, vlm_media_kind kind, const vlm
   encoder->model = vlm_model_retain(model);
   encoder->path = model->family->image;
   encoder->pool = options ? options->pool : NULL;
-  encoder->output_width = model->config.text.hidden_size;
+  encoder->output_width = vlm_model_feature_width(model);
   vlm_status status = vlm_cpu_packs_create(&encoder->packs);
   if (!status) cpu_kernel_log_choice("image encoder", vlm_thread_pool_size(encoder->pool));
   if (status) {

@@ -44,6 +44,8 @@ typedef struct step_request {
   const int32_t *tokens;
   const float *features;          /* [rows, hidden] where feature_mask, or NULL */
   const int32_t *feature_mask;
+  const float *layer_features;    /* [L, layer_feature_stride rows, hidden], from row 0; or NULL */
+  int64_t layer_feature_stride;
   vlm_row_context rows;
   const int32_t *logit_rows;
   int64_t logit_row_count;
@@ -129,7 +131,7 @@ int64_t vlm_text_model_vocab_size(const vlm_text_model *model) { return model->c
 
 void vlm_text_model_shape(const vlm_text_model *model, vlm_text_decoder_shape *out) {
   *out = (vlm_text_decoder_shape){model->config->text.vocab_size, model->config->text.hidden_size, model->capacity,
-                                  uses_mrope(model) ? 3 : 1};
+                                  uses_mrope(model) ? 3 : 1, (int)model->decoder.layer_features.count};
 }
 int64_t vlm_text_model_capacity(const vlm_text_model *model) { return model->capacity; }
 vlm_kv_cache *vlm_text_model_cache(vlm_text_model *model) { return model->cache; }
@@ -208,16 +210,28 @@ static vlm_status run_step(vlm_text_model *model, const step_request *request) {
   vlm_graph graph;
   vlm_graph_init(&graph);
   graph.rows = request->rows;
+  vlm_tensor_list inputs = {0};
   vlm_status status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
+  /* The step's rows of each layer feature ([L, stride, hidden] -> [L, rows, hidden]). */
+  if (!status && request->layer_features) {
+    int64_t layers = (int64_t)model->decoder.layer_features.count, width = model->config->text.hidden_size;
+    float *values = NULL;
+    status = vlm_tensor_list_add(&inputs, VLM_SIDE_INPUT_LAYER_FEATURES, VLM_DTYPE_F32, 3,
+                                 (const int64_t[]){layers, request->row_count, width}, (void **)&values);
+    for (int64_t j = 0; !status && j < layers; j++)
+      memcpy(values + j * request->row_count * width, request->layer_features + j * request->layer_feature_stride * width,
+             (size_t)(request->row_count * width) * sizeof(float));
+  }
   if (!status) {
     vlm_cpu_graph_run run = {.graph = &graph, .weights = model->weights, .cache = model->cache,
                              .pool = model->pool,
                              .max_position_embeddings = model->config->text.max_position_embeddings,
                              .tokens = request->tokens, .features = request->features,
-                             .feature_mask = request->feature_mask, .observer = model->observer,
+                             .feature_mask = request->feature_mask, .inputs = &inputs, .observer = model->observer,
                              .observer_context = model->observer_context, .packs = model->packs};
     status = vlm_cpu_graph_execute(&run, request->output);
   }
+  vlm_tensor_list_release(&inputs);
   vlm_graph_release(&graph);
   return status;
 }
@@ -230,6 +244,7 @@ typedef struct prefill_request {
   const int32_t *tokens;
   const float *features;
   const int32_t *feature_mask;
+  const float *layer_features;    /* [L, row_count, hidden] or NULL */
   const vlm_positions *positions;
   const float *bias;
   int64_t bias_key_count;
@@ -291,6 +306,8 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
         .tokens = request->tokens + first,
         .features = request->features ? request->features + first * hidden : NULL,
         .feature_mask = request->feature_mask ? request->feature_mask + first : NULL,
+        .layer_features = request->layer_features ? request->layer_features + first * hidden : NULL,
+        .layer_feature_stride = request->row_count,
         .rows = {.row_count = count, .slots = slots, .cache_indices = cache_indices,
                  .positions = positions, .position_axes = uses_mrope(model) ? 3 : 1,
                  .bias = request->bias ? request->bias + first * request->bias_key_count : NULL,
@@ -354,8 +371,10 @@ vlm_status vlm_text_model_embeddings_prefill(vlm_text_model *model, int32_t slot
   for (int64_t i = 0; i < input->row_count; i++)
     tokens[i] = input->feature_mask && input->feature_mask[i] ? 0 : input->tokens[i];
   vlm_positions positions = {input->positions, input->position_axes};
+  const vlm_side_input *layer_features = vlm_prefill_input_side(input, VLM_SIDE_INPUT_LAYER_FEATURES);
   prefill_request request = {.slot = slot, .row_count = input->row_count, .tokens = tokens,
                              .features = input->features, .feature_mask = input->feature_mask,
+                             .layer_features = layer_features ? layer_features->values : NULL,
                              .positions = &positions, .bias = input->bias,
                              .bias_key_count = input->bias_key_count, .logits = logits};
   vlm_status status = run_prefill(model, &request);

@@ -141,10 +141,17 @@ static void prologue(xla_emitter *e, const xla_value *logits) {
     e->feature_mask = xla_argument("feature_mask", "i32", 1, &rows);
     e->positions = xla_argument("positions", "i32", 2, (int64_t[]){axes, rows});
     e->bias = xla_argument("bias", "f32", 2, (int64_t[]){rows, e->options->capacity});
-    print_signature(e, e->function_name, 8,
-                    (xla_value[]){e->tokens, e->embeddings, e->feature_mask, e->positions, e->bias, e->valid_rows,
-                                  e->slot, e->start},
-                    logits);
+    xla_value arguments[9] = {e->tokens, e->embeddings, e->feature_mask, e->positions, e->bias, e->valid_rows,
+                              e->slot, e->start};
+    int count = 8;
+    if (e->layer_feature_count > 0) {
+      /* After the bias, before the scalars (xla_runtime.c binds in this order). */
+      e->layer_features = xla_argument("layer_features", "f32", 3, (int64_t[]){e->layer_feature_count, rows, hidden});
+      memmove(&arguments[6], &arguments[5], 3 * sizeof(arguments[0]));
+      arguments[5] = e->layer_features;
+      count = 9;
+    }
+    print_signature(e, e->function_name, count, arguments, logits);
     prefill_rows(e);
     if (axes == 1) e->rope_positions = xla_convert(e, xla_reshape(e, e->positions, 1, &rows), "f32");
     else e->row_positions = e->positions;
@@ -184,7 +191,8 @@ static xla_emitter make_emitter(module_state *state, xla_function_kind kind, int
                    .max_position_embeddings = state->model->config->text.max_position_embeddings,
                    .declared = &state->weights, .rows = rows,
                    .cache_rows = state->options->capacity + state->options->prefill_chunk,
-                   .position_axes = state->model->config->text.rope.mrope_section_count > 0 ? 3 : 1};
+                   .position_axes = state->model->config->text.rope.mrope_section_count > 0 ? 3 : 1,
+                   .layer_feature_count = (int64_t)state->model->decoder.layer_features.count};
   return e;
 }
 
@@ -376,7 +384,11 @@ static vlm_status build_key(module_state *state, vlm_xla_key *key) {
   if (!graphs) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "graphs", "%016llx", (unsigned long long)graphs));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "encoder_buckets", "none"));
-  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "none"));
+  size_t layer_features = state->model->decoder.layer_features.count;
+  if (layer_features)
+    VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "embeddings_prefill:layer_features=f32[%zu,rows,%lld]",
+                                        layer_features, (long long)state->model->config->text.hidden_size));
+  else VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "none"));
   return VLM_OK;
 }
 

@@ -70,7 +70,9 @@ typedef struct xla_emitter {
   xla_value *nodes_f32;         /* weights converted to f32, on first use */
   /* Function arguments and values every layer shares. */
   xla_value tokens, embeddings, feature_mask, positions, bias, valid_rows, slot, start, active;
+  xla_value layer_features;     /* embeddings_prefill with layer features: [L, rows, hidden] f32 */
   int position_axes;            /* the text model's: 1, or 3 for M-RoPE */
+  int64_t layer_feature_count;  /* L of the decoder description (models/decoder.h) */
   xla_value row_positions;      /* embeddings_prefill with 3 axes: [3, rows] i32 */
   /* Graph inputs other than tokens/embeddings, by node name: the function
    * arguments of stateless graph modules (stablehlo_graph.c). */

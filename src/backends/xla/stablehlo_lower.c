@@ -49,6 +49,7 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_CONCAT:
     case VLM_OP_SLICE:
     case VLM_OP_ROW_SELECT:
+    case VLM_OP_SCALE_ROWS:
       return VLM_OK;
     case VLM_OP_ROPE: {
       int32_t index = node->params.rope.rope_index;
@@ -149,6 +150,10 @@ static vlm_status lower_input(xla_emitter *e, int32_t index) {
   }
   if (strcmp(node->name, "feature_mask") == 0 && e->feature_mask.name[0]) {
     e->nodes[index] = e->feature_mask;
+    return VLM_OK;
+  }
+  if (strcmp(node->name, "layer_features") == 0 && e->layer_features.name[0]) {
+    e->nodes[index] = e->layer_features;
     return VLM_OK;
   }
   for (int i = 0; i < e->input_count; i++)
@@ -680,7 +685,8 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_SEGMENT_ATTENTION:
     case VLM_OP_CONCAT:
     case VLM_OP_SLICE:
-    case VLM_OP_ROW_SELECT: return xla_lower_encoder_node(e, node, out);
+    case VLM_OP_ROW_SELECT:
+    case VLM_OP_SCALE_ROWS: return xla_lower_encoder_node(e, node, out);
     default: lower_elementwise(e, node, out); return VLM_OK;
   }
 }

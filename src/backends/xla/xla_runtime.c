@@ -35,13 +35,14 @@ enum { FUNCTION_READ_KV, FUNCTION_CLEAR_SLOT, FUNCTION_COMPATIBILITY, FUNCTION_C
 typedef struct prefill_bucket {
   int64_t rows;
   PyObject *token_call, *embeddings_call;
-  host_buffer tokens, features, mask, positions, bias;
+  host_buffer tokens, features, mask, positions, bias, layer_features;
 } prefill_bucket;
 
 struct vlm_xla_runtime {
   vlm_stablehlo_options geometry;
   int32_t slots;
   int64_t capacity, chunk, vocab, hidden, layers, kv_heads, head_dim;
+  int64_t layer_feature_count;   /* L of the decoder's layer features (0: no such argument) */
   int position_axes;
   PyObject *session;
   PyObject *calls[FUNCTION_COUNT];
@@ -52,7 +53,7 @@ struct vlm_xla_runtime {
   int bucket_count;
   prefill_bucket buckets[VLM_STABLEHLO_MAX_WINDOWS];
   /* Inputs (prefill scalars are shared by both prefill functions). */
-  host_buffer tokens, valid_rows, slot, start, features, mask, positions, bias;
+  host_buffer tokens, valid_rows, slot, start, features, mask, positions, bias, layer_features;
   host_buffer decode_tokens, decode_cache_index, decode_positions, decode_active, kv_slot;
   /* Outputs. */
   host_buffer prefill_logits, decode_logits, kv, compatibility;
@@ -211,6 +212,9 @@ static vlm_status allocate_buffers(vlm_xla_runtime *r) {
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->mask, (size_t)r->chunk * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->positions, (size_t)(r->position_axes * r->chunk) * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->bias, (size_t)(r->chunk * r->capacity) * f32));
+  if (r->layer_feature_count)
+    VLM_RETURN_IF_ERROR(
+        xla_buffer_allocate(&r->layer_features, (size_t)(r->layer_feature_count * r->chunk * r->hidden) * f32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_tokens, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_cache_index, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_positions, (size_t)r->slots * i32));
@@ -235,6 +239,9 @@ static vlm_status bind_all(vlm_xla_runtime *r) {
     b->mask = (host_buffer){r->mask.data, (size_t)rows * sizeof(int32_t)};
     b->positions = (host_buffer){r->positions.data, (size_t)(r->position_axes * rows) * sizeof(int32_t)};
     b->bias = (host_buffer){r->bias.data, (size_t)(rows * r->capacity) * sizeof(float)};
+    /* Layer features: [L, rows, hidden], so each bucket packs its rows per layer. */
+    b->layer_features = (host_buffer){r->layer_features.data,
+                                      (size_t)(r->layer_feature_count * rows * r->hidden) * sizeof(float)};
     binding tokens = {&b->tokens, "i32", 1, {rows}}, features = {&b->features, "f32", 2, {rows, r->hidden}},
             mask = {&b->mask, "i32", 1, {rows}}, positions = {&b->positions, "i32", 2, {r->position_axes, rows}},
             bias = {&b->bias, "f32", 2, {rows, r->capacity}};
@@ -243,8 +250,13 @@ static vlm_status bind_all(vlm_xla_runtime *r) {
     VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 4, (binding[]){tokens, valid, slot, start}, 1,
                                          &prefill_logits, &b->token_call));
     vlm_stablehlo_prefill_function(&r->geometry, "embeddings_prefill", rows, name, sizeof(name));
-    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 8,
-                                         (binding[]){tokens, features, mask, positions, bias, valid, slot, start}, 1,
+    binding layer_features = {&b->layer_features, "f32", 3, {r->layer_feature_count, rows, r->hidden}};
+    binding inputs[9] = {tokens, features, mask, positions, bias, valid, slot, start};
+    if (r->layer_feature_count) {
+      memmove(&inputs[6], &inputs[5], 3 * sizeof(inputs[0]));
+      inputs[5] = layer_features;
+    }
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, r->layer_feature_count ? 9 : 8, inputs, 1,
                                          &prefill_logits, &b->embeddings_call));
   }
   binding decode_inputs[4] = {{&r->decode_tokens, "i32", 1, {r->slots}},
@@ -363,7 +375,8 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
                                .chunk = options->prefill_chunk, .vocab = text->vocab_size,
                                .hidden = text->hidden_size, .layers = text->num_hidden_layers,
                                .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim,
-                               .position_axes = text->rope.mrope_section_count > 0 ? 3 : 1};
+                               .position_axes = text->rope.mrope_section_count > 0 ? 3 : 1,
+                               .layer_feature_count = (int64_t)model->decoder.layer_features.count};
   runtime->window_count = vlm_stablehlo_decode_windows(options, runtime->windows);
   int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS];
   runtime->bucket_count = vlm_stablehlo_prefill_buckets(options, buckets);
@@ -394,6 +407,7 @@ void vlm_xla_runtime_release(vlm_xla_runtime *runtime) {
   }
   host_buffer *buffers[] = {&runtime->tokens, &runtime->valid_rows, &runtime->slot, &runtime->start,
                             &runtime->features, &runtime->mask, &runtime->positions, &runtime->bias,
+                            &runtime->layer_features,
                             &runtime->decode_tokens, &runtime->decode_cache_index, &runtime->decode_positions,
                             &runtime->decode_active, &runtime->kv_slot,
                             &runtime->prefill_logits, &runtime->decode_logits, &runtime->kv,
@@ -485,6 +499,7 @@ vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, in
     memset(bucket->features.data, 0, bucket->features.bytes);
     memset(bucket->mask.data, 0, bucket->mask.bytes);
     memset(bucket->positions.data, 0, bucket->positions.bytes);
+    if (runtime->layer_feature_count) memset(bucket->layer_features.data, 0, bucket->layer_features.bytes);
     for (int64_t r = 0; r < rows; r++) {
       bool feature = input->feature_mask && input->feature_mask[first + r];
       /* A feature row's id is not read, but the gather looks it up. */
@@ -493,6 +508,9 @@ vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, in
       if (feature)
         memcpy((float *)bucket->features.data + r * runtime->hidden, input->features + (first + r) * runtime->hidden,
                (size_t)runtime->hidden * sizeof(float));
+      for (int64_t j = 0; feature && input->layer_features && j < runtime->layer_feature_count; j++)
+        memcpy((float *)bucket->layer_features.data + (j * bucket->rows + r) * runtime->hidden,
+               input->layer_features + (j * count + first + r) * runtime->hidden, (size_t)runtime->hidden * sizeof(float));
       for (int a = 0; a < axes; a++)
         positions[a * bucket->rows + r] = input->positions[a * count + first + r];
     }

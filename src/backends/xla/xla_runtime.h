@@ -59,6 +59,7 @@ typedef struct vlm_xla_prefill_rows {
   const int32_t *tokens;
   const float *features;
   const int32_t *feature_mask;
+  const float *layer_features;   /* [L, count, hidden] when the decoder has layer features; NULL: zeros */
   const int32_t *positions;
   const float *bias;
   int64_t bias_key_count;

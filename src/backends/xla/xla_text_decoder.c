@@ -27,7 +27,8 @@ typedef struct xla_decoder {
 
 static void xla_shape(void *self, vlm_text_decoder_shape *out) {
   xla_decoder *decoder = self;
-  *out = (vlm_text_decoder_shape){decoder->vocab, decoder->hidden, decoder->geometry.capacity, decoder->position_axes};
+  *out = (vlm_text_decoder_shape){decoder->vocab, decoder->hidden, decoder->geometry.capacity, decoder->position_axes,
+                                  (int)decoder->model.decoder.layer_features.count};
 }
 static int32_t xla_slot_count(void *self) { return ((xla_decoder *)self)->geometry.slot_count; }
 
@@ -87,8 +88,11 @@ static vlm_status xla_embeddings_prefill(void *self, int32_t slot, const vlm_pre
       if (position > INT32_MAX) return VLM_ERROR(OUT_OF_RANGE, "xla: position %lld is too large", (long long)position);
       decoder->row_positions[a * count + i] = (int32_t)position;
     }
+  const vlm_side_input *layer_features = vlm_prefill_input_side(input, VLM_SIDE_INPUT_LAYER_FEATURES);
   vlm_xla_prefill_rows rows = {.tokens = input->tokens, .features = input->features,
-                               .feature_mask = input->feature_mask, .positions = decoder->row_positions,
+                               .feature_mask = input->feature_mask,
+                               .layer_features = layer_features ? layer_features->values : NULL,
+                               .positions = decoder->row_positions,
                                .bias = input->bias, .bias_key_count = input->bias_key_count};
   VLM_RETURN_IF_ERROR(vlm_xla_embeddings_prefill(decoder->runtime, slot, length, &rows, count, last_logits));
   decoder->lengths[slot] += count;
