@@ -195,7 +195,7 @@ static void copy_encoder_stats(vlm_engine *engine) {
 bool engine_encoder_reuse(vlm_engine *engine, const vlm_media_item *item, float *out_features) {
   if (!engine->encoder_cache) return false;
   bool hit = encoder_cache_lookup(engine->encoder_cache, item->content_digest, item->token_count,
-                                  engine->decoder_shape.hidden_size, out_features);
+                                  engine_feature_width(engine), out_features);
   pthread_mutex_lock(&engine->mutex);
   copy_encoder_stats(engine);
   pthread_mutex_unlock(&engine->mutex);
@@ -205,7 +205,7 @@ bool engine_encoder_reuse(vlm_engine *engine, const vlm_media_item *item, float 
 void engine_encoder_keep(vlm_engine *engine, const vlm_media_item *item, const float *features) {
   if (!engine->encoder_cache) return;
   vlm_status status = encoder_cache_store(engine->encoder_cache, item->content_digest, item->token_count,
-                                          engine->decoder_shape.hidden_size, features);
+                                          engine_feature_width(engine), features);
   if (status) {
     vlm_log(VLM_LOG_WARN, "encoder cache: %s", vlm_status_message(status));
     vlm_status_free(status);
