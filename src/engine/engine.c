@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/checked.h"
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
@@ -392,9 +393,14 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
   return VLM_OK;
 }
 
+/* prompt + max_tokens must fit the slot. max_tokens is the caller's number
+ * (up to INT64_MAX from a request body), so the sum is checked: a wrapped
+ * sum would admit the request, and the slot's completion buffer is sized
+ * from max_tokens. */
 static vlm_status check_capacity(const vlm_engine *engine, const vlm_engine_request *request) {
   int64_t capacity = engine_decoder_capacity(engine);
-  if (request->id_count + request->max_tokens <= capacity) return VLM_OK;
+  int64_t needed = 0;
+  if (vlm_int64_add(request->id_count, request->max_tokens, &needed) && needed <= capacity) return VLM_OK;
   int64_t room = capacity - request->id_count;
   return VLM_ERROR(OUT_OF_RANGE,
                    "context length exceeded: the prompt has %lld tokens and max_tokens is %lld, over "

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
 
@@ -23,7 +24,12 @@
 
 static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
-  slot->completion = malloc((size_t)(request->max_tokens + 1) * sizeof(int32_t));
+  /* Admission bounded max_tokens by the capacity; checked again here
+   * because a wrapped size would be a buffer overrun, not an error. */
+  size_t bytes = 0;
+  if (request->max_tokens >= INT64_MAX || !vlm_array_bytes(request->max_tokens + 1, sizeof(int32_t), &bytes))
+    return VLM_ERROR(INTERNAL, "max_tokens %lld cannot be allocated", (long long)request->max_tokens);
+  slot->completion = malloc(bytes);
   if (!slot->completion) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   VLM_RETURN_IF_ERROR(vlm_sampler_create(&request->sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
   vlm_sampler_set_logprobs(slot->sampler, request->logprobs);
@@ -323,8 +329,14 @@ static vlm_status encode_next_image(vlm_engine *engine, engine_slot *slot) {
   double start = engine_now_seconds();
   int64_t width = vlm_vision_model_output_width(engine->vision);
   int64_t rows_per_image = vlm_vision_model_tokens_per_image(engine->vision);
-  int64_t rows = request->image_count * rows_per_image;
-  if (!slot->features) slot->features = malloc((size_t)(rows * width) * sizeof(float));
+  int64_t rows = 0;
+  size_t feature_bytes = 0, embedding_bytes = 0;
+  if (!vlm_int64_multiply(request->image_count, rows_per_image, &rows) ||
+      !vlm_matrix_bytes(rows, width, sizeof(float), &feature_bytes) ||
+      !vlm_matrix_bytes(request->id_count, width, sizeof(float), &embedding_bytes))
+    return VLM_ERROR(OUT_OF_RANGE, "%d image(s) of %lld rows of width %lld cannot be allocated",
+                     request->image_count, (long long)rows_per_image, (long long)width);
+  if (!slot->features) slot->features = malloc(feature_bytes);
   if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for image features");
   int image = slot->images_encoded;
   float *image_features = slot->features + image * rows_per_image * width;
@@ -335,7 +347,7 @@ static vlm_status encode_next_image(vlm_engine *engine, engine_slot *slot) {
                           : vlm_vision_model_encode(engine->vision, pixels, 1, image_features);
   if (!status) slot->images_encoded++;
   if (!status && slot->images_encoded == request->image_count) {
-    slot->embeddings = malloc((size_t)(request->id_count * width) * sizeof(float));
+    slot->embeddings = malloc(embedding_bytes);
     status = slot->embeddings ? vlm_vision_model_merge(engine->vision, request->ids, request->id_count,
                                                        slot->features, rows, slot->embeddings)
                               : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the prompt's embeddings");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "core/checked.h"
 #include "core/status.h"
 #include "io/checkpoint.h"
 #include "models/decoder.h"
@@ -141,7 +142,11 @@ vlm_status vlm_vision_model_encode(vlm_vision_model *model, const vlm_pixel_valu
   for (int i = 0; i < image_count; i++) VLM_RETURN_IF_ERROR(check_image(model, &images[i], i));
   const vlm_vision_config *vision = &model->config.vision;
   int64_t patch_values = vlm_vision_patch_count(&model->description) * vlm_vision_patch_width(&model->description);
-  float *patches = malloc((size_t)(image_count * patch_values) * sizeof(float));
+  size_t bytes = 0;
+  if (!vlm_matrix_bytes(image_count, patch_values, sizeof(float), &bytes))
+    return VLM_ERROR(OUT_OF_RANGE, "%d images of %lld patch values cannot be allocated", image_count,
+                     (long long)patch_values);
+  float *patches = malloc(bytes);
   if (!patches) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for %d images' patches", image_count);
   for (int i = 0; i < image_count; i++)
     vlm_vision_patchify(images[i].values, vision->num_channels, vision->image_height, vision->image_width,
@@ -174,8 +179,13 @@ vlm_status vlm_vision_model_expand_placeholders(const vlm_vision_model *model, c
                      "the prompt has %lld image placeholder(s) (token %lld) but the request has %d image(s)",
                      (long long)placeholders, (long long)model->config.image_token_id, image_count);
   int64_t per_image = vlm_vision_model_tokens_per_image(model);
-  int64_t total = count + placeholders * (per_image - 1);
-  int32_t *expanded = malloc((size_t)(total ? total : 1) * sizeof(int32_t));
+  int64_t extra = 0, total = 0;
+  size_t bytes = 0;
+  if (!vlm_int64_multiply(placeholders, per_image - 1, &extra) || !vlm_int64_add(count, extra, &total) ||
+      !vlm_array_bytes(total ? total : 1, sizeof(int32_t), &bytes))
+    return VLM_ERROR(OUT_OF_RANGE, "%lld image placeholder(s) of %lld tokens each cannot be expanded",
+                     (long long)placeholders, (long long)per_image);
+  int32_t *expanded = malloc(bytes);
   if (!expanded) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   int64_t written = 0;
   for (int64_t i = 0; i < count; i++) {
