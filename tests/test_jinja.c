@@ -154,5 +154,130 @@ static void hostile_templates_hit_limits(void) {
   CHECK(output == NULL);
 }
 
+/* prefix + unit x count + suffix, malloc'd. */
+static char *repeated(const char *prefix, const char *unit, size_t count, const char *suffix) {
+  size_t unit_length = strlen(unit), length = strlen(prefix) + unit_length * count + strlen(suffix);
+  char *text = malloc(length + 1), *p = text;
+  p += sprintf(p, "%s", prefix);
+  for (size_t i = 0; i < count; i++, p += unit_length) memcpy(p, unit, unit_length);
+  sprintf(p, "%s", suffix);
+  return text;
+}
+
+/* Chains the parser builds in a loop are as deep as they are long, and
+ * the evaluator walks them recursively: `{{ messages` + `.x` x 30000 +
+ * ` }}` overflowed the stack of every process that rendered it. Each kind
+ * of chain (and of unary or conditional nesting) is refused at load with
+ * the position, and a chain below the bound still works. */
+static void long_chains_are_refused_at_load(void) {
+  static const struct {
+    const char *prefix, *unit, *suffix, *fragment;
+  } cases[] = {
+      {"{{ messages", ".x", " }}", "t.jinja:1:"},
+      {"{{ messages", "[0]", " }}", "expression nests more than 200 levels deep"},
+      {"{{ messages", "[1:2]", " }}", "levels deep"},
+      {"{{ f", "()", " }}", "levels deep"},
+      {"{{ x", " | trim", " }}", "levels deep"},
+      {"{{ x", " | join(',')", " }}", "levels deep"},
+      {"{{ x", " is sameas(x)", " }}", "levels deep"},
+      {"{{ (x | trim)", "()", " }}", "levels deep"},
+      {"{{ 1", " + 1", " }}", "levels deep"},
+      {"{{ 'a'", " ~ 'a'", " }}", "levels deep"},
+      {"{{ 2", " ** 2", " }}", "levels deep"},
+      {"{{ x", " and x", " }}", "levels deep"},
+      {"{{ x", " or x", " }}", "levels deep"},
+      {"{{ x", " if x", " }}", "levels deep"},
+      {"{{ ", "not ", "x }}", "nests more than 200 levels deep"},
+      {"{{ ", "- ", "1 }}", "nests more than 200 levels deep"},
+      {"{{ ", "+ ", "1 }}", "nests more than 200 levels deep"},
+      {"{{ ", "x if x else ", "x }}", "nests more than 200 levels deep"},
+      {"{{ ", "[", "", "nest"},
+      {"{{ ", "{'a': ", "", "nest"},
+      {"{% set y", " | trim", " %}{% endset %}", "levels deep"},
+      {"{% if x %}", "{% if x %}", "", "nests more than 200 levels deep"},
+      {"{% for x in y %}", "{% for x in y %}", "", "nests more than 200 levels deep"},
+      {"{% if x %}", "{% elif x %}", "{% endif %}", "nests more than 200 levels deep"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *source = repeated(cases[i].prefix, cases[i].unit, 30000, cases[i].suffix);
+    jinja_template *template_ = NULL;
+    CHECK_ERROR(jinja_template_parse(source, strlen(source), "t.jinja", &template_),
+                VLM_STATUS_INVALID_ARGUMENT, cases[i].fragment);
+    if (template_) fprintf(stderr, "  case %zu (%s%s...) parsed\n", i, cases[i].prefix, cases[i].unit);
+    jinja_template_release(template_);
+    free(source);
+  }
+  /* Below the bound: 150 links of each chain load, and render. */
+  char *output = NULL;
+  char *source = repeated("{{ m", ".a", 150, " | length }}");
+  char *nested = repeated("{\"m\": ", "{\"a\": ", 120, "1");
+  char *variables = repeated(nested, "}", 121, "");
+  CHECK_ERROR(render(source, variables, NULL, &output), VLM_STATUS_INVALID_ARGUMENT, "has no attribute 'a'");
+  free(source);
+  source = repeated("{{ 'x'", " | trim", 150, " }}");
+  CHECK_OK(render(source, NULL, NULL, &output));
+  CHECK_STR_EQ(output, "x");
+  free(output);
+  free(source);
+  source = repeated("{{ 0", " + 1", 150, " }}");
+  CHECK_OK(render(source, NULL, NULL, &output));
+  CHECK_STR_EQ(output, "150");
+  free(output);
+  free(source);
+  free(nested);
+  free(variables);
+}
+
+/* Values a loop keeps wrapping (`set ns.a = [ns.a]`) grew without bound,
+ * and == on two of them recursed once per level until the stack ran out;
+ * macros re-wrapping their argument did the same through parameters.
+ * Stored values are bounded, and macro recursion stacked on tall
+ * expressions is bounded in total. */
+static void deep_values_and_recursion_are_bounded(void) {
+  char *output = NULL;
+  CHECK_ERROR(render("{% set ns = namespace(a=[], b=[]) %}{% for i in range(100000) %}"
+                     "{% set ns.a = [ns.a] %}{% set ns.b = [ns.b] %}{% endfor %}{{ ns.a == ns.b }}",
+                     NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "the value of 'a' nests too deeply (more than 200 levels)");
+  CHECK_ERROR(render("{% set ns = namespace(a={}) %}{% for i in range(100000) %}"
+                     "{% set ns.a = {'k': ns.a} %}{% endfor %}{{ ns.a == ns.a.k }}",
+                     NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "the value of 'a' nests too deeply");
+  /* A namespace in a namespace compares by identity, but what it holds
+   * is bounded when it is made. */
+  CHECK_ERROR(render("{% set ns = namespace(n=namespace(l=[])) %}{% for i in range(100000) %}"
+                     "{% set ns.n = namespace(l=[ns.n.l]) %}{% endfor %}",
+                     NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "the value of 'l' nests too deeply");
+  /* `set` in a loop body is local to the iteration (jinja2 scoping), so
+   * this never grows. */
+  CHECK_OK(render("{% set x = [] %}{% for i in range(300) %}{% set x = [x] %}{% endfor %}{{ x }}", NULL, NULL,
+                  &output));
+  CHECK_STR_EQ(output, "[]");
+  free(output);
+  CHECK_ERROR(render("{% macro f(v, n) %}{% if n < 60 %}{{ f([[[[v]]]], n + 1) }}{% endif %}{% endmacro %}"
+                     "{{ f([], 0) }}", NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "the value of 'v' nests too deeply");
+  /* 199 levels are fine: a scalar inside 199 lists compares and prints. */
+  CHECK_OK(render("{% set ns = namespace(a=1, b=1) %}{% for i in range(199) %}"
+                  "{% set ns.a = [ns.a] %}{% set ns.b = [ns.b] %}{% endfor %}{{ ns.a == ns.b }}",
+                  NULL, NULL, &output));
+  CHECK_STR_EQ(output, "True");
+  free(output);
+  /* A macro recursing through a 150-level expression: 64 calls would be
+   * 9600 nested evaluations. */
+  char *source = repeated("{% macro f(n) %}{{ f(n + 1)", " | trim", 150, " }}{% endmacro %}{{ f(0) }}");
+  CHECK_ERROR(render(source, NULL, NULL, &output), VLM_STATUS_RESOURCE_EXHAUSTED,
+              "template rendering nests more than 1000 levels deep");
+  free(source);
+  /* A namespace holding itself is still only refused where it is printed. */
+  CHECK_OK(render("{% set ns = namespace(n=1) %}{% set ns.self = ns %}{{ ns.self.self.n }}", NULL, NULL,
+                  &output));
+  CHECK_STR_EQ(output, "1");
+  free(output);
+  output = NULL;
+}
+
 TEST_MAIN(TEST(renders_like_jinja), TEST(refuses_unsupported_constructs_at_load),
-          TEST(runtime_errors_name_the_position), TEST(hostile_templates_hit_limits))
+          TEST(runtime_errors_name_the_position), TEST(hostile_templates_hit_limits),
+          TEST(long_chains_are_refused_at_load), TEST(deep_values_and_recursion_are_bounded))
