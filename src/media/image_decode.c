@@ -89,18 +89,45 @@ static vlm_status not_an_image(const uint8_t *data, size_t size) {
 /* Rasters, limits, cancellation                                             */
 /* ------------------------------------------------------------------------ */
 
+/* pixels x channels + library bytes, or UINT64_MAX when that overflows. */
+static uint64_t decode_bytes(uint64_t pixels, int channels, uint64_t library_bytes) {
+  uint64_t raster = 0, total = 0;
+  if (__builtin_mul_overflow(pixels, (uint64_t)channels, &raster) ||
+      __builtin_add_overflow(raster, library_bytes, &total))
+    return UINT64_MAX;
+  return total;
+}
+
+vlm_status vlm_decode_check_header(const vlm_decode_job *job, const char *format, int64_t width,
+                                   int64_t height, int channels, uint64_t library_bytes) {
+  if (width <= 0 || height <= 0)
+    return VLM_ERROR(DATA_LOSS, "invalid %s image size %lldx%lld", format, (long long)width, (long long)height);
+  uint64_t pixels = 0;
+  bool overflows = __builtin_mul_overflow((uint64_t)width, (uint64_t)height, &pixels);
+  if (overflows || pixels > job->limits.max_decoded_pixels)
+    return VLM_ERROR(OUT_OF_RANGE, "%lldx%lld = %llu%s pixels exceeds the limit of %llu pixels (%s header)",
+                     (long long)width, (long long)height, (unsigned long long)(overflows ? UINT64_MAX : pixels),
+                     overflows ? "+" : "", (unsigned long long)job->limits.max_decoded_pixels, format);
+  uint64_t bytes = decode_bytes(pixels, channels, library_bytes);
+  if (bytes > job->limits.max_decoded_bytes || bytes > SIZE_MAX / 2)
+    return VLM_ERROR(OUT_OF_RANGE, "a %lldx%lld image needs %llu%s bytes to decode, over the limit of %llu "
+                     "bytes (%s header)", (long long)width, (long long)height, (unsigned long long)bytes,
+                     bytes == UINT64_MAX ? "+" : "", (unsigned long long)job->limits.max_decoded_bytes, format);
+  return VLM_OK;
+}
+
 vlm_status vlm_raster_allocate(const vlm_decode_job *job, int64_t width, int64_t height,
                                int channels, vlm_raster *raster) {
   memset(raster, 0, sizeof(*raster));
   if (width <= 0 || height <= 0)
     return VLM_ERROR(DATA_LOSS, "invalid image size %lldx%lld", (long long)width, (long long)height);
-  uint64_t pixels = (uint64_t)width * (uint64_t)height; /* both < 2^32: no overflow */
-  if (pixels > job->limits.max_decoded_pixels)
-    return VLM_ERROR(OUT_OF_RANGE, "%lldx%lld = %llu pixels exceeds the limit of %llu pixels",
-                     (long long)width, (long long)height, (unsigned long long)pixels,
-                     (unsigned long long)job->limits.max_decoded_pixels);
+  uint64_t pixels = 0;
+  if (__builtin_mul_overflow((uint64_t)width, (uint64_t)height, &pixels) ||
+      pixels > job->limits.max_decoded_pixels)
+    return VLM_ERROR(OUT_OF_RANGE, "%lldx%lld exceeds the limit of %llu pixels", (long long)width,
+                     (long long)height, (unsigned long long)job->limits.max_decoded_pixels);
   size_t bytes = 0;
-  if (pixels > SIZE_MAX / 4 || !vlm_size_multiply((size_t)pixels, (size_t)channels, &bytes))
+  if (pixels > SIZE_MAX || !vlm_size_multiply((size_t)pixels, (size_t)channels, &bytes))
     return VLM_ERROR(OUT_OF_RANGE, "%lldx%lld image is too large to address", (long long)width,
                      (long long)height);
   raster->pixels = vlm_allocate(job->allocator, bytes, VLM_DEFAULT_ALIGNMENT);
@@ -278,6 +305,12 @@ static vlm_status decode_memory(const uint8_t *data, size_t size,
   job.limits.max_decoded_pixels = options && options->limits.max_decoded_pixels
                                       ? options->limits.max_decoded_pixels
                                       : VLM_MEDIA_DEFAULT_MAX_DECODED_PIXELS;
+  uint64_t bytes_per_pixel_default = 0;
+  if (__builtin_mul_overflow(job.limits.max_decoded_pixels, (uint64_t)VLM_MEDIA_DEFAULT_BYTES_PER_PIXEL,
+                             &bytes_per_pixel_default))
+    bytes_per_pixel_default = UINT64_MAX;
+  job.limits.max_decoded_bytes = options && options->limits.max_decoded_bytes ? options->limits.max_decoded_bytes
+                                                                              : bytes_per_pixel_default;
   job.cancel = options ? options->cancel : NULL;
   job.allocator = options ? options->allocator : NULL;
   if (size > job.limits.max_encoded_bytes)

@@ -78,6 +78,12 @@ static int configure_transforms(png_structp png, png_infop info) {
   return png_get_channels(png, info) == 4 ? 4 : 3;
 }
 
+/* What libpng (and our 16-bit gray row) allocate for a row of `width`
+ * pixels: big_row_buf and prev_row at up to 64 bits per pixel, plus slack. */
+static uint64_t png_library_bytes(uint64_t width) {
+  return 2 * (8 * width + 64) + 2 * width;
+}
+
 static void clip_gray16_row(const uint8_t *in, uint8_t *out, int64_t width) {
   for (int64_t x = 0; x < width; x++) {
     uint8_t value = in[2 * x] ? 255 : in[2 * x + 1]; /* big-endian: high byte first */
@@ -127,12 +133,18 @@ vlm_status vlm_decode_png(vlm_decode_job *job, vlm_raster *raster) {
   }
   png_set_read_fn(png, &reader, read_from_memory);
   /* libpng's own ceiling on dimensions stays above ours; ours is checked
-   * below from IHDR, before any pixel memory exists. */
+   * below from IHDR, before libpng or we allocate anything sized by it. */
   png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
   png_set_chunk_malloc_max(png, 8u << 20);
   png_read_info(png, info);
   note_metadata(job, png, info);
   png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+  /* png_read_update_info (in configure_transforms) allocates libpng's two
+   * row buffers, up to 8 bytes per pixel of width each: a 66-byte file
+   * claiming 2^31-1 columns cost 6 GB there before the pixel limit was
+   * checked. The header passes the limits first. */
+  status = vlm_decode_check_header(job, "PNG", width, height, 4, png_library_bytes(width));
+  if (status) goto done;
   int channels = configure_transforms(png, info);
   status = vlm_raster_allocate(job, width, height, channels == 4 ? 4 : 3, raster);
   if (status) goto done;
