@@ -9,6 +9,7 @@
  * 66-byte PNG claiming 2147483647 x 2147483647 used to cost 6 GB in
  * libpng's row buffers before the pixel limit was checked, and the
  * 67108864 x 1 16-bit RGBA one 512 MB. Time is printed, not asserted. */
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/file.h"
 #include "test.h"
 #include "vlm/media.h"
 
@@ -172,4 +174,48 @@ static void the_byte_limit_applies_from_the_header(void) {
   CHECK(image.pixels == NULL);
 }
 
-TEST_MAIN(TEST(every_container_refuses_its_bombs_from_the_header), TEST(the_byte_limit_applies_from_the_header))
+/* vlm_image_read_header gives what decoding will find (dimensions as
+ * stored), refuses what decoding refuses from the header, and allocates
+ * nothing through the caller's allocator; on every seed of the corpus. */
+static void headers_read_without_decoding(void) {
+  DIR *directory = opendir(SEED_CORPUS);
+  CHECK(directory != NULL);
+  size_t compared = 0;
+  for (struct dirent *item; directory && (item = readdir(directory));) {
+    if (item->d_name[0] == '.') continue;
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", SEED_CORPUS, item->d_name);
+    char *data = NULL;
+    size_t size = 0;
+    CHECK_OK(vlm_file_read_all(path, 64 << 20, &data, &size));
+    counting_allocator counter = {.base = {&counter, counting_allocate, counting_release}};
+    vlm_image_decode_options options = {.allocator = &counter.base, .ignore_exif_orientation = true};
+    vlm_image_header header;
+    vlm_status header_status = vlm_image_read_header((const uint8_t *)data, size, item->d_name, &options, &header);
+    CHECK_INT_EQ(counter.allocations, 0);
+    vlm_image image;
+    vlm_status decode_status = vlm_image_decode_memory((const uint8_t *)data, size, item->d_name, &options, &image);
+    if (!decode_status) {
+      CHECK_OK(header_status);
+      header_status = NULL;
+      CHECK_INT_EQ(header.width, image.width);
+      CHECK_INT_EQ(header.height, image.height);
+      CHECK_INT_EQ(header.format, image.format);
+      CHECK(header.decode_bytes >= (uint64_t)(image.width * image.height * 3));
+      vlm_image_release(&image);
+      compared++;
+    } else if (header_status) {
+      CHECK_INT_EQ(vlm_status_code_of(header_status), vlm_status_code_of(decode_status));
+    }
+    if (header_status && vlm_status_code_of(header_status) == VLM_STATUS_OUT_OF_RANGE)
+      CHECK(decode_status && vlm_status_code_of(decode_status) == VLM_STATUS_OUT_OF_RANGE);
+    vlm_status_free(header_status);
+    vlm_status_free(decode_status);
+    free(data);
+  }
+  if (directory) closedir(directory);
+  CHECK(compared >= 10);
+}
+
+TEST_MAIN(TEST(every_container_refuses_its_bombs_from_the_header), TEST(the_byte_limit_applies_from_the_header),
+          TEST(headers_read_without_decoding))

@@ -104,6 +104,23 @@ vlm_status vlm_image_decode_file(const char *path, const vlm_image_decode_option
                                  vlm_image *out);
 void vlm_image_release(vlm_image *image);
 
+/* What an image's header declares, read without decoding any pixels. */
+typedef struct vlm_image_header {
+  vlm_image_format format;
+  int64_t width, height;          /* as stored (EXIF orientation may swap them) */
+  /* At most what decoding it allocates: the raster plus the codec
+   * library's buffers (what max_decoded_bytes is checked against). */
+  uint64_t decode_bytes;
+} vlm_image_header;
+
+/* Reads just enough of the image to know its size (up to the first scan,
+ * frame or pixel data) and checks it against the limits as decoding would:
+ * microseconds and a few KiB for any file, so a caller can count what an
+ * image will cost (prompt tokens, memory) before decoding it. Errors as
+ * vlm_image_decode_memory; a file that passes may still fail to decode. */
+vlm_status vlm_image_read_header(const uint8_t *data, size_t size, const char *name,
+                                 const vlm_image_decode_options *options, vlm_image_header *out);
+
 #ifdef __cplusplus
 }
 #endif

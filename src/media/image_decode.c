@@ -98,7 +98,7 @@ static uint64_t decode_bytes(uint64_t pixels, int channels, uint64_t library_byt
   return total;
 }
 
-vlm_status vlm_decode_check_header(const vlm_decode_job *job, const char *format, int64_t width,
+vlm_status vlm_decode_check_header(vlm_decode_job *job, const char *format, int64_t width,
                                    int64_t height, int channels, uint64_t library_bytes) {
   if (width <= 0 || height <= 0)
     return VLM_ERROR(DATA_LOSS, "invalid %s image size %lldx%lld", format, (long long)width, (long long)height);
@@ -113,6 +113,9 @@ vlm_status vlm_decode_check_header(const vlm_decode_job *job, const char *format
     return VLM_ERROR(OUT_OF_RANGE, "a %lldx%lld image needs %llu%s bytes to decode, over the limit of %llu "
                      "bytes (%s header)", (long long)width, (long long)height, (unsigned long long)bytes,
                      bytes == UINT64_MAX ? "+" : "", (unsigned long long)job->limits.max_decoded_bytes, format);
+  job->header.width = width;
+  job->header.height = height;
+  job->header.decode_bytes = bytes;
   return VLM_OK;
 }
 
@@ -296,8 +299,10 @@ static vlm_status decode_format(vlm_image_format format, vlm_decode_job *job, vl
   }
 }
 
-static vlm_status decode_memory(const uint8_t *data, size_t size,
-                                const vlm_image_decode_options *options, vlm_image *out) {
+/* The job with every limit resolved (zero members: the defaults), after
+ * the encoded-size limit and the cancel flag are checked. */
+static vlm_status start_job(const uint8_t *data, size_t size, const vlm_image_decode_options *options,
+                            vlm_decode_job *out) {
   vlm_decode_job job = {.data = data, .size = size};
   job.limits.max_encoded_bytes = options && options->limits.max_encoded_bytes
                                      ? options->limits.max_encoded_bytes
@@ -317,6 +322,14 @@ static vlm_status decode_memory(const uint8_t *data, size_t size,
     return VLM_ERROR(OUT_OF_RANGE, "%zu encoded bytes exceed the limit of %zu bytes", size,
                      job.limits.max_encoded_bytes);
   if (vlm_decode_cancelled(&job)) return vlm_decode_cancelled_status();
+  *out = job;
+  return VLM_OK;
+}
+
+static vlm_status decode_memory(const uint8_t *data, size_t size,
+                                const vlm_image_decode_options *options, vlm_image *out) {
+  vlm_decode_job job;
+  VLM_RETURN_IF_ERROR(start_job(data, size, options, &job));
   vlm_image_format format = vlm_image_format_sniff(data, size);
   vlm_raster raster;
   VLM_RETURN_IF_ERROR(decode_format(format, &job, &raster));
@@ -340,6 +353,28 @@ vlm_status vlm_image_decode_memory(const uint8_t *data, size_t size, const char 
   if (!data && size) return VLM_ERROR(INVALID_ARGUMENT, "%s: no data", name ? name : "image");
   vlm_status status = decode_memory(data ? data : (const uint8_t *)"", size, options, out);
   if (status) memset(out, 0, sizeof(*out));
+  return vlm_status_annotate(status, "%s", name ? name : "image");
+}
+
+vlm_status vlm_image_read_header(const uint8_t *data, size_t size, const char *name,
+                                 const vlm_image_decode_options *options, vlm_image_header *out) {
+  memset(out, 0, sizeof(*out));
+  if (!data && size) return VLM_ERROR(INVALID_ARGUMENT, "%s: no data", name ? name : "image");
+  if (!data) data = (const uint8_t *)"";
+  vlm_decode_job job;
+  vlm_status status = start_job(data, size, options, &job);
+  if (!status) {
+    job.header_only = true;
+    vlm_image_format format = vlm_image_format_sniff(data, size);
+    vlm_raster raster;
+    status = decode_format(format, &job, &raster); /* stops after the header: no raster */
+    if (!status && !job.header.width) status = VLM_ERROR(INTERNAL, "the %s decoder read no header",
+                                                          vlm_image_format_name(format));
+    if (!status) {
+      *out = job.header;
+      out->format = format;
+    }
+  }
   return vlm_status_annotate(status, "%s", name ? name : "image");
 }
 

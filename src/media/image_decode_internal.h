@@ -34,6 +34,10 @@ typedef struct vlm_decode_job {
   const vlm_allocator *allocator;
   int exif_orientation;           /* 0: none found; else 1..8 */
   int xmp_orientation;            /* 0: none found; else 1..8 */
+  /* vlm_image_read_header: decoders stop once the header passed
+   * vlm_decode_check_header, which records it here. */
+  bool header_only;
+  vlm_image_header header;
 } vlm_decode_job;
 
 /* The header rule: every decoder calls this with the dimensions its
@@ -45,7 +49,7 @@ typedef struct vlm_decode_job {
  * whose raster of `channels` bytes per pixel plus `library_bytes` is over
  * max_decoded_bytes; all arithmetic is overflow-checked. The error names
  * the format, the dimensions and the limit. */
-vlm_status vlm_decode_check_header(const vlm_decode_job *job, const char *format, int64_t width,
+vlm_status vlm_decode_check_header(vlm_decode_job *job, const char *format, int64_t width,
                                    int64_t height, int channels, uint64_t library_bytes);
 /* Checks width x height against the limit (and against overflow), then
  * allocates. The error names the dimensions and the limit. */

@@ -145,7 +145,7 @@ vlm_status vlm_decode_jpeg(vlm_decode_job *job, vlm_raster *raster) {
    * allocates libjpeg's buffers. */
   uint64_t library_bytes = jpeg_library_bytes(&info);
   status = vlm_decode_check_header(job, "JPEG", info.image_width, info.image_height, 3, library_bytes);
-  if (status) goto done;
+  if (status || job->header_only) goto done;
   /* A second line of defence: libjpeg refuses to grow its arrays past
    * twice the estimate (it has no backing store to spill to). */
   uint64_t ceiling = 2 * library_bytes + (16u << 20);

@@ -144,7 +144,7 @@ vlm_status vlm_decode_png(vlm_decode_job *job, vlm_raster *raster) {
    * claiming 2^31-1 columns cost 6 GB there before the pixel limit was
    * checked. The header passes the limits first. */
   status = vlm_decode_check_header(job, "PNG", width, height, 4, png_library_bytes(width));
-  if (status) goto done;
+  if (status || job->header_only) goto done;
   int channels = configure_transforms(png, info);
   status = vlm_raster_allocate(job, width, height, channels == 4 ? 4 : 3, raster);
   if (status) goto done;

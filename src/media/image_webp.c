@@ -58,6 +58,7 @@ static vlm_status decode_still(vlm_decode_job *job, const WebPBitstreamFeatures 
   VLM_RETURN_IF_ERROR(vlm_decode_check_header(job, "WebP", features->width, features->height, channels,
                                               still_library_bytes((uint64_t)features->width,
                                                                   (uint64_t)features->height)));
+  if (job->header_only) return VLM_OK;
   VLM_RETURN_IF_ERROR(vlm_raster_allocate(job, features->width, features->height, channels, raster));
   WebPDecBuffer output;
   WebPInitDecBuffer(&output);
@@ -98,6 +99,7 @@ static vlm_status decode_first_frame(vlm_decode_job *job, vlm_raster *raster) {
   VLM_RETURN_IF_ERROR(vlm_decode_check_header(job, "animated WebP", width, height, 4,
                                               8 * (uint64_t)width * height +
                                                   still_library_bytes(width, height)));
+  if (job->header_only) return VLM_OK;
   VLM_RETURN_IF_ERROR(vlm_raster_allocate(job, width, height, 4, raster));
   WebPAnimDecoderOptions options;
   WebPAnimDecoderOptionsInit(&options);
