@@ -723,6 +723,11 @@ static vlm_status write_output(jinja_renderer *renderer, const jinja_node *node,
   if (length > renderer->options.max_output_bytes - renderer->output_total)
     return ERROR_AT(node, RESOURCE_EXHAUSTED, "rendered text exceeds the output limit (%zu bytes)",
                     renderer->options.max_output_bytes);
+  size_t result_limit = renderer->options.max_result_bytes;
+  if (result_limit && renderer->output == renderer->result && length > result_limit - renderer->result->length) {
+    if (renderer->options.result_limit_reached) *renderer->options.result_limit_reached = true;
+    return ERROR_AT(node, RESOURCE_EXHAUSTED, "the rendered text exceeds %zu bytes", result_limit);
+  }
   renderer->output_total += length;
   vlm_sb_append(renderer->output, text, length);
   if (renderer->output->failed) return out_of_memory(renderer, node->line, node->column);
@@ -988,6 +993,8 @@ void jinja_render_options_init(jinja_render_options *options) {
   options->max_steps = 50u * 1000u * 1000u;
   options->max_call_depth = 64;
   options->fixed_time = -1;
+  options->max_result_bytes = 0;
+  options->result_limit_reached = NULL;
 }
 
 static bool add_global_function(jinja_renderer *renderer, jinja_frame *frame, const char *name,
@@ -1034,6 +1041,7 @@ vlm_status jinja_template_render(const jinja_template *template_, const vlm_json
   vlm_arena_init(&renderer.arena, NULL, 64 * 1024);
   vlm_string_builder output = {0};
   renderer.output = &output;
+  renderer.result = &output;
   jinja_frame *frame = NULL;
   vlm_status status = make_frames(&renderer, variables, &frame);
   flow ignored;

@@ -241,6 +241,7 @@ typedef struct jinja_renderer {
   int call_depth;
   int depth;               /* evaluator recursion: expressions + statements */
   vlm_string_builder *output; /* where {{ }} and text go (swapped by captures) */
+  vlm_string_builder *result; /* the rendered result (output when nothing captures) */
   size_t output_total;        /* bytes written across all builders */
 } jinja_renderer;
 
