@@ -1,6 +1,7 @@
-/* The serving engine's public side: open/release, image loading, request
- * preparation and admission on the caller's thread, cancellation, drain
- * and metrics. The scheduler thread lives in scheduler.c. */
+/* The serving engine's public side: open/release, request preparation and
+ * admission on the caller's thread, cancellation, drain and metrics.
+ * Images are loaded in engine_images.c, the scheduler thread lives in
+ * scheduler.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,12 +10,11 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
-#include "media/image_processor_clip.h"
 #include "models/family.h"
-#include "vlm/media.h"
 
 #define DEFAULT_MAX_TOKENS 256
 #define DEFAULT_QUEUE_LIMIT 64
+#define DEFAULT_IMAGE_BUDGET ((uint64_t)2 << 30)
 
 static const double time_to_first_token_bounds[VLM_ENGINE_HISTOGRAM_BUCKETS] = {
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
@@ -113,6 +113,11 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
   engine->allocator = options->allocator;
   engine->slot_count = options->slot_count ? options->slot_count : 1;
   engine->queue_limit = options->queue_limit ? options->queue_limit : DEFAULT_QUEUE_LIMIT;
+  engine->image_memory_budget = options->image_memory_budget ? options->image_memory_budget : DEFAULT_IMAGE_BUDGET;
+  engine->image_wait_seconds = options->image_wait_seconds > 0 ? options->image_wait_seconds : 10.0;
+  engine->max_prompt_bytes = options->max_prompt_bytes;
+  pthread_mutex_init(&engine->image_mutex, NULL);
+  pthread_cond_init(&engine->image_released, NULL);
   pthread_mutex_init(&engine->vision_mutex, NULL);
   pthread_mutex_init(&engine->mutex, NULL);
   pthread_cond_init(&engine->wake, NULL);
@@ -161,6 +166,8 @@ void vlm_engine_release(vlm_engine *engine) {
   vlm_vision_model_release(engine->vision);
   if (engine->processor_loaded) vlm_processor_config_release(&engine->processor);
   vlm_thread_pool_release(engine->pool);
+  pthread_mutex_destroy(&engine->image_mutex);
+  pthread_cond_destroy(&engine->image_released);
   pthread_mutex_destroy(&engine->vision_mutex);
   pthread_mutex_destroy(&engine->mutex);
   pthread_cond_destroy(&engine->wake);
@@ -202,93 +209,6 @@ vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
 
 int64_t vlm_engine_default_max_tokens(const vlm_engine *engine) {
   return engine->generation.max_new_tokens ? engine->generation.max_new_tokens : DEFAULT_MAX_TOKENS;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Images (callers' threads)                                              */
-/* ---------------------------------------------------------------------- */
-
-static vlm_status refuse_images(const vlm_engine *engine, int image_count) {
-  return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no image input; the request has %d image(s)",
-                   engine->config.model_type, image_count);
-}
-
-/* Opens the vision side and the processor config once, under its lock. */
-static vlm_status ensure_vision(vlm_engine *engine, int image_count) {
-  if (!engine->accepts_images) return refuse_images(engine, image_count);
-  pthread_mutex_lock(&engine->vision_mutex);
-  vlm_status status = VLM_OK;
-  if (!engine->vision) {
-    vlm_vision_model_options options = {.pool = engine->pool, .allocator = engine->allocator};
-    status = vlm_vision_model_open(engine->model_dir, &options, &engine->vision);
-    if (vlm_status_code_of(status) == VLM_STATUS_UNIMPLEMENTED) {
-      vlm_status_free(status);
-      status = refuse_images(engine, image_count);
-    }
-  }
-  if (!status && engine->image_encoder) { /* its rows replace the placeholders the cpu side expands */
-    const vlm_image_encoder_operations *encoder = engine->image_encoder->operations;
-    int64_t rows = encoder->tokens_per_image(engine->image_encoder->self);
-    int64_t width = encoder->output_width(engine->image_encoder->self);
-    if (rows != vlm_vision_model_tokens_per_image(engine->vision) ||
-        width != vlm_vision_model_output_width(engine->vision))
-      status = VLM_ERROR(INTERNAL, "the %s image encoder gives %lld x %lld rows per image, the model expects "
-                         "%lld x %lld", encoder->backend, (long long)rows, (long long)width,
-                         (long long)vlm_vision_model_tokens_per_image(engine->vision),
-                         (long long)vlm_vision_model_output_width(engine->vision));
-  }
-  if (!status && !engine->processor_loaded) {
-    status = vlm_processor_config_load(engine->model_dir, engine->allocator, &engine->processor);
-    engine->processor_loaded = status == VLM_OK;
-  }
-  pthread_mutex_unlock(&engine->vision_mutex);
-  return status;
-}
-
-static vlm_status preprocess_image(vlm_engine *engine, const vlm_image *image, const char *name,
-                                   vlm_loaded_image *out_image) {
-  const char *type = engine->processor.image_processor_type;
-  if (!type || strcmp(type, "CLIPImageProcessor") != 0)
-    return VLM_ERROR(UNIMPLEMENTED, "%s: image processor '%s' is not supported yet", engine->model_dir,
-                     type ? type : "(none)");
-  vlm_tensor pixels;
-  vlm_status status = vlm_clip_preprocess(&engine->processor, image, VLM_CLIP_TORCHVISION,
-                                          engine->allocator, &pixels);
-  if (status) return vlm_status_annotate(status, "%s", name);
-  out_image->owned_values = pixels.data;
-  out_image->allocator = engine->allocator;
-  out_image->pixel_values = (vlm_pixel_values){pixels.data, pixels.shape[0], pixels.shape[1],
-                                               pixels.shape[2]};
-  return VLM_OK;
-}
-
-vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, const void *cancel,
-                                      vlm_loaded_image *out_image) {
-  memset(out_image, 0, sizeof(*out_image));
-  double start = engine_now_seconds();
-  VLM_RETURN_IF_ERROR(ensure_vision(engine, 1));
-  vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
-  vlm_image image;
-  VLM_RETURN_IF_ERROR(vlm_image_decode_file(path, &options, &image));
-  vlm_status status = preprocess_image(engine, &image, path, out_image);
-  vlm_image_release(&image);
-  out_image->preprocess_seconds = engine_now_seconds() - start;
-  return status;
-}
-
-vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data, size_t size,
-                                        const char *name, const void *cancel,
-                                        vlm_loaded_image *out_image) {
-  memset(out_image, 0, sizeof(*out_image));
-  double start = engine_now_seconds();
-  VLM_RETURN_IF_ERROR(ensure_vision(engine, 1));
-  vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
-  vlm_image image;
-  VLM_RETURN_IF_ERROR(vlm_image_decode_memory(data, size, name, &options, &image));
-  vlm_status status = preprocess_image(engine, &image, name ? name : "image", out_image);
-  vlm_image_release(&image);
-  out_image->preprocess_seconds = engine_now_seconds() - start;
-  return status;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -338,12 +258,13 @@ void vlm_engine_request_release(vlm_engine_request *request) {
   if (free_now) engine_request_free(request);
 }
 
-static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options) {
+static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options,
+                                bool images_given) {
   if (!options->messages_json == !options->raw_prompt)
     return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages or a raw prompt");
-  if (options->image_count < 0 || (options->image_count > 0 && !options->images))
+  if (options->image_count < 0 || (options->image_count > 0 && !images_given))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none", options->image_count);
-  if (options->image_count > 0 && !engine->accepts_images) return refuse_images(engine, options->image_count);
+  if (options->image_count > 0 && !engine->accepts_images) return engine_refuse_images(engine, options->image_count);
   if (options->max_tokens < 0) return VLM_ERROR(INVALID_ARGUMENT, "max_tokens must not be negative");
   if (options->stop_count && !options->stop)
     return VLM_ERROR(INVALID_ARGUMENT, "the request names stop strings but gives none");
@@ -353,9 +274,81 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
   return vlm_sampling_params_validate(&options->sampling);
 }
 
-/* Chat template (or the raw prompt) -> ids, then placeholder expansion. */
+/* Prompt positions the request's images take once their placeholders are
+ * expanded: the caller's counts (from the images' headers, before
+ * decoding) or the vision model's for decoded images. */
+static vlm_status image_positions(vlm_engine *engine, const vlm_engine_request_options *options,
+                                  const int64_t *image_tokens, int64_t *out_positions) {
+  *out_positions = 0;
+  if (options->image_count <= 0) return VLM_OK;
+  VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, options->image_count));
+  for (int i = 0; i < options->image_count; i++) {
+    int64_t tokens = image_tokens ? image_tokens[i] : vlm_vision_model_tokens_per_image(engine->vision);
+    if (tokens <= 0) return VLM_ERROR(INVALID_ARGUMENT, "image %d takes %lld tokens", i, (long long)tokens);
+    if (!vlm_int64_add(*out_positions, tokens, out_positions))
+      return VLM_ERROR(OUT_OF_RANGE, "the images' token counts overflow");
+  }
+  return VLM_OK;
+}
+
+/* The byte limit on the rendered (or raw) prompt, from what the capacity
+ * leaves it. Refuses at once when max_tokens and the images alone do not
+ * fit. With a tokenizer bound B (vlm_tokenizer_max_bytes_per_token) a
+ * prompt of more than room x B bytes has more than room tokens: it cannot
+ * fit, whatever the text. */
+typedef struct prompt_budget {
+  size_t max_bytes;
+  bool from_capacity;       /* sound: the capacity's own limit, not a policy */
+  int64_t text_tokens;      /* room for the text, placeholders included */
+  size_t bytes_per_token;
+} prompt_budget;
+
+static vlm_status plan_prompt_budget(const vlm_engine *engine, const vlm_engine_request *request,
+                                     int image_count, int64_t images, prompt_budget *out) {
+  memset(out, 0, sizeof(*out));
+  int64_t capacity = engine_decoder_capacity(engine), taken = 0;
+  if (!vlm_int64_add(request->max_tokens, images, &taken) || taken > capacity)
+    return VLM_ERROR(OUT_OF_RANGE,
+                     "context length exceeded: max_tokens is %lld and the %d image(s) take %lld positions, over "
+                     "the capacity of %lld before the prompt's text",
+                     (long long)request->max_tokens, image_count, (long long)images, (long long)capacity);
+  /* Each image's placeholder is one token of the text. */
+  out->text_tokens = capacity - taken + image_count;
+  out->bytes_per_token = vlm_tokenizer_max_bytes_per_token(engine->tokenizer);
+  size_t limit = 0;
+  if (out->bytes_per_token) {
+    if (!vlm_size_multiply((size_t)out->text_tokens, out->bytes_per_token, &limit)) limit = SIZE_MAX;
+    out->from_capacity = true;
+  } else if (!vlm_size_multiply((size_t)capacity, 64, &limit)) {
+    limit = SIZE_MAX;
+  }
+  if (engine->max_prompt_bytes && engine->max_prompt_bytes < limit) {
+    limit = engine->max_prompt_bytes;
+    out->from_capacity = false;
+  }
+  out->max_bytes = limit;
+  return VLM_OK;
+}
+
+static vlm_status prompt_too_long(const vlm_engine *engine, const prompt_budget *budget) {
+  if (budget->from_capacity)
+    return VLM_ERROR(OUT_OF_RANGE,
+                     "context length exceeded: the prompt is over %zu bytes, more than the %lld tokens the "
+                     "capacity of %lld leaves it can hold (this tokenizer takes at most %zu bytes per token)",
+                     budget->max_bytes, (long long)budget->text_tokens,
+                     (long long)engine_decoder_capacity(engine), budget->bytes_per_token);
+  return VLM_ERROR(OUT_OF_RANGE, "the prompt is over the limit of %zu bytes", budget->max_bytes);
+}
+
+/* Chat template (or the raw prompt) -> ids, then placeholder expansion.
+ * The prompt's bytes are bounded before it is tokenized, and rendering
+ * stops as soon as the rendered prompt passes the bound. */
 static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_options *options,
-                                  vlm_engine_request *request) {
+                                  const int64_t *image_tokens, vlm_engine_request *request) {
+  int64_t images = 0;
+  VLM_RETURN_IF_ERROR(image_positions(engine, options, image_tokens, &images));
+  prompt_budget budget;
+  VLM_RETURN_IF_ERROR(plan_prompt_budget(engine, request, options->image_count, images, &budget));
   char *rendered = NULL;
   size_t rendered_length = 0;
   bool templated = options->messages_json != NULL;
@@ -365,10 +358,20 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
                        "%s has no chat template (tokenizer_config.json, chat_template.json or "
                        "chat_template.jinja); send a raw prompt (/v1/completions) instead",
                        engine->model_dir);
-    vlm_chat_template_options template_options = {.add_generation_prompt = true};
-    VLM_RETURN_IF_ERROR(vlm_chat_template_render(engine->chat_template, options->messages_json,
+    bool too_long = false;
+    vlm_chat_template_options template_options = {.add_generation_prompt = true,
+                                                  .max_prompt_bytes = budget.max_bytes,
+                                                  .prompt_limit_reached = &too_long};
+    vlm_status status = vlm_chat_template_render(engine->chat_template, options->messages_json,
                                                  strlen(options->messages_json), &template_options,
-                                                 &rendered, &rendered_length));
+                                                 &rendered, &rendered_length);
+    if (status && too_long) {
+      vlm_status_free(status);
+      return prompt_too_long(engine, &budget);
+    }
+    VLM_RETURN_IF_ERROR(status);
+  } else if (strnlen(options->raw_prompt, budget.max_bytes + 1) > budget.max_bytes) {
+    return prompt_too_long(engine, &budget);
   }
   /* A rendered template already holds its special tokens (as
    * apply_chat_template(tokenize=True) does); a raw prompt gets BOS etc. */
@@ -381,7 +384,6 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
   request->ids = ids.ids;
   request->id_count = (int64_t)ids.count;
   if (options->image_count == 0) return VLM_OK;
-  VLM_RETURN_IF_ERROR(ensure_vision(engine, options->image_count));
   int32_t *expanded = NULL;
   int64_t expanded_count = 0;
   VLM_RETURN_IF_ERROR(vlm_vision_model_expand_placeholders(engine->vision, request->ids, request->id_count,
@@ -390,6 +392,10 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
   request->ids = expanded;
   request->image_token_count = expanded_count - request->id_count + options->image_count;
   request->id_count = expanded_count;
+  if (image_tokens) { /* admission before decoding: the images' own counts */
+    request->id_count += images - request->image_token_count;
+    request->image_token_count = images;
+  }
   return VLM_OK;
 }
 
@@ -440,14 +446,18 @@ static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_r
   return request;
 }
 
+/* Under engine->mutex. */
+static vlm_status check_queue(const vlm_engine *engine) {
+  if (engine->draining || engine->stopping) return VLM_ERROR(UNAVAILABLE, "the server is shutting down");
+  if (engine->queue_length >= engine->queue_limit)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "too many requests: %lld are already waiting for one of %d slots",
+                     (long long)engine->queue_length, engine->slot_count);
+  return VLM_OK;
+}
+
 static vlm_status enqueue(vlm_engine *engine, vlm_engine_request *request) {
   pthread_mutex_lock(&engine->mutex);
-  vlm_status status = VLM_OK;
-  if (engine->draining || engine->stopping)
-    status = VLM_ERROR(UNAVAILABLE, "the server is shutting down");
-  else if (engine->queue_length >= engine->queue_limit)
-    status = VLM_ERROR(RESOURCE_EXHAUSTED, "too many requests: %lld are already waiting for one of %d slots",
-                       (long long)engine->queue_length, engine->slot_count);
+  vlm_status status = check_queue(engine);
   if (!status) {
     if (engine->queue_tail) engine->queue_tail->next_in_queue = request;
     else engine->queue_head = request;
@@ -483,9 +493,9 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   request->logprobs = options->logprobs;
   request->submit_time = start;
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
-  if (!status) status = check_options(engine, options);
+  if (!status) status = check_options(engine, options, options->images != NULL);
   if (!status) status = copy_stop_strings(request, options);
-  if (!status) status = tokenize_prompt(engine, options, request);
+  if (!status) status = tokenize_prompt(engine, options, NULL, request);
   if (!status) status = check_capacity(engine, request);
   for (int i = 0; i < request->image_count; i++) request->preprocess_seconds += request->images[i].preprocess_seconds;
   request->preprocess_seconds += engine_now_seconds() - start;
@@ -498,6 +508,23 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   }
   *out_request = request;
   return VLM_OK;
+}
+
+vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_request_options *options,
+                                      const int64_t *image_tokens) {
+  pthread_mutex_lock(&engine->mutex);
+  vlm_status status = check_queue(engine);
+  pthread_mutex_unlock(&engine->mutex);
+  if (!status && options->image_count > 0 && !image_tokens)
+    status = VLM_ERROR(INVALID_ARGUMENT, "admission for %d image(s) needs their token counts", options->image_count);
+  if (!status) status = check_options(engine, options, true);
+  vlm_engine_request request = {.engine = engine};
+  request.max_tokens = options->max_tokens ? options->max_tokens : vlm_engine_default_max_tokens(engine);
+  if (!status) status = tokenize_prompt(engine, options, image_tokens, &request);
+  if (!status) status = check_capacity(engine, &request);
+  free(request.ids);
+  if (status) count_rejection(engine);
+  return status;
 }
 
 void vlm_engine_drain(vlm_engine *engine, double timeout_seconds) {

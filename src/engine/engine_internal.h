@@ -104,6 +104,16 @@ struct vlm_engine {
   vlm_processor_config processor;
   bool processor_loaded;
 
+  /* Image decoding across callers (engine_images.c): bytes reserved from
+   * headers, within image_memory_budget, under image_mutex. */
+  pthread_mutex_t image_mutex;
+  pthread_cond_t image_released;
+  uint64_t image_memory_budget;
+  double image_wait_seconds;
+  uint64_t image_bytes_in_flight;
+  uint64_t image_bytes_peak;
+  size_t max_prompt_bytes;            /* 0: only the capacity bound */
+
   /* Scheduling state, under `mutex`. */
   pthread_mutex_t mutex;
   pthread_cond_t wake;                /* work arrived, or stop */
@@ -125,6 +135,17 @@ struct vlm_engine {
 };
 
 double engine_now_seconds(void);
+vlm_status engine_refuse_images(const vlm_engine *engine, int image_count);
+/* Opens the vision side and the processor config on first use. */
+vlm_status engine_ensure_vision(vlm_engine *engine, int image_count);
+/* The image memory budget (engine_images.c): waits until `bytes` fit (an
+ * image over the whole budget: until nothing else is reserved), polling
+ * `cancel`, up to image_wait_seconds; *out_reserved is what to give back. */
+vlm_status engine_reserve_image_memory(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
+                                       uint64_t *out_reserved);
+void engine_release_image_memory(vlm_engine *engine, uint64_t reserved);
+/* The most image bytes ever reserved at once (tests). */
+uint64_t engine_image_bytes_peak(vlm_engine *engine);
 static inline int64_t engine_decoder_capacity(const vlm_engine *engine) {
   return engine->decoder->operations->capacity(engine->decoder->self);
 }

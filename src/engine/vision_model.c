@@ -78,6 +78,11 @@ int64_t vlm_vision_model_tokens_per_image(const vlm_vision_model *model) {
 int64_t vlm_vision_model_image_token_id(const vlm_vision_model *model) {
   return model->config.image_token_id;
 }
+int64_t vlm_vision_model_image_tokens(const vlm_vision_model *model, int64_t width, int64_t height) {
+  (void)width, (void)height;
+  return vlm_vision_tokens_per_image(&model->description);
+}
+
 int64_t vlm_vision_model_output_width(const vlm_vision_model *model) {
   return model->description.text_hidden_size;
 }

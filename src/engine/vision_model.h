@@ -43,6 +43,12 @@ void vlm_vision_model_release(vlm_vision_model *model);
 const vlm_vision_description *vlm_vision_model_description(const vlm_vision_model *model);
 /* Placeholder tokens (= feature rows) per image. */
 int64_t vlm_vision_model_tokens_per_image(const vlm_vision_model *model);
+/* The prompt positions an image of width x height (as decoded) takes.
+ * The CLIP processors resize and crop every image to one size, so for the
+ * families here it is tokens_per_image whatever the size; a family whose
+ * processor keeps the aspect ratio (Qwen2-VL's smart_resize) answers from
+ * width and height here, and admission stays exact before decoding. */
+int64_t vlm_vision_model_image_tokens(const vlm_vision_model *model, int64_t width, int64_t height);
 int64_t vlm_vision_model_image_token_id(const vlm_vision_model *model);
 int64_t vlm_vision_model_output_width(const vlm_vision_model *model);
 

@@ -171,28 +171,57 @@ static bool check_request(const vlm_server *server, const openai_request *reques
   return true;
 }
 
-/* Fetches and preprocesses every image into `images` (in placeholder
- * order). On failure answers nothing: fills *error or *out_status. */
-static bool load_images(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
-                        vlm_loaded_image *images, int *out_count, openai_error *error,
-                        vlm_status *out_status, const char **out_param) {
+/* An image fetched but not decoded yet: admission counts it from its
+ * header first. */
+typedef struct fetched_image {
+  uint8_t *bytes;
+  size_t length;
+  const char *param;
+} fetched_image;
+
+/* Fetches every image (in placeholder order) and reads its header: limits
+ * and token count, nothing decoded. On failure answers nothing: fills
+ * *error or *out_status. */
+static bool fetch_images(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
+                         fetched_image *fetched, int64_t *tokens, int *out_count, openai_error *error,
+                         vlm_status *out_status, const char **out_param) {
   *out_count = 0;
   for (size_t i = 0; i < request->media_count; i++) {
     const openai_media *media = &request->media[i];
     if (media->kind != OPENAI_MEDIA_IMAGE) continue;
-    uint8_t *bytes = NULL;
-    size_t length = 0;
-    if (!media_source_fetch(&server->media, media->url, media->param, cancel, &bytes, &length, error))
+    fetched_image *image = &fetched[*out_count];
+    image->param = media->param;
+    if (!media_source_fetch(&server->media, media->url, media->param, cancel, &image->bytes, &image->length,
+                            error))
       return false;
-    vlm_status status = vlm_engine_load_image_memory(server->engine, bytes, length, media->param,
-                                                     cancel, &images[*out_count]);
-    free(bytes);
+    (*out_count)++;
+    vlm_engine_image_header header;
+    vlm_status status = vlm_engine_read_image_header(server->engine, image->bytes, image->length, media->param,
+                                                     &header);
+    tokens[*out_count - 1] = header.tokens;
     if (status) {
       *out_status = status;
       *out_param = media->param;
       return false;
     }
-    (*out_count)++;
+  }
+  return true;
+}
+
+/* Decodes and preprocesses the fetched images into `images`, once the
+ * request passed admission. */
+static bool load_images(vlm_server *server, const fetched_image *fetched, int count, const atomic_bool *cancel,
+                        vlm_loaded_image *images, int *out_count, vlm_status *out_status,
+                        const char **out_param) {
+  for (*out_count = 0; *out_count < count; (*out_count)++) {
+    const fetched_image *image = &fetched[*out_count];
+    vlm_status status = vlm_engine_load_image_memory(server->engine, image->bytes, image->length, image->param,
+                                                     cancel, &images[*out_count]);
+    if (status) {
+      *out_status = status;
+      *out_param = image->param;
+      return false;
+    }
   }
   return true;
 }
@@ -325,10 +354,8 @@ static enum MHD_Result answer_stream(completion *answer) {
   return result;
 }
 
-/* Submits the prepared request; images pass to the engine either way. */
-static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connection *connection,
-                                         const openai_request *request, completion *answer,
-                                         vlm_loaded_image *images, int image_count) {
+static vlm_engine_request_options request_options(const vlm_server *server, const openai_request *request,
+                                                  vlm_loaded_image *images, int image_count) {
   vlm_engine_request_options options = {
       .messages_json = request->endpoint == OPENAI_CHAT_COMPLETIONS ? request->messages_json : NULL,
       .raw_prompt = request->endpoint == OPENAI_COMPLETIONS ? request->prompt : NULL,
@@ -340,6 +367,14 @@ static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connecti
       .stop = (const char *const *)request->stop,
       .stop_count = request->stop_count,
   };
+  return options;
+}
+
+/* Submits the prepared request; images pass to the engine either way. */
+static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connection *connection,
+                                         const openai_request *request, completion *answer,
+                                         vlm_loaded_image *images, int image_count) {
+  vlm_engine_request_options options = request_options(server, request, images, image_count);
   vlm_status status = vlm_engine_submit(server->engine, &options, request_events_callback,
                                         &answer->events, &answer->events.request);
   if (status) {
@@ -358,17 +393,32 @@ static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection 
   if (!check_request(server, request, &error))
     return respond_and_release_error(server, connection, route, &error);
   completion *answer = completion_create(server, connection, request);
-  vlm_loaded_image *images = request->media_count ? calloc(request->media_count, sizeof(*images)) : NULL;
-  if (!answer || (request->media_count && !images)) {
+  size_t media = request->media_count;
+  vlm_loaded_image *images = media ? calloc(media, sizeof(*images)) : NULL;
+  fetched_image *fetched = media ? calloc(media, sizeof(*fetched)) : NULL;
+  int64_t *tokens = media ? calloc(media, sizeof(*tokens)) : NULL;
+  if (!answer || (media && (!images || !fetched || !tokens))) {
     if (answer) completion_destroy(answer);
-    free(images);
+    free(images), free(fetched), free(tokens);
     return server_respond(server, connection, route, 500, "application/json", NULL);
   }
-  int image_count = 0;
+  /* Admission before decoding: the images count from their headers, so a
+   * request that cannot fit decodes nothing. */
+  int fetched_count = 0, image_count = 0;
   vlm_status status = VLM_OK;
   const char *param = NULL;
-  if (!load_images(server, request, &answer->events.cancel, images, &image_count, &error, &status,
-                   &param)) {
+  bool ok = fetch_images(server, request, &answer->events.cancel, fetched, tokens, &fetched_count, &error,
+                         &status, &param);
+  if (ok) {
+    vlm_engine_request_options check = request_options(server, request, NULL, fetched_count);
+    status = vlm_engine_check_admission(server->engine, &check, tokens);
+    param = request->endpoint == OPENAI_CHAT_COMPLETIONS ? "messages" : "prompt";
+    ok = !status && load_images(server, fetched, fetched_count, &answer->events.cancel, images, &image_count,
+                                &status, &param);
+  }
+  for (int i = 0; i < fetched_count; i++) free(fetched[i].bytes);
+  free(fetched), free(tokens);
+  if (!ok) {
     for (int i = 0; i < image_count; i++) vlm_loaded_image_release(&images[i]);
     free(images);
     completion_destroy(answer);
