@@ -23,7 +23,7 @@ static vlm_status parse_image(const char *header, size_t data_bytes) {
   vlm_safetensors_file file;
   memset(&file, 0, sizeof(file));
   vlm_status status = vlm_safetensors_parse_buffer(image, length, NULL, "m.safetensors", &file);
-  if (!status) vlm_json_document_release(&file.header);
+  if (!status) vlm_safetensors_release_parsed(&file);
   free(image);
   return status;
 }
