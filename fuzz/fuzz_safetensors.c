@@ -18,10 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   volatile uint8_t sink = 0;
   for (size_t i = 0; i < file.entry_count; i++) {
     const vlm_safetensors_entry *entry = &file.entries[i];
-    const uint8_t *copy = file.aligned_copy, *copy_end = copy + file.aligned_copy_bytes;
+    const uint8_t *copy = file.aligned_copy;
     size_t bytes = entry->data_end - entry->data_begin;
     bool in_buffer = entry->data >= data && entry->data + bytes <= data + size;
-    bool in_copy = copy && entry->data >= copy && entry->data + bytes <= copy_end;
+    bool in_copy = copy && entry->data >= copy && entry->data + bytes <= copy + file.aligned_copy_bytes;
     if (!in_buffer && !in_copy) abort();
     size_t element = vlm_dtype_size(entry->dtype);
     if (element > 1 && (uintptr_t)entry->data % element != 0) abort(); /* typed loads need alignment */
