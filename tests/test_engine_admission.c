@@ -286,5 +286,33 @@ static void image_memory_stays_within_the_budget(void) {
   free(jpeg);
 }
 
-TEST_MAIN(TEST(long_prompts_are_refused_by_their_bytes), TEST(images_are_counted_before_decoding),
+/* Stop strings are matched on the scheduler thread for every token, in time
+ * quadratic in their length: the engine bounds them whoever its caller. */
+static void stop_strings_are_bounded(void) {
+  vlm_engine *engine = open_engine(TEXT_MODEL, 64, NULL);
+  char *long_stop = filled(513, 'x');
+  const char *stops[17];
+  for (int i = 0; i < 17; i++) stops[i] = "end";
+  vlm_engine_request_options options = request_for(engine, NULL, "Hello", 4);
+  options.stop = stops;
+  options.stop_count = 17;
+  vlm_engine_request *request = NULL;
+  CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, NULL, &request), VLM_STATUS_INVALID_ARGUMENT,
+              "the request has 17 stop strings; at most 16 are accepted");
+  stops[3] = long_stop;
+  options.stop_count = 4;
+  CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, NULL, &request), VLM_STATUS_INVALID_ARGUMENT,
+              "stop string 3 is over 512 bytes");
+  CHECK_ERROR(vlm_engine_check_admission(engine, &options, NULL), VLM_STATUS_INVALID_ARGUMENT,
+              "stop string 3 is over 512 bytes");
+  long_stop[512] = 0;
+  atomic_int finished = 0;
+  CHECK_OK(vlm_engine_submit(engine, &options, on_event, &finished, &request));
+  while (request && !atomic_load(&finished)) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  vlm_engine_request_release(request);
+  free(long_stop);
+  vlm_engine_release(engine);
+}
+
+TEST_MAIN(TEST(long_prompts_are_refused_by_their_bytes), TEST(stop_strings_are_bounded), TEST(images_are_counted_before_decoding),
           TEST(image_memory_stays_within_the_budget))

@@ -162,8 +162,8 @@ typedef struct vlm_engine_request_options {
   int64_t max_tokens;           /* 0: vlm_engine_default_max_tokens */
   vlm_sampling_params sampling;
   bool logprobs;                /* report each token's logprob (+ top alternatives) */
-  const char *const *stop;      /* stop strings, copied; not part of the output */
-  size_t stop_count;
+  const char *const *stop;      /* stop strings, copied; not part of the output; */
+  size_t stop_count;            /* at most 16, each at most 512 bytes */
 } vlm_engine_request_options;
 
 typedef enum vlm_engine_event_kind {

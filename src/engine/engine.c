@@ -268,9 +268,19 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
   if (options->max_tokens < 0) return VLM_ERROR(INVALID_ARGUMENT, "max_tokens must not be negative");
   if (options->stop_count && !options->stop)
     return VLM_ERROR(INVALID_ARGUMENT, "the request names stop strings but gives none");
-  for (size_t i = 0; i < options->stop_count; i++)
+  /* The stop matcher runs on the scheduler thread for every token, in time
+   * that grows with the square of a stop string's length: both are bounded
+   * so one request cannot stall every stream. */
+  if (options->stop_count > ENGINE_MAX_STOP_STRINGS)
+    return VLM_ERROR(INVALID_ARGUMENT, "the request has %zu stop strings; at most %d are accepted",
+                     options->stop_count, ENGINE_MAX_STOP_STRINGS);
+  for (size_t i = 0; i < options->stop_count; i++) {
     if (!options->stop[i] || !options->stop[i][0])
       return VLM_ERROR(INVALID_ARGUMENT, "stop string %zu is empty", i);
+    size_t length = strnlen(options->stop[i], ENGINE_MAX_STOP_BYTES + 1);
+    if (length > ENGINE_MAX_STOP_BYTES)
+      return VLM_ERROR(INVALID_ARGUMENT, "stop string %zu is over %d bytes", i, ENGINE_MAX_STOP_BYTES);
+  }
   return vlm_sampling_params_validate(&options->sampling);
 }
 

@@ -22,6 +22,8 @@
 #include "vlm/tokenizer.h"
 
 #define ENGINE_MAX_STOP_TOKENS 16
+#define ENGINE_MAX_STOP_STRINGS 16   /* a request's stop strings */
+#define ENGINE_MAX_STOP_BYTES 512    /* each */
 
 struct vlm_engine_request {
   vlm_engine *engine;
