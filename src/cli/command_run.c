@@ -169,7 +169,8 @@ int command_run(int argc, char **argv, const global_options *options) {
   arguments.request.image_count = arguments.image_count;
   for (int i = 0; !status && i < arguments.image_count; i++)
     status = vlm_generator_image_tokens(generator, arguments.image_paths[i], &image_tokens[i]);
-  if (!status) status = vlm_generator_check(generator, &arguments.request, image_tokens);
+  if (!status && arguments.image_count > 0)
+    status = vlm_generator_check(generator, &arguments.request, image_tokens);
   vlm_loaded_image images[MAX_IMAGES];
   vlm_pixel_values pixel_values[MAX_IMAGES];
   double image_seconds = 0;

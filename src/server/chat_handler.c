@@ -403,13 +403,14 @@ static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection 
     return server_respond(server, connection, route, 500, "application/json", NULL);
   }
   /* Admission before decoding: the images count from their headers, so a
-   * request that cannot fit decodes nothing. */
+   * request that cannot fit decodes nothing (a text-only request is only
+   * checked once, by submit). */
   int fetched_count = 0, image_count = 0;
   vlm_status status = VLM_OK;
   const char *param = NULL;
   bool ok = fetch_images(server, request, &answer->events.cancel, fetched, tokens, &fetched_count, &error,
                          &status, &param);
-  if (ok) {
+  if (ok && fetched_count > 0) {
     vlm_engine_request_options check = request_options(server, request, NULL, fetched_count);
     status = vlm_engine_check_admission(server->engine, &check, tokens);
     param = request->endpoint == OPENAI_CHAT_COMPLETIONS ? "messages" : "prompt";
