@@ -279,6 +279,28 @@ static void deep_values_and_recursion_are_bounded(void) {
   output = NULL;
 }
 
+/* max_result_bytes bounds the rendered result alone, and says when it
+ * stopped the render: text a set block captures and drops does not count. */
+static void result_limit_counts_only_the_result(void) {
+  jinja_render_options options;
+  jinja_render_options_init(&options);
+  bool reached = false;
+  options.max_result_bytes = 10;
+  options.result_limit_reached = &reached;
+  char *output = NULL;
+  CHECK_OK(render("{% set big %}{% for i in range(100) %}xxxxxxxxxx{% endfor %}{% endset %}{{ big | length }}",
+                  NULL, &options, &output));
+  CHECK_STR_EQ(output, "1000");
+  CHECK(!reached);
+  free(output);
+  CHECK_ERROR(render("{% for i in range(100) %}x{% endfor %}", NULL, &options, &output),
+              VLM_STATUS_RESOURCE_EXHAUSTED, "the rendered text exceeds 10 bytes");
+  CHECK(reached);
+  reached = false;
+  CHECK_ERROR(render("{{ raise_exception('no') }}", NULL, &options, &output), VLM_STATUS_INVALID_ARGUMENT, "no");
+  CHECK(!reached);
+}
+
 /* The deepest recursion the bounds allow fits well within a thread's stack:
  * each template below runs on a thread with 4 MiB (half the usual default)
  * and reaches a limit, or renders, without overflowing. Measured: under
@@ -329,4 +351,4 @@ static void deepest_renders_fit_a_small_stack(void) {
 TEST_MAIN(TEST(renders_like_jinja), TEST(refuses_unsupported_constructs_at_load),
           TEST(runtime_errors_name_the_position), TEST(hostile_templates_hit_limits),
           TEST(long_chains_are_refused_at_load), TEST(deep_values_and_recursion_are_bounded),
-          TEST(deepest_renders_fit_a_small_stack))
+          TEST(deepest_renders_fit_a_small_stack), TEST(result_limit_counts_only_the_result))
