@@ -21,6 +21,7 @@
 #include "engine/engine_internal.h"
 #include "io/file.h"
 #include "test.h"
+#include "vlm/benchmark.h"
 #include "vlm/engine.h"
 #include "vlm/tokenizer.h"
 
@@ -314,5 +315,15 @@ static void stop_strings_are_bounded(void) {
   vlm_engine_release(engine);
 }
 
-TEST_MAIN(TEST(long_prompts_are_refused_by_their_bytes), TEST(stop_strings_are_bounded), TEST(images_are_counted_before_decoding),
+/* vlm_benchmark_run sizes its context from its options: an absurd step
+ * count is refused, not wrapped (signed overflow before). */
+static void benchmark_sizes_are_checked(void) {
+  vlm_benchmark_options options = {.model_dir = TEXT_MODEL, .decode_steps = INT64_MAX};
+  char *json = NULL;
+  CHECK_ERROR(vlm_benchmark_run(&options, &json), VLM_STATUS_INVALID_ARGUMENT, "decode steps is too many");
+  CHECK(json == NULL);
+}
+
+TEST_MAIN(TEST(long_prompts_are_refused_by_their_bytes), TEST(stop_strings_are_bounded),
+          TEST(benchmark_sizes_are_checked), TEST(images_are_counted_before_decoding),
           TEST(image_memory_stays_within_the_budget))
