@@ -23,6 +23,17 @@ def png(width: int, height: int, bit_depth: int, color_type: int) -> bytes:
             png_chunk(b"IDAT", zlib.compress(b"\0" * 8)) + png_chunk(b"IEND", b""))
 
 
+def png_text_bomb(chunks: int, inflated: int) -> bytes:
+    """A 1x1 PNG whose zTXt and compressed iTXt chunks each inflate to
+    `inflated` zero bytes: work before the first pixel."""
+    text = zlib.compress(b"\0" * inflated, 9)
+    ztxt = png_chunk(b"zTXt", b"k\0\0" + text)
+    itxt = png_chunk(b"iTXt", b"k\0\1\0\0\0" + text)
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + ztxt * chunks + itxt * chunks +
+            png_chunk(b"IDAT", zlib.compress(b"\0\xff\0\0")) + png_chunk(b"IEND", b""))
+
+
 def patch_jpeg_sof(data: bytes, width: int, height: int) -> bytes:
     """Sets the frame size in the first SOFn marker."""
     data = bytearray(data)
@@ -35,6 +46,22 @@ def patch_jpeg_sof(data: bytes, width: int, height: int) -> bytes:
             return bytes(data)
         i += 2 + length
     raise ValueError("no SOF marker")
+
+
+def repeat_last_scan(data: bytes, copies: int) -> bytes:
+    """A progressive JPEG with its last scan repeated: libjpeg absorbs every
+    scan of a progressive file, each walking every block."""
+    i, last = 2, None
+    while data[i + 1] != 0xD9:
+        length = struct.unpack(">H", data[i + 2:i + 4])[0]
+        if data[i + 1] != 0xDA:
+            i += 2 + length
+            continue
+        j = i + 2 + length  # entropy-coded data runs to the next marker
+        while not (data[j] == 0xFF and data[j + 1] != 0 and not 0xD0 <= data[j + 1] <= 0xD7):
+            j += 1
+        last, i = data[i:j], j
+    return data[:i] + last * copies + data[i:]
 
 
 def riff(chunks: bytes) -> bytes:
@@ -98,8 +125,12 @@ def main() -> None:
         "bomb_png_ihdr_2147483647.png": png(2147483647, 2147483647, 8, 2),
         # Within the pixel limit (64 Mpx) but 16-bit RGBA rows of 512 MB.
         "bomb_png_rows_67108864x1.png": png(67108864, 1, 16, 6),
+        # Metadata: text chunks inflating to 2 MB each (tests/test_media_bombs.c
+        # builds a 16 MB one with 300 chunks of 8 MB).
+        "bomb_png_text_chunks.png": png_text_bomb(16, 2 << 20),
         "bomb_jpeg_sof_65500.jpg": patch_jpeg_sof(baseline, 65500, 65500),
         "bomb_jpeg_progressive_sof_65500.jpg": patch_jpeg_sof(progressive, 65500, 65500),
+        "bomb_jpeg_many_scans.jpg": repeat_last_scan(progressive, 300),
         "bomb_webp_vp8_16383.webp": riff(webp_chunk(b"VP8 ", vp8_with_size(lossy, 16383, 16383))),
         "bomb_webp_vp8l_16384.webp": riff(webp_chunk(b"VP8L", vp8l_with_size(lossless, 16384, 16384))),
         "bomb_webp_vp8x_16383.webp": riff(vp8x(0, 16383, 16383) +

@@ -10,6 +10,7 @@
  * libpng's row buffers before the pixel limit was checked, and the
  * 67108864 x 1 16-bit RGBA one 512 MB. Time is printed, not asserted. */
 #include <dirent.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -174,6 +175,138 @@ static void the_byte_limit_applies_from_the_header(void) {
   CHECK(image.pixels == NULL);
 }
 
+/* Every scan of a progressive JPEG is absorbed inside jpeg_start_decompress
+ * and walks every block: scans are bounded (100), the cancel flag polled
+ * between them. */
+static void jpeg_scans_are_bounded(void) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/bomb_jpeg_many_scans.jpg", SEED_CORPUS);
+  vlm_image image;
+  CHECK_ERROR(vlm_image_decode_file(path, NULL, &image), VLM_STATUS_OUT_OF_RANGE,
+              "bomb_jpeg_many_scans.jpg: JPEG has more than 100 scans");
+  snprintf(path, sizeof(path), "%s/progressive.jpg", SEED_CORPUS);
+  CHECK_OK(vlm_image_decode_file(path, NULL, &image));
+  vlm_image_release(&image);
+}
+
+/* ---- a metadata bomb: a 1x1 PNG with hundreds of text chunks that each
+ * inflate to 8 MB (built here: a fixed-Huffman deflate stream of zeros) --- */
+
+typedef struct bit_writer {
+  uint8_t *data;
+  size_t length, capacity;
+  uint32_t buffer;
+  int bits;
+} bit_writer;
+
+static void put_byte(bit_writer *w, uint8_t byte) {
+  if (w->length == w->capacity) {
+    w->capacity = w->capacity ? w->capacity * 2 : 4096;
+    w->data = realloc(w->data, w->capacity);
+  }
+  w->data[w->length++] = byte;
+}
+
+static void put_bits(bit_writer *w, uint32_t value, int count) { /* LSB first, as deflate packs */
+  for (int i = 0; i < count; i++) {
+    w->buffer |= ((value >> i) & 1u) << w->bits;
+    if (++w->bits == 8) put_byte(w, (uint8_t)w->buffer), w->buffer = 0, w->bits = 0;
+  }
+}
+
+static void put_code(bit_writer *w, uint32_t code, int count) { /* Huffman codes: MSB first */
+  for (int i = count - 1; i >= 0; i--) put_bits(w, (code >> i) & 1u, 1);
+}
+
+/* zlib stream of 1 + 258 x matches zero bytes. */
+static void zeros_zlib(bit_writer *w, uint32_t matches) {
+  put_byte(w, 0x78), put_byte(w, 0x01);
+  put_bits(w, 1, 1), put_bits(w, 1, 2); /* final block, fixed Huffman */
+  put_code(w, 0x30, 8);                 /* literal 0 */
+  for (uint32_t i = 0; i < matches; i++) put_code(w, 0xC5, 8), put_code(w, 0, 5); /* length 258, distance 1 */
+  put_code(w, 0, 7);                    /* end of block */
+  if (w->bits) put_byte(w, (uint8_t)w->buffer), w->buffer = 0, w->bits = 0;
+  uint32_t size = 1 + 258 * matches, adler = ((size % 65521u) << 16) | 1u;
+  for (int i = 3; i >= 0; i--) put_byte(w, (uint8_t)(adler >> (8 * i)));
+}
+
+static uint32_t crc32_update(uint32_t crc, const uint8_t *data, size_t length) {
+  crc = ~crc;
+  for (size_t i = 0; i < length; i++) {
+    crc ^= data[i];
+    for (int bit = 0; bit < 8; bit++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
+  }
+  return ~crc;
+}
+
+static void put_chunk(bit_writer *out, const char *type, const uint8_t *data, size_t length) {
+  for (int i = 3; i >= 0; i--) put_byte(out, (uint8_t)(length >> (8 * i)));
+  size_t start = out->length;
+  for (int i = 0; i < 4; i++) put_byte(out, (uint8_t)type[i]);
+  for (size_t i = 0; i < length; i++) put_byte(out, data[i]);
+  uint32_t crc = crc32_update(0, out->data + start, out->length - start);
+  for (int i = 3; i >= 0; i--) put_byte(out, (uint8_t)(crc >> (8 * i)));
+}
+
+static uint8_t *text_chunk_bomb(size_t *out_size) {
+  bit_writer png = {0}, stream = {0}, text = {0};
+  static const uint8_t signature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  for (size_t i = 0; i < sizeof(signature); i++) put_byte(&png, signature[i]);
+  static const uint8_t ihdr[] = {0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0};
+  put_chunk(&png, "IHDR", ihdr, sizeof(ihdr));
+  zeros_zlib(&stream, (8u << 20) / 258); /* 8 MB */
+  for (int kind = 0; kind < 2; kind++) {
+    text.length = 0; /* zTXt: keyword, 0, method 0; iTXt: keyword, 0, compressed, method, "", "" */
+    static const uint8_t ztxt[] = {'k', 0, 0}, itxt[] = {'k', 0, 1, 0, 0, 0};
+    const uint8_t *head = kind ? itxt : ztxt;
+    for (size_t i = 0; i < (kind ? sizeof(itxt) : sizeof(ztxt)); i++) put_byte(&text, head[i]);
+    for (size_t i = 0; i < stream.length; i++) put_byte(&text, stream.data[i]);
+    for (int copy = 0; copy < 150; copy++) put_chunk(&png, kind ? "iTXt" : "zTXt", text.data, text.length);
+  }
+  static const uint8_t idat[] = {0x78, 0x01, 0x63, 0xf8, 0xcf, 0xc0, 0x00, 0x00, 0x03, 0x01, 0x01, 0x00};
+  put_chunk(&png, "IDAT", idat, sizeof(idat));
+  put_chunk(&png, "IEND", NULL, 0);
+  free(stream.data);
+  free(text.data);
+  *out_size = png.length;
+  return png.data;
+}
+
+/* Inflating every text chunk was work before the first pixel: this 16 MB
+ * file of a 1x1 image took seconds of CPU per decode (a 20 MB one 27 s).
+ * The child gets 3 CPU seconds; it now needs a small fraction of one. */
+static void text_chunks_cost_no_work(void) {
+  size_t size = 0;
+  uint8_t *png = text_chunk_bomb(&size);
+  CHECK(size < VLM_MEDIA_DEFAULT_MAX_ENCODED_BYTES);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t child = fork();
+  if (child == 0) {
+    struct rlimit limit = {3, 10};
+    setrlimit(RLIMIT_CPU, &limit);
+    vlm_image image;
+    vlm_status status = vlm_image_decode_memory(png, size, "text.png", NULL, &image);
+    bool ok = !status && image.width == 1 && image.height == 1;
+    if (!ok) fprintf(stderr, "  text.png: %s\n", status ? vlm_status_message(status) : "wrong size");
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    printf("  %zu-byte PNG with 300 text chunks inflating to 8 MB each decoded in %.3f CPU s\n", size,
+           (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6);
+    fflush(stdout);
+    _exit(ok ? 0 : 1);
+  }
+  int wait_status = 0;
+  waitpid(child, &wait_status, 0);
+  if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+    fprintf(stderr, "  text.png: %s\n", WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGXCPU
+                                             ? "decoding took more than 3 CPU seconds"
+                                             : "decoding failed");
+    test_failures++;
+  }
+  free(png);
+}
+
 /* vlm_image_read_header gives what decoding will find (dimensions as
  * stored), refuses what decoding refuses from the header, and allocates
  * nothing through the caller's allocator; on every seed of the corpus. */
@@ -218,4 +351,5 @@ static void headers_read_without_decoding(void) {
 }
 
 TEST_MAIN(TEST(every_container_refuses_its_bombs_from_the_header), TEST(the_byte_limit_applies_from_the_header),
-          TEST(headers_read_without_decoding))
+          TEST(headers_read_without_decoding), TEST(text_chunks_cost_no_work),
+          TEST(jpeg_scans_are_bounded))

@@ -25,12 +25,36 @@
 #include "core/status.h"
 #include "media/image_decode_internal.h"
 
+/* Progressive files are absorbed scan by scan inside jpeg_start_decompress,
+ * and every scan walks every block of its components: a file of many tiny
+ * scans is work without end (a known libjpeg decompression bomb; djpeg has
+ * -maxscans for it). Real encoders write at most a few dozen. */
+#define JPEG_MAX_SCANS 100
+
 typedef struct jpeg_error_context {
   struct jpeg_error_mgr manager;
   jmp_buf jump;
   char message[JMSG_LENGTH_MAX];
   bool truncated;
+  bool too_many_scans;
+  bool cancelled;
 } jpeg_error_context;
+
+typedef struct jpeg_progress_context {
+  struct jpeg_progress_mgr manager;
+  const vlm_decode_job *job;
+} jpeg_progress_context;
+
+/* libjpeg calls this between scans and rows, also while it absorbs a
+ * progressive file: the scan limit and the cancel flag apply there too. */
+static void on_progress(j_common_ptr info) {
+  jpeg_error_context *errors = (jpeg_error_context *)info->err;
+  const jpeg_progress_context *progress = (const jpeg_progress_context *)info->progress;
+  if (((j_decompress_ptr)info)->input_scan_number > JPEG_MAX_SCANS) errors->too_many_scans = true;
+  else if (vlm_decode_cancelled(progress->job)) errors->cancelled = true;
+  else return;
+  longjmp(errors->jump, 1);
+}
 
 static void on_error_exit(j_common_ptr info) {
   jpeg_error_context *context = (jpeg_error_context *)info->err;
@@ -120,16 +144,23 @@ vlm_status vlm_decode_jpeg(vlm_decode_job *job, vlm_raster *raster) {
   /* volatile: modified between setjmp and a possible longjmp. */
   uint8_t *volatile cmyk_row = NULL;
   vlm_status volatile status = VLM_OK;
+  jpeg_progress_context progress = {.manager.progress_monitor = on_progress, .job = job};
   info.err = jpeg_std_error(&errors.manager);
   errors.manager.error_exit = on_error_exit;
   errors.manager.emit_message = on_emit_message;
   if (setjmp(errors.jump)) {
     if (status) vlm_status_free(status);
-    status = errors.truncated ? VLM_ERROR(DATA_LOSS, "truncated JPEG data")
-                              : VLM_ERROR(DATA_LOSS, "corrupt JPEG data: %s", errors.message);
+    if (errors.too_many_scans)
+      status = VLM_ERROR(OUT_OF_RANGE, "JPEG has more than %d scans", JPEG_MAX_SCANS);
+    else if (errors.cancelled)
+      status = vlm_decode_cancelled_status();
+    else
+      status = errors.truncated ? VLM_ERROR(DATA_LOSS, "truncated JPEG data")
+                                : VLM_ERROR(DATA_LOSS, "corrupt JPEG data: %s", errors.message);
     goto done;
   }
   jpeg_create_decompress(&info);
+  info.progress = &progress.manager;
   jpeg_mem_src(&info, job->data, (unsigned long)job->size);
   jpeg_save_markers(&info, JPEG_APP0 + 1, 0xFFFF);
   jpeg_read_header(&info, TRUE);
