@@ -217,12 +217,15 @@ typedef struct vlm_engine_event {
 
 typedef void (*vlm_engine_event_callback)(void *context, const vlm_engine_event *event);
 
-/* Prepares and queues a request. Errors (before any compute): the prompt
- * does not render or tokenize, image placeholders do not match the images,
- * images or audio for a model without that modality (UNIMPLEMENTED),
- * prompt + max_tokens over capacity (OUT_OF_RANGE, "context length
- * exceeded ..."), the queue is full (RESOURCE_EXHAUSTED), the engine is
- * shutting down (UNAVAILABLE). On success the callback will be called, and
+/* Prepares and queues a request. Errors (before any compute, cheapest
+ * first, as vlm_engine_check_admission lists them): bad options (stop
+ * strings: at most 16 of at most 512 bytes), images or audio for a model
+ * without that modality (UNIMPLEMENTED), max_tokens plus the images over
+ * capacity, a prompt too long in bytes to fit (OUT_OF_RANGE, "context
+ * length exceeded ..." or "the prompt is over the limit of N bytes"), the
+ * prompt does not render or tokenize, image placeholders do not match the
+ * images, prompt + max_tokens over capacity (OUT_OF_RANGE), the queue is
+ * full (RESOURCE_EXHAUSTED), the engine is shutting down (UNAVAILABLE). On success the callback will be called, and
  * *out_request is a handle the caller must release with
  * vlm_engine_request_release (after the FINISH event, or at any time to
  * cancel and forget it). */
