@@ -1,6 +1,8 @@
-/* Decode + CLIP preprocess time per image file, vlm side of
- * bench/image_preprocess_bench.sh. Prints "name milliseconds" per image: the
- * median of `repeats` runs of vlm_image_decode_file + vlm_clip_preprocess. */
+/* Decode + preprocess time per image file, vlm side of
+ * bench/image_preprocess_bench.sh. Prints "name total_ms preprocess_ms" per
+ * image: the medians over `repeats` runs of vlm_image_decode_file followed
+ * by the processor (CLIP: vlm_clip_preprocess; Qwen2-VL:
+ * vlm_qwen2_vl_preprocess), and of the processor alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 
 #include "io/config.h"
 #include "media/image_processor_clip.h"
+#include "media/image_processor_qwen2_vl.h"
 #include "vlm/media.h"
 
 static double now_ms(void) {
@@ -21,9 +24,14 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static double median(double *values, int count) {
+  qsort(values, (size_t)count, sizeof(double), compare_doubles);
+  return values[count / 2];
+}
+
 int main(int argc, char **argv) {
-  if (argc < 5) {
-    fprintf(stderr, "usage: %s MODEL_DIR REPEATS torchvision|pil IMAGE...\n", argv[0]);
+  if (argc < 6 || (strcmp(argv[3], "clip") != 0 && strcmp(argv[3], "qwen2_vl") != 0)) {
+    fprintf(stderr, "usage: %s MODEL_DIR REPEATS clip|qwen2_vl torchvision|pil IMAGE...\n", argv[0]);
     return 2;
   }
   vlm_processor_config config;
@@ -33,28 +41,37 @@ int main(int argc, char **argv) {
     return 1;
   }
   int repeats = atoi(argv[2]);
-  vlm_clip_variant variant = strcmp(argv[3], "pil") == 0 ? VLM_CLIP_PIL : VLM_CLIP_TORCHVISION;
-  double *times = calloc((size_t)repeats, sizeof(double));
-  for (int i = 4; i < argc; i++) {
+  bool qwen2_vl = strcmp(argv[3], "qwen2_vl") == 0, pil = strcmp(argv[4], "pil") == 0;
+  double *totals = calloc((size_t)repeats, sizeof(double));
+  double *processing = calloc((size_t)repeats, sizeof(double));
+  for (int i = 5; i < argc; i++) {
     for (int r = 0; r < repeats; r++) {
       double start = now_ms();
       vlm_image image;
       vlm_tensor pixels;
+      int64_t grid[3];
       status = vlm_image_decode_file(argv[i], NULL, &image);
-      if (!status) status = vlm_clip_preprocess(&config, &image, variant, NULL, &pixels);
+      double decoded = now_ms();
+      if (!status && qwen2_vl)
+        status = vlm_qwen2_vl_preprocess(&config, &image, pil ? VLM_QWEN2_VL_PIL : VLM_QWEN2_VL_TORCHVISION,
+                                         NULL, &pixels, grid);
+      else if (!status)
+        status = vlm_clip_preprocess(&config, &image, pil ? VLM_CLIP_PIL : VLM_CLIP_TORCHVISION, NULL, &pixels);
       if (status) {
-        fprintf(stderr, "%s\n", vlm_status_message(status));
+        fprintf(stderr, "%s: %s\n", argv[i], vlm_status_message(status));
         return 1;
       }
-      times[r] = now_ms() - start;
+      double end = now_ms();
+      totals[r] = end - start, processing[r] = end - decoded;
       vlm_tensor_release(&pixels);
       vlm_image_release(&image);
     }
-    qsort(times, (size_t)repeats, sizeof(double), compare_doubles);
     const char *slash = strrchr(argv[i], '/');
-    printf("%s %.3f\n", slash ? slash + 1 : argv[i], times[repeats / 2]);
+    printf("%s %.3f %.3f\n", slash ? slash + 1 : argv[i], median(totals, repeats),
+           median(processing, repeats));
   }
-  free(times);
+  free(totals);
+  free(processing);
   vlm_processor_config_release(&config);
   return 0;
 }

@@ -1,6 +1,7 @@
 /* libFuzzer target: the OpenAI request parser must accept or refuse any
  * body without crashing or leaking. The first byte picks the endpoint
- * (even: chat completions, odd: completions); the rest is the body.
+ * (bit 0; 0: chat completions, 1: completions) and the content format
+ * (bits 1-2: as given, string, parts); the rest is the body.
  * Whatever it accepts must be self-consistent (messages_json is valid
  * JSON, every media item names its field), and every refusal must be a
  * well-formed OpenAI error. */
@@ -32,16 +33,22 @@ static void check_accepted(const openai_request *request) {
     if (media->kind == OPENAI_MEDIA_IMAGE && (!media->url || !media->url[0])) abort();
     if (media->kind == OPENAI_MEDIA_AUDIO && (!media->audio_data || !media->audio_format)) abort();
   }
-  if (request->stop_count > 4 || (request->stop_count && !request->stop)) abort();
-  if (request->max_tokens < 0 || request->top_logprobs < 0 || request->top_logprobs > 20) abort();
+  if (request->stop_count > OPENAI_MAX_STOP_STRINGS || (request->stop_count && !request->stop)) abort();
+  for (size_t i = 0; i < request->stop_count; i++)
+    if (!request->stop[i][0] || strlen(request->stop[i]) > OPENAI_MAX_STOP_BYTES) abort();
+  if (request->max_tokens < 0 || request->max_tokens > OPENAI_MAX_TOKENS_LIMIT) abort();
+  if (request->top_logprobs < 0 || request->top_logprobs > 20) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0) return 0;
   openai_endpoint endpoint = (data[0] & 1) ? OPENAI_COMPLETIONS : OPENAI_CHAT_COMPLETIONS;
+  static const openai_content_format formats[] = {OPENAI_CONTENT_AS_GIVEN, OPENAI_CONTENT_STRING,
+                                                  OPENAI_CONTENT_PARTS, OPENAI_CONTENT_AS_GIVEN};
+  openai_parse_options options = {.content_format = formats[(data[0] >> 1) & 3]};
   openai_request request;
   openai_error error = {0};
-  if (openai_request_parse(endpoint, (const char *)data + 1, size - 1, &request, &error)) {
+  if (openai_request_parse(endpoint, (const char *)data + 1, size - 1, &options, &request, &error)) {
     check_accepted(&request);
     openai_request_release(&request);
     return 0;

@@ -135,6 +135,11 @@ typedef struct vlm_inspect_options {
 vlm_status vlm_model_inspect(const char *model_dir,
                              const vlm_inspect_options *options,
                              vlm_model_report **out_report);
+/* The same for a model already opened (vlm/model.h: vlm_model_open, which
+ * does the validation), so a caller that also runs it opens it once. */
+struct vlm_model;
+vlm_status vlm_model_inspect_opened(struct vlm_model *model, const vlm_inspect_options *options,
+                                    vlm_model_report **out_report);
 /* Human-readable report, or JSON when `as_json`. The string is owned by the
  * report. */
 const char *vlm_model_report_text(const vlm_model_report *report, bool as_json);
@@ -154,7 +159,9 @@ void vlm_model_report_release(vlm_model_report *report);
 #include "vlm/benchmark.h"
 #include "vlm/chat_template.h"
 #include "vlm/generate.h"
+#include "vlm/model.h"
 #include "vlm/tokenizer.h"
 #include "vlm/media.h"
+#include "vlm/audio.h"
 
 #endif /* VLM_H */

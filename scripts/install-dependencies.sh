@@ -9,8 +9,10 @@ packages=(
   python3-venv                       # tools/oracle: venv for the config-defaults cross-check
   libonig-dev libutf8proc-dev        # tokenizer: regex engine, Unicode normalization
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev  # media: image decoding
+  libsndfile1-dev libsoxr-dev       # media: audio decoding (WAV, FLAC, Ogg Vorbis, MP3) and resampling
   libmicrohttpd-dev libcurl4-openssl-dev  # server: HTTP/1.1, remote media fetches
   python3.11 python3.11-venv libpython3.11-dev  # xla backend: embedded CPython + IREE venv
+  chromium chromium-driver           # the chat page's browser test (tests/server/test_browser.py)
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -2,7 +2,9 @@
 # The README's second command, and what CI runs (.ci/run): the whole suite,
 # built normally and again under AddressSanitizer + UndefinedBehaviorSanitizer,
 # then the fuzz targets replaying their corpora plus a short fresh run each.
-# FUZZ_SECONDS=0 skips the fresh runs.
+# FUZZ_SECONDS=0 skips the fresh runs. A test that skips fails the run unless
+# this machine cannot have what it needs (scripts/check-skips.sh: only a
+# kernel path the CPU lacks); this script provides everything else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
@@ -10,19 +12,25 @@ jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-20}
 
 # The server tests (tests/cli/serve.sh) drive `vlm serve` with the pinned
-# OpenAI Python client; without this venv they would only SKIP.
+# OpenAI Python client; without this venv they would SKIP (and fail the run).
 [ -x .venv-server/bin/python ] || { python3 -m venv .venv-server && .venv-server/bin/pip install --quiet -r tests/server/requirements.txt; }
+# The chat page's browser test (tests/cli/serve_browser.sh) drives Debian's
+# chromium with the pinned selenium; the Kubernetes manifests under deploy/
+# are checked against the schemas kubernetes-validate bundles (no network
+# beyond PyPI).
+[ -x .venv-browser/bin/python ] || { python3 -m venv .venv-browser && .venv-browser/bin/pip install --quiet -r tests/server/requirements-browser.txt; }
+[ -x .venv-deploy/bin/kubernetes-validate ] || { python3 -m venv .venv-deploy && .venv-deploy/bin/pip install --quiet -r deploy/requirements.txt; }
 
 # xla backend: the pinned IREE compiler and runtime (tools/xla/requirements.txt,
 # ~600 MB, paid once per machine). The venv must come from Debian's
-# /usr/bin/python3.11, whose libpython the runtime embeds; without it
-# test_xla_execution only SKIPs.
+# /usr/bin/python3.11, whose libpython the runtime embeds; without it the
+# xla tests would SKIP (and fail the run).
 [ -x .venv-xla/bin/iree-compile ] || { /usr/bin/python3.11 -m venv .venv-xla && .venv-xla/bin/pip install --quiet -r tools/xla/requirements.txt; }
 
 echo "== build and test (release with debug info)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
-ctest --test-dir build --output-on-failure -j"$jobs"
+scripts/check-skips.sh build -j"$jobs"
 
 # Oracle harness (tools/oracle): vlm's tables of Transformers defaults against
 # the pinned Transformers classes. Needs no torch; the venv is reused when present.
@@ -34,7 +42,7 @@ echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVLM_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs"
+  scripts/check-skips.sh build-asan -j"$jobs"
 
 echo "== fuzz targets: replay corpora, then ${fuzz_seconds}s of fresh inputs each"
 CC=clang cmake -S . -B build-fuzz -DVLM_FUZZ=ON -DVLM_TESTS=OFF >/dev/null

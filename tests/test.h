@@ -1,6 +1,8 @@
 /* A deliberately small test harness: CHECK macros that record failures with
- * file:line and keep going, and a runner that prints one line per test and
- * exits non-zero if anything failed. Each tests/test_*.c is one ctest. */
+ * file:line and keep going, test_skip for what cannot run here, and a runner
+ * that prints one line per test and exits 1 if anything failed, else 77
+ * (ctest's SKIP_RETURN_CODE, tests/CMakeLists.txt) if anything skipped, else
+ * 0. Each tests/test_*.c is one ctest. */
 #ifndef VLM_TEST_H
 #define VLM_TEST_H
 
@@ -17,6 +19,16 @@ extern const char *test_current;
  * an earlier test's failures, or every later test would silently pass). */
 extern int test_failures_before_current;
 #define TEST_CURRENT_FAILED() (test_failures > test_failures_before_current)
+
+/* Reports the running test, or the part of it that follows, as skipped:
+ * prints "SKIP(reason) test: message" and goes on (return after it to skip
+ * the rest). `reason` is a tag from README's "Skipped tests" list, such as
+ * "no-fixtures" or "cpu-lacks-avx512": scripts/check-skips.sh decides from
+ * it whether CI may skip this here. A test that skipped and did not fail is
+ * reported as skipped, and the executable then exits 77, so ctest shows it
+ * as skipped even when its other tests passed; failures take precedence. */
+#define TEST_SKIP_EXIT_CODE 77
+void test_skip(const char *reason, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 #define CHECK(condition)                                                     \
   do {                                                                       \
@@ -101,7 +113,8 @@ typedef struct test_case {
 
 #define TEST(name) {#name, name}
 
-/* Runs the tests named on the command line, or all of them. */
+/* Runs the tests named on the command line, or all of them; a name that is
+ * no test here is a failure (a typo must not pass by running nothing). */
 int test_run(const test_case *tests, size_t count, int argc, char **argv);
 
 #define TEST_MAIN(...)                                                   \
@@ -115,8 +128,11 @@ const char *test_temp_dir(void);
 /* Writes bytes to dir/name; returns the malloc'd path. */
 char *test_write_file(const char *dir, const char *name, const void *data,
                       size_t length);
-/* Path of ../shared/fixtures relative to the source tree, or NULL when it is
- * absent (tests that need it then skip with a message). */
+/* Path of ../shared/fixtures relative to the source tree ($VLM_FIXTURES_DIR
+ * when set), or NULL when it is absent. */
 const char *test_fixtures_dir(void);
+/* test_fixtures_dir(), or NULL after reporting the running test skipped
+ * ("no-fixtures"): `if (!(fixtures = test_require_fixtures())) return;`. */
+const char *test_require_fixtures(void);
 
 #endif

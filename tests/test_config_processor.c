@@ -219,6 +219,58 @@ static void qwen2_vl_min_max_pixels_become_the_size(void) {
   vlm_processor_config_release(&config);
 }
 
+/* Qwen2VLImageProcessor.__init__'s size handling in 5.23 (checked against
+ * it with tools/oracle: the comments say what Transformers does). */
+static void qwen2_vl_size_as_transformers_reads_it(void) {
+  vlm_processor_config config;
+  /* Loads; the processor refuses the first image (resize's ValueError). */
+  CHECK_OK(parse_processor("{\"image_processor_type\": \"Qwen2VLImageProcessor\","
+                           " \"size\": {\"height\": 224, \"width\": 224}}", NULL, &config));
+  CHECK_INT_EQ(config.size.kind, VLM_IMAGE_SIZE_HEIGHT_WIDTH);
+  CHECK_INT_EQ(config.min_pixels, 0);
+  CHECK_INT_EQ(config.max_pixels, 0);
+  vlm_processor_config_release(&config);
+  /* A legacy size {min_pixels, max_pixels} alone replaces the class size
+   * whole: loads, and the first image fails. */
+  CHECK_OK(parse_processor("{\"image_processor_type\": \"Qwen2VLImageProcessor\","
+                           " \"size\": {\"min_pixels\": 3136, \"max_pixels\": 12845056}}", NULL,
+                           &config));
+  CHECK_INT_EQ(config.size.kind, VLM_IMAGE_SIZE_MIN_MAX_PIXELS);
+  CHECK_INT_EQ(config.min_pixels, 0);
+  vlm_processor_config_release(&config);
+  /* ... with the top-level keys too (4.4x saves): they become the size. */
+  CHECK_OK(parse_processor("{\"image_processor_type\": \"Qwen2VLImageProcessor\","
+                           " \"size\": {\"min_pixels\": 3136, \"max_pixels\": 12845056},"
+                           " \"min_pixels\": 3136, \"max_pixels\": 12845056}", NULL, &config));
+  CHECK_INT_EQ(config.size.kind, VLM_IMAGE_SIZE_SHORTEST_LONGEST_EDGE);
+  CHECK_INT_EQ(config.min_pixels, 3136);
+  CHECK_INT_EQ(config.max_pixels, 12845056);
+  vlm_processor_config_release(&config);
+  /* A top-level max_pixels overrides size.longest_edge. */
+  CHECK_OK(parse_processor("{\"image_processor_type\": \"Qwen2VLImageProcessor\","
+                           " \"size\": {\"shortest_edge\": 100, \"longest_edge\": 200000},"
+                           " \"max_pixels\": 50000}", NULL, &config));
+  CHECK_INT_EQ(config.min_pixels, 100);
+  CHECK_INT_EQ(config.max_pixels, 50000);
+  vlm_processor_config_release(&config);
+  /* min_pixels above max_pixels is accepted (smart_resize decides). */
+  CHECK_OK(parse_processor("{\"image_processor_type\": \"Qwen2VLImageProcessor\","
+                           " \"min_pixels\": 100000, \"max_pixels\": 5000}", NULL, &config));
+  CHECK_INT_EQ(config.min_pixels, 100000);
+  CHECK_INT_EQ(config.max_pixels, 5000);
+  vlm_processor_config_release(&config);
+  /* size {min_pixels, max_pixels} with only min_pixels: the keys left,
+   * {shortest_edge, max_pixels}, are no valid size dict (ValueError). */
+  CHECK_ERROR(parse_processor("{\"image_processor_type\": \"Qwen2VLImageProcessor\","
+                              " \"size\": {\"min_pixels\": 3136, \"max_pixels\": 12845056},"
+                              " \"min_pixels\": 4000}", NULL, &config),
+              VLM_STATUS_INVALID_ARGUMENT, "size must be one of the size key sets");
+  /* An int size with min/max pixels: size["longest_edge"] = ... (TypeError). */
+  CHECK_ERROR(parse_processor("{\"image_processor_type\": \"Qwen2VLImageProcessor\","
+                              " \"size\": 224, \"max_pixels\": 5000}", NULL, &config),
+              VLM_STATUS_INVALID_ARGUMENT, "size must be a dict when min_pixels or max_pixels");
+}
+
 /* google/gemma-3-4b-it: preprocessor_config.json (with nulls, meaning "the
  * class default") and processor_config.json. */
 static const char gemma3_preprocessor[] =
@@ -302,10 +354,6 @@ static void processor_config_refusals(void) {
   CHECK_ERROR(parse_processor("{\"image_processor_type\": \"CLIPImageProcessor\", \"resample\": 9}",
                               NULL, &config),
               VLM_STATUS_INVALID_ARGUMENT, "resample must be a non-negative integer no larger than 5");
-  CHECK_ERROR(parse_processor("{\"image_processor_type\": \"Qwen2VLImageProcessor\","
-                              " \"size\": {\"height\": 224, \"width\": 224}}",
-                              NULL, &config),
-              VLM_STATUS_INVALID_ARGUMENT, "size must have shortest_edge and longest_edge");
   CHECK_ERROR(parse_processor("{\"image_processor_type\": \"CLIPImageProcessor\"}",
                               "{\"image_processor\": 5}", &config),
               VLM_STATUS_INVALID_ARGUMENT,
@@ -336,5 +384,6 @@ TEST_MAIN(TEST(generation_config_reads_an_eos_list), TEST(generation_config_defa
           TEST(generation_config_refuses_bad_values),
           TEST(generation_config_loads_from_a_directory), TEST(clip_processor_for_llava),
           TEST(clip_class_defaults), TEST(qwen2_vl_min_max_pixels_become_the_size),
+          TEST(qwen2_vl_size_as_transformers_reads_it),
           TEST(gemma3_processor), TEST(nested_image_processor_replaces_the_preprocessor_file),
           TEST(processor_config_refusals), TEST(processor_config_loads_from_a_directory))

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "media/media_item.h"
+#include "models/model.h"
 #include "test.h"
 #include "validate/golden.h"
 #include "vlm/engine.h"
@@ -90,7 +92,10 @@ static vlm_engine *open_engine(const char *model, int32_t slots, int32_t queue_l
   vlm_engine_options options = {.thread_count = 2, .slot_count = slots, .queue_limit = queue_limit,
                                 .capacity = capacity, .prefill_chunk = 7, .decoding_prefill_chunk = 3};
   vlm_engine *engine = NULL;
-  CHECK_OK(vlm_engine_open(model, &options, &engine));
+  vlm_model *opened = NULL;
+  CHECK_OK(vlm_model_open(model, NULL, &opened));
+  if (opened) CHECK_OK(vlm_engine_open(opened, &options, &engine));
+  vlm_model_release(opened);
   return engine;
 }
 
@@ -170,13 +175,20 @@ static void batched_text_equals_alone(void) {
   vlm_engine_release(single);
 }
 
-/* The golden's pixel values as borrowed images (owned_values NULL). */
+/* The golden's pixel values as a loaded image (its own media item), with
+ * the LLaVA family's placeholder count: one per patch. */
 static void golden_image(const vlm_golden_case *golden, vlm_loaded_image *out) {
   vlm_tensor pixels;
   memset(out, 0, sizeof(*out));
   CHECK_OK(vlm_golden_case_tensor(golden, "processor.pixel_values", &pixels));
-  out->pixel_values = (vlm_pixel_values){(const float *)pixels.data, pixels.shape[1], pixels.shape[2],
-                                         pixels.shape[3]};
+  vlm_media_item *item = calloc(1, sizeof(*item));
+  void *data = NULL;
+  CHECK_OK(vlm_tensor_list_add(&item->tensors, "pixel_values", VLM_DTYPE_F32, 3, pixels.shape + 1, &data));
+  if (data) memcpy(data, pixels.data, (size_t)(pixels.shape[1] * pixels.shape[2] * pixels.shape[3]) * sizeof(float));
+  item->kind = VLM_MEDIA_IMAGE;
+  item->grid[0] = 1, item->grid[1] = pixels.shape[2], item->grid[2] = pixels.shape[3];
+  item->token_count = (pixels.shape[2] / 14) * (pixels.shape[3] / 14);
+  *out = (vlm_loaded_image){item, item->token_count, 0};
 }
 
 static void image_and_text_batch_without_leaks(void) {
@@ -190,8 +202,8 @@ static void image_and_text_batch_without_leaks(void) {
     vlm_engine *engine = round == 0 ? single : batched;
     for (int i = 0; i < 4; i++) {
       bool with_image = i % 2 == 0;
-      vlm_loaded_image image;
-      golden_image(&golden, &image);
+      vlm_loaded_image image = {0};
+      if (with_image) golden_image(&golden, &image);
       vlm_engine_request_options options = text_request(engine, user_message(prompts[i], with_image), 6 + i);
       options.images = with_image ? &image : NULL;
       options.image_count = with_image;

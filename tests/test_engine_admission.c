@@ -23,6 +23,7 @@
 #include "test.h"
 #include "vlm/benchmark.h"
 #include "vlm/engine.h"
+#include "vlm/model.h"
 #include "vlm/tokenizer.h"
 
 #define TEXT_MODEL VLM_SOURCE_DIR "/tests/models/qwen2"
@@ -45,8 +46,11 @@ static vlm_engine *open_engine(const char *model, int64_t capacity, const vlm_en
   vlm_engine_options options = extra ? *extra : (vlm_engine_options){0};
   options.thread_count = 2;
   options.capacity = capacity;
+  vlm_model *opened = NULL;
   vlm_engine *engine = NULL;
-  CHECK_OK(vlm_engine_open(model, &options, &engine));
+  CHECK_OK(vlm_model_open(model, NULL, &opened));
+  if (opened) CHECK_OK(vlm_engine_open(opened, &options, &engine));
+  vlm_model_release(opened); /* the engine keeps its own reference */
   return engine;
 }
 
@@ -184,7 +188,7 @@ static void images_are_counted_before_decoding(void) {
   vlm_engine_request_options options = request_for(engine, image_messages(16), NULL, 8);
   options.image_count = 16;
   CHECK_ERROR(vlm_engine_check_admission(engine, &options, tokens), VLM_STATUS_OUT_OF_RANGE,
-              "context length exceeded: max_tokens is 8 and the 16 image(s) take 9216 positions, over the "
+              "context length exceeded: max_tokens is 8 and the 16 media item(s) take 9216 positions, over the "
               "capacity of 2048");
   printf("  16 images of 8000x8000 refused in %.6f s, nothing decoded\n", now_seconds() - start);
   CHECK_INT_EQ(engine_image_bytes_peak(engine), 0);

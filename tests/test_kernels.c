@@ -519,7 +519,7 @@ static void attention_is_bit_identical_across_chunks_threads_and_paths(void) {
   float *chunk_out = malloc((size_t)(whole.queries * row) * sizeof(float));
   bool have_reference = false;
   for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
-    if (!cpu_kernel_path_force((cpu_kernel_path)path)) continue;
+    if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
     CHECK_OK(cpu_attention(NULL, &data.shape, data.q, data.k, data.v, data.out));
     if (!have_reference) memcpy(reference, data.out, (size_t)(whole.queries * row) * sizeof(float));
     have_reference = true;
@@ -594,7 +594,7 @@ static void exp_is_accurate_and_the_same_on_every_path(void) {
   CHECK(cpu_exp(-INFINITY) == 0.0f && isinf(cpu_exp(INFINITY)) && isnan(cpu_exp(NAN)));
   CHECK(cpu_exp(-200.0f) == 0.0f && isinf(cpu_exp(100.0f)));
   for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
-    if (!cpu_kernel_path_force((cpu_kernel_path)path)) continue;
+    if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
     for (int64_t count = COUNT; count >= COUNT - 17; count -= 17) { /* tails too */
       cpu_exp_many(inputs, vector, count);
       CHECK(memcmp(vector, scalar, (size_t)count * sizeof(float)) == 0);

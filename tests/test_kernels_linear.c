@@ -65,11 +65,7 @@ static void reference_linear(const test_layer *layer, const float *x, int64_t ro
 
 static void for_each_path(void (*body)(cpu_kernel_path path, void *context), void *context) {
   for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
-    if (!cpu_kernel_path_force((cpu_kernel_path)path)) {
-      fprintf(stderr, "  (path %s not supported here: skipped)\n",
-              cpu_kernel_path_name((cpu_kernel_path)path));
-      continue;
-    }
+    if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
     body((cpu_kernel_path)path, context);
   }
   cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
@@ -218,7 +214,7 @@ static void dot_is_bit_identical_across_paths(void) {
     float results[CPU_KERNEL_PATH_COUNT];
     int computed = 0;
     for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
-      if (!cpu_kernel_path_force((cpu_kernel_path)path)) continue;
+      if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
       results[computed++] = cpu_dot(a, b, lengths[i]);
     }
     for (int p = 1; p < computed; p++)
@@ -242,7 +238,7 @@ static void dot_rows_are_dots_on_every_path(void) {
       CHECK(cpu_kernel_path_force(CPU_KERNEL_PATH_PORTABLE));
       for (int64_t j = 0; j < counts[c]; j++) expected[j] = cpu_dot(a, b + j * LENGTH, lengths[l]);
       for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
-        if (!cpu_kernel_path_force((cpu_kernel_path)path)) continue;
+        if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
         memset(got, 0, sizeof(got));
         cpu_dot_rows(a, b, LENGTH, counts[c], lengths[l], got);
         if (!test_bits_equal(got, expected, counts[c])) {
@@ -270,7 +266,7 @@ static void dot_follows_the_written_contract(void) {
   for (int l = 0; l < 4; l++) s4[l] = s8[l] + s8[l + 4];
   float expected = (s4[0] + s4[2]) + (s4[1] + s4[3]);
   for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
-    if (!cpu_kernel_path_force((cpu_kernel_path)path)) continue;
+    if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
     float actual = cpu_dot(a, b, 77);
     CHECK(memcmp(&actual, &expected, sizeof(float)) == 0);
   }

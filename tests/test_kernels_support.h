@@ -1,15 +1,29 @@
 /* Helpers shared by the cpu kernel tests: a fixed-seed generator and
- * conversions, so every run draws the same inputs. */
+ * conversions, so every run draws the same inputs, and the forcing of a
+ * kernel path that reports the paths this CPU lacks as skipped. */
 #ifndef VLM_TEST_KERNELS_SUPPORT_H
 #define VLM_TEST_KERNELS_SUPPORT_H
 
 #include <math.h>
-#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/cpu/cpu_features.h"
 #include "core/tensor.h"
+#include "test.h"
+
+/* Forces `path` for the kernel calls that follow. False when this CPU cannot
+ * run it, after reporting SKIP(cpu-lacks-<path>): the checks of that path did
+ * not run here, which CI accepts only when /proc/cpuinfo lacks the path's
+ * flags (scripts/check_skips.py). */
+static inline bool test_force_kernel_path(cpu_kernel_path path) {
+  if (cpu_kernel_path_force(path)) return true;
+  char reason[64];
+  snprintf(reason, sizeof(reason), "cpu-lacks-%s", cpu_kernel_path_name(path));
+  test_skip(reason, "this CPU cannot run the %s kernel path; its checks did not run", cpu_kernel_path_name(path));
+  return false;
+}
 
 typedef struct test_random {
   uint64_t state;

@@ -5,8 +5,8 @@
  * the decoded RGB array, the resized+cropped uint8 image of both processors
  * and both pixel_values. A matching digest is a bit-exact match; a few
  * images also carry full tensors so a mismatch can show its size. Tests that
- * need ../shared/fixtures skip when it is absent; the rest use the fuzz seed
- * corpus and the llava goldens in the tree. */
+ * need ../shared/fixtures report SKIP(no-fixtures) without it; the rest use
+ * the fuzz seed corpus and the llava goldens in the tree. */
 #include <dirent.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -127,11 +127,8 @@ static void check_fixture_image(const vlm_processor_config *config, const vlm_sa
 
 /* Every fixture image HF can load: decode, both processors, bit for bit. */
 static void test_fixture_images_match_transformers(void) {
-  const char *fixtures = test_fixtures_dir();
-  if (!fixtures) {
-    printf("  skipped: ../shared/fixtures not found\n");
-    return;
-  }
+  const char *fixtures = test_require_fixtures();
+  if (!fixtures) return;
   char *images_dir = vlm_path_join(fixtures, "media/images");
   vlm_json_document manifest;
   vlm_safetensors_file tensors;
@@ -186,10 +183,7 @@ static void counting_init(counting_allocator *counter) {
 }
 
 static void test_bad_inputs_give_clear_errors(void) {
-  if (!test_fixtures_dir()) {
-    printf("  skipped: ../shared/fixtures not found\n");
-    return;
-  }
+  if (!test_require_fixtures()) return;
   vlm_image image;
   CHECK_ERROR(decode_fixture("truncated.jpg", NULL, &image), VLM_STATUS_DATA_LOSS,
               "truncated.jpg: truncated JPEG data");
@@ -206,10 +200,7 @@ static void test_bad_inputs_give_clear_errors(void) {
 }
 
 static void test_limits_are_checked_before_allocating(void) {
-  if (!test_fixtures_dir()) {
-    printf("  skipped: ../shared/fixtures not found\n");
-    return;
-  }
+  if (!test_require_fixtures()) return;
   counting_allocator counter;
   counting_init(&counter);
   vlm_image image;
@@ -230,10 +221,7 @@ static void test_limits_are_checked_before_allocating(void) {
  * after the header was read) and the decode stops with CANCELLED, leaking
  * nothing (ASan checks). */
 static void test_cancellation(void) {
-  if (!test_fixtures_dir()) {
-    printf("  skipped: ../shared/fixtures not found\n");
-    return;
-  }
+  if (!test_require_fixtures()) return;
   const char *files[] = {"chelsea.png", "coffee_progressive.jpg", "chelsea_cmyk.jpg",
                          "coffee_lossy.webp", "no_time_for_that_tiny.gif"};
   for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -254,10 +242,7 @@ static void test_cancellation(void) {
 /* chelsea_exif_rot90.jpg is chelsea_q90.jpg's pixels with Orientation=6:
  * decoded upright it is the stored image rotated 90 degrees clockwise. */
 static void test_exif_orientation(void) {
-  if (!test_fixtures_dir()) {
-    printf("  skipped: ../shared/fixtures not found\n");
-    return;
-  }
+  if (!test_require_fixtures()) return;
   vlm_image stored, rotated, raw;
   CHECK_OK(decode_fixture("chelsea_q90.jpg", NULL, &stored));
   CHECK_OK(decode_fixture("chelsea_exif_rot90.jpg", NULL, &rotated));

@@ -170,6 +170,66 @@ static void data_urls(void) {
   CHECK_FETCHED(&small, "data:image/png;base64,Zm8=", "fo");
 }
 
+/* Issue 13: the declared type was ignored, so any bytes went to the
+ * decoders as an image part. */
+static void data_urls_must_declare_an_image_type(void) {
+  media_policy policy = {0};
+  CHECK_FETCHED(&policy, "data:IMAGE/WEBP;base64,Zm9v", "foo");
+  CHECK_FETCHED(&policy, "data:image/gif;base64,Zm9v", "foo");
+  CHECK_FETCHED(&policy, "data:image/jpg;base64,Zm9v", "foo");
+  CHECK_FETCH_REFUSED(&policy, "data:text/plain;base64,Zm9v", "MIME type 'text/plain', which is not an image");
+  CHECK_FETCH_REFUSED(&policy, "data:application/pdf;base64,Zm9v", "which is not an image");
+  CHECK_FETCH_REFUSED(&policy, "data:image/svg+xml;base64,Zm9v", "an image type this server does not decode");
+  CHECK_FETCH_REFUSED(&policy, "data:image/;base64,Zm9v", "which is not an image");
+  CHECK_FETCH_REFUSED(&policy, "data:image/pngx;base64,Zm9v", "does not decode");
+  CHECK_FETCH_REFUSED(&policy, "data:;base64,Zm9v", "declares no MIME type");
+  CHECK_FETCH_REFUSED(&policy, "data:;name=a.png;base64,Zm9v", "declares no MIME type");
+}
+
+/* Audio parts' data URLs take the audio types instead of the image ones,
+ * and input_audio's bare base64 the same size limit. */
+static void check_audio_at(int line, const media_policy *policy, const char *url, const char *expected_or_fragment,
+                           bool accepted) {
+  uint8_t *bytes = NULL;
+  size_t length = 0;
+  openai_error error = {0};
+  bool fetched = strncmp(url, "data:", 5) == 0
+                     ? media_source_fetch_audio(policy, url, "p.audio_url.url", NULL, &bytes, &length, &error)
+                     : media_source_decode_base64(policy, url, "p.input_audio.data", &bytes, &length, &error);
+  if (fetched != accepted || (fetched && (length != strlen(expected_or_fragment) ||
+                                          memcmp(bytes, expected_or_fragment, length) != 0)) ||
+      (!fetched && (error.http_status != 400 || !strstr(error.message, expected_or_fragment) || !error.param))) {
+    fprintf(stderr, "  line %d: %s: %s: %s (%s)\n", line, test_current, url, fetched ? "accepted" : "refused",
+            error.message ? error.message : "");
+    test_failures++;
+  }
+  free(bytes);
+  openai_error_release(&error);
+}
+#define CHECK_AUDIO(policy, url, expected) check_audio_at(__LINE__, (policy), (url), (expected), true)
+#define CHECK_AUDIO_REFUSED(policy, url, fragment) check_audio_at(__LINE__, (policy), (url), (fragment), false)
+
+static void audio_data_urls_and_base64(void) {
+  media_policy policy = {0};
+  CHECK_AUDIO(&policy, "data:audio/wav;base64,Zm9v", "foo");
+  CHECK_AUDIO(&policy, "data:audio/x-wav;base64,Zm9v", "foo");
+  CHECK_AUDIO(&policy, "data:AUDIO/FLAC;base64,Zm9v", "foo");
+  CHECK_AUDIO(&policy, "data:audio/ogg;codecs=vorbis;base64,Zm9v", "foo");
+  CHECK_AUDIO(&policy, "data:audio/mpeg;base64,Zm9v", "foo");
+  CHECK_AUDIO_REFUSED(&policy, "data:image/png;base64,Zm9v", "MIME type 'image/png', which is not audio");
+  CHECK_AUDIO_REFUSED(&policy, "data:audio/aac;base64,Zm9v", "an audio type this server does not decode");
+  CHECK_AUDIO_REFUSED(&policy, "data:;base64,Zm9v", "audio parts take data:audio/wav");
+  CHECK_AUDIO_REFUSED(&policy, "data:audio/wav;base64,", "is empty");
+  CHECK_FETCH_REFUSED(&policy, "data:audio/wav;base64,Zm9v", "which is not an image"); /* an image part */
+  CHECK_AUDIO(&policy, "UklGRg==", "RIFF");
+  CHECK_AUDIO(&policy, "UklGRg", "RIFF"); /* padding is optional */
+  CHECK_AUDIO_REFUSED(&policy, "UklGR", "not valid base64");
+  CHECK_AUDIO_REFUSED(&policy, "Ukl GRg==", "not valid base64");
+  media_policy small = {.max_bytes = 2};
+  CHECK_AUDIO_REFUSED(&small, "UklGRg==", "larger than the limit of 2 bytes");
+  CHECK_AUDIO_REFUSED(&small, "data:audio/wav;base64,UklGRg==", "larger than the limit of 2 bytes");
+}
+
 static void other_schemes_are_refused(void) {
   media_policy everything = {.allow_remote_media = true, .allowed_media_dir = "/"};
   CHECK_FETCH_REFUSED(&everything, "ftp://example.com/a.png", "Unsupported URL");
@@ -501,7 +561,9 @@ static void remote_fetch_times_out_and_cancels(void) {
 }
 
 TEST_MAIN(TEST(base64_accepts_canonical_encodings), TEST(base64_refuses_everything_else),
-          TEST(data_urls), TEST(other_schemes_are_refused), TEST(cancelled_before_start),
+          TEST(data_urls), TEST(data_urls_must_declare_an_image_type), TEST(audio_data_urls_and_base64),
+          TEST(other_schemes_are_refused),
+          TEST(cancelled_before_start),
           TEST(file_urls_stay_inside_the_allowed_directory), TEST(address_rules),
           TEST(remote_fetch_refuses_loopback_even_with_a_listener), TEST(remote_fetch_limits),
           TEST(remote_fetch_follows_redirects_with_checks),

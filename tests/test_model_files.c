@@ -22,6 +22,7 @@
 #include "io/file.h"
 #include "io/safetensors.h"
 #include "test.h"
+#include "vlm/model.h"
 #include "vlm/generate.h"
 #include "vlm/tokenizer.h"
 
@@ -72,10 +73,14 @@ static void misaligned_tensors_are_copied_aligned(void) {
   free(data);
 }
 
-static vlm_status generate(const char *model, vlm_generation_result *out) {
+static vlm_status generate(const char *model_dir, vlm_generation_result *out) {
   vlm_generator_options options = {.thread_count = 2, .capacity = 64};
+  vlm_model *model = NULL;
+  VLM_RETURN_IF_ERROR(vlm_model_open(model_dir, NULL, &model));
   vlm_generator *generator = NULL;
-  VLM_RETURN_IF_ERROR(vlm_generator_open(model, &options, &generator));
+  vlm_status opened = vlm_generator_open(model, &options, &generator);
+  vlm_model_release(model); /* the generator keeps its own reference */
+  VLM_RETURN_IF_ERROR(opened);
   vlm_generation_request request = {.prompt = "Hello", .max_tokens = 6,
                                     .sampling = vlm_generator_default_sampling(generator)};
   request.sampling.temperature = 0;

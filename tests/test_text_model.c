@@ -6,7 +6,8 @@
 #include <stdlib.h>
 
 #include "core/thread_pool.h"
-#include "engine/text_model.h"
+#include "backends/cpu/text_model.h"
+#include "models/model.h"
 #include "io/checkpoint.h"
 #include "test.h"
 
@@ -28,7 +29,10 @@ static vlm_text_model *open_model(int32_t slots, int64_t chunk, vlm_thread_pool 
   vlm_text_model_options options = {.slot_count = slots, .capacity = 64, .prefill_chunk = chunk,
                                      .pool = pool};
   vlm_text_model *model = NULL;
-  CHECK_OK(vlm_text_model_open(model_dir(), &options, &model));
+  vlm_model *opened = NULL;
+  CHECK_OK(vlm_model_open(model_dir(), NULL, &opened));
+  if (opened) CHECK_OK(vlm_text_model_open(opened, &options, &model));
+  vlm_model_release(opened); /* the text model holds its own reference */
   return model;
 }
 
@@ -234,7 +238,11 @@ static void embeddings_prefill_matches_token_prefill(void) {
   float *embeddings = malloc(PROMPT_LENGTH * 128 * sizeof(float));
   for (int64_t t = 0; t < PROMPT_LENGTH; t++)
     memcpy(embeddings + t * 128, table + prompt[t] * 128, 128 * sizeof(float));
-  vlm_embeddings_prefill_input input = {.embeddings = embeddings, .row_count = PROMPT_LENGTH};
+  /* Every row a feature row: the embeddings passed in whole. */
+  int32_t mask[PROMPT_LENGTH];
+  for (int64_t t = 0; t < PROMPT_LENGTH; t++) mask[t] = 1;
+  vlm_prefill_input input = {.row_count = PROMPT_LENGTH, .tokens = prompt, .features = embeddings,
+                             .feature_mask = mask, .position_axes = 1};
   out.all_rows = by_embeddings;
   CHECK_OK(vlm_text_model_embeddings_prefill(model, 1, &input, &out));
   CHECK(memcmp(by_tokens, by_embeddings, sizeof(by_tokens)) == 0);
@@ -276,21 +284,29 @@ static void contracts_refuse_bad_inputs(void) {
   vlm_positions positions = {three_axes, 3};
   CHECK_ERROR(vlm_text_model_token_prefill(model, 0, prompt, 3, &positions, &out),
               VLM_STATUS_INVALID_ARGUMENT, "3-axis positions given to a model with 1-axis RoPE");
-  float embeddings[2 * 128] = {0};
+  float embeddings[8 * 128] = {0};
+  int32_t ones[8] = {1, 1, 1, 1, 1, 1, 1, 1}, zeros[8] = {0};
   vlm_side_input side = {.name = "deepstack_features"};
-  vlm_embeddings_prefill_input input = {.embeddings = embeddings, .row_count = 2,
-                                        .side_inputs = &side, .side_input_count = 1};
+  vlm_prefill_input input = {.row_count = 2, .tokens = prompt, .features = embeddings, .feature_mask = ones,
+                             .position_axes = 1, .side_inputs = &side, .side_input_count = 1};
   CHECK_ERROR(vlm_text_model_embeddings_prefill(model, 0, &input, &out), VLM_STATUS_INVALID_ARGUMENT,
               "takes no side inputs, got 'deepstack_features'");
   float bias[2 * 3] = {0};
-  input = (vlm_embeddings_prefill_input){.embeddings = embeddings, .row_count = 2, .bias = bias,
-                                         .bias_key_count = 3};
+  input = (vlm_prefill_input){.row_count = 2, .tokens = prompt, .features = embeddings, .feature_mask = ones,
+                              .position_axes = 1, .bias = bias, .bias_key_count = 3};
   CHECK_ERROR(vlm_text_model_embeddings_prefill(model, 0, &input, &out), VLM_STATUS_INVALID_ARGUMENT,
               "the bias must be [2, 2]");
+  const int32_t one_bad[2] = {3, 256};
+  input = (vlm_prefill_input){.row_count = 2, .tokens = one_bad, .features = embeddings, .feature_mask = zeros,
+                              .position_axes = 1};
+  CHECK_ERROR(vlm_text_model_embeddings_prefill(model, 0, &input, &out), VLM_STATUS_INVALID_ARGUMENT,
+              "outside the vocabulary of 256");
+  input = (vlm_prefill_input){.row_count = 2, .tokens = prompt, .features = embeddings, .position_axes = 1};
+  CHECK_ERROR(vlm_text_model_embeddings_prefill(model, 0, &input, &out), VLM_STATUS_INVALID_ARGUMENT,
+              "features and their mask come together");
   float open_bias[8 * 8] = {0}; /* all zero: every row sees every key */
-  float embeddings8[8 * 128] = {0};
-  input = (vlm_embeddings_prefill_input){.embeddings = embeddings8, .row_count = 8,
-                                         .bias = open_bias, .bias_key_count = 8};
+  input = (vlm_prefill_input){.row_count = 8, .tokens = prompt, .features = embeddings, .feature_mask = ones,
+                              .position_axes = 1, .bias = open_bias, .bias_key_count = 8};
   CHECK_ERROR(vlm_text_model_embeddings_prefill(model, 0, &input, &out), VLM_STATUS_INVALID_ARGUMENT,
               "which a later prefill chunk computes");
   CHECK_INT_EQ(vlm_text_model_slot_length(model, 0), 0); /* nothing half-written */

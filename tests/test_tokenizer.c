@@ -83,6 +83,96 @@ static void sentencepiece_bpe_with_byte_fallback(void) {
   vlm_tokenizer_release(tokenizer);
 }
 
+/* processing_utils.py (transformers 5.23): a processor's chat flow adds the
+ * post-processor's tokens unless the rendered prompt starts with bos_token;
+ * the tokenizer's flow never adds them. */
+static void chat_flows_add_special_tokens_as_transformers_does(void) {
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/fuzz/corpus/tokenizer/bpe_sentencepiece.json", VLM_SOURCE_DIR);
+  char *text = NULL;
+  size_t length = 0;
+  CHECK_OK(vlm_file_read_all(path, 1 << 20, &text, &length));
+  const char *config = "{\"bos_token\": {\"content\": \"<s>\"}, \"eos_token\": \"</s>\"}";
+  vlm_tokenizer *tokenizer = NULL;
+  CHECK_OK(vlm_tokenizer_create_from_json(text, length, config, strlen(config), "seed", NULL, &tokenizer));
+  free(text);
+  if (!tokenizer) return;
+  static const struct {
+    const char *prompt;
+    vlm_prompt_flow flow;
+    bool adds;
+  } cases[] = {
+      {"hi hi", VLM_PROMPT_FLOW_PROCESSOR, true},
+      {"<s>hi hi", VLM_PROMPT_FLOW_PROCESSOR, false},
+      {" <s>hi", VLM_PROMPT_FLOW_PROCESSOR, true}, /* a prefix test, not a search */
+      {"<s", VLM_PROMPT_FLOW_PROCESSOR, true},
+      {"", VLM_PROMPT_FLOW_PROCESSOR, true},
+      {"hi hi", VLM_PROMPT_FLOW_TOKENIZER, false},
+      {"<s>hi hi", VLM_PROMPT_FLOW_TOKENIZER, false},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    size_t prompt_length = strlen(cases[i].prompt);
+    CHECK(vlm_tokenizer_chat_adds_special_tokens(tokenizer, cases[i].prompt, prompt_length,
+                                                 cases[i].flow) == cases[i].adds);
+    vlm_token_ids chat = {0}, plain = {0};
+    CHECK_OK(vlm_tokenizer_encode_chat(tokenizer, cases[i].prompt, prompt_length, cases[i].flow, &chat));
+    CHECK_OK(vlm_tokenizer_encode(tokenizer, cases[i].prompt, prompt_length, cases[i].adds, &plain));
+    CHECK(chat.count == plain.count && (!chat.count || !memcmp(chat.ids, plain.ids, chat.count * 4)));
+    vlm_token_ids_release(&chat);
+    vlm_token_ids_release(&plain);
+  }
+  /* The processor adds the template's BOS in front of an unprefixed prompt. */
+  check_encode(tokenizer, "hi", true, IDS(1, 11));
+  vlm_tokenizer_release(tokenizer);
+  /* No bos_token: the processor's tokenizer call adds whatever the
+   * post-processor adds. */
+  tokenizer = load_seed("bpe_sentencepiece.json");
+  if (!tokenizer) return;
+  CHECK(vlm_tokenizer_chat_adds_special_tokens(tokenizer, "<s>hi", 5, VLM_PROMPT_FLOW_PROCESSOR));
+  vlm_tokenizer_release(tokenizer);
+}
+
+/* AutoTokenizer picks the tokenizer class from config.json's model_type
+ * too: a LlamaTokenizer file of a llava or mistral checkpoint loads as the
+ * generic TokenizersBackend (tokenizer.json's Metaspace "always"), of a llama
+ * checkpoint (or none) as LlamaTokenizer (rebuilt: "first", legacy false).
+ * Expected ids from transformers 5.23 AutoTokenizer on the same files with
+ * config.json {"model_type": ...}. */
+static void model_type_picks_the_tokenizer_class(void) {
+  static const char tokenizer_json[] =
+      "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, "
+      "\"added_tokens\": [{\"id\": 0, \"content\": \"<unk>\", \"single_word\": false, "
+      "\"lstrip\": false, \"rstrip\": false, \"normalized\": false, \"special\": true}, "
+      "{\"id\": 1, \"content\": \"<s>\", \"single_word\": false, \"lstrip\": false, "
+      "\"rstrip\": false, \"normalized\": false, \"special\": true}, {\"id\": 7, "
+      "\"content\": \"<image>\", \"single_word\": false, \"lstrip\": false, \"rstrip\": false, "
+      "\"normalized\": false, \"special\": true}], \"normalizer\": null, "
+      "\"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"▁\", "
+      "\"prepend_scheme\": \"always\", \"split\": false}, \"post_processor\": null, "
+      "\"decoder\": null, \"model\": {\"type\": \"BPE\", \"dropout\": null, "
+      "\"unk_token\": \"<unk>\", \"continuing_subword_prefix\": null, "
+      "\"end_of_word_suffix\": null, \"fuse_unk\": true, \"byte_fallback\": false, "
+      "\"ignore_merges\": false, \"vocab\": {\"<unk>\": 0, \"<s>\": 1, \"▁\": 2, \"a\": 3, "
+      "\"b\": 4, \"▁a\": 5, \"▁b\": 6, \"<image>\": 7}, \"merges\": [[\"▁\", \"a\"], [\"▁\", "
+      "\"b\"]]}}";
+  static const char config[] = "{\"tokenizer_class\": \"LlamaTokenizer\", \"bos_token\": \"<s>\", "
+                               "\"unk_token\": \"<unk>\"}";
+  static const struct {
+    const char *model_type;
+    int32_t b; /* id of the piece after <image>: 6 "▁b" (always), 4 "b" (first) */
+  } cases[] = {{NULL, 4}, {"llama", 4}, {"llava", 6}, {"mistral", 6}, {"gemma3", 4}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    vlm_tokenizer_options options = {.model_type = cases[i].model_type};
+    vlm_tokenizer *tokenizer = NULL;
+    CHECK_OK(vlm_tokenizer_create_from_json(tokenizer_json, strlen(tokenizer_json), config, strlen(config),
+                                            "inline", &options, &tokenizer));
+    if (!tokenizer) continue;
+    const int32_t expected[] = {5, 7, cases[i].b};
+    check_encode(tokenizer, "a<image>b", false, expected, 3);
+    vlm_tokenizer_release(tokenizer);
+  }
+}
+
 static void normalizers_and_pre_tokenizers(void) {
   vlm_tokenizer *tokenizer = load_seed("metaspace_digits_lowercase.json");
   if (!tokenizer) return;
@@ -149,8 +239,10 @@ static void streaming_waits_for_whole_characters(void) {
   if (!tokenizer) return;
   vlm_detokenizer *stream = NULL;
   CHECK_OK(vlm_detokenizer_create(tokenizer, false, &stream));
+  /* A run of byte tokens is final only once a token that is not a byte ends
+   * it (below: one more byte turns the whole run into U+FFFD). */
   const int32_t ids[] = {11, 4, 5, 6, 17};
-  const char *expected[] = {"hi", "", "", "€", " caf"};
+  const char *expected[] = {"hi", "", "", "", "€ caf"};
   for (size_t i = 0; i < 5; i++) {
     const char *text;
     size_t length;
@@ -162,6 +254,25 @@ static void streaming_waits_for_whole_characters(void) {
   size_t length;
   CHECK_OK(vlm_detokenizer_finish(stream, &text, &length));
   CHECK_INT_EQ(length, 0);
+  vlm_detokenizer_release(stream);
+  /* tokenizers' ByteFallback: a run that is not valid UTF-8 becomes U+FFFD
+   * byte for byte, the € it began with included. The stream must not have
+   * let the € out. */
+  CHECK_OK(vlm_detokenizer_create(tokenizer, false, &stream));
+  const int32_t broken[] = {11, 4, 5, 6, 4, 17};
+  char streamed[64] = "";
+  size_t streamed_length = 0;
+  for (size_t i = 0; i <= 6; i++) {
+    if (i < 6) CHECK_OK(vlm_detokenizer_push(stream, broken[i], &text, &length));
+    else CHECK_OK(vlm_detokenizer_finish(stream, &text, &length));
+    if (streamed_length + length < sizeof(streamed)) {
+      memcpy(streamed + streamed_length, text, length);
+      streamed_length += length;
+    }
+  }
+  streamed[streamed_length] = 0;
+  check_decode(tokenizer, broken, 6, false, "hi\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD caf");
+  CHECK_STR_EQ(streamed, "hi\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD caf");
   vlm_detokenizer_release(stream);
   /* A byte that never completes is released as U+FFFD by finish. */
   CHECK_OK(vlm_detokenizer_create(tokenizer, false, &stream));
@@ -209,6 +320,7 @@ static void stop_strings_across_pieces(void) {
 }
 
 TEST_MAIN(TEST(byte_level_bpe_with_added_tokens), TEST(sentencepiece_bpe_with_byte_fallback),
+          TEST(chat_flows_add_special_tokens_as_transformers_does), TEST(model_type_picks_the_tokenizer_class),
           TEST(normalizers_and_pre_tokenizers), TEST(wordpiece_model),
           TEST(malformed_files_give_clear_errors), TEST(invalid_utf8_is_replaced),
           TEST(streaming_waits_for_whole_characters), TEST(stop_strings_across_pieces))

@@ -106,6 +106,7 @@ static const vlm_json_value *field(const vlm_json_value *item, const char *name,
 
 static bool run_case(const vlm_tokenizer *tokenizer, const vlm_json_value *item, bool hf) {
   const char *name = vlm_json_get_string(vlm_json_object_get(item, "name"));
+  if (!name) name = vlm_json_get_string(vlm_json_object_get(item, "input"));
   const vlm_json_value *input = vlm_json_object_get(item, "input");
   const char *hex = vlm_json_get_string(vlm_json_object_get(item, "input_hex"));
   char *bytes = malloc(hex ? strlen(hex) + 1 : 1);
@@ -147,11 +148,8 @@ static bool run_case(const vlm_tokenizer *tokenizer, const vlm_json_value *item,
 }
 
 static void check_tokenizer(const char *name) {
-  const char *fixtures = test_fixtures_dir();
-  if (!fixtures) {
-    printf("  skipped: ../shared/fixtures is absent\n");
-    return;
-  }
+  const char *fixtures = test_require_fixtures();
+  if (!fixtures) return;
   char directory[1024], golden_path[1024];
   snprintf(directory, sizeof(directory), "%s/tokenizers/%s", fixtures, name);
   snprintf(golden_path, sizeof(golden_path), "%s/tests/goldens/tokenizer/%s.json", VLM_SOURCE_DIR,
@@ -183,4 +181,60 @@ static void deepseek_v3(void) { check_tokenizer("deepseek_v3"); }
 static void llama2(void) { check_tokenizer("llama2"); }
 static void gemma3(void) { check_tokenizer("gemma3"); }
 
-TEST_MAIN(TEST(qwen3), TEST(llama3), TEST(deepseek_v3), TEST(llama2), TEST(gemma3))
+/* tests/goldens/tokenizer/matrix.json (tools/oracle/make_tokenizer_matrix.py):
+ * Metaspace always / first / never with split true and false, Llama-2's
+ * legacy normalizer, and the LlamaTokenizer class's own rebuild, each around
+ * special and plain added tokens, normalized or not, lstrip / rstrip /
+ * single_word -- in both semantics. The tokenizers are the tiny Llama BPE
+ * model under each pipeline: nothing outside the checkout is read. */
+static void metaspace_and_added_tokens_matrix(void) {
+  vlm_json_document matrix, base;
+  CHECK_OK(vlm_json_parse_file(VLM_SOURCE_DIR "/tests/goldens/tokenizer/matrix.json", 16 << 20, NULL, &matrix));
+  CHECK_OK(vlm_json_parse_file(VLM_SOURCE_DIR "/tests/models/llama/tokenizer.json", 16 << 20, NULL, &base));
+  if (!matrix.root || !base.root) return;
+  const vlm_json_value *variants = vlm_json_object_get(matrix.root, "variants");
+  CHECK(variants && variants->as.array.count >= 10);
+  for (size_t v = 0; variants && v < variants->as.array.count; v++) {
+    const vlm_json_value *variant = &variants->as.array.items[v];
+    const char *name = vlm_json_get_string(vlm_json_object_get(variant, "name"));
+    vlm_string_builder json = {0};
+    vlm_sb_append_literal(&json, "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":");
+    vlm_sb_append_json_value(&json, vlm_json_object_get(matrix.root, "added_tokens"));
+    vlm_sb_append_literal(&json, ",\"normalizer\":");
+    vlm_sb_append_json_value(&json, vlm_json_object_get(variant, "normalizer"));
+    vlm_sb_append_literal(&json, ",\"pre_tokenizer\":");
+    vlm_sb_append_json_value(&json, vlm_json_object_get(variant, "pre_tokenizer"));
+    vlm_sb_append_literal(&json, ",\"post_processor\":");
+    vlm_sb_append_json_value(&json, vlm_json_object_get(matrix.root, "post_processor"));
+    vlm_sb_append_literal(&json, ",\"decoder\":");
+    vlm_sb_append_json_value(&json, vlm_json_object_get(matrix.root, "decoder"));
+    vlm_sb_append_literal(&json, ",\"model\":");
+    vlm_sb_append_json_value(&json, vlm_json_object_get(base.root, "model"));
+    vlm_sb_append_literal(&json, "}");
+    char *tokenizer_json = vlm_sb_finish(&json);
+    vlm_string_builder config_builder = {0};
+    vlm_sb_append_json_value(&config_builder, vlm_json_object_get(variant, "tokenizer_config"));
+    char *config = vlm_sb_finish(&config_builder);
+    const vlm_json_value *cases = vlm_json_object_get(variant, "cases");
+    for (int hf = 0; hf < 2; hf++) {
+      vlm_tokenizer_options options = {.tokenizers_library_semantics = hf};
+      vlm_tokenizer *tokenizer = NULL;
+      CHECK_OK(vlm_tokenizer_create_from_json(tokenizer_json, strlen(tokenizer_json), config, strlen(config),
+                                              name, &options, &tokenizer));
+      if (!tokenizer) continue;
+      size_t passed = 0, total = cases ? cases->as.array.count : 0;
+      for (size_t i = 0; i < total; i++) passed += run_case(tokenizer, &cases->as.array.items[i], hf);
+      printf("  %s (%s semantics): %zu/%zu cases passed\n", name, hf ? "tokenizers" : "transformers", passed,
+             total);
+      CHECK_INT_EQ(passed, total);
+      vlm_tokenizer_release(tokenizer);
+    }
+    free(tokenizer_json);
+    free(config);
+  }
+  vlm_json_document_release(&base);
+  vlm_json_document_release(&matrix);
+}
+
+TEST_MAIN(TEST(qwen3), TEST(llama3), TEST(deepseek_v3), TEST(llama2), TEST(gemma3),
+          TEST(metaspace_and_added_tokens_matrix))

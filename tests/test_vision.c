@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/vision_model.h"
+#include "backends/cpu/cpu_encoder.h"
+#include "engine/prompt.h"
+#include "media/media_item.h"
 #include "models/family.h"
+#include "models/model.h"
 #include "test.h"
 #include "validate/golden.h"
 #include "vlm/generate.h"
@@ -15,33 +18,47 @@
 #define MODEL VLM_SOURCE_DIR "/tests/models/llava"
 #define ONE_IMAGE VLM_SOURCE_DIR "/tests/goldens/llava/one_image"
 
-static vlm_vision_model *open_vision(void) {
-  vlm_vision_model *model = NULL;
-  CHECK_OK(vlm_vision_model_open(MODEL, NULL, &model));
+static vlm_model *open_model(void) {
+  vlm_model *model = NULL;
+  CHECK_OK(vlm_model_open(MODEL, NULL, &model));
   return model;
 }
 
-/* The golden's pixel values as one vlm_pixel_values per image. */
-static int golden_images(const vlm_golden_case *golden, vlm_pixel_values *out, int capacity) {
+/* Image `index` of the golden's pixel values as a media item of `height`
+ * x `width` (the golden's own size when 0), with the family's placeholder
+ * count. */
+static vlm_media_item *golden_item(const vlm_model *model, const vlm_golden_case *golden, int index, int64_t height,
+                                   int64_t width) {
   vlm_tensor pixels;
   CHECK_OK(vlm_golden_case_tensor(golden, "processor.pixel_values", &pixels));
-  int count = (int)pixels.shape[0];
-  int64_t per_image = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];
-  for (int i = 0; i < count && i < capacity; i++)
-    out[i] = (vlm_pixel_values){(const float *)pixels.data + i * per_image, pixels.shape[1],
-                                pixels.shape[2], pixels.shape[3]};
-  return count;
+  vlm_media_item *item = calloc(1, sizeof(*item));
+  int64_t shape[3] = {pixels.shape[1], height ? height : pixels.shape[2], width ? width : pixels.shape[3]};
+  int64_t values = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];
+  float *data = NULL;
+  CHECK_OK(vlm_tensor_list_add(&item->tensors, "pixel_values", VLM_DTYPE_F32, 3, shape, (void **)&data));
+  if (data && !height) memcpy(data, (const float *)pixels.data + index * values, (size_t)values * sizeof(float));
+  item->kind = VLM_MEDIA_IMAGE;
+  item->grid[0] = 1, item->grid[1] = shape[1], item->grid[2] = shape[2];
+  CHECK_OK(model->family->image->token_count(&model->config, &model->processor, item->grid, &item->token_count));
+  return item;
+}
+
+static void release_item(vlm_media_item *item) {
+  vlm_media_item_release(item);
+  free(item);
 }
 
 static void encoder_matches_golden_projector(void) {
   vlm_golden_case golden;
   CHECK_OK(vlm_golden_case_open(ONE_IMAGE, NULL, &golden));
-  vlm_vision_model *model = open_vision();
-  vlm_pixel_values images[1];
-  CHECK_INT_EQ(golden_images(&golden, images, 1), 1);
-  CHECK_INT_EQ(vlm_vision_model_tokens_per_image(model), 576);
+  vlm_model *model = open_model();
+  if (!model) return;
+  vlm_cpu_encoder *encoder = NULL;
+  CHECK_OK(vlm_cpu_encoder_open(model, VLM_MEDIA_IMAGE, NULL, &encoder));
+  vlm_media_item *item = golden_item(model, &golden, 0, 0, 0);
+  CHECK_INT_EQ(item->token_count, 576);
   float *features = malloc(576 * 128 * sizeof(float));
-  CHECK_OK(vlm_vision_model_encode(model, images, 1, features));
+  CHECK_OK(vlm_cpu_encoder_encode(encoder, item, features));
   vlm_tensor expected;
   CHECK_OK(vlm_golden_case_tensor(&golden, "projector", &expected));
   double worst = 0;
@@ -51,11 +68,14 @@ static void encoder_matches_golden_projector(void) {
   }
   CHECK(worst < 1e-4);
   /* Wrong image sizes are refused by name, before any compute. */
-  vlm_pixel_values small = {images[0].values, 3, 224, 224};
-  CHECK_ERROR(vlm_vision_model_encode(model, &small, 1, features), VLM_STATUS_INVALID_ARGUMENT,
+  vlm_media_item *small = golden_item(model, &golden, 0, 224, 224);
+  CHECK_ERROR(vlm_cpu_encoder_encode(encoder, small, features), VLM_STATUS_INVALID_ARGUMENT,
               "the vision tower takes [3, 336, 336]");
+  release_item(small);
+  release_item(item);
   free(features);
-  vlm_vision_model_release(model);
+  vlm_cpu_encoder_release(encoder);
+  vlm_model_release(model);
   vlm_golden_case_close(&golden);
 }
 
@@ -70,95 +90,94 @@ static void record_binding(void *context, const char *name, const vlm_tensor *vi
   const vlm_expected_tensor *declared = vlm_manifest_find(log->manifest, name);
   vlm_component component = declared ? declared->component : VLM_COMPONENT_OTHER;
   log->bound++;
-  if (component != VLM_COMPONENT_VISION_TOWER && component != VLM_COMPONENT_PROJECTOR &&
-      component != VLM_COMPONENT_EMBEDDINGS) {
+  if (component != VLM_COMPONENT_VISION_TOWER && component != VLM_COMPONENT_PROJECTOR) {
     fprintf(stderr, "  vision side bound %s (%s)\n", name, vlm_component_name(component));
     log->outside_vision_side++;
   }
   if (strstr(name, "encoder.layers.1.")) log->last_layer++;
 }
 
-/* SPEC 2.4: the vision side reads tower, projector and token embeddings
- * only. Every tensor it binds goes through the weight observer (graph
- * weights and the embedding lookup alike); the log is checked against the
- * family's own component table, and the per-component byte tally agrees. */
+/* SPEC 2.4: the encoder reads tower and projector tensors only (the token
+ * embeddings are merged in the decoder graph). Every tensor it binds goes
+ * through the weight observer; the log is checked against the family's
+ * own component table, and the per-component byte tally agrees. */
 static void vision_side_binds_no_decoder_tensor(void) {
   vlm_golden_case golden;
   CHECK_OK(vlm_golden_case_open(ONE_IMAGE, NULL, &golden));
-  vlm_vision_model *model = open_vision();
-  vlm_model_config config;
-  CHECK_OK(vlm_model_config_load(MODEL, NULL, &config));
-  vlm_tensor_manifest manifest;
-  vlm_manifest_init(&manifest);
-  CHECK_OK(vlm_family_find("llava")->declare_tensors(&config, &manifest));
-  binding_log log = {&manifest, 0, 0, 0};
-  vlm_vision_trace trace = {.weight_observer = record_binding, .weight_context = &log};
-  vlm_vision_model_set_trace(model, &trace);
-  vlm_pixel_values images[1];
-  golden_images(&golden, images, 1);
-  vlm_tensor ids_tensor;
-  CHECK_OK(vlm_golden_case_tensor(&golden, "input_ids", &ids_tensor));
-  int64_t count = ids_tensor.shape[1];
-  int32_t *ids = malloc((size_t)count * sizeof(int32_t));
-  for (int64_t i = 0; i < count; i++) ids[i] = (int32_t)((const int64_t *)ids_tensor.data)[i];
-  float *features = malloc(576 * 128 * sizeof(float)), *merged = malloc((size_t)count * 128 * sizeof(float));
-  CHECK_OK(vlm_vision_model_encode(model, images, 1, features));
-  CHECK_OK(vlm_vision_model_merge(model, ids, count, features, 576, merged));
+  vlm_model *model = open_model();
+  if (!model) return;
+  vlm_cpu_encoder *encoder = NULL;
+  CHECK_OK(vlm_cpu_encoder_open(model, VLM_MEDIA_IMAGE, NULL, &encoder));
+  binding_log log = {&model->manifest, 0, 0, 0};
+  vlm_encoder_trace trace = {.weight_observer = record_binding, .weight_context = &log};
+  vlm_cpu_encoder_set_trace(encoder, &trace);
+  vlm_media_item *item = golden_item(model, &golden, 0, 0, 0);
+  float *features = malloc(576 * 128 * sizeof(float));
+  CHECK_OK(vlm_cpu_encoder_encode(encoder, item, features));
   CHECK(log.bound > 0);
   CHECK_INT_EQ(log.outside_vision_side, 0);
   /* vision_feature_layer -2: the last encoder layer is never run. */
   CHECK_INT_EQ(log.last_layer, 0);
-  CHECK_INT_EQ(vlm_vision_model_bound_bytes(model, VLM_COMPONENT_TEXT_DECODER), 0);
-  CHECK_INT_EQ(vlm_vision_model_bound_bytes(model, VLM_COMPONENT_OTHER), 0);
-  CHECK(vlm_vision_model_bound_bytes(model, VLM_COMPONENT_VISION_TOWER) > 0);
-  CHECK(vlm_vision_model_bound_bytes(model, VLM_COMPONENT_PROJECTOR) > 0);
-  CHECK_INT_EQ(vlm_vision_model_bound_bytes(model, VLM_COMPONENT_EMBEDDINGS), 384 * 128 * 4);
+  CHECK_INT_EQ(vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_TEXT_DECODER), 0);
+  CHECK_INT_EQ(vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_EMBEDDINGS), 0);
+  CHECK_INT_EQ(vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_OTHER), 0);
+  CHECK(vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_VISION_TOWER) > 0);
+  CHECK(vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_PROJECTOR) > 0);
   fprintf(stderr, "  bound bytes: vision_tower %llu, projector %llu, embeddings %llu, text_decoder %llu\n",
-          (unsigned long long)vlm_vision_model_bound_bytes(model, VLM_COMPONENT_VISION_TOWER),
-          (unsigned long long)vlm_vision_model_bound_bytes(model, VLM_COMPONENT_PROJECTOR),
-          (unsigned long long)vlm_vision_model_bound_bytes(model, VLM_COMPONENT_EMBEDDINGS),
-          (unsigned long long)vlm_vision_model_bound_bytes(model, VLM_COMPONENT_TEXT_DECODER));
-  free(ids);
+          (unsigned long long)vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_VISION_TOWER),
+          (unsigned long long)vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_PROJECTOR),
+          (unsigned long long)vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_EMBEDDINGS),
+          (unsigned long long)vlm_cpu_encoder_bound_bytes(encoder, VLM_COMPONENT_TEXT_DECODER));
   free(features);
-  free(merged);
-  vlm_manifest_release(&manifest);
-  vlm_model_config_release(&config);
-  vlm_vision_model_release(model);
+  release_item(item);
+  vlm_cpu_encoder_release(encoder);
+  vlm_model_release(model);
   vlm_golden_case_close(&golden);
 }
 
-/* The golden prompt tokenizes to one <image> token; expansion gives the
- * processor's 576 copies, i.e. the golden input_ids. Mismatches are errors. */
+/* The golden prompt holds one <image>; the processor's expansion gives 576
+ * copies before tokenizing, i.e. the golden input_ids. Mismatches are
+ * errors. */
 static void placeholders_expand_to_golden_ids(void) {
   vlm_golden_case golden;
   CHECK_OK(vlm_golden_case_open(ONE_IMAGE, NULL, &golden));
-  vlm_vision_model *model = open_vision();
+  vlm_model *model = open_model();
+  if (!model) return;
   vlm_tokenizer *tokenizer = NULL;
   CHECK_OK(vlm_tokenizer_create(MODEL, NULL, &tokenizer));
   const char *prompt = vlm_json_get_string(vlm_json_object_get(golden.manifest.root, "prompt"));
-  vlm_token_ids ids = {0};
-  CHECK_OK(vlm_tokenizer_encode(tokenizer, prompt, strlen(prompt), true, &ids));
-  CHECK_INT_EQ(vlm_vision_model_count_placeholders(model, ids.ids, (int64_t)ids.count), 1);
-  int32_t *expanded = NULL;
-  int64_t count = 0;
-  CHECK_OK(vlm_vision_model_expand_placeholders(model, ids.ids, (int64_t)ids.count, 1, &expanded, &count));
+  vlm_media_item *items[2] = {golden_item(model, &golden, 0, 0, 0), golden_item(model, &golden, 0, 0, 0)};
+  vlm_media_item both[2] = {*items[0], *items[1]};
+  /* The golden prompt is the rendered chat: the processor flow adds BOS. */
+  engine_prompt_source source = {.raw_prompt = prompt, .items = both, .item_count = 1,
+                                 .raw_prompt_is_rendered_chat = true};
+  engine_prompt built;
+  CHECK_OK(engine_prompt_build(model, tokenizer, NULL, &source, &built));
   vlm_tensor golden_ids;
   CHECK_OK(vlm_golden_case_tensor(&golden, "input_ids", &golden_ids));
-  CHECK_INT_EQ(count, golden_ids.shape[1]);
+  CHECK_INT_EQ(built.count, golden_ids.shape[1]);
+  CHECK_INT_EQ(built.feature_row_count, 576);
+  CHECK_INT_EQ(built.media_tokens[VLM_MEDIA_IMAGE], 576);
   int differences = 0;
-  for (int64_t i = 0; expanded && i < count && i < golden_ids.shape[1]; i++)
-    differences += expanded[i] != ((const int64_t *)golden_ids.data)[i];
+  for (int64_t i = 0; i < built.count && i < golden_ids.shape[1]; i++)
+    differences += built.ids[i] != ((const int64_t *)golden_ids.data)[i];
   CHECK_INT_EQ(differences, 0);
-  int32_t *unused = NULL;
-  CHECK_ERROR(vlm_vision_model_expand_placeholders(model, ids.ids, (int64_t)ids.count, 2, &unused, &count),
-              VLM_STATUS_INVALID_ARGUMENT, "1 image placeholder(s) (token 382) but the request has 2 image(s)");
-  float features[128], merged[8 * 128];
-  CHECK_ERROR(vlm_vision_model_merge(model, ids.ids, 8, features, 0, merged), VLM_STATUS_INVALID_ARGUMENT,
-              "1 placeholder tokens, 0 feature rows");
-  free(expanded);
-  vlm_token_ids_release(&ids);
+  engine_prompt_release(&built);
+  source.item_count = 2;
+  CHECK_ERROR(engine_prompt_build(model, tokenizer, NULL, &source, &built), VLM_STATUS_INVALID_ARGUMENT,
+              "the prompt has 1 image placeholder(s) (<image>) but the request has 2 image(s)");
+  /* A placeholder the text spells out without an image is refused too. */
+  source.item_count = 0;
+  source.raw_prompt = "USER: <image>\n<image>\nHi";
+  CHECK_OK(engine_prompt_build(model, tokenizer, NULL, &source, &built)); /* no images: plain tokens, as HF */
+  engine_prompt_release(&built);
+  source.item_count = 1;
+  CHECK_ERROR(engine_prompt_build(model, tokenizer, NULL, &source, &built), VLM_STATUS_INVALID_ARGUMENT,
+              "the prompt has 2 image placeholder(s) (<image>) but the request has 1 image(s)");
+  release_item(items[0]);
+  release_item(items[1]);
   vlm_tokenizer_release(tokenizer);
-  vlm_vision_model_release(model);
+  vlm_model_release(model);
   vlm_golden_case_close(&golden);
 }
 
@@ -187,9 +206,11 @@ static void generate_one_image_matches_golden(void) {
   CHECK_INT_EQ(expected_count, 20);
   vlm_generator_options options = {.thread_count = 2};
   vlm_generator *generator = NULL;
-  CHECK_OK(vlm_generator_open(MODEL, &options, &generator));
-  vlm_pixel_values images[1];
-  golden_images(&golden, images, 1);
+  vlm_model *model = open_model();
+  if (!model) return;
+  CHECK_OK(vlm_generator_open(model, &options, &generator));
+  vlm_media_item *item = golden_item(model, &golden, 0, 0, 0);
+  vlm_loaded_image images[1] = {{item, item->token_count, 0}};
   vlm_generation_request request = {.prompt = "What is in this picture?", .max_tokens = expected_count,
                                      .sampling = vlm_generator_default_sampling(generator),
                                      .images = images, .image_count = 1};
@@ -203,14 +224,34 @@ static void generate_one_image_matches_golden(void) {
     differences += result.tokens[i] != expected[i];
   CHECK_INT_EQ(differences, 0);
   vlm_generation_result_release(&result);
+  CHECK(images[0].item == NULL); /* taken over */
   /* A raw prompt with two placeholders and one image is refused. */
   request.raw_prompt = true;
   request.prompt = "USER: <image>\n<image>\nHi ASSISTANT:";
+  item = golden_item(model, &golden, 0, 0, 0);
+  images[0] = (vlm_loaded_image){item, item->token_count, 0};
   CHECK_ERROR(vlm_generate(generator, &request, &result), VLM_STATUS_INVALID_ARGUMENT,
               "2 image placeholder(s)");
+  item = golden_item(model, &golden, 0, 0, 0);
+  images[0] = (vlm_loaded_image){item, item->token_count, 0};
   request.audio_count = 1;
-  CHECK_ERROR(vlm_generate(generator, &request, &result), VLM_STATUS_UNIMPLEMENTED, "audio");
+  CHECK_ERROR(vlm_generate(generator, &request, &result), VLM_STATUS_INVALID_ARGUMENT,
+              "names 1 audio clip(s) but gives none");
+  CHECK(images[0].item == NULL); /* freed even when refused */
+  /* An audio clip for a family without an audio path: refused by name,
+   * and the clip and the image are freed. */
+  item = golden_item(model, &golden, 0, 0, 0);
+  images[0] = (vlm_loaded_image){item, item->token_count, 0};
+  vlm_media_item *clip = calloc(1, sizeof(*clip));
+  clip->kind = VLM_MEDIA_AUDIO;
+  clip->token_count = 1;
+  vlm_loaded_audio audio[1] = {{clip, 1, 0}};
+  request.audio = audio;
+  CHECK_ERROR(vlm_generate(generator, &request, &result), VLM_STATUS_UNIMPLEMENTED,
+              "model_type 'llava' takes no audio input");
+  CHECK(images[0].item == NULL && audio[0].item == NULL);
   vlm_generator_release(generator);
+  vlm_model_release(model);
   vlm_golden_case_close(&golden);
 }
 
@@ -218,14 +259,20 @@ static void generate_one_image_matches_golden(void) {
 static void text_only_family_refuses_images(void) {
   vlm_generator *generator = NULL;
   vlm_generator_options options = {.thread_count = 1};
-  CHECK_OK(vlm_generator_open(VLM_SOURCE_DIR "/tests/models/llama", &options, &generator));
+  vlm_model *model = NULL;
+  CHECK_OK(vlm_model_open(VLM_SOURCE_DIR "/tests/models/llama", NULL, &model));
+  if (model) CHECK_OK(vlm_generator_open(model, &options, &generator));
+  vlm_model_release(model);
   if (!generator) return;
-  float pixels[3] = {0};
-  vlm_pixel_values image = {pixels, 3, 1, 1};
+  vlm_media_item *item = calloc(1, sizeof(*item));
+  item->kind = VLM_MEDIA_IMAGE;
+  item->token_count = 1;
+  vlm_loaded_image image = {item, 1, 0};
   vlm_generation_request request = {.prompt = "Hello", .max_tokens = 2, .images = &image, .image_count = 1,
                                      .sampling = vlm_generator_default_sampling(generator)};
   vlm_generation_result result;
   CHECK_ERROR(vlm_generate(generator, &request, &result), VLM_STATUS_UNIMPLEMENTED, "takes no image input");
+  CHECK(image.item == NULL);
   vlm_generator_release(generator);
 }
 

@@ -12,8 +12,9 @@
 
 #include "backends/xla/stablehlo_emitter.h"
 #include "backends/xla/xla_key.h"
-#include "engine/text_model.h" /* VLM_TEXT_CONTRACT_VERSION */
+#include "backends/cpu/text_model.h" /* VLM_TEXT_CONTRACT_VERSION */
 #include "test.h"
+#include "test_xla_model.h"
 
 #define GOLDEN_PATH VLM_SOURCE_DIR "/tests/goldens/xla/tiny_llama.mlir"
 
@@ -22,7 +23,7 @@ static char *emit(const char *family, const vlm_stablehlo_options *options, vlm_
   snprintf(dir, sizeof(dir), "%s/tests/models/%s", VLM_SOURCE_DIR, family);
   vlm_xla_text_decoder model;
   char *module = NULL;
-  CHECK_OK(vlm_xla_text_decoder_open(dir, &model));
+  CHECK_OK(open_xla_model(dir, &model));
   if (TEST_CURRENT_FAILED()) return NULL;
   CHECK_OK(vlm_stablehlo_emit_text_decoder(&model, options, &module, key));
   vlm_xla_text_decoder_release(&model);
@@ -52,20 +53,20 @@ static void signatures_are_the_module_contracts(void) {
   if (!module) return;
   CHECK(strstr(module, "func.func @token_prefill(%tokens: tensor<8xi32>, %valid_rows: tensor<i32>, "
                        "%slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
-  CHECK(strstr(module, "func.func @embeddings_prefill(%embeddings: tensor<8x128xf32>, %positions: "
-                       "tensor<8xi32>, %bias: tensor<8x32xf32>, %valid_rows: tensor<i32>, "
-                       "%slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
-  CHECK(strstr(module, "func.func @decode(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, "
-                       "%active: tensor<2xi32>) -> tensor<2x512xf32> {"));
+  CHECK(strstr(module, "func.func @embeddings_prefill(%tokens: tensor<8xi32>, %features: tensor<8x128xf32>, "
+                       "%feature_mask: tensor<8xi32>, %positions: tensor<1x8xi32>, %bias: tensor<8x32xf32>, "
+                       "%valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
+  CHECK(strstr(module, "func.func @decode(%tokens: tensor<2xi32>, %cache_index: tensor<2xi32>, "
+                       "%positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {"));
   CHECK(strstr(module, "func.func @token_prefill_4(%tokens: tensor<4xi32>, %valid_rows: tensor<i32>, "
                        "%slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
-  CHECK(strstr(module, "func.func @embeddings_prefill_4(%embeddings: tensor<4x128xf32>, %positions: "
-                       "tensor<4xi32>, %bias: tensor<4x32xf32>, %valid_rows: tensor<i32>, "
-                       "%slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
-  CHECK(strstr(module, "func.func @decode_8(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, "
-                       "%active: tensor<2xi32>) -> tensor<2x512xf32> {"));
-  CHECK(strstr(module, "func.func @decode_16(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, "
-                       "%active: tensor<2xi32>) -> tensor<2x512xf32> {"));
+  CHECK(strstr(module, "func.func @embeddings_prefill_4(%tokens: tensor<4xi32>, %features: tensor<4x128xf32>, "
+                       "%feature_mask: tensor<4xi32>, %positions: tensor<1x4xi32>, %bias: tensor<4x32xf32>, "
+                       "%valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {"));
+  CHECK(strstr(module, "func.func @decode_8(%tokens: tensor<2xi32>, %cache_index: tensor<2xi32>, "
+                       "%positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {"));
+  CHECK(strstr(module, "func.func @decode_16(%tokens: tensor<2xi32>, %cache_index: tensor<2xi32>, "
+                       "%positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {"));
   CHECK(strstr(module, "func.func @read_kv(%slot: tensor<i32>) -> tensor<2x2x32x1x64xf32> {"));
   CHECK(strstr(module, "func.func @clear_slot(%slot: tensor<i32>) {"));
   CHECK(strstr(module, "func.func @compatibility() -> tensor<4xi32> {"));
@@ -81,7 +82,7 @@ static void op_counts_follow_the_graph(void) {
   const int layers = 2, prefills = 2 * 2, decodes = 3, functions = prefills + decodes, slots = 2;
   /* 7 projections + 2 attention products per layer, and the LM head. */
   CHECK_INT_EQ(count_op(module, "dot_general"), functions * (layers * 9 + 1));
-  CHECK_INT_EQ(count_op(module, "gather"), prefills / 2 + decodes); /* token_prefill and decode embed tokens */
+  CHECK_INT_EQ(count_op(module, "gather"), prefills + decodes); /* every function embeds its tokens */
   /* rms_norm: 2 per layer + final; softmax: 1 per layer; each one "add"/"maximum" reduce. */
   CHECK_INT_EQ(count_op(module, "reduce"), functions * (layers * 2 + 1) + functions * layers * 2);
   CHECK_INT_EQ(count_op(module, "rsqrt"), functions * (layers * 2 + 1));
@@ -148,7 +149,8 @@ static void attributes_carry_the_compatibility_key(void) {
   CHECK_STR_EQ(vlm_xla_key_get(&key, "model_type"), "llama");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "dtype"), "compute=f32,weights=f32");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "position_mode"), "rope-1d");
-  CHECK(vlm_xla_key_get(&key, "config_hash") && vlm_xla_key_get(&key, "kv_layout"));
+  CHECK(vlm_xla_key_get(&key, "graphs") && vlm_xla_key_get(&key, "kv_layout"));
+  CHECK(vlm_xla_key_get(&key, "config_hash") == NULL); /* derived from the graphs, not kept by hand */
   /* The hash is also compiled into @compatibility. */
   uint64_t value = vlm_xla_key_hash(&key);
   snprintf(expected, sizeof(expected), "dense<[%d, %d, %d, %d]>", VLM_TEXT_CONTRACT_VERSION,
@@ -157,7 +159,7 @@ static void attributes_carry_the_compatibility_key(void) {
   CHECK(strstr(module, expected));
   free(module);
 
-  /* Another capacity, another key; another family, another config hash. */
+  /* Another capacity, another key; another family, other graphs. */
   vlm_stablehlo_options larger = small;
   larger.capacity = 64;
   vlm_xla_key other;
@@ -165,7 +167,7 @@ static void attributes_carry_the_compatibility_key(void) {
   CHECK_ERROR(vlm_xla_key_check(&other, &key, "artifact"), VLM_STATUS_FAILED_PRECONDITION,
               "compiled for capacity='32', this model and configuration need capacity='64'");
   free(emit("qwen2", &small, &other));
-  CHECK(strcmp(vlm_xla_key_get(&other, "config_hash"), vlm_xla_key_get(&key, "config_hash")) != 0);
+  CHECK(strcmp(vlm_xla_key_get(&other, "graphs"), vlm_xla_key_get(&key, "graphs")) != 0);
   CHECK_OK(vlm_xla_key_check(&key, &key, "artifact"));
 }
 
@@ -199,8 +201,8 @@ static void key_round_trips_through_the_sidecar(void) {
 static void unsupported_ops_are_refused_by_name(void) {
   vlm_graph graph;
   vlm_graph_init(&graph);
-  /* Sliding-window and soft-capped attention (Gemma, Mistral) lower;
-   * M-RoPE (Qwen2-VL's 3-axis positions) is not lowered yet. */
+  /* Sliding-window and soft-capped attention (Gemma, Mistral) and M-RoPE
+   * lower; RoPE whose frequencies depend on the sequence length does not. */
   int32_t x = vlm_graph_input(&graph, VLM_DTYPE_F32, 3, (const int64_t[]){4, 2, 8}, "embeddings");
   graph.output = vlm_graph_attention(&graph, x, x, x, 0, 0.125, 512, 50.0, "layers.0.self_attn");
   CHECK_OK(vlm_graph_take_error(&graph));
@@ -209,19 +211,19 @@ static void unsupported_ops_are_refused_by_name(void) {
   CHECK_ERROR(vlm_stablehlo_check_graph(&graph), VLM_STATUS_INVALID_ARGUMENT,
               "graph node 'layers.0.self_attn': negative sliding window or soft cap");
   graph.nodes[graph.output].params.attention.sliding_window = 512;
-  vlm_rope_config mrope = {.type = VLM_ROPE_DEFAULT, .theta = 10000.0, .mrope_section_count = 3};
-  graph.ropes[0] = &mrope;
+  vlm_rope_config dynamic = {.type = VLM_ROPE_DYNAMIC, .theta = 10000.0, .factor = 2.0};
+  graph.ropes[0] = &dynamic;
   graph.rope_count = 1;
   graph.output = vlm_graph_rope(&graph, x, 0, "layers.0.self_attn.q_rope");
   CHECK_OK(vlm_graph_take_error(&graph));
   CHECK_ERROR(vlm_stablehlo_check_graph(&graph), VLM_STATUS_UNIMPLEMENTED,
-              "graph node 'layers.0.self_attn.q_rope': M-RoPE and the dynamic/longrope RoPE types are not supported yet");
+              "graph node 'layers.0.self_attn.q_rope': the dynamic/longrope RoPE types are not supported yet");
   vlm_graph_release(&graph);
 
   char dir[512];
   snprintf(dir, sizeof(dir), "%s/tests/models/llama", VLM_SOURCE_DIR);
   vlm_xla_text_decoder model;
-  CHECK_OK(vlm_xla_text_decoder_open(dir, &model));
+  CHECK_OK(open_xla_model(dir, &model));
   char *module = NULL;
   vlm_stablehlo_options bad = {.slot_count = 1, .capacity = 8, .prefill_chunk = 16};
   CHECK_ERROR(vlm_stablehlo_emit_text_decoder(&model, &bad, &module, NULL), VLM_STATUS_INVALID_ARGUMENT,

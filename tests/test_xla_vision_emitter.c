@@ -1,9 +1,10 @@
-/* The xla backend's vision module, structurally (no IREE needed), for the
- * tiny LLaVA (CLIP tower, feature layer -2, strategy "default", gelu
- * projector with bias): the encode signature, op counts by kind (each
- * follows from the graph: one encoder layer is built, as layer -2 of two
- * skips the last), the parameter globals by canonical and stored name, no
- * mutable global, and the module attributes with the compatibility key.
+/* The xla backend's image-encoder module, structurally (no IREE needed),
+ * for the tiny LLaVA (CLIP tower, feature layer -2, strategy "default",
+ * gelu projector with bias): the encode signature (the graph's inputs in
+ * graph order; the features and the golden stages out), op counts by kind
+ * (each follows from the graph: one encoder layer is built, as layer -2 of
+ * two skips the last), the parameter globals by canonical and stored name,
+ * no mutable global, and the key derived from the graph.
  *
  * Set VLM_DUMP_XLA_VISION=FILE to write the emitted module (for compiling
  * it by hand with iree-compile). */
@@ -11,19 +12,29 @@
 #include <string.h>
 
 #include "backends/xla/stablehlo_emitter.h"
-#include "backends/xla/stablehlo_vision.h"
+#include "backends/xla/stablehlo_encoder.h"
 #include "backends/xla/xla_key.h"
 #include "test.h"
+#include "test_xla_model.h"
 
-static char *emit(const vlm_stablehlo_vision_options *options, vlm_xla_key *key) {
-  char dir[512];
-  snprintf(dir, sizeof(dir), "%s/tests/models/llava", VLM_SOURCE_DIR);
-  vlm_xla_vision_encoder model;
+#define MODEL VLM_SOURCE_DIR "/tests/models/llava"
+
+static vlm_model *open_model(const char *dir) {
+  vlm_model *model = NULL;
+  CHECK_OK(vlm_model_open(dir, NULL, &model));
+  return model;
+}
+
+static char *emit(vlm_xla_key *key) {
+  vlm_model *model = open_model(MODEL);
+  if (!model) return NULL;
+  vlm_xla_encoder_function function;
   char *module = NULL;
-  CHECK_OK(vlm_xla_vision_encoder_open(dir, &model));
-  if (TEST_CURRENT_FAILED()) return NULL;
-  CHECK_OK(vlm_stablehlo_emit_vision_encoder(&model, options, &module, key));
-  vlm_xla_vision_encoder_release(&model);
+  CHECK_OK(vlm_xla_encoder_function_build(model, 576, &function));
+  vlm_xla_key local;
+  if (!TEST_CURRENT_FAILED()) CHECK_OK(vlm_stablehlo_emit_encoder(model, &function, &module, key ? key : &local));
+  vlm_xla_encoder_function_release(&function);
+  vlm_model_release(model);
   const char *dump = getenv("VLM_DUMP_XLA_VISION");
   if (module && dump && *dump) {
     FILE *file = fopen(dump, "w");
@@ -47,30 +58,25 @@ static int count_op(const char *module, const char *op) {
   return count(module, pattern);
 }
 
-static void encode_signature_has_patches_and_two_results(void) {
-  char *module = emit(NULL, NULL);
+static void encode_signature_has_the_graph_inputs_and_stages(void) {
+  char *module = emit(NULL);
   if (!module) return;
-  /* 336 / 14 = 24, 24 * 24 = 576 patches of 3 * 14 * 14 = 588 values; the
-   * class token is dropped, so 576 rows of 128 (text hidden) and 64. */
-  CHECK(strstr(module, "func.func @encode(%patches: tensor<576x588xf32>) -> "
-                       "(tensor<576x128xf32>, tensor<576x64xf32>) {"));
+  /* 336 / 14 = 24, 24 * 24 = 576 patches of 3 * 14 * 14 = 588 values,
+   * then the class-token order, position ids and segments of the 577
+   * sequence rows; out: the projected features (576 x text hidden 128),
+   * and the stages: the hidden state (577 x 64) and the selected features
+   * (576 x 64). */
+  CHECK(strstr(module, "func.func @encode(%input0: tensor<576x588xf32>, %input1: tensor<577xi32>, "
+                       "%input2: tensor<577xi32>, %input3: tensor<577xi32>) -> "
+                       "(tensor<576x128xf32>, tensor<577x64xf32>, tensor<576x64xf32>) {"));
   CHECK(strstr(module, "func.func @compatibility() -> tensor<4xi32> {"));
   CHECK_INT_EQ(count(module, "func.func @"), 2);
-  CHECK(strstr(module, "module @vlm_vision_encoder attributes {"));
-  free(module);
-
-  vlm_stablehlo_vision_options two = {.images_per_call = 2};
-  module = emit(&two, NULL);
-  if (!module) return;
-  CHECK(strstr(module, "func.func @encode(%patches: tensor<1152x588xf32>) -> "
-                       "(tensor<1152x128xf32>, tensor<1152x64xf32>) {"));
-  /* Two sequences of 577 rows: the batch dimension of the attention. */
-  CHECK(strstr(module, "tensor<2x1x577x577xf32>"));
+  CHECK(strstr(module, "module @vlm_media_encoder attributes {"));
   free(module);
 }
 
 static void op_counts_follow_the_graph(void) {
-  char *module = emit(NULL, NULL);
+  char *module = emit(NULL);
   if (!module) return;
   const int layers = 1; /* feature layer -2 of 2: the last layer is not built */
   /* Patch embedding; q, k, v, out, fc1, fc2 and the two attention products
@@ -82,17 +88,17 @@ static void op_counts_follow_the_graph(void) {
   CHECK_INT_EQ(count_op(module, "reduce"), 2 * (1 + layers * 2) + 2 * layers);
   CHECK_INT_EQ(count_op(module, "logistic"), layers);     /* quick_gelu in the tower */
   CHECK_INT_EQ(count(module, "\"chlo.erf\"("), 1);         /* erf gelu in the projector */
-  CHECK_INT_EQ(count_op(module, "concatenate"), 1);       /* the class token */
+  CHECK_INT_EQ(count_op(module, "concatenate"), 1);       /* the class token row joined with the patches */
   CHECK_INT_EQ(count_op(module, "slice"), 1);             /* dropping it again ("default") */
   CHECK_INT_EQ(count_op(module, "transpose"), layers);
-  CHECK_INT_EQ(count_op(module, "gather"), 0);
+  CHECK_INT_EQ(count_op(module, "gather"), 2);            /* class token order, position embeddings */
   CHECK_INT_EQ(count(module, "util.global.store"), 0);
   CHECK_INT_EQ(count(module, "mutable"), 0);
   free(module);
 }
 
 static void weights_are_parameters_by_stored_name(void) {
-  char *module = emit(NULL, NULL);
+  char *module = emit(NULL);
   if (!module) return;
   /* 3 embedding tensors, pre_layrnorm (2), 16 per layer, projector 4. */
   CHECK_INT_EQ(count(module, "#stream.parameter.named<\"model\"::"), 3 + 2 + 16 + 4);
@@ -112,45 +118,42 @@ static void weights_are_parameters_by_stored_name(void) {
   free(module);
 }
 
-static void attributes_carry_the_vision_key(void) {
+static void the_key_comes_from_the_graph(void) {
   vlm_xla_key key;
-  char *module = emit(NULL, &key);
+  char *module = emit(&key);
   if (!module) return;
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "module"), "vision_encoder");
+  CHECK_STR_EQ(vlm_xla_key_get(&key, "module"), "media_encoder");
+  CHECK_STR_EQ(vlm_xla_key_get(&key, "kind"), "image");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "model_type"), "llava");
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "contract_version"), "1");
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "emitter_version"), "1");
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "image_size"), "3x336x336");
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "patch_size"), "14");
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "feature_layers"), "1"); /* -2 of hidden_states[0..2] */
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "select_strategy"), "default");
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "images_per_call"), "1");
+  CHECK_STR_EQ(vlm_xla_key_get(&key, "encoder_rows"), "576");
   CHECK_STR_EQ(vlm_xla_key_get(&key, "dtype"), "compute=f32,weights=f32");
-  CHECK_STR_EQ(vlm_xla_key_get(&key, "outputs"), "projected=f32[576,128],features=f32[576,64]");
-  CHECK(vlm_xla_key_get(&key, "capacity") == NULL); /* no text geometry in the vision key */
+  CHECK(vlm_xla_key_get(&key, "functions") && strncmp(vlm_xla_key_get(&key, "functions"), "encode:", 7) == 0);
+  CHECK(vlm_xla_key_get(&key, "capacity") == NULL); /* no text geometry in the encoder key */
   char hash[17], attribute[64];
   vlm_xla_key_hash_hex(&key, hash);
   snprintf(attribute, sizeof(attribute), "vlm.compatibility_key_hash = \"%s\"", hash);
   CHECK(strstr(module, attribute));
-  CHECK(strstr(module, "vlm.contract_version = 1 : i32, vlm.emitter_version = 1 : i32"));
-  CHECK(strstr(module, "module = \"vision_encoder\""));
-  CHECK(strstr(module, "images_per_call = \"1\""));
   free(module);
 
-  /* Images per call is part of the key, so each geometry has its own artifact. */
-  vlm_xla_key other;
-  vlm_stablehlo_vision_options two = {.images_per_call = 2};
-  module = emit(&two, &other);
-  if (!module) return;
-  CHECK_STR_EQ(vlm_xla_key_get(&other, "images_per_call"), "2");
-  CHECK(vlm_xla_key_hash(&key) != vlm_xla_key_hash(&other));
-  free(module);
+  /* A graph that differs (one more feature layer would, here: another
+   * epsilon) gives another key: the listing is hashed, not config fields. */
+  vlm_model *model = open_model(MODEL);
+  vlm_xla_encoder_function function;
+  if (model) CHECK_OK(vlm_xla_encoder_function_build(model, 576, &function));
+  if (model && !TEST_CURRENT_FAILED()) {
+    for (int32_t i = 0; i < function.graph.count; i++)
+      if (function.graph.nodes[i].op == VLM_OP_LAYER_NORM) function.graph.nodes[i].params.norm.epsilon *= 2;
+    vlm_xla_key other;
+    char *changed = NULL;
+    CHECK_OK(vlm_stablehlo_emit_encoder(model, &function, &changed, &other));
+    CHECK(vlm_xla_key_hash(&key) != vlm_xla_key_hash(&other));
+    free(changed);
+    vlm_xla_encoder_function_release(&function);
+  }
 
   /* The text module of the same checkpoint has another key (and directory). */
-  char dir[512];
-  snprintf(dir, sizeof(dir), "%s/tests/models/llava", VLM_SOURCE_DIR);
   vlm_xla_text_decoder text;
-  CHECK_OK(vlm_xla_text_decoder_open(dir, &text));
+  CHECK_OK(open_xla_model(MODEL, &text));
   vlm_stablehlo_options geometry = {.slot_count = 1, .capacity = 16, .prefill_chunk = 8};
   vlm_xla_key text_key;
   CHECK_OK(vlm_stablehlo_emit_text_decoder(&text, &geometry, &module, &text_key));
@@ -158,24 +161,18 @@ static void attributes_carry_the_vision_key(void) {
   CHECK_STR_EQ(vlm_xla_key_get(&text_key, "module"), "text_decoder");
   CHECK(vlm_xla_key_hash(&text_key) != vlm_xla_key_hash(&key));
   vlm_xla_text_decoder_release(&text);
+  vlm_model_release(model);
 }
 
-static void bad_options_and_text_only_models_are_refused(void) {
-  char dir[512];
-  snprintf(dir, sizeof(dir), "%s/tests/models/llava", VLM_SOURCE_DIR);
-  vlm_xla_vision_encoder model;
-  CHECK_OK(vlm_xla_vision_encoder_open(dir, &model));
-  char *module = NULL;
-  vlm_stablehlo_vision_options bad = {.images_per_call = -1};
-  CHECK_ERROR(vlm_stablehlo_emit_vision_encoder(&model, &bad, &module, NULL), VLM_STATUS_INVALID_ARGUMENT,
-              "images per call");
-  CHECK(module == NULL);
-  vlm_xla_vision_encoder_release(&model);
-
-  snprintf(dir, sizeof(dir), "%s/tests/models/llama", VLM_SOURCE_DIR);
-  CHECK_ERROR(vlm_xla_vision_encoder_open(dir, &model), VLM_STATUS_UNIMPLEMENTED, "has no vision path");
+static void text_only_models_are_refused(void) {
+  vlm_model *model = open_model(VLM_SOURCE_DIR "/tests/models/llama");
+  if (!model) return;
+  vlm_xla_encoder_function function;
+  CHECK_ERROR(vlm_xla_encoder_function_build(model, 576, &function), VLM_STATUS_UNIMPLEMENTED, "has no image path");
+  vlm_xla_encoder_function_release(&function);
+  vlm_model_release(model);
 }
 
-TEST_MAIN(TEST(encode_signature_has_patches_and_two_results), TEST(op_counts_follow_the_graph),
-          TEST(weights_are_parameters_by_stored_name), TEST(attributes_carry_the_vision_key),
-          TEST(bad_options_and_text_only_models_are_refused))
+TEST_MAIN(TEST(encode_signature_has_the_graph_inputs_and_stages), TEST(op_counts_follow_the_graph),
+          TEST(weights_are_parameters_by_stored_name), TEST(the_key_comes_from_the_graph),
+          TEST(text_only_models_are_refused))

@@ -247,9 +247,9 @@ int main(int argc, char **argv) {
   vlm_model_config config;
   vlm_status status = vlm_model_config_load(dir, NULL, &config);
   const vlm_family *family = status ? NULL : vlm_family_find(config.model_type);
-  /* A family with a vision path gets LLaVA-1.5's CLIP processor config
-   * (the only image processor vlm implements so far). */
-  if (family && family->describe_vision &&
+  /* LLaVA gets LLaVA-1.5's CLIP processor config (other families'
+   * processors need their own configs, which a --config run supplies). */
+  if (family && family->image && strcmp(family->model_type, "llava") == 0 &&
       write_text(dir, "preprocessor_config.json", clip_preprocessor_config))
     return 1;
   vlm_tensor_manifest manifest;

@@ -1,6 +1,8 @@
 /* vlm bench: prefill and decode throughput of a checkpoint's text decoder
  * on the cpu backend, against the machine's own limits (read bandwidth
- * for decode, FMA peak for prefill), measured in the same run. */
+ * for decode, FMA peak for prefill), measured in the same run; and, with an
+ * image, its decode + processor time and its encode (tower + projector)
+ * time on the cpu backend or the encoder given. */
 #ifndef VLM_BENCHMARK_H
 #define VLM_BENCHMARK_H
 
@@ -21,6 +23,10 @@ typedef struct vlm_benchmark_options {
   int decode_batch_count;
   int64_t decode_steps;         /* timed steps per batch size; default 32 */
   int repetitions;              /* best of N; default 3 */
+  /* An image file to time: decode + image processor, then the encoder. */
+  const char *image_path;
+  /* The encoder to time it on (taken over); NULL: the cpu backend's. */
+  struct vlm_media_encoder *image_encoder;
   /* Progress lines ("prefill 512 tokens: ...") go here when non-NULL. */
   void (*progress)(void *context, const char *line);
   void *progress_context;

@@ -55,6 +55,12 @@ typedef struct vlm_chat_template_options {
    * (or tokenizing) all of it. */
   size_t max_prompt_bytes;
   bool *prompt_limit_reached;
+  /* A message whose content is a string gets it as one text part
+   * ([{"type": "text", "text": S}]), as `transformers serve` hands a
+   * multimodal model's processor its messages: multimodal templates (LLaVA's)
+   * read content as parts and render a plain string as nothing. The engine
+   * sets it for the processor-flow families. */
+  bool string_content_as_parts;
 } vlm_chat_template_options;
 
 /* Loads and parses the chat template of a model directory. Fails with
@@ -75,11 +81,30 @@ vlm_status vlm_chat_template_create(const char *template_text, size_t length,
  * Transformers, message keys whose value is null are dropped and reasoning
  * fields (reasoning_content, thinking, reasoning) are aliased. On success
  * *out_prompt is malloc'd and NUL-terminated (free() it); *out_length may be
- * NULL. A template's raise_exception("...") fails with that message. */
+ * NULL. A template's raise_exception("...") fails with that message.
+ * Failures that depend only on the conversation and the template (a
+ * raise_exception, a type error, the output, step, memory or call-depth
+ * bounds, an arithmetic overflow) are VLM_STATUS_INVALID_ARGUMENT: they
+ * are the same on every retry, so a server answers them as a bad request. */
 vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template,
                                     const char *messages_json, size_t messages_length,
                                     const vlm_chat_template_options *options,
                                     char **out_prompt, size_t *out_length);
+
+/* How the template reads a message's content, detected from its syntax
+ * tree as vLLM does (resolve_chat_template_content_format, "auto"): OPENAI
+ * when some loop iterates a message's content (`{% for part in
+ * message['content'] %}`, also through filters, tests and slices, and
+ * through variables assigned from `messages`), STRING otherwise. A server
+ * should hand STRING templates content as one string and OPENAI templates
+ * a list of parts, or the template drops (or garbles) the text: LLaVA's
+ * template renders "content": "Hi" as nothing at all. */
+typedef enum vlm_chat_content_format {
+  VLM_CHAT_CONTENT_STRING,
+  VLM_CHAT_CONTENT_OPENAI, /* [{"type": "text", "text": ...}, {"type": "image"}, ...] */
+} vlm_chat_content_format;
+
+vlm_chat_content_format vlm_chat_template_content_format(const vlm_chat_template *chat_template);
 
 /* The template text and where it came from (e.g. ".../tokenizer_config.json"). */
 const char *vlm_chat_template_text(const vlm_chat_template *chat_template);

@@ -27,7 +27,9 @@
 #include <stdint.h>
 
 #include "vlm.h"
-#include "vlm/generate.h" /* vlm_sampling_params, vlm_loaded_image */
+#include "vlm/audio.h"    /* vlm_audio_limits */
+#include "vlm/generate.h" /* vlm_sampling_params, vlm_loaded_image, vlm_loaded_audio */
+#include "vlm/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,9 +40,9 @@ typedef struct vlm_engine_request vlm_engine_request;
 /* A text decoder on some backend (opaque; the xla backend's comes from
  * include/vlm/xla.h). */
 typedef struct vlm_text_decoder vlm_text_decoder;
-/* An image encoder (tower + projector) on some backend (opaque; the xla
- * backend's comes from include/vlm/xla.h). */
-typedef struct vlm_image_encoder vlm_image_encoder;
+/* A media encoder (a family's vision tower + projector) on some backend
+ * (opaque; the xla backend's comes from include/vlm/xla.h). */
+typedef struct vlm_media_encoder vlm_media_encoder;
 
 typedef struct vlm_engine_options {
   int thread_count;        /* compute threads; <= 0: one per core */
@@ -54,13 +56,13 @@ typedef struct vlm_engine_options {
   int32_t queue_limit;     /* requests waiting for a slot; 0: 64. Over it: RESOURCE_EXHAUSTED */
   const vlm_allocator *allocator;
   /* NULL: the cpu backend, opened with the options above. Otherwise a
-   * decoder opened for the same model directory with slot_count slots (its
-   * own capacity and chunk apply); the engine takes it over, also when
+   * decoder opened for the same model with slot_count slots (its own
+   * capacity and chunk apply); the engine takes it over, also when
    * vlm_engine_open fails. */
   vlm_text_decoder *text_decoder;
   /* NULL: images are encoded on the cpu backend. Otherwise an encoder
-   * opened for the same model directory; taken over like text_decoder. */
-  vlm_image_encoder *image_encoder;
+   * opened for the same model; taken over like text_decoder. */
+  vlm_media_encoder *image_encoder;
   /* Bytes that image decoding and preprocessing (vlm_engine_load_image_*)
    * may hold at once across all callers: the raster, the codec's buffers
    * and the rotated copy, reserved from each image's header before it is
@@ -78,7 +80,9 @@ typedef struct vlm_engine_options {
   size_t max_prompt_bytes;
 } vlm_engine_options;
 
-vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *options,
+/* Opens the engine on `model` (retained): tokenizer, chat template, the
+ * text decoder, and the scheduler thread. */
+vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options,
                            vlm_engine **out_engine);
 /* Cancels whatever is queued or running (each gets its FINISH event), stops
  * the scheduler thread and frees everything. */
@@ -94,7 +98,7 @@ typedef struct vlm_engine_info {
    * vision path. */
   const char *vision_backend;
   bool accepts_images;        /* the family has a vision path */
-  bool accepts_audio;         /* always false today */
+  bool accepts_audio;         /* the family has an audio path (none yet) and a feature extractor */
   bool has_chat_template;
   int32_t slot_count;
   int64_t capacity;           /* positions per slot */
@@ -145,10 +149,21 @@ vlm_status vlm_engine_read_image_header_file(vlm_engine *engine, const char *pat
 vlm_status vlm_engine_image_tokens(vlm_engine *engine, int64_t width, int64_t height,
                                    int64_t *out_tokens);
 
+/* Decodes an audio clip (WAV, FLAC, Ogg Vorbis, MP3; include/vlm/audio.h)
+ * at the rate of the model's feature extractor and runs the extractor, as
+ * Transformers' load_audio + AutoFeatureExtractor do. Thread-safe; call it
+ * from the caller's thread. `limits` may be NULL (vlm/audio.h's defaults).
+ * A model without an audio path gets UNIMPLEMENTED before any decoding. */
+vlm_status vlm_engine_load_audio_file(vlm_engine *engine, const char *path, const vlm_audio_limits *limits,
+                                      const void *cancel, vlm_loaded_audio *out_audio);
+vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                                        const vlm_audio_limits *limits, const void *cancel,
+                                        vlm_loaded_audio *out_audio);
+
 typedef struct vlm_engine_request_options {
   /* Exactly one of the two. messages_json: a JSON array of chat messages in
    * Transformers' format ({"role", "content"} with content a string or a
-   * list of {"type":"text","text"} / {"type":"image"} parts), rendered
+   * list of {"type":"text","text"} / {"type":"image"} / {"type":"audio"} parts), rendered
    * with the model's chat template and a generation prompt.
    * raw_prompt: the whole model input, tokenized with the tokenizer's
    * special tokens (BOS...), as /v1/completions gives it. */
@@ -159,6 +174,10 @@ typedef struct vlm_engine_request_options {
    * caller's array entries are zeroed. */
   vlm_loaded_image *images;
   int image_count;
+  /* Audio clips in the order of their placeholders ({"type":"audio"}
+   * parts); taken over like the images. */
+  vlm_loaded_audio *audio;
+  int audio_count;
   int64_t max_tokens;           /* 0: vlm_engine_default_max_tokens */
   vlm_sampling_params sampling;
   bool logprobs;                /* report each token's logprob (+ top alternatives) */
@@ -174,6 +193,8 @@ typedef enum vlm_engine_event_kind {
 typedef struct vlm_engine_usage {
   int64_t prompt_tokens;        /* every prompt position, placeholders expanded */
   int64_t prompt_image_tokens;  /* of which image positions */
+  int64_t prompt_audio_tokens;  /* ... audio positions */
+  int64_t prompt_video_tokens;  /* ... video positions */
   int64_t completion_tokens;
 } vlm_engine_usage;
 

@@ -1,10 +1,12 @@
-/* Generation from a checkpoint directory: the model's chat template, its
- * tokenizer, the vision encoder and projector where the family has one, the
- * text decoder on the cpu backend, and sampling, in one call. `vlm run` is
- * a thin client of this header. Images arrive already preprocessed (the
- * family's image processor gives pixel_values); a request with images for a
- * model without a vision path, or with audio, is refused, never silently
- * answered from the text alone. */
+/* Generation from an opened model (vlm/model.h): the model's chat
+ * template, its tokenizer, the family's encoders where it has them, the
+ * text decoder (the cpu backend unless one is given), and sampling, in one
+ * call. `vlm run` is a thin client of this header. Images arrive loaded
+ * (decoded and run through the model's image processor:
+ * vlm_generator_load_image), and so do audio clips
+ * (vlm_generator_load_audio); a request with images or audio for a model
+ * without that path is refused, never silently answered from the text
+ * alone. */
 #ifndef VLM_GENERATE_H
 #define VLM_GENERATE_H
 
@@ -13,6 +15,7 @@
 #include <stdint.h>
 
 #include "vlm.h"
+#include "vlm/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,7 +36,7 @@ typedef struct vlm_sampling_params {
 typedef struct vlm_generator vlm_generator;
 /* A text decoder on some backend (see vlm/engine.h, vlm/xla.h). */
 typedef struct vlm_text_decoder vlm_text_decoder;
-typedef struct vlm_image_encoder vlm_image_encoder;
+typedef struct vlm_media_encoder vlm_media_encoder;
 
 typedef struct vlm_generator_options {
   int thread_count;        /* <= 0: one per core */
@@ -44,11 +47,14 @@ typedef struct vlm_generator_options {
    * (e.g. vlm_xla_open_text_decoder), taken over by the generator. */
   vlm_text_decoder *text_decoder;
   /* NULL: images on the cpu backend; else taken over (vlm/xla.h). */
-  vlm_image_encoder *image_encoder;
+  vlm_media_encoder *image_encoder;
+  /* vlm_generator_load_audio's duration limit; 0: vlm/audio.h's default
+   * (its other limits are the defaults). */
+  double max_audio_seconds;
 } vlm_generator_options;
 
-/* Loads config, weights, tokenizer and chat template of `model_dir`. */
-vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options *options,
+/* Opens the tokenizer and chat template of `model` (retained). */
+vlm_status vlm_generator_open(vlm_model *model, const vlm_generator_options *options,
                               vlm_generator **out_generator);
 void vlm_generator_release(vlm_generator *generator);
 
@@ -56,21 +62,21 @@ void vlm_generator_release(vlm_generator *generator);
  * does not sample), seed 0. */
 vlm_sampling_params vlm_generator_default_sampling(const vlm_generator *generator);
 
-/* One preprocessed image: f32 [channels, height, width], normalized as
- * the family's image processor leaves it (Transformers' pixel_values[i]).
- * Borrowed for the duration of the call. */
+/* One image's pixel values: f32 [channels, height, width], normalized as
+ * a fixed-size image processor leaves them (Transformers' pixel_values[i]). */
 typedef struct vlm_pixel_values {
   const float *values;
   int64_t channels, height, width;
 } vlm_pixel_values;
 
-/* An image file decoded and preprocessed as the model's image processor
- * does (the default one AutoProcessor picks in the pinned Transformers). */
+/* An image decoded and run through the model's image processor (the
+ * default one AutoProcessor picks in the pinned Transformers): an owned
+ * media item (its tensors, grid and placeholder count). */
+struct vlm_media_item;
 typedef struct vlm_loaded_image {
-  vlm_pixel_values pixel_values; /* points into owned_values */
-  void *owned_values;
-  const vlm_allocator *allocator;
-  double preprocess_seconds;     /* decode + resize + normalize */
+  struct vlm_media_item *item;   /* owned; NULL once handed over */
+  int64_t token_count;           /* placeholder tokens it expands to */
+  double preprocess_seconds;     /* decode + processor */
 } vlm_loaded_image;
 
 /* Fails with a clear error for a file that is not a supported image, too
@@ -82,6 +88,14 @@ void vlm_loaded_image_release(vlm_loaded_image *image);
  * (nothing decoded), for vlm_generator_check. Errors as loading it would
  * give for its size. */
 vlm_status vlm_generator_image_tokens(vlm_generator *generator, const char *path, int64_t *out_tokens);
+
+/* An audio clip decoded (include/vlm/audio.h) and run through the model's
+ * feature extractor: the same owned media item (of kind audio). */
+typedef vlm_loaded_image vlm_loaded_audio;
+/* Fails with a clear error for a file that is not supported audio, too
+ * large or long, truncated, or for a model without an audio path. */
+vlm_status vlm_generator_load_audio(vlm_generator *generator, const char *path, vlm_loaded_audio *out_audio);
+void vlm_loaded_audio_release(vlm_loaded_audio *audio);
 
 typedef struct vlm_generation_request {
   const char *prompt;          /* the user's message */
@@ -96,10 +110,15 @@ typedef struct vlm_generation_request {
    * template renders it, "<image>\n" for LLaVA); a raw prompt must hold one
    * image placeholder per image itself. Each placeholder is expanded to the
    * family's token count; a placeholder count that differs from
-   * image_count is an error. */
-  const vlm_pixel_values *images;
+   * image_count is an error. vlm_generate takes the images over (the
+   * entries are zeroed), whatever it returns. */
+  vlm_loaded_image *images;
   int image_count;
-  int audio_count;             /* audio is not supported yet: must be 0 */
+  /* Audio clips, in the order of their placeholders; with the chat
+   * template each becomes an audio part of the user message, after the
+   * images and before the text. Taken over like the images. */
+  vlm_loaded_audio *audio;
+  int audio_count;
   /* Called with each new piece of text (valid UTF-8) as it is generated. */
   void (*on_text)(void *context, const char *text, size_t length);
   void *on_text_context;

@@ -37,9 +37,18 @@ typedef struct vlm_tokenizer_options {
   /* false (default): as Transformers' AutoTokenizer; true: as
    * tokenizers.Tokenizer.from_file("tokenizer.json"). */
   bool tokenizers_library_semantics;
+  /* config.json's model_type and tokenizer_class (NULL: none). AutoTokenizer
+   * picks the tokenizer class from them too: e.g. a LLaVA or Mistral
+   * checkpoint whose tokenizer_config.json names LlamaTokenizer is loaded as
+   * the generic TokenizersBackend, keeping tokenizer.json's pipeline.
+   * vlm_tokenizer_create reads them from DIR/config.json when model_type is
+   * NULL. */
+  const char *model_type;
+  const char *model_tokenizer_class;
 } vlm_tokenizer_options;
 
-/* Loads DIR/tokenizer.json and (if present) DIR/tokenizer_config.json. */
+/* Loads DIR/tokenizer.json, and (if present) DIR/tokenizer_config.json and
+ * DIR/config.json's model_type and tokenizer_class. */
 vlm_status vlm_tokenizer_create(const char *model_dir,
                                 const vlm_tokenizer_options *options,
                                 vlm_tokenizer **out_tokenizer);
@@ -70,6 +79,33 @@ void vlm_token_ids_release(vlm_token_ids *ids);
 vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text,
                                 size_t length, bool add_special_tokens,
                                 vlm_token_ids *out);
+
+/* Which Transformers object turns a model's rendered chat prompt into ids.
+ * Text-only models follow the tokenizer (`tokenizer.apply_chat_template(...,
+ * tokenize=True)`: no special tokens, the template writes them);
+ * multimodal models follow their processor (`processor.apply_chat_template(
+ * ..., tokenize=True)` or `processor(text=rendered)`), which adds the
+ * tokenizer's special tokens (e.g. BOS from the post-processor) unless the
+ * rendered prompt already starts with bos_token (processing_utils.py,
+ * transformers 5.23). The model's family declares its flow
+ * (vlm_model_prompt_flow). */
+typedef enum vlm_prompt_flow {
+  VLM_PROMPT_FLOW_TOKENIZER = 0,
+  VLM_PROMPT_FLOW_PROCESSOR,
+} vlm_prompt_flow;
+
+/* The flow of the model in DIR, from config.json's model_type: what its
+ * family declares. Fails for a model_type vlm has no family for. */
+vlm_status vlm_model_prompt_flow(const char *model_dir, vlm_prompt_flow *out_flow);
+
+/* Whether `flow` adds special tokens to this rendered prompt. */
+bool vlm_tokenizer_chat_adds_special_tokens(const vlm_tokenizer *tokenizer, const char *text,
+                                            size_t length, vlm_prompt_flow flow);
+/* Tokenizes a rendered chat prompt as `flow` does (vlm_tokenizer_encode
+ * with add_special_tokens from the rule above). */
+vlm_status vlm_tokenizer_encode_chat(const vlm_tokenizer *tokenizer, const char *text,
+                                     size_t length, vlm_prompt_flow flow,
+                                     vlm_token_ids *out);
 
 /* Turns ids back into text (valid UTF-8, NUL-terminated, malloc'd: free()
  * it). Unknown ids are skipped, as Hugging Face skips them. */

@@ -33,17 +33,18 @@ typedef struct vlm_xla_decoder_options {
 /* Opens the model's text decoder on the xla backend. Refuses, before any
  * execution, a model the emitter cannot lower (naming the op) and an
  * artifact whose compatibility key differs. */
-vlm_status vlm_xla_open_text_decoder(const char *model_dir, const vlm_xla_decoder_options *options,
+vlm_status vlm_xla_open_text_decoder(vlm_model *model, const vlm_xla_decoder_options *options,
                                      vlm_text_decoder **out_decoder);
 
 /* Opens the model's vision tower + projector on the xla backend (one image
- * per call; compiled on first use like the decoder, same options). Fails
- * with UNIMPLEMENTED for a family without a vision path or a tower the
- * emitter cannot lower (naming the op); the caller decides whether to fall
- * back to the cpu backend, and says so. Pass it to vlm_engine_open through
+ * per call, a compiled function per encoder-row bucket, each compiled on
+ * first use like the decoder, same options). Fails with UNIMPLEMENTED for a
+ * family without a vision path or a tower the emitter cannot lower (naming
+ * the op); the caller decides whether to fall back to the cpu backend, and
+ * says so. Pass it to vlm_engine_open through
  * vlm_engine_options.image_encoder. */
-vlm_status vlm_xla_open_image_encoder(const char *model_dir, const vlm_xla_decoder_options *options,
-                                      vlm_image_encoder **out_encoder);
+vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
+                                      vlm_media_encoder **out_encoder);
 
 #ifdef __cplusplus
 }

@@ -120,9 +120,16 @@ static vlm_status bind_input(executor *state, int32_t index) {
   const vlm_node *node = &state->graph->nodes[index];
   const void *data = NULL;
   if (strcmp(node->name, "tokens") == 0) data = state->run->tokens;
-  else if (strcmp(node->name, "embeddings") == 0) data = state->run->embeddings;
-  for (int i = 0; !data && i < state->run->input_count; i++)
-    if (strcmp(node->name, state->run->inputs[i].name) == 0) data = state->run->inputs[i].data;
+  else if (strcmp(node->name, "features") == 0) data = state->run->features;
+  else if (strcmp(node->name, "feature_mask") == 0) data = state->run->feature_mask;
+  const vlm_named_tensor *tensor = !data && state->run->inputs ? vlm_tensor_list_find(state->run->inputs, node->name)
+                                                                : NULL;
+  if (tensor) {
+    bool same = tensor->dtype == node->dtype && tensor->rank == node->rank;
+    for (int d = 0; same && d < node->rank; d++) same = tensor->shape[d] == node->shape[d];
+    if (!same) return VLM_ERROR(INVALID_ARGUMENT, "graph input '%s' does not have the node's dtype and shape", node->name);
+    data = tensor->data;
+  }
   if (!data)
     return VLM_ERROR(INVALID_ARGUMENT, "graph input '%s' was not provided", node->name);
   state->values[index].data = data;
@@ -182,9 +189,41 @@ static vlm_status run_gather(executor *state, const vlm_node *node, float *out) 
                        state->values[node->inputs[1]].data, ids_node->shape[0], 1.0f, out);
 }
 
+/* Where a rope node's positions come from: its own integer input [axes,
+ * rows], or the step's rows. */
+typedef struct rope_positions {
+  int64_t *owned;          /* widened copy of an input's i32 positions */
+  const int64_t *values;   /* [axes, rows] */
+  int axes;
+  int64_t rows;
+} rope_positions;
+
+static vlm_status node_positions(executor *state, const vlm_node *node, rope_positions *out) {
+  memset(out, 0, sizeof(*out));
+  if (node->input_count < 2) {
+    const vlm_row_context *rows = &state->graph->rows;
+    *out = (rope_positions){NULL, rows->positions, rows->position_axes, rows->row_count};
+    return out->values ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': the step has no positions", node->name);
+  }
+  const vlm_node *input = &state->graph->nodes[node->inputs[1]];
+  const int32_t *values = state->values[node->inputs[1]].data;
+  int64_t count = input->shape[0] * input->shape[1];
+  out->owned = malloc((size_t)count * sizeof(int64_t));
+  if (!out->owned) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < count; i++) out->owned[i] = values[i];
+  *out = (rope_positions){out->owned, out->owned, (int)input->shape[0], input->shape[1]};
+  return VLM_OK;
+}
+
+/* The number of position axes a parameter set rotates by. */
+static int rope_axes(const vlm_rope_config *rope) {
+  if (rope->axial_axes > 1) return rope->axial_axes;
+  return rope->mrope_section_count > 0 ? 3 : 1;
+}
+
 /* The cos/sin tables of one RoPE parameter set for this step's rows: the
- * same for the q and k of every layer that uses the set, so computed once
- * per execution, on first use. */
+ * same for the q and k of every layer that uses the set (they share
+ * positions: graph.h), so computed once per execution, on first use. */
 static vlm_status prepare_rope(executor *state, const vlm_node *node) {
   int32_t rope_index = node->params.rope.rope_index;
   const vlm_graph *graph = state->graph;
@@ -192,32 +231,36 @@ static vlm_status prepare_rope(executor *state, const vlm_node *node) {
     return VLM_ERROR(INTERNAL, "graph has no RoPE parameters #%d", rope_index);
   if (state->rope_cos_sin[rope_index]) return VLM_OK;
   const vlm_rope_config *rope = graph->ropes[rope_index];
-  const vlm_row_context *rows = &graph->rows;
-  bool three_axes = rope->mrope_section_count > 0;
-  if (three_axes != (rows->position_axes == 3))
-    return VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': %s positions given to a %s RoPE", node->name,
-                     rows->position_axes == 3 ? "3-axis" : "1-axis", three_axes ? "3-axis (M-RoPE)" : "1-axis");
+  rope_positions positions;
+  VLM_RETURN_IF_ERROR(node_positions(state, node, &positions));
+  int wanted = rope_axes(rope);
+  if (positions.axes != wanted) {
+    free(positions.owned);
+    return VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': %d-axis positions given to a %d-axis RoPE", node->name,
+                     positions.axes, wanted);
+  }
   int64_t longest = 0;
-  for (int64_t i = 0; i < rows->row_count * rows->position_axes; i++)
-    if (rows->positions[i] + 1 > longest) longest = rows->positions[i] + 1;
+  for (int64_t i = 0; i < positions.rows * positions.axes; i++)
+    if (positions.values[i] + 1 > longest) longest = positions.values[i] + 1;
   int64_t frequencies = rope->rotary_dimension / 2;
-  size_t table_floats = (size_t)(rows->row_count * frequencies);
+  size_t table_floats = (size_t)(positions.rows * frequencies);
   float *inverse_frequencies = vlm_allocate(NULL, (size_t)(frequencies + 1) * sizeof(float),
                                             VLM_DEFAULT_ALIGNMENT);
   float *cos_sin = vlm_allocate(NULL, 2 * table_floats * sizeof(float) + 1, VLM_DEFAULT_ALIGNMENT);
-  uint8_t *axes = three_axes ? malloc((size_t)frequencies) : NULL;
+  uint8_t *axes = wanted > 1 ? malloc((size_t)frequencies) : NULL;
   float scaling = 1.0f;
-  vlm_status status = inverse_frequencies && cos_sin && (!three_axes || axes)
+  vlm_status status = inverse_frequencies && cos_sin && (wanted == 1 || axes)
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (!status)
     status = cpu_rope_inverse_frequencies(rope, state->run->max_position_embeddings, longest,
                                           inverse_frequencies, &scaling);
-  if (!status && three_axes) status = cpu_rope_frequency_axes(rope, axes);
+  if (!status && axes) status = cpu_rope_frequency_axes(rope, axes);
   if (!status)
-    cpu_rope_cos_sin(inverse_frequencies, frequencies, scaling, rows->positions, axes, rows->row_count,
+    cpu_rope_cos_sin(inverse_frequencies, frequencies, scaling, positions.values, axes, positions.rows,
                      cos_sin, cos_sin + table_floats);
   vlm_release(NULL, inverse_frequencies);
   free(axes);
+  free(positions.owned);
   if (status) {
     vlm_release(NULL, cos_sin);
     return status;
@@ -231,7 +274,7 @@ static vlm_status run_rope(executor *state, const vlm_node *node, float *out) {
   int32_t rope_index = node->params.rope.rope_index;
   const vlm_rope_config *rope = state->graph->ropes[rope_index];
   int64_t row_count = node->shape[0];
-  if (row_count != state->graph->rows.row_count)
+  if (node->input_count < 2 && row_count != state->graph->rows.row_count)
     return VLM_ERROR(INTERNAL, "graph node '%s' has %lld rows, the step %lld", node->name,
                      (long long)row_count, (long long)state->graph->rows.row_count);
   const float *cos_table = state->rope_cos_sin[rope_index];
@@ -333,20 +376,27 @@ static void run_select_rows(executor *state, const vlm_node *node, float *out) {
 /* Encoder operations                                                      */
 /* ---------------------------------------------------------------------- */
 
-/* Each sequence (image) attends to itself with cpu_attention's non-causal
- * path: its own k/v rows serve as a cache holding past_count 0 positions. */
-static vlm_status run_full_attention(executor *state, const vlm_node *node, float *out) {
+/* Each run of consecutive rows with one segment id attends to itself with
+ * cpu_attention's non-causal path: its own k/v rows serve as a cache
+ * holding past_count 0 positions. A segment id that reappears after another
+ * one is refused (graph.h: segments are consecutive). */
+static vlm_status run_segment_attention(executor *state, const vlm_node *node, float *out) {
   const vlm_node *query_node = &state->graph->nodes[node->inputs[0]];
   int64_t rows = query_node->shape[0], heads = query_node->shape[1], dim = query_node->shape[2];
-  int64_t length = node->params.full_attention.sequence_length;
-  size_t sequence_floats = (size_t)(length * heads * dim);
+  size_t row_floats = (size_t)(heads * dim);
   const float *queries = input_f32(state, node, 0), *keys = input_f32(state, node, 1),
               *values = input_f32(state, node, 2);
-  cpu_attention_shape shape = {.query_count = length, .past_count = 0, .head_count = heads,
-                               .kv_head_count = heads, .head_dim = dim,
-                               .scale = (float)node->params.full_attention.scale, .causal = false};
-  for (int64_t first = 0; first < rows; first += length) {
-    size_t offset = (size_t)(first / length) * sequence_floats;
+  const int32_t *segments = state->values[node->inputs[3]].data;
+  for (int64_t first = 0, last; first < rows; first = last) {
+    for (last = first + 1; last < rows && segments[last] == segments[first];) last++;
+    for (int64_t earlier = 0; earlier < first; earlier++)
+      if (segments[earlier] == segments[first])
+        return VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': segment %d is not one run of rows (rows %lld and %lld)",
+                         node->name, segments[first], (long long)earlier, (long long)first);
+    cpu_attention_shape shape = {.query_count = last - first, .past_count = 0, .head_count = heads,
+                                 .kv_head_count = heads, .head_dim = dim,
+                                 .scale = (float)node->params.segment_attention.scale, .causal = false};
+    size_t offset = (size_t)first * row_floats;
     VLM_RETURN_IF_ERROR(cpu_attention(state->run->pool, &shape, queries + offset, keys + offset,
                                       values + offset, out + offset));
   }
@@ -359,35 +409,42 @@ static float value_at(const node_value *value, int64_t index) {
                                        : cpu_load_element(value->data, value->dtype, index);
 }
 
-static void run_prepend_row(executor *state, const vlm_node *node, float *out) {
-  const float *x = input_f32(state, node, 0);
-  const node_value *row = &state->values[node->inputs[1]];
-  int64_t width = node->shape[1], group = node->params.prepend.group_rows;
-  int64_t groups = node->shape[0] / (group + 1);
-  for (int64_t g = 0; g < groups; g++) {
-    float *target = out + (size_t)(g * (group + 1) * width);
-    for (int64_t i = 0; i < width; i++) target[i] = value_at(row, i);
-    memcpy(target + width, x + (size_t)(g * group * width), (size_t)(group * width) * sizeof(float));
+/* Blocks of the inputs interleave: outer = product of the dims before the
+ * axis, each input contributing shape[axis] * inner elements per block. */
+static void run_concat(executor *state, const vlm_node *node, float *out) {
+  int axis = node->params.concat.axis;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= node->shape[d];
+  for (int d = axis + 1; d < node->rank; d++) inner *= node->shape[d];
+  int64_t out_block = node->shape[axis] * inner, column = 0;
+  for (int k = 0; k < node->input_count; k++) {
+    const node_value *part = &state->values[node->inputs[k]];
+    int64_t block = state->graph->nodes[node->inputs[k]].shape[axis] * inner;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < block; i++) out[o * out_block + column + i] = value_at(part, o * block + i);
+    column += block;
   }
 }
 
-static void run_add_tiled(executor *state, const vlm_node *node, float *out) {
-  const float *a = input_f32(state, node, 0);
-  const node_value *b = &state->values[node->inputs[1]];
-  int64_t count = element_count(node);
-  int64_t period = element_count(&state->graph->nodes[node->inputs[1]]);
-  for (int64_t i = 0; i < count; i++) out[i] = a[i] + value_at(b, i % period);
+static void run_slice(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *x = &state->graph->nodes[node->inputs[0]];
+  const node_value *value = &state->values[node->inputs[0]];
+  int axis = node->params.slice.axis;
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= x->shape[d];
+  for (int d = axis + 1; d < x->rank; d++) inner *= x->shape[d];
+  int64_t length = node->shape[axis] * inner, stride = x->shape[axis] * inner, start = node->params.slice.start * inner;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < length; i++) out[o * length + i] = value_at(value, o * stride + start + i);
 }
 
-static void run_concat_columns(executor *state, const vlm_node *node, float *out) {
-  int64_t rows = node->shape[0], width = node->shape[1], column = 0;
-  for (int k = 0; k < node->input_count; k++) {
-    int64_t part_width = state->graph->nodes[node->inputs[k]].shape[1];
-    const float *part = input_f32(state, node, k);
-    for (int64_t r = 0; r < rows; r++)
-      memcpy(out + (size_t)(r * width + column), part + (size_t)(r * part_width),
-             (size_t)part_width * sizeof(float));
-    column += part_width;
+static void run_row_select(executor *state, const vlm_node *node, float *out) {
+  const int32_t *mask = state->values[node->inputs[0]].data;
+  const node_value *a = &state->values[node->inputs[1]], *b = &state->values[node->inputs[2]];
+  int64_t rows = node->shape[0], width = element_count(node) / (rows ? rows : 1);
+  for (int64_t r = 0; r < rows; r++) {
+    const node_value *source = mask[r] ? a : b;
+    for (int64_t i = 0; i < width; i++) out[r * width + i] = value_at(source, r * width + i);
   }
 }
 
@@ -413,12 +470,32 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_ROPE: return run_rope(state, node, out);
     case VLM_OP_ATTENTION: return run_attention(state, node, out);
     case VLM_OP_SELECT_ROWS: run_select_rows(state, node, out); return VLM_OK;
-    case VLM_OP_FULL_ATTENTION: return run_full_attention(state, node, out);
-    case VLM_OP_PREPEND_ROW: run_prepend_row(state, node, out); return VLM_OK;
-    case VLM_OP_ADD_TILED: run_add_tiled(state, node, out); return VLM_OK;
-    case VLM_OP_CONCAT_COLUMNS: run_concat_columns(state, node, out); return VLM_OK;
+    case VLM_OP_SEGMENT_ATTENTION: return run_segment_attention(state, node, out);
+    case VLM_OP_CONCAT: run_concat(state, node, out); return VLM_OK;
+    case VLM_OP_SLICE: run_slice(state, node, out); return VLM_OK;
+    case VLM_OP_ROW_SELECT: run_row_select(state, node, out); return VLM_OK;
     default: run_elementwise(state, node, out); return VLM_OK;
   }
+}
+
+static bool op_supported(vlm_op op) {
+  switch (op) {
+    case VLM_OP_INPUT: case VLM_OP_WEIGHT: case VLM_OP_GATHER: case VLM_OP_SCALE: case VLM_OP_ADD:
+    case VLM_OP_MUL: case VLM_OP_RMS_NORM: case VLM_OP_LAYER_NORM: case VLM_OP_LINEAR: case VLM_OP_ACTIVATION:
+    case VLM_OP_GATED: case VLM_OP_ROPE: case VLM_OP_ATTENTION: case VLM_OP_SOFTCAP: case VLM_OP_RESHAPE:
+    case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_SLICE: case VLM_OP_ROW_SELECT:
+    case VLM_OP_SEGMENT_ATTENTION:
+      return true;
+    default: return false;
+  }
+}
+
+vlm_status vlm_cpu_graph_check(const vlm_graph *graph) {
+  for (int32_t i = 0; i < graph->count; i++)
+    if (!op_supported(graph->nodes[i].op))
+      return VLM_ERROR(UNIMPLEMENTED, "cpu backend: graph node '%s': op '%s' is not supported",
+                       graph->nodes[i].name, vlm_op_name(graph->nodes[i].op));
+  return VLM_OK;
 }
 
 static void executor_release(executor *state) {
@@ -434,6 +511,7 @@ vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output) {
   const vlm_graph *graph = run->graph;
   if (graph->output < 0 || graph->output >= graph->count)
     return VLM_ERROR(INTERNAL, "graph has no output node");
+  VLM_RETURN_IF_ERROR(vlm_cpu_graph_check(graph));
   executor state = {.run = run, .graph = graph};
   state.values = calloc((size_t)graph->count, sizeof(*state.values));
   state.free_list = calloc((size_t)graph->count, sizeof(*state.free_list));

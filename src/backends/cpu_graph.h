@@ -10,8 +10,9 @@
 #define VLM_BACKENDS_CPU_GRAPH_H
 
 #include "core/thread_pool.h"
-#include "engine/kv_cache.h"
+#include "backends/cpu/kv_cache.h"
 #include "graph/graph.h"
+#include "core/tensor_list.h"
 #include "io/checkpoint.h"
 
 typedef void (*vlm_node_observer)(void *context, const vlm_node *node, const float *values);
@@ -20,11 +21,6 @@ typedef void (*vlm_node_observer)(void *context, const vlm_node *node, const flo
  * that it never reads a decoder layer). */
 typedef void (*vlm_weight_observer)(void *context, const char *name, const vlm_tensor *view);
 
-/* A graph input other than "tokens" / "embeddings", by node name. */
-typedef struct vlm_graph_input_binding {
-  const char *name;
-  const void *data;
-} vlm_graph_input_binding;
 
 typedef struct vlm_cpu_graph_run {
   const vlm_graph *graph;
@@ -33,14 +29,19 @@ typedef struct vlm_cpu_graph_run {
   vlm_thread_pool *pool;           /* may be NULL */
   int64_t max_position_embeddings; /* for dynamic RoPE */
   const int32_t *tokens;           /* input "tokens" */
-  const float *embeddings;         /* input "embeddings" */
-  const vlm_graph_input_binding *inputs; /* further named inputs (e.g. "patches") */
-  int input_count;
+  const float *features;           /* input "features" */
+  const int32_t *feature_mask;     /* input "feature_mask" */
+  const vlm_tensor_list *inputs; /* further inputs by node name (e.g. "patches"); may be NULL */
   vlm_node_observer observer;
   void *observer_context;
   vlm_weight_observer weight_observer;
   void *weight_observer_context;
 } vlm_cpu_graph_run;
+
+/* OK when the executor implements every node of `graph` (the predicate
+ * module support asks: engine/module_support.h); UNIMPLEMENTED naming the
+ * first node and op it does not. */
+vlm_status vlm_cpu_graph_check(const vlm_graph *graph);
 
 /* Executes the graph and copies its output node (f32) into `output`. */
 vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output);

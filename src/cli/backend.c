@@ -7,15 +7,15 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "engine/text_decoder.h"
+#include "models/modules.h"
 
 #ifdef VLM_HAVE_XLA_RUNTIME
 #include "vlm/xla.h"
 #endif
 
-vlm_status cli_open_backend(const char *backend, const char *model_dir, int32_t slot_count, int64_t capacity,
+vlm_status cli_open_backend(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
                             int64_t prefill_chunk, vlm_text_decoder **out_decoder,
-                            vlm_image_encoder **out_encoder) {
+                            vlm_media_encoder **out_encoder) {
   *out_decoder = NULL;
   *out_encoder = NULL;
   if (!backend || strcmp(backend, "cpu") == 0) return VLM_OK;
@@ -25,11 +25,11 @@ vlm_status cli_open_backend(const char *backend, const char *model_dir, int32_t 
   vlm_xla_decoder_options options = {.slot_count = slot_count, .capacity = capacity,
                                      .prefill_chunk = prefill_chunk, .compile_if_missing = true,
                                      .progress = stderr};
-  vlm_status status = vlm_xla_open_text_decoder(model_dir, &options, out_decoder);
+  vlm_status status = vlm_xla_open_text_decoder(model, &options, out_decoder);
   if (status) return status;
   /* Images too, where the family has a vision path the emitter can lower;
    * otherwise the engine encodes them on the cpu backend and says so. */
-  status = vlm_xla_open_image_encoder(model_dir, &options, out_encoder);
+  status = vlm_xla_open_image_encoder(model, &options, out_encoder);
   if (vlm_status_code_of(status) == VLM_STATUS_UNIMPLEMENTED) {
     vlm_status_free(status);
     return VLM_OK;
@@ -40,7 +40,23 @@ vlm_status cli_open_backend(const char *backend, const char *model_dir, int32_t 
   }
   return status;
 #else
-  (void)model_dir, (void)slot_count, (void)capacity, (void)prefill_chunk;
+  (void)model, (void)slot_count, (void)capacity, (void)prefill_chunk;
+  return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
+                         "this vlm was built without the xla runtime (it needs Debian's libpython3.11-dev "
+                         "at build time: scripts/install-dependencies.sh)");
+#endif
+}
+
+vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, vlm_media_encoder **out_encoder) {
+  *out_encoder = NULL;
+  if (!backend || strcmp(backend, "cpu") == 0) return VLM_OK;
+  if (strcmp(backend, "xla") != 0)
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown backend '%s' (cpu or xla)", backend);
+#ifdef VLM_HAVE_XLA_RUNTIME
+  vlm_xla_decoder_options options = {.compile_if_missing = true, .progress = stderr};
+  return vlm_xla_open_image_encoder(model, &options, out_encoder);
+#else
+  (void)model;
   return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
                          "this vlm was built without the xla runtime (it needs Debian's libpython3.11-dev "
                          "at build time: scripts/install-dependencies.sh)");

@@ -5,7 +5,8 @@
 
 #include "backends/xla/iree_compiler.h"
 #include "backends/xla/stablehlo_emitter.h"
-#include "backends/xla/stablehlo_vision.h"
+#include "backends/xla/stablehlo_encoder.h"
+#include "models/model.h"
 #include "cli/commands.h"
 #include "core/status.h"
 
@@ -40,10 +41,10 @@ static void print_usage(FILE *out) {
           "iree-compile is $VLM_IREE_COMPILE, else .venv-xla/bin/iree-compile in the\n"
           "source tree vlm was built from, else the one on PATH (pip install -r\n"
           "tools/xla/requirements.txt into a venv made from /usr/bin/python3.11).\n"
-          "For models with images it also compiles the vision module (tower + projector,\n"
-          "one image per call; reused when already cached) and prints its directory on a\n"
-          "second line; a tower the emitter cannot lower yet is reported on stderr and\n"
-          "stays on the cpu backend.\n"
+          "For models with images it also compiles the image encoder (tower + projector,\n"
+          "one image per call, one module per encoder-row bucket; reused when already\n"
+          "cached) and prints each directory on a line of its own; a tower the emitter\n"
+          "cannot lower yet is reported on stderr and stays on the cpu backend.\n"
           "\n"
           "Exit status: 0 on success, 1 on failure (the reason, with the compiler's\n"
           "diagnostics, on stderr), 2 for a usage error.\n");
@@ -109,7 +110,7 @@ static vlm_status compile_model(const compile_arguments *arguments, vlm_xla_text
   vlm_stablehlo_options options = arguments->options;
   vlm_stablehlo_default_options(model, &options);
   fprintf(stderr, "vlm compile: emitting StableHLO for %s (%d slot%s, capacity %lld, prefill chunk %lld)\n",
-          model->config.model_type, options.slot_count, options.slot_count == 1 ? "" : "s",
+          model->config->model_type, options.slot_count, options.slot_count == 1 ? "" : "s",
           (long long)options.capacity, (long long)options.prefill_chunk);
   char *module = NULL;
   vlm_xla_key key;
@@ -135,23 +136,31 @@ static vlm_status compile_model(const compile_arguments *arguments, vlm_xla_text
   return status;
 }
 
-/* The vision module next to the text one. A tower the emitter refuses
- * (UNIMPLEMENTED) is not an error: the engine encodes it on the cpu backend. */
-static vlm_status compile_vision(const compile_arguments *arguments) {
+/* The image encoder next to the text module, every bucket. A tower the
+ * emitter refuses (UNIMPLEMENTED) is not an error: the engine encodes it on
+ * the cpu backend. */
+static vlm_status compile_image_encoder(const compile_arguments *arguments, const vlm_model *model) {
   vlm_xla_target target = VLM_XLA_TARGET_LLVM_CPU;
   if (arguments->target) VLM_RETURN_IF_ERROR(vlm_xla_target_from_name(arguments->target, &target));
-  vlm_xla_vision_encoder vision;
-  vlm_status status = vlm_xla_vision_encoder_open(arguments->model_dir, &vision);
-  if (status) return status;
-  fprintf(stderr, "vlm compile: the vision encoder (1 image per call)\n");
-  char artifact_dir[VLM_XLA_PATH_LENGTH];
-  vlm_stablehlo_vision_options options = {.images_per_call = 1};
-  status = vlm_xla_vision_prepare_artifact(&vision, &options, target, arguments->cache_dir, true, stderr,
-                                           artifact_dir, sizeof(artifact_dir));
-  if (!status) printf("%s\n", artifact_dir);
-  vlm_xla_vision_encoder_release(&vision);
+  int64_t buckets[VLM_XLA_MAX_ENCODER_BUCKETS], fixed = -1;
+  int count = vlm_xla_encoder_buckets(model, buckets, VLM_XLA_MAX_ENCODER_BUCKETS, &fixed);
+  if (count == 0 && fixed > 0) buckets[count++] = fixed;
+  fprintf(stderr, "vlm compile: the image encoder (one image per call, %d row bucket%s)\n", count,
+          count == 1 ? "" : "s");
+  vlm_status status = count ? VLM_OK : VLM_ERROR(UNIMPLEMENTED, "the family's encoder has no row buckets");
+  for (int i = 0; !status && i < count; i++) {
+    vlm_xla_encoder_function function;
+    status = vlm_xla_encoder_function_build(model, buckets[i], &function);
+    char artifact_dir[VLM_XLA_PATH_LENGTH];
+    vlm_xla_key key;
+    if (!status)
+      status = vlm_xla_encoder_prepare_artifact(model, &function, target, arguments->cache_dir, true, stderr,
+                                                artifact_dir, sizeof(artifact_dir), &key);
+    vlm_xla_encoder_function_release(&function);
+    if (!status) printf("%s\n", artifact_dir);
+  }
   if (vlm_status_code_of(status) == VLM_STATUS_UNIMPLEMENTED) {
-    fprintf(stderr, "vlm compile: the vision encoder stays on the cpu backend: %s\n", vlm_status_message(status));
+    fprintf(stderr, "vlm compile: the image encoder stays on the cpu backend: %s\n", vlm_status_message(status));
     vlm_status_free(status);
     return VLM_OK;
   }
@@ -163,11 +172,14 @@ int command_compile(int argc, char **argv, const global_options *options) {
   compile_arguments arguments = {0};
   int parsed = parse_arguments(argc, argv, &arguments);
   if (parsed >= 0) return parsed;
-  vlm_xla_text_decoder model;
-  vlm_status status = vlm_xla_text_decoder_open(arguments.model_dir, &model);
-  if (status) return cli_report_status(status);
-  status = compile_model(&arguments, &model);
-  if (!status && !arguments.emit_mlir && model.config.has_vision) status = compile_vision(&arguments);
+  vlm_model *opened = NULL;
+  vlm_status status = vlm_model_open(arguments.model_dir, NULL, &opened);
+  vlm_xla_text_decoder model = {0};
+  if (!status) status = vlm_xla_text_decoder_open(opened, &model);
+  if (!status) status = compile_model(&arguments, &model);
+  if (!status && !arguments.emit_mlir && opened->config.has_vision && opened->family && opened->family->image)
+    status = compile_image_encoder(&arguments, opened);
   vlm_xla_text_decoder_release(&model);
+  vlm_model_release(opened);
   return status ? cli_report_status(status) : 0;
 }

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "engine/module_support.h"
+#include "models/model.h"
 #include "io/json.h"
 
 /* ---------------------------------------------------------------------- */
@@ -46,8 +47,11 @@ static void print_report(const char *report, bool as_json, const vlm_module_supp
     vlm_sb_append(&out, report, length);
     vlm_sb_append_literal(&out, ",\"modules\":[");
     for (int i = 0; i < count; i++) {
-      vlm_sb_appendf(&out, "%s{\"module\":\"%s\",\"cpu\":%s,\"xla\":%s,\"xla_reason\":", i ? "," : "",
+      vlm_sb_appendf(&out, "%s{\"module\":\"%s\",\"cpu\":%s,\"xla\":%s,\"cpu_reason\":", i ? "," : "",
                      modules[i].module, modules[i].cpu ? "true" : "false", modules[i].xla ? "true" : "false");
+      if (modules[i].cpu) vlm_sb_append_literal(&out, "null");
+      else vlm_sb_append_json_string(&out, modules[i].cpu_reason, strlen(modules[i].cpu_reason));
+      vlm_sb_append_literal(&out, ",\"xla_reason\":");
       if (modules[i].xla) vlm_sb_append_literal(&out, "null");
       else vlm_sb_append_json_string(&out, modules[i].xla_reason, strlen(modules[i].xla_reason));
       vlm_sb_append_literal(&out, "}");
@@ -85,16 +89,22 @@ int command_inspect(int argc, char **argv, const global_options *options) {
   if (!model_dir) return cli_usage_error("inspect: --model DIR is required (see vlm inspect --help)");
   vlm_inspect_options inspect_options = {.thread_count = options->thread_count};
   vlm_model_report *report = NULL;
-  vlm_status status = vlm_model_inspect(model_dir, &inspect_options, &report);
-  if (status) return cli_report_status(status);
+  vlm_model *model = NULL; /* opened once: the report and the module table read it */
+  vlm_status status = vlm_model_open(model_dir, NULL, &model);
+  if (!status) status = vlm_model_inspect_opened(model, &inspect_options, &report);
+  if (status) {
+    vlm_model_release(model);
+    return cli_report_status(status);
+  }
   vlm_module_support modules[VLM_MODULE_COUNT];
   int module_count = 0;
   bool with_modules = vlm_model_report_can_load(report);
   if (with_modules) {
-    vlm_status support = vlm_module_support_check(model_dir, modules, &module_count);
+    vlm_status support = vlm_module_support_check(model, modules, &module_count);
     with_modules = support == VLM_OK;
     vlm_status_free(support);
   }
+  vlm_model_release(model);
   print_report(vlm_model_report_text(report, as_json), as_json, with_modules ? modules : NULL, module_count);
   int exit_code = 0;
   if (!vlm_model_report_can_load(report)) {

@@ -9,6 +9,7 @@
 
 #define MAX_STOP_STRINGS 8
 #define MAX_IMAGES 8
+#define MAX_AUDIO 8
 
 static void print_usage(FILE *out) {
   fprintf(out,
@@ -22,6 +23,13 @@ static void print_usage(FILE *out) {
           "  --image PATH           an image (JPEG, PNG, WebP, GIF; repeatable, up to %d) for\n"
           "                         models with a vision path (LLaVA-1.5); with the chat\n"
           "                         template the images come before the text\n"
+          "  --audio PATH           an audio clip (WAV, FLAC, Ogg Vorbis, MP3; repeatable, up\n"
+          "                         to %d) for models with an audio path: decoded and resampled\n"
+          "                         to the feature extractor's rate as Transformers' load_audio\n"
+          "                         does; with the chat template the clips come after the\n"
+          "                         images, before the text. No family in this version has an\n"
+          "                         audio encoder yet, so every model refuses it (exit 1)\n"
+          "  --max-audio-seconds S  longest clip accepted (default 600)\n"
           "  --system TEXT          a system message\n"
           "  --raw                  use TEXT as the whole model input (no chat template)\n"
           "  --max-tokens N         completion length limit (default: generation_config's\n"
@@ -36,9 +44,8 @@ static void print_usage(FILE *out) {
           "  --json                 print one JSON object: text, token ids, finish reason,\n"
           "                         usage and timings\n"
           "\n"
-          "Audio is not supported by this version; --audio is refused.\n"
           "Exit status: 0 on success, 1 on any failure (one line on stderr), 2 for usage.\n",
-          MAX_IMAGES, MAX_STOP_STRINGS);
+          MAX_IMAGES, MAX_AUDIO, MAX_STOP_STRINGS);
 }
 
 static bool parse_float(const char *text, float *out) {
@@ -66,6 +73,9 @@ typedef struct run_arguments {
   const char *stop[MAX_STOP_STRINGS];
   const char *image_paths[MAX_IMAGES];
   int image_count;
+  const char *audio_paths[MAX_AUDIO];
+  int audio_count;
+  float max_audio_seconds;
 } run_arguments;
 
 /* Returns 0, or the exit code of a usage error. */
@@ -99,10 +109,11 @@ static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
     } else if (strcmp(name, "--image") == 0 && value) {
       ok = arguments->image_count < MAX_IMAGES;
       if (ok) arguments->image_paths[arguments->image_count++] = value;
-    } else if (strcmp(name, "--audio") == 0) {
-      /* Refused, never ignored: this version has no audio encoder. */
-      fprintf(stderr, "vlm: error: --audio is not supported yet: no audio encoder in this version\n");
-      return 1;
+    } else if (strcmp(name, "--audio") == 0 && value) {
+      ok = arguments->audio_count < MAX_AUDIO;
+      if (ok) arguments->audio_paths[arguments->audio_count++] = value;
+    } else if (strcmp(name, "--max-audio-seconds") == 0 && value) {
+      ok = parse_float(value, &arguments->max_audio_seconds) && arguments->max_audio_seconds > 0;
     } else {
       return cli_usage_error("run: unknown or incomplete option '%s' (see vlm run --help)", name);
     }
@@ -125,7 +136,7 @@ static void apply_sampling(const run_arguments *arguments, vlm_sampling_params *
   if (arguments->sampling_set[7]) sampling->seed = (uint64_t)arguments->seed;
 }
 
-static void print_json(const vlm_generation_result *result, double image_seconds) {
+static void print_json(const vlm_generation_result *result, double image_seconds, double audio_seconds) {
   printf("{\"text\":\"");
   for (const unsigned char *c = (const unsigned char *)result->text; *c; c++) {
     if (*c == '"' || *c == '\\') printf("\\%c", *c);
@@ -136,11 +147,11 @@ static void print_json(const vlm_generation_result *result, double image_seconds
   printf("\",\"tokens\":[");
   for (int64_t i = 0; i < result->completion_tokens; i++) printf("%s%d", i ? "," : "", result->tokens[i]);
   printf("],\"finish_reason\":\"%s\",\"usage\":{\"prompt_tokens\":%lld,\"completion_tokens\":%lld,"
-         "\"total_tokens\":%lld},\"timings\":{\"image_preprocess_seconds\":%.6f,"
+         "\"total_tokens\":%lld},\"timings\":{\"image_preprocess_seconds\":%.6f,\"audio_preprocess_seconds\":%.6f,"
          "\"preprocess_seconds\":%.6f,\"encode_seconds\":%.6f,\"prefill_seconds\":%.6f,"
          "\"decode_seconds\":%.6f}}\n",
          result->finish_reason, (long long)result->prompt_tokens, (long long)result->completion_tokens,
-         (long long)(result->prompt_tokens + result->completion_tokens), image_seconds,
+         (long long)(result->prompt_tokens + result->completion_tokens), image_seconds, audio_seconds,
          result->preprocess_seconds, result->encode_seconds, result->prefill_seconds,
          result->decode_seconds);
 }
@@ -151,12 +162,16 @@ int command_run(int argc, char **argv, const global_options *options) {
   int usage = parse_arguments(argc, argv, &arguments);
   if (usage) return usage < 0 ? 0 : usage;
   vlm_generator_options generator_options = {.thread_count = options->thread_count,
-                                             .capacity = arguments.context};
-  vlm_status status = cli_open_backend(arguments.backend, arguments.model_dir, 1, arguments.context, 0,
-                                       &generator_options.text_decoder, &generator_options.image_encoder);
-  if (status) return cli_report_status(status);
+                                             .capacity = arguments.context,
+                                             .max_audio_seconds = arguments.max_audio_seconds};
+  vlm_model *model = NULL;
+  vlm_status status = vlm_model_open(arguments.model_dir, NULL, &model);
+  if (!status)
+    status = cli_open_backend(arguments.backend, model, 1, arguments.context, 0, &generator_options.text_decoder,
+                              &generator_options.image_encoder);
   vlm_generator *generator = NULL;
-  status = vlm_generator_open(arguments.model_dir, &generator_options, &generator);
+  if (!status) status = vlm_generator_open(model, &generator_options, &generator);
+  vlm_model_release(model); /* the generator holds its own reference */
   if (status) return cli_report_status(status);
   arguments.request.stop = arguments.stop;
   arguments.request.max_tokens = arguments.max_tokens;
@@ -172,23 +187,36 @@ int command_run(int argc, char **argv, const global_options *options) {
   if (!status && arguments.image_count > 0)
     status = vlm_generator_check(generator, &arguments.request, image_tokens);
   vlm_loaded_image images[MAX_IMAGES];
-  vlm_pixel_values pixel_values[MAX_IMAGES];
   double image_seconds = 0;
   int loaded = 0;
   for (; !status && loaded < arguments.image_count; loaded++) {
     status = vlm_generator_load_image(generator, arguments.image_paths[loaded], &images[loaded]);
     if (status) break;
-    pixel_values[loaded] = images[loaded].pixel_values;
     image_seconds += images[loaded].preprocess_seconds;
   }
-  arguments.request.images = pixel_values;
+  /* A model without an audio path refuses the first clip, before reading
+   * it: never answered from the text alone. */
+  vlm_loaded_audio audio[MAX_AUDIO];
+  double audio_seconds = 0;
+  int clips = 0;
+  for (; !status && clips < arguments.audio_count; clips++) {
+    status = vlm_generator_load_audio(generator, arguments.audio_paths[clips], &audio[clips]);
+    if (status) break;
+    audio_seconds += audio[clips].preprocess_seconds;
+  }
+  arguments.request.images = images;
   arguments.request.image_count = arguments.image_count;
+  arguments.request.audio = audio;
+  arguments.request.audio_count = arguments.audio_count;
   vlm_generation_result result;
-  if (!status) status = vlm_generate(generator, &arguments.request, &result);
-  for (int i = 0; i < loaded; i++) vlm_loaded_image_release(&images[i]);
+  if (!status) status = vlm_generate(generator, &arguments.request, &result); /* takes the images and clips */
+  else {
+    for (int i = 0; i < loaded; i++) vlm_loaded_image_release(&images[i]);
+    for (int i = 0; i < clips; i++) vlm_loaded_audio_release(&audio[i]);
+  }
   vlm_generator_release(generator);
   if (status) return cli_report_status(status);
-  if (arguments.as_json) print_json(&result, image_seconds);
+  if (arguments.as_json) print_json(&result, image_seconds, audio_seconds);
   else printf("\n");
   vlm_generation_result_release(&result);
   return 0;

@@ -1,5 +1,6 @@
 /* vlm serve: the OpenAI-compatible HTTP server (src/server) in front of one
  * engine with N slots. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,9 @@ static void print_usage(FILE *out) {
           "Serves the model over HTTP/1.1 with OpenAI's API: POST /v1/chat/completions\n"
           "(text and, for models with a vision path, images; streaming with SSE),\n"
           "POST /v1/completions (raw prompts), GET /v1/models (with what the model accepts),\n"
-          "GET /health and GET /metrics (Prometheus). Requests share the model through\n"
-          "continuous batching over --parallel slots on the cpu backend.\n"
+          "GET /health, /health/live, /health/ready, GET /metrics (Prometheus) and a chat\n"
+          "page at / (in the binary; it uses the API above). Requests share the model\n"
+          "through continuous batching over --parallel slots.\n"
           "\n"
           "  --model DIR              the checkpoint directory\n"
           "  --host HOST              address to listen on (default 127.0.0.1)\n"
@@ -30,28 +32,77 @@ static void print_usage(FILE *out) {
           "                           (compiled on first use and cached; see vlm compile)\n"
           "  --queue N                requests that may wait for a slot; more get 429\n"
           "                           (default 64)\n"
-          "  --api-key KEY            require 'Authorization: Bearer KEY' (all but /health);\n"
+          "  --api-key KEY            require 'Authorization: Bearer KEY' (all but /health*\n"
+          "                           and the chat page's files, which asks for the key);\n"
           "                           default: $VLM_API_KEY when set, else no key\n"
+          "  --public-metrics         GET /metrics without the key (for scrapers that send\n"
+          "                           none, e.g. an inference gateway's endpoint picker)\n"
           "  --allowed-media-dir DIR  accept file:// image URLs under DIR (default: refused)\n"
           "  --allow-remote-media     accept http(s):// image URLs (public addresses only)\n"
           "  --max-body-bytes N       request body limit; larger gets 413 (default 64 MiB)\n"
           "  --max-media-items N      image/audio parts per request; more gets 400 (default 16)\n"
-          "  --timeout S              close a connection idle for S seconds (default 60)\n"
+          "  --max-audio-seconds S    an audio part's longest duration; longer gets 400\n"
+          "                           (default 600)\n"
+          "  --header-timeout S       a new connection's request headers must be in S\n"
+          "                           seconds after accept, or it is closed (default 10)\n"
+          "  --body-timeout S         a request's body must be in S seconds after accept\n"
+          "                           (later requests on a connection: after their\n"
+          "                           headers), or it is closed (default 60)\n"
+          "  --timeout S              a keep-alive connection's next request must be in S\n"
+          "                           seconds after the previous response; a connection\n"
+          "                           idle S seconds while sending is closed (default 60)\n"
+          "  --request-timeout S      a completion taking longer is cancelled: 504, or an\n"
+          "                           error event in a stream (default 600; 0: no limit)\n"
+          "  --max-connections N      concurrent connections (default 256); the last 1/8\n"
+          "                           only for clients holding few\n"
+          "  --max-connections-per-client N  concurrent connections of one client (an IPv4\n"
+          "                           address or an IPv6 /64); more are closed at once\n"
+          "                           (default 64; 0: no limit)\n"
+          "  --allowed-hosts LIST     comma-separated Host names to answer (\"*\": any;\n"
+          "                           \".example.com\": it and its subdomains); others get\n"
+          "                           403. Default: bound to a loopback address, loopback\n"
+          "                           names only (against DNS rebinding); otherwise any\n"
+          "  --allowed-origins LIST   comma-separated browser origins whose requests are\n"
+          "                           answered (\"https://app.example.com\", \"*\"); others\n"
+          "                           get 403. Default: those whose host passes the Host rule\n"
           "  --grace S                on SIGINT/SIGTERM, let in-flight requests finish for up\n"
           "                           to S seconds before cancelling them (default 30)\n"
           "  --model-name NAME        the model's id in the API (default: DIR's last part)\n"
+          "  --no-ui                  no chat page: GET / and /ui/... answer 404\n"
           "\n"
+          "It checks the model's files, then binds: while the engine opens (on xla: while\n"
+          "the modules compile), /health/live answers 200 and /health, /health/ready and\n"
+          "the API answer 503 (loading).\n"
           "Prints \"listening on http://HOST:PORT\" on stderr once it accepts requests.\n"
-          "Data URLs (data:image/...;base64,...) are always accepted. Audio parts are\n"
-          "refused (no audio encoder in this version).\n"
+          "Data URLs (data:image/png|jpeg|webp|gif;base64,...) are always accepted; audio\n"
+          "parts as input_audio {data, format} or audio_url (data:audio/wav|flac|ogg|mpeg).\n"
+          "No family in this version has an audio encoder yet: every model refuses audio\n"
+          "parts with 400 naming the part. POST bodies must be sent\n"
+          "with Content-Type: application/json (415 otherwise). Every answer carries\n"
+          "X-Request-ID (the client's when it sends a sane one); --log-level info prints one\n"
+          "access line per request. Limits, statuses and what to put in front (TLS):\n"
+          "docs/SECURITY.md.\n"
           "Exit status: 0 after SIGINT/SIGTERM, 1 on failure (one line on stderr), 2 for usage.\n");
+}
+
+/* Seconds with a fraction ("0.5"), in [minimum, maximum]. */
+static bool parse_seconds(const char *text, double minimum, double maximum, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double value = strtod(text, &end);
+  if (errno || end == text || *end || !(value >= minimum && value <= maximum)) return false;
+  *out = value;
+  return true;
 }
 
 typedef struct serve_arguments {
   const char *model_dir;
   const char *backend;
   vlm_server_options server;
-  long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace, max_media_items;
+  long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace,
+      max_media_items, max_connections, per_client;
+  double header_timeout, body_timeout, request_timeout, max_audio_seconds;
+  bool request_timeout_given, per_client_given;
 } serve_arguments;
 
 /* Returns 0, -1 after --help, or the exit code of a usage error. */
@@ -78,9 +129,27 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--allow-remote-media") == 0) { arguments->server.allow_remote_media = true; takes_value = false; }
     else if (strcmp(name, "--max-body-bytes") == 0 && value) ok = cli_parse_integer(value, 1, 1LL << 40, &arguments->max_body_bytes);
     else if (strcmp(name, "--max-media-items") == 0 && value) ok = cli_parse_integer(value, 1, 1024, &arguments->max_media_items);
+    else if (strcmp(name, "--max-audio-seconds") == 0 && value)
+      ok = parse_seconds(value, 0.001, 86400, &arguments->max_audio_seconds);
     else if (strcmp(name, "--timeout") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->timeout);
+    else if (strcmp(name, "--header-timeout") == 0 && value)
+      ok = parse_seconds(value, 0.001, 86400, &arguments->header_timeout);
+    else if (strcmp(name, "--body-timeout") == 0 && value)
+      ok = parse_seconds(value, 0.001, 86400, &arguments->body_timeout);
+    else if (strcmp(name, "--request-timeout") == 0 && value) {
+      ok = parse_seconds(value, 0, 7 * 86400, &arguments->request_timeout);
+      arguments->request_timeout_given = true;
+    } else if (strcmp(name, "--max-connections") == 0 && value)
+      ok = cli_parse_integer(value, 1, 65536, &arguments->max_connections);
+    else if (strcmp(name, "--max-connections-per-client") == 0 && value) {
+      ok = cli_parse_integer(value, 0, 65536, &arguments->per_client);
+      arguments->per_client_given = true;
+    } else if (strcmp(name, "--allowed-hosts") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_hosts = value; }
+    else if (strcmp(name, "--allowed-origins") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_origins = value; }
     else if (strcmp(name, "--grace") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->grace);
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
+    else if (strcmp(name, "--no-ui") == 0) { arguments->server.no_ui = true; takes_value = false; }
+    else if (strcmp(name, "--public-metrics") == 0) { arguments->server.public_metrics = true; takes_value = false; }
     else return cli_usage_error("serve: unknown or incomplete option '%s' (see vlm serve --help)", name);
     if (!ok) return cli_usage_error("serve: bad value for %s: '%s'", name, value ? value : "");
     if (takes_value) i++;
@@ -102,7 +171,16 @@ int command_serve(int argc, char **argv, const global_options *options) {
   arguments.server.port = (int)arguments.port;
   arguments.server.max_body_bytes = (size_t)arguments.max_body_bytes;
   arguments.server.timeout_seconds = (unsigned)arguments.timeout;
+  arguments.server.header_timeout_seconds = arguments.header_timeout;
+  arguments.server.body_timeout_seconds = arguments.body_timeout;
+  /* 0 on the command line means no limit; 0 in the options means the default. */
+  if (arguments.request_timeout_given)
+    arguments.server.request_timeout_seconds = arguments.request_timeout > 0 ? arguments.request_timeout : -1.0;
+  arguments.server.connection_limit = (unsigned)arguments.max_connections;
+  if (arguments.per_client_given)
+    arguments.server.max_connections_per_client = arguments.per_client ? (int)arguments.per_client : -1;
   arguments.server.max_media_items = (unsigned)arguments.max_media_items;
+  arguments.server.max_audio_seconds = arguments.max_audio_seconds;
   arguments.server.shutdown_grace_seconds = (double)arguments.grace;
 
   vlm_engine_options engine_options = {.thread_count = options->thread_count,
@@ -112,14 +190,32 @@ int command_serve(int argc, char **argv, const global_options *options) {
                                        .decoding_prefill_chunk = arguments.decoding_prefill_chunk,
                                        .queue_limit = (int32_t)arguments.queue};
   int32_t slots = arguments.parallel ? (int32_t)arguments.parallel : 1;
-  vlm_status status = cli_open_backend(arguments.backend, arguments.model_dir, slots, arguments.context,
-                                       arguments.prefill_chunk, &engine_options.text_decoder,
-                                       &engine_options.image_encoder);
+  /* The model's files are checked first (configs, safetensors headers:
+   * quick), so a wrong --model fails before anything listens. Then the
+   * server binds, so that while the backend and engine open (on xla: the
+   * modules compile) the port answers liveness and a 503 "loading" rather
+   * than refusing. A signal meanwhile ends the process: nothing is in flight. */
+  vlm_model *model = NULL;
+  vlm_status status = vlm_model_open(arguments.model_dir, NULL, &model);
   if (status) return cli_report_status(status);
+  vlm_server *server = NULL;
+  status = vlm_server_start_loading(&arguments.server, &server);
+  if (status) {
+    vlm_model_release(model);
+    return cli_report_status(status);
+  }
+  status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk,
+                            &engine_options.text_decoder, &engine_options.image_encoder);
   vlm_engine *engine = NULL;
-  status = vlm_engine_open(arguments.model_dir, &engine_options, &engine);
-  if (status) return cli_report_status(status);
-  status = vlm_server_run(engine, &arguments.server);
+  if (!status) status = vlm_engine_open(model, &engine_options, &engine);
+  vlm_model_release(model); /* the engine holds its own reference */
+  if (!status) status = vlm_server_attach_engine(server, engine);
+  if (status) {
+    vlm_server_stop(server, 0);
+    vlm_engine_release(engine);
+    return cli_report_status(status);
+  }
+  status = vlm_server_run_started(server);
   vlm_engine_release(engine);
   if (status) return cli_report_status(status);
   return 0;

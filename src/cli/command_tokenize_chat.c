@@ -11,7 +11,7 @@
 static void print_chat_usage(FILE *out) {
   fprintf(out,
           "usage: vlm tokenize --model DIR --chat MESSAGES.json [--add-generation-prompt]\n"
-          "                    [--tools TOOLS.json]\n"
+          "                    [--tools TOOLS.json] [--ids]\n"
           "\n"
           "Renders the model's chat template (chat_template.jinja, chat_template.json or\n"
           "tokenizer_config.json) as Transformers' apply_chat_template does, and prints\n"
@@ -21,13 +21,37 @@ static void print_chat_usage(FILE *out) {
           "  --chat FILE              a JSON array of messages, or {\"messages\": [...],\n"
           "                           \"tools\": [...]}\n"
           "  --add-generation-prompt  end with the header of the assistant's reply\n"
-          "  --tools FILE             a JSON array of tool schemas\n");
+          "  --tools FILE             a JSON array of tool schemas\n"
+          "  --ids                    print the prompt's ids instead (a JSON array), as the\n"
+          "                           model's Transformers flow tokenizes it: multimodal\n"
+          "                           models through their processor (special tokens added\n"
+          "                           unless the prompt starts with bos_token), text-only\n"
+          "                           models through the tokenizer (none added); needs\n"
+          "                           DIR/config.json\n");
+}
+
+/* The ids the model is given for the rendered prompt, in its family's flow. */
+static vlm_status print_prompt_ids(const char *model_dir, const char *prompt, size_t length) {
+  vlm_prompt_flow flow;
+  vlm_tokenizer *tokenizer = NULL;
+  vlm_status status = vlm_model_prompt_flow(model_dir, &flow);
+  if (!status) status = vlm_tokenizer_create(model_dir, NULL, &tokenizer);
+  vlm_token_ids ids = {0};
+  if (!status) status = vlm_tokenizer_encode_chat(tokenizer, prompt, length, flow, &ids);
+  vlm_tokenizer_release(tokenizer);
+  if (!status) {
+    printf("[");
+    for (size_t i = 0; i < ids.count; i++) printf(i ? ", %d" : "%d", ids.ids[i]);
+    printf("]\n");
+  }
+  vlm_token_ids_release(&ids);
+  return status;
 }
 
 int command_tokenize_chat(int argc, char **argv, const global_options *options) {
   (void)options;
   const char *model_dir = NULL, *chat_path = NULL, *tools_path = NULL;
-  bool add_generation_prompt = false;
+  bool add_generation_prompt = false, print_ids = false;
   for (int i = 0; i < argc; i++) {
     const char *argument = argv[i];
     if (cli_is_help(argument)) {
@@ -39,6 +63,8 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options) 
       *target = argv[++i];
     } else if (!strcmp(argument, "--add-generation-prompt")) {
       add_generation_prompt = true;
+    } else if (!strcmp(argument, "--ids")) {
+      print_ids = true;
     } else if (i == 0 && !strcmp(argument, "tokenize")) {
       continue; /* called with the subcommand name still in argv */
     } else {
@@ -70,6 +96,11 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options) 
   free(messages);
   free(tools);
   if (status != VLM_OK) return cli_report_status(status);
+  if (print_ids) {
+    status = print_prompt_ids(model_dir, prompt, length);
+    free(prompt);
+    return status ? cli_report_status(status) : 0;
+  }
   bool written = fwrite(prompt, 1, length, stdout) == length && fflush(stdout) == 0;
   free(prompt);
   if (!written) {

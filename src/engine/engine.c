@@ -1,16 +1,19 @@
-/* The serving engine's public side: open/release, request preparation and
- * admission on the caller's thread, cancellation, drain and metrics.
- * Images are loaded in engine_images.c, the scheduler thread lives in
- * scheduler.c. */
+/* The serving engine's public side: open/release, audio loading, request
+ * preparation and admission on the caller's thread, cancellation, drain
+ * and metrics. Images are loaded in engine_images.c, the scheduler thread
+ * lives in scheduler.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "backends/cpu/cpu_modules.h"
 #include "core/checked.h"
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
 #include "models/family.h"
+#include "vlm/audio.h"
+#include "vlm/media.h"
 
 #define DEFAULT_MAX_TOKENS 256
 #define DEFAULT_QUEUE_LIMIT 64
@@ -37,29 +40,27 @@ void engine_histogram_observe(vlm_engine_histogram *histogram, double value) {
 /* generate() stops on generation_config's eos ids, which default to the
  * model config's. */
 static void collect_stop_tokens(vlm_engine *engine) {
-  const vlm_token_id_list *ids = &engine->generation.eos_token_ids;
-  if (!ids->count) ids = &engine->config.text.eos_token_ids;
+  const vlm_token_id_list *ids = &engine->model->generation.eos_token_ids;
+  if (!ids->count) ids = &engine->config->text.eos_token_ids;
   for (size_t i = 0; i < ids->count && engine->stop_token_count < ENGINE_MAX_STOP_TOKENS; i++)
     engine->stop_tokens[engine->stop_token_count++] = (int32_t)ids->ids[i];
 }
 
-static vlm_status open_text_side(vlm_engine *engine, const char *model_dir,
-                                 const vlm_engine_options *options) {
-  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, options->allocator, &engine->config));
-  engine->config_loaded = true;
+static vlm_status open_text_side(vlm_engine *engine, const vlm_engine_options *options) {
+  const char *model_dir = engine->model->directory;
   if (!engine->decoder) {
     vlm_text_model_options model_options = {.slot_count = engine->slot_count,
                                             .capacity = options->capacity,
                                             .prefill_chunk = options->prefill_chunk,
                                             .pool = engine->pool,
                                             .allocator = options->allocator};
-    VLM_RETURN_IF_ERROR(vlm_text_decoder_open_cpu(model_dir, &model_options, &engine->decoder));
+    VLM_RETURN_IF_ERROR(vlm_text_decoder_open_cpu(engine->model, &model_options, &engine->decoder));
   }
   int32_t decoder_slots = engine->decoder->operations->slot_count(engine->decoder->self);
   if (decoder_slots != engine->slot_count)
     return VLM_ERROR(INVALID_ARGUMENT, "the %s text decoder has %d slot(s) but the engine was asked for %d",
                      engine->decoder->operations->backend, decoder_slots, engine->slot_count);
-  VLM_RETURN_IF_ERROR(vlm_generation_config_load(model_dir, options->allocator, &engine->generation));
+  engine->decoder->operations->shape(engine->decoder->self, &engine->decoder_shape);
   vlm_tokenizer_options tokenizer_options = {.allocator = options->allocator};
   VLM_RETURN_IF_ERROR(vlm_tokenizer_create(model_dir, &tokenizer_options, &engine->tokenizer));
   vlm_status status = vlm_chat_template_load(model_dir, &engine->chat_template);
@@ -81,9 +82,16 @@ static void init_metrics(vlm_engine *engine) {
 }
 
 static vlm_status start_scheduler(vlm_engine *engine) {
+  size_t chunk = (size_t)engine->prefill_chunk;
   engine->slots = calloc((size_t)engine->slot_count, sizeof(*engine->slots));
   engine->logits = malloc((size_t)engine->slot_count * (size_t)engine->vocab_size * sizeof(float));
-  if (!engine->slots || !engine->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  engine->chunk_features = malloc(chunk * (size_t)engine->decoder_shape.hidden_size * sizeof(float));
+  engine->chunk_mask = malloc(chunk * sizeof(int32_t));
+  engine->chunk_tokens = malloc(chunk * sizeof(int32_t));
+  engine->chunk_positions = malloc(3 * chunk * sizeof(int64_t));
+  if (!engine->slots || !engine->logits || !engine->chunk_features || !engine->chunk_mask || !engine->chunk_tokens ||
+      !engine->chunk_positions)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int32_t i = 0; i < engine->slot_count; i++) engine->slots[i].index = i;
   if (pthread_create(&engine->thread, NULL, engine_scheduler_main, engine) != 0)
     return VLM_ERROR(RESOURCE_EXHAUSTED, "cannot start the scheduler thread");
@@ -91,25 +99,25 @@ static vlm_status start_scheduler(vlm_engine *engine) {
   return VLM_OK;
 }
 
-vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *options,
-                           vlm_engine **out_engine) {
+vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, vlm_engine **out_engine) {
   *out_engine = NULL;
   vlm_engine_options defaults = {0};
   if (!options) options = &defaults;
-  if (options->slot_count < 0 || options->queue_limit < 0) {
+  if (!model || options->slot_count < 0 || options->queue_limit < 0) {
     vlm_text_decoder_release(options->text_decoder);
-    vlm_image_encoder_release(options->image_encoder);
-    return VLM_ERROR(INVALID_ARGUMENT, "slot count and queue limit must not be negative");
+    vlm_media_encoder_release(options->image_encoder);
+    return VLM_ERROR(INVALID_ARGUMENT, model ? "slot count and queue limit must not be negative" : "no model");
   }
   vlm_engine *engine = calloc(1, sizeof(*engine));
   if (!engine) {
     vlm_text_decoder_release(options->text_decoder);
-    vlm_image_encoder_release(options->image_encoder);
+    vlm_media_encoder_release(options->image_encoder);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   engine->decoder = options->text_decoder; /* taken over from here on */
   engine->image_encoder = options->image_encoder;
-  engine->model_dir = strdup(model_dir);
+  engine->model = vlm_model_retain(model);
+  engine->config = &model->config;
   engine->allocator = options->allocator;
   engine->slot_count = options->slot_count ? options->slot_count : 1;
   engine->queue_limit = options->queue_limit ? options->queue_limit : DEFAULT_QUEUE_LIMIT;
@@ -123,11 +131,14 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
   pthread_cond_init(&engine->wake, NULL);
   pthread_cond_init(&engine->changed, NULL);
   vlm_status status = vlm_thread_pool_create(options->thread_count, options->allocator, &engine->pool);
-  if (!status) status = open_text_side(engine, model_dir, options);
+  if (!status) status = open_text_side(engine, options);
   if (!status) {
-    const vlm_family *family = vlm_family_find(engine->config.model_type);
-    engine->accepts_images = family && family->describe_vision;
-    engine->vocab_size = engine->decoder->operations->vocab_size(engine->decoder->self);
+    engine->accepts_images = model->family && model->family->image && model->has_processor;
+    int audio_rate = 0;
+    vlm_status audio = vlm_model_audio_sample_rate(model, &audio_rate);
+    engine->accepts_audio = audio == VLM_OK;
+    vlm_status_free(audio);
+    engine->vocab_size = engine->decoder_shape.vocab_size;
     engine->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : 512;
     engine->decoding_prefill_chunk = options->decoding_prefill_chunk > 0 ? options->decoding_prefill_chunk : 128;
     if (engine->decoding_prefill_chunk > engine->prefill_chunk) engine->decoding_prefill_chunk = engine->prefill_chunk;
@@ -135,7 +146,7 @@ vlm_status vlm_engine_open(const char *model_dir, const vlm_engine_options *opti
     init_metrics(engine);
     if (engine->accepts_images && !engine->image_encoder && strcmp(engine->decoder->operations->backend, "cpu") != 0)
       vlm_log(VLM_LOG_WARN, "%s: the vision encoder and projector run on the cpu backend (host fallback), "
-              "not on %s", model_dir, engine->decoder->operations->backend);
+              "not on %s", model->directory, engine->decoder->operations->backend);
     status = start_scheduler(engine);
   }
   if (status) {
@@ -157,31 +168,33 @@ void vlm_engine_release(vlm_engine *engine) {
   }
   free(engine->slots);
   free(engine->logits);
+  free(engine->chunk_features);
+  free(engine->chunk_mask);
+  free(engine->chunk_tokens);
+  free(engine->chunk_positions);
   vlm_chat_template_release(engine->chat_template);
   vlm_tokenizer_release(engine->tokenizer);
-  vlm_generation_config_release(&engine->generation);
   vlm_text_decoder_release(engine->decoder);
-  vlm_image_encoder_release(engine->image_encoder);
-  if (engine->config_loaded) vlm_model_config_release(&engine->config);
-  vlm_vision_model_release(engine->vision);
-  if (engine->processor_loaded) vlm_processor_config_release(&engine->processor);
+  vlm_media_encoder_release(engine->image_encoder);
+  vlm_media_encoder_release(engine->audio_encoder);
   vlm_thread_pool_release(engine->pool);
+  vlm_model_release(engine->model);
   pthread_mutex_destroy(&engine->image_mutex);
   pthread_cond_destroy(&engine->image_released);
   pthread_mutex_destroy(&engine->vision_mutex);
   pthread_mutex_destroy(&engine->mutex);
   pthread_cond_destroy(&engine->wake);
   pthread_cond_destroy(&engine->changed);
-  free(engine->model_dir);
   free(engine);
 }
 
 void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   memset(out_info, 0, sizeof(*out_info));
-  out_info->model_dir = engine->model_dir;
-  out_info->model_type = engine->config.model_type;
+  out_info->model_dir = engine->model->directory;
+  out_info->model_type = engine->config->model_type;
   out_info->backend = engine->decoder->operations->backend;
   out_info->accepts_images = engine->accepts_images;
+  out_info->accepts_audio = engine->accepts_audio;
   out_info->vision_backend = !engine->accepts_images ? NULL
                              : engine->image_encoder ? engine->image_encoder->operations->backend
                                                      : "cpu";
@@ -196,7 +209,7 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
 
 vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
   vlm_sampling_params params = vlm_sampling_params_greedy();
-  const vlm_generation_config *generation = &engine->generation;
+  const vlm_generation_config *generation = &engine->model->generation;
   if (generation->do_sample) {
     params.temperature = (float)generation->temperature;
     params.top_k = (int32_t)generation->top_k;
@@ -208,19 +221,88 @@ vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
 }
 
 int64_t vlm_engine_default_max_tokens(const vlm_engine *engine) {
-  return engine->generation.max_new_tokens ? engine->generation.max_new_tokens : DEFAULT_MAX_TOKENS;
+  return engine->model->generation.max_new_tokens ? engine->model->generation.max_new_tokens : DEFAULT_MAX_TOKENS;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Audio (callers' threads)                                               */
+/* ---------------------------------------------------------------------- */
+
+/* Why the model takes no audio (the family has no audio path, or no
+ * feature extractor vlm can run), naming the clip count. */
+static vlm_status refuse_audio(const vlm_engine *engine, int clip_count) {
+  int rate = 0;
+  vlm_status why = vlm_model_audio_sample_rate(engine->model, &rate);
+  if (!why) return VLM_ERROR(INTERNAL, "audio refused although the model takes it");
+  return vlm_status_annotate(why, "the request has %d audio clip(s)", clip_count);
+}
+
+/* The audio encoder, built with the first clip under the encoders' lock. */
+static vlm_status ensure_audio(vlm_engine *engine, int clip_count) {
+  if (!engine->accepts_audio) return refuse_audio(engine, clip_count);
+  pthread_mutex_lock(&engine->vision_mutex);
+  vlm_status status = VLM_OK;
+  if (!engine->audio_encoder) {
+    vlm_cpu_encoder_options options = {.pool = engine->pool};
+    status = vlm_media_encoder_open_cpu(engine->model, VLM_MEDIA_AUDIO, &options, &engine->audio_encoder);
+  }
+  pthread_mutex_unlock(&engine->vision_mutex);
+  return status;
+}
+
+static vlm_status load_audio(vlm_engine *engine, const uint8_t *data, size_t size, const char *path, const char *name,
+                             const vlm_audio_limits *limits, const void *cancel, vlm_loaded_audio *out_audio) {
+  memset(out_audio, 0, sizeof(*out_audio));
+  double start = engine_now_seconds();
+  const char *label = path ? path : name ? name : "audio";
+  if (!engine->accepts_audio) {
+    int rate = 0;
+    return vlm_status_annotate(vlm_model_audio_sample_rate(engine->model, &rate), "%s", label);
+  }
+  vlm_audio_decode_options options = {.cancel = cancel, .allocator = engine->allocator};
+  if (limits) options.limits = *limits;
+  int rate = 0;
+  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(engine->model, &rate));
+  options.sample_rate = rate;
+  vlm_audio audio;
+  VLM_RETURN_IF_ERROR(path ? vlm_audio_decode_file(path, &options, &audio)
+                           : vlm_audio_decode_memory(data, size, name, &options, &audio));
+  vlm_media_item *item = calloc(1, sizeof(*item));
+  vlm_status status = item ? vlm_model_audio_item(engine->model, &audio, engine->allocator, item)
+                           : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_audio_release(&audio);
+  if (status) {
+    free(item);
+    return vlm_status_annotate(status, "%s", label);
+  }
+  item->preprocess_seconds = engine_now_seconds() - start;
+  *out_audio = (vlm_loaded_audio){item, item->token_count, item->preprocess_seconds};
+  return VLM_OK;
+}
+
+vlm_status vlm_engine_load_audio_file(vlm_engine *engine, const char *path, const vlm_audio_limits *limits,
+                                      const void *cancel, vlm_loaded_audio *out_audio) {
+  return load_audio(engine, NULL, 0, path, NULL, limits, cancel, out_audio);
+}
+
+vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                                        const vlm_audio_limits *limits, const void *cancel,
+                                        vlm_loaded_audio *out_audio) {
+  return load_audio(engine, data, size, NULL, name, limits, cancel, out_audio);
+}
+
+void vlm_loaded_audio_release(vlm_loaded_audio *audio) { vlm_loaded_image_release(audio); }
 
 /* ---------------------------------------------------------------------- */
 /* Requests                                                                */
 /* ---------------------------------------------------------------------- */
 
 void engine_request_free(vlm_engine_request *request) {
-  for (int i = 0; i < request->image_count; i++) vlm_loaded_image_release(&request->images[i]);
-  free(request->images);
+  for (int i = 0; i < request->item_count; i++) vlm_media_item_release(&request->items[i]);
+  free(request->items);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
-  free(request->ids);
+  engine_prompt_release(&request->prompt);
   pthread_mutex_destroy(&request->callback_mutex);
   free(request);
 }
@@ -258,13 +340,18 @@ void vlm_engine_request_release(vlm_engine_request *request) {
   if (free_now) engine_request_free(request);
 }
 
+/* media_given: the request's images and clips are loaded (submit), or
+ * only counted (admission before decoding). */
 static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options,
-                                bool images_given) {
+                                bool media_given) {
   if (!options->messages_json == !options->raw_prompt)
     return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages or a raw prompt");
-  if (options->image_count < 0 || (options->image_count > 0 && !images_given))
+  if (options->image_count < 0 || (options->image_count > 0 && !options->images && !media_given))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none", options->image_count);
   if (options->image_count > 0 && !engine->accepts_images) return engine_refuse_images(engine, options->image_count);
+  if (options->audio_count < 0 || (options->audio_count > 0 && !options->audio && !media_given))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request names %d audio clip(s) but gives none", options->audio_count);
+  if (options->audio_count > 0 && !engine->accepts_audio) return refuse_audio(engine, options->audio_count);
   if (options->max_tokens < 0) return VLM_ERROR(INVALID_ARGUMENT, "max_tokens must not be negative");
   if (options->stop_count && !options->stop)
     return VLM_ERROR(INVALID_ARGUMENT, "the request names stop strings but gives none");
@@ -284,25 +371,32 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
   return vlm_sampling_params_validate(&options->sampling);
 }
 
-/* Prompt positions the request's images take once their placeholders are
- * expanded: the caller's counts (from the images' headers, before
- * decoding) or the vision model's for decoded images. */
-static vlm_status image_positions(vlm_engine *engine, const vlm_engine_request_options *options,
-                                  const int64_t *image_tokens, int64_t *out_positions) {
-  *out_positions = 0;
-  if (options->image_count <= 0) return VLM_OK;
-  VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, options->image_count));
-  for (int i = 0; i < options->image_count; i++) {
-    int64_t tokens = image_tokens ? image_tokens[i] : vlm_vision_model_tokens_per_image(engine->vision);
-    if (tokens <= 0) return VLM_ERROR(INVALID_ARGUMENT, "image %d takes %lld tokens", i, (long long)tokens);
-    if (!vlm_int64_add(*out_positions, tokens, out_positions))
-      return VLM_ERROR(OUT_OF_RANGE, "the images' token counts overflow");
+/* What the request's media take of the prompt: their placeholders in the
+ * text and the positions they expand to. Loaded items give their own
+ * counts; before decoding, the images' counts come from their headers
+ * (image_tokens) and each clip counts as its placeholder alone (a lower
+ * bound: the exact count is checked again at submit). */
+typedef struct media_positions {
+  int placeholders;
+  int64_t positions;
+} media_positions;
+
+static vlm_status count_media(const vlm_engine_request_options *options, const vlm_engine_request *request,
+                              const int64_t *image_tokens, media_positions *out) {
+  memset(out, 0, sizeof(*out));
+  int items = request ? request->item_count : options->image_count + options->audio_count;
+  for (int i = 0; i < items; i++) {
+    int64_t tokens = request ? request->items[i].token_count : i < options->image_count ? image_tokens[i] : 1;
+    if (tokens <= 0) return VLM_ERROR(INVALID_ARGUMENT, "media item %d takes %lld tokens", i, (long long)tokens);
+    if (!vlm_int64_add(out->positions, tokens, &out->positions))
+      return VLM_ERROR(OUT_OF_RANGE, "the media items' token counts overflow");
   }
+  out->placeholders = items;
   return VLM_OK;
 }
 
 /* The byte limit on the rendered (or raw) prompt, from what the capacity
- * leaves it. Refuses at once when max_tokens and the images alone do not
+ * leaves it. Refuses at once when max_tokens and the media alone do not
  * fit. With a tokenizer bound B (vlm_tokenizer_max_bytes_per_token) a
  * prompt of more than room x B bytes has more than room tokens: it cannot
  * fit, whatever the text. */
@@ -313,17 +407,17 @@ typedef struct prompt_budget {
   size_t bytes_per_token;
 } prompt_budget;
 
-static vlm_status plan_prompt_budget(const vlm_engine *engine, const vlm_engine_request *request,
-                                     int image_count, int64_t images, prompt_budget *out) {
+static vlm_status plan_prompt_budget(const vlm_engine *engine, int64_t max_tokens, const media_positions *media,
+                                     prompt_budget *out) {
   memset(out, 0, sizeof(*out));
   int64_t capacity = engine_decoder_capacity(engine), taken = 0;
-  if (!vlm_int64_add(request->max_tokens, images, &taken) || taken > capacity)
+  if (!vlm_int64_add(max_tokens, media->positions, &taken) || taken > capacity)
     return VLM_ERROR(OUT_OF_RANGE,
-                     "context length exceeded: max_tokens is %lld and the %d image(s) take %lld positions, over "
-                     "the capacity of %lld before the prompt's text",
-                     (long long)request->max_tokens, image_count, (long long)images, (long long)capacity);
-  /* Each image's placeholder is one token of the text. */
-  out->text_tokens = capacity - taken + image_count;
+                     "context length exceeded: max_tokens is %lld and the %d media item(s) take %lld positions, "
+                     "over the capacity of %lld before the prompt's text",
+                     (long long)max_tokens, media->placeholders, (long long)media->positions, (long long)capacity);
+  /* Each item's placeholder is one token of the text. */
+  out->text_tokens = capacity - taken + media->placeholders;
   out->bytes_per_token = vlm_tokenizer_max_bytes_per_token(engine->tokenizer);
   size_t limit = 0;
   if (out->bytes_per_token) {
@@ -350,62 +444,48 @@ static vlm_status prompt_too_long(const vlm_engine *engine, const prompt_budget 
   return VLM_ERROR(OUT_OF_RANGE, "the prompt is over the limit of %zu bytes", budget->max_bytes);
 }
 
-/* Chat template (or the raw prompt) -> ids, then placeholder expansion.
- * The prompt's bytes are bounded before it is tokenized, and rendering
- * stops as soon as the rendered prompt passes the bound. */
-static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_options *options,
-                                  const int64_t *image_tokens, vlm_engine_request *request) {
-  int64_t images = 0;
-  VLM_RETURN_IF_ERROR(image_positions(engine, options, image_tokens, &images));
+/* Chat template (or the raw prompt), placeholders expanded, tokenized,
+ * positions: engine/prompt.c. The prompt's bytes are bounded first, and
+ * rendering stops as soon as the rendered prompt passes the bound, so a
+ * prompt that cannot fit is never tokenized. Without `request` (admission
+ * before decoding) nothing is expanded: *out_prompt holds the text's ids,
+ * each placeholder one of them. */
+static vlm_status build_prompt(vlm_engine *engine, const vlm_engine_request_options *options, int64_t max_tokens,
+                               const vlm_engine_request *request, const media_positions *media,
+                               engine_prompt *out_prompt) {
   prompt_budget budget;
-  VLM_RETURN_IF_ERROR(plan_prompt_budget(engine, request, options->image_count, images, &budget));
-  char *rendered = NULL;
-  size_t rendered_length = 0;
-  bool templated = options->messages_json != NULL;
-  if (templated) {
-    if (!engine->chat_template)
-      return VLM_ERROR(FAILED_PRECONDITION,
-                       "%s has no chat template (tokenizer_config.json, chat_template.json or "
-                       "chat_template.jinja); send a raw prompt (/v1/completions) instead",
-                       engine->model_dir);
-    bool too_long = false;
-    vlm_chat_template_options template_options = {.add_generation_prompt = true,
-                                                  .max_prompt_bytes = budget.max_bytes,
-                                                  .prompt_limit_reached = &too_long};
-    vlm_status status = vlm_chat_template_render(engine->chat_template, options->messages_json,
-                                                 strlen(options->messages_json), &template_options,
-                                                 &rendered, &rendered_length);
-    if (status && too_long) {
-      vlm_status_free(status);
-      return prompt_too_long(engine, &budget);
-    }
-    VLM_RETURN_IF_ERROR(status);
-  } else if (strnlen(options->raw_prompt, budget.max_bytes + 1) > budget.max_bytes) {
+  VLM_RETURN_IF_ERROR(plan_prompt_budget(engine, max_tokens, media, &budget));
+  if (options->raw_prompt && strnlen(options->raw_prompt, budget.max_bytes + 1) > budget.max_bytes)
+    return prompt_too_long(engine, &budget);
+  bool too_long = false;
+  engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
+                                 .items = request ? request->items : NULL,
+                                 .item_count = request ? request->item_count : 0,
+                                 .max_prompt_bytes = budget.max_bytes, .prompt_limit_reached = &too_long,
+                                 .ids_only = request == NULL};
+  vlm_status status =
+      engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, out_prompt);
+  if (status && too_long) {
+    vlm_status_free(status);
     return prompt_too_long(engine, &budget);
   }
-  /* A rendered template already holds its special tokens (as
-   * apply_chat_template(tokenize=True) does); a raw prompt gets BOS etc. */
-  const char *text = templated ? rendered : options->raw_prompt;
-  vlm_token_ids ids = {0};
-  vlm_status status = vlm_tokenizer_encode(engine->tokenizer, text, templated ? rendered_length : strlen(text),
-                                           !templated, &ids);
-  free(rendered);
-  if (status) return status;
-  request->ids = ids.ids;
-  request->id_count = (int64_t)ids.count;
-  if (options->image_count == 0) return VLM_OK;
-  int32_t *expanded = NULL;
-  int64_t expanded_count = 0;
-  VLM_RETURN_IF_ERROR(vlm_vision_model_expand_placeholders(engine->vision, request->ids, request->id_count,
-                                                           options->image_count, &expanded, &expanded_count));
-  free(request->ids);
-  request->ids = expanded;
-  request->image_token_count = expanded_count - request->id_count + options->image_count;
-  request->id_count = expanded_count;
-  if (image_tokens) { /* admission before decoding: the images' own counts */
-    request->id_count += images - request->image_token_count;
-    request->image_token_count = images;
-  }
+  return status;
+}
+
+static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_options *options,
+                                  vlm_engine_request *request) {
+  media_positions media;
+  VLM_RETURN_IF_ERROR(count_media(options, request, NULL, &media));
+  if (options->image_count > 0) VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, options->image_count));
+  if (options->audio_count > 0) VLM_RETURN_IF_ERROR(ensure_audio(engine, options->audio_count));
+  VLM_RETURN_IF_ERROR(build_prompt(engine, options, request->max_tokens, request, &media, &request->prompt));
+  /* The scheduler encodes items in prompt order (images and clips may
+   * interleave there); each kind's keep their own order. */
+  vlm_media_item *ordered = request->item_count ? malloc((size_t)request->item_count * sizeof(*ordered)) : NULL;
+  if (request->item_count && !ordered) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int i = 0; i < request->item_count; i++) ordered[i] = request->items[request->prompt.item_order[i]];
+  if (ordered) memcpy(request->items, ordered, (size_t)request->item_count * sizeof(*ordered));
+  free(ordered);
   return VLM_OK;
 }
 
@@ -413,15 +493,15 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
  * (up to INT64_MAX from a request body), so the sum is checked: a wrapped
  * sum would admit the request, and the slot's completion buffer is sized
  * from max_tokens. */
-static vlm_status check_capacity(const vlm_engine *engine, const vlm_engine_request *request) {
+static vlm_status check_capacity(const vlm_engine *engine, int64_t prompt, int64_t max_tokens) {
   int64_t capacity = engine_decoder_capacity(engine);
   int64_t needed = 0;
-  if (vlm_int64_add(request->id_count, request->max_tokens, &needed) && needed <= capacity) return VLM_OK;
-  int64_t room = capacity - request->id_count;
+  if (vlm_int64_add(prompt, max_tokens, &needed) && needed <= capacity) return VLM_OK;
+  int64_t room = capacity - prompt;
   return VLM_ERROR(OUT_OF_RANGE,
                    "context length exceeded: the prompt has %lld tokens and max_tokens is %lld, over "
                    "the capacity of %lld (%lld tokens left for the completion)",
-                   (long long)request->id_count, (long long)request->max_tokens, (long long)capacity,
+                   (long long)prompt, (long long)max_tokens, (long long)capacity,
                    (long long)(room > 0 ? room : 0));
 }
 
@@ -435,22 +515,31 @@ static vlm_status copy_stop_strings(vlm_engine_request *request, const vlm_engin
   return VLM_OK;
 }
 
-/* Takes the caller's images whatever happens next. */
+/* Takes the caller's images and clips whatever happens next (their items
+ * move into the request, images first; the caller's entries are zeroed). */
 static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_request_options *options) {
   vlm_engine_request *request = calloc(1, sizeof(*request));
-  int count = options->image_count > 0 && options->images ? options->image_count : 0;
-  vlm_loaded_image *images = count ? calloc((size_t)count, sizeof(*images)) : NULL;
-  if (count && images) memcpy(images, options->images, (size_t)count * sizeof(*images));
-  if (count) memset(options->images, 0, (size_t)count * sizeof(*images));
-  if (!request || (count && !images)) {
-    for (int i = 0; images && i < count; i++) vlm_loaded_image_release(&images[i]);
-    free(images);
+  int images = options->image_count > 0 && options->images ? options->image_count : 0;
+  int clips = options->audio_count > 0 && options->audio ? options->audio_count : 0;
+  int count = images + clips;
+  vlm_media_item *items = count ? calloc((size_t)count, sizeof(*items)) : NULL;
+  bool complete = request && (!count || items);
+  for (int i = 0; i < count; i++) {
+    vlm_loaded_image *loaded = i < images ? &options->images[i] : &options->audio[i - images];
+    if (items && loaded->item) items[i] = *loaded->item;
+    else complete = false;
+    free(loaded->item);
+    memset(loaded, 0, sizeof(*loaded));
+  }
+  if (!complete) {
+    for (int i = 0; items && i < count; i++) vlm_media_item_release(&items[i]);
+    free(items);
     free(request);
     return NULL;
   }
   request->engine = engine;
-  request->images = images;
-  request->image_count = count;
+  request->items = items;
+  request->item_count = count;
   atomic_init(&request->cancel_requested, false);
   pthread_mutex_init(&request->callback_mutex, NULL);
   return request;
@@ -494,7 +583,9 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   vlm_engine_request *request = request_create(engine, options);
   if (!request) {
     count_rejection(engine);
-    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    return (options->image_count > 0 && options->images) || (options->audio_count > 0 && options->audio)
+               ? VLM_ERROR(INVALID_ARGUMENT, "a media item of the request was not loaded (or out of memory)")
+               : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   request->callback = callback;
   request->context = context;
@@ -503,11 +594,11 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   request->logprobs = options->logprobs;
   request->submit_time = start;
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
-  if (!status) status = check_options(engine, options, options->images != NULL);
+  if (!status) status = check_options(engine, options, false);
   if (!status) status = copy_stop_strings(request, options);
-  if (!status) status = tokenize_prompt(engine, options, NULL, request);
-  if (!status) status = check_capacity(engine, request);
-  for (int i = 0; i < request->image_count; i++) request->preprocess_seconds += request->images[i].preprocess_seconds;
+  if (!status) status = tokenize_prompt(engine, options, request);
+  if (!status) status = check_capacity(engine, request->prompt.count, request->max_tokens);
+  for (int i = 0; i < request->item_count; i++) request->preprocess_seconds += request->items[i].preprocess_seconds;
   request->preprocess_seconds += engine_now_seconds() - start;
   request->caller_released = false;
   if (!status) status = enqueue(engine, request);
@@ -520,6 +611,18 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   return VLM_OK;
 }
 
+/* Counts each image placeholder among the text's ids (each one token, as
+ * the tokenizer keeps an added token whole): the same check expansion
+ * makes on the text, without the items. */
+static vlm_status count_image_placeholders(const vlm_engine *engine, const engine_prompt *prompt, int images) {
+  if (images <= 0) return VLM_OK;
+  int64_t id = engine->model->family->image->placeholder_token(engine->config), found = 0;
+  for (int64_t i = 0; i < prompt->count; i++) found += prompt->ids[i] == id;
+  if (found == images) return VLM_OK;
+  return VLM_ERROR(INVALID_ARGUMENT, "the prompt has %lld image placeholder(s) (token %lld) but the request has %d "
+                   "image(s)", (long long)found, (long long)id, images);
+}
+
 vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_request_options *options,
                                       const int64_t *image_tokens) {
   pthread_mutex_lock(&engine->mutex);
@@ -528,11 +631,17 @@ vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_reque
   if (!status && options->image_count > 0 && !image_tokens)
     status = VLM_ERROR(INVALID_ARGUMENT, "admission for %d image(s) needs their token counts", options->image_count);
   if (!status) status = check_options(engine, options, true);
-  vlm_engine_request request = {.engine = engine};
-  request.max_tokens = options->max_tokens ? options->max_tokens : vlm_engine_default_max_tokens(engine);
-  if (!status) status = tokenize_prompt(engine, options, image_tokens, &request);
-  if (!status) status = check_capacity(engine, &request);
-  free(request.ids);
+  int64_t max_tokens = options->max_tokens ? options->max_tokens : vlm_engine_default_max_tokens(engine);
+  media_positions media = {0};
+  engine_prompt prompt = {0};
+  if (!status) status = count_media(options, NULL, image_tokens, &media);
+  if (!status) status = build_prompt(engine, options, max_tokens, NULL, &media, &prompt);
+  if (!status) status = count_image_placeholders(engine, &prompt, options->image_count);
+  int64_t total = 0;
+  if (!status && !vlm_int64_add(prompt.count - media.placeholders, media.positions, &total))
+    status = VLM_ERROR(OUT_OF_RANGE, "the prompt's token count overflows");
+  if (!status) status = check_capacity(engine, total, max_tokens);
+  engine_prompt_release(&prompt);
   if (status) count_rejection(engine);
   return status;
 }

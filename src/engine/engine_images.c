@@ -15,46 +15,40 @@
 #include <string.h>
 #include <time.h>
 
+#include "backends/cpu/cpu_modules.h"
 #include "core/checked.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
 #include "io/file.h"
-#include "media/image_processor_clip.h"
+#include "media/media_item.h"
+#include "models/family.h"
 #include "vlm/media.h"
 
 vlm_status engine_refuse_images(const vlm_engine *engine, int image_count) {
+  if (engine->model->family && engine->model->family->image && !engine->model->has_processor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s has no preprocessor_config.json or processor_config.json: its images "
+                     "cannot be processed; the request has %d image(s)",
+                     engine->model->directory, image_count);
   return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no image input; the request has %d image(s)",
-                   engine->config.model_type, image_count);
+                   engine->config->model_type, image_count);
 }
 
-/* Opens the vision side and the processor config once, under its lock. */
+/* The image encoder: the one given at open, or the cpu backend's, built
+ * with the first image, under its lock. */
 vlm_status engine_ensure_vision(vlm_engine *engine, int image_count) {
   if (!engine->accepts_images) return engine_refuse_images(engine, image_count);
   pthread_mutex_lock(&engine->vision_mutex);
   vlm_status status = VLM_OK;
-  if (!engine->vision) {
-    vlm_vision_model_options options = {.pool = engine->pool, .allocator = engine->allocator};
-    status = vlm_vision_model_open(engine->model_dir, &options, &engine->vision);
-    if (vlm_status_code_of(status) == VLM_STATUS_UNIMPLEMENTED) {
-      vlm_status_free(status);
-      status = engine_refuse_images(engine, image_count);
-    }
+  if (!engine->image_encoder) {
+    vlm_cpu_encoder_options options = {.pool = engine->pool};
+    status = vlm_media_encoder_open_cpu(engine->model, VLM_MEDIA_IMAGE, &options, &engine->image_encoder);
   }
-  if (!status && engine->image_encoder) { /* its rows replace the placeholders the cpu side expands */
-    const vlm_image_encoder_operations *encoder = engine->image_encoder->operations;
-    int64_t rows = encoder->tokens_per_image(engine->image_encoder->self);
-    int64_t width = encoder->output_width(engine->image_encoder->self);
-    if (rows != vlm_vision_model_tokens_per_image(engine->vision) ||
-        width != vlm_vision_model_output_width(engine->vision))
-      status = VLM_ERROR(INTERNAL, "the %s image encoder gives %lld x %lld rows per image, the model expects "
-                         "%lld x %lld", encoder->backend, (long long)rows, (long long)width,
-                         (long long)vlm_vision_model_tokens_per_image(engine->vision),
-                         (long long)vlm_vision_model_output_width(engine->vision));
-  }
-  if (!status && !engine->processor_loaded) {
-    status = vlm_processor_config_load(engine->model_dir, engine->allocator, &engine->processor);
-    engine->processor_loaded = status == VLM_OK;
-  }
+  if (!status && engine->image_encoder->operations->output_width(engine->image_encoder->self) !=
+                     engine->decoder_shape.hidden_size)
+    status = VLM_ERROR(INTERNAL, "the %s image encoder gives %lld-wide features, the text decoder takes %lld",
+                       engine->image_encoder->operations->backend,
+                       (long long)engine->image_encoder->operations->output_width(engine->image_encoder->self),
+                       (long long)engine->decoder_shape.hidden_size);
   pthread_mutex_unlock(&engine->vision_mutex);
   return status;
 }
@@ -63,30 +57,38 @@ vlm_status engine_ensure_vision(vlm_engine *engine, int image_count) {
 /* Headers and token counts                                                */
 /* ---------------------------------------------------------------------- */
 
+/* A header's token count needs only the model's configs: neither the
+ * encoder nor any weights are touched before admission. */
 vlm_status vlm_engine_image_tokens(vlm_engine *engine, int64_t width, int64_t height, int64_t *out_tokens) {
   *out_tokens = 0;
-  VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, 1));
-  if (width <= 0 || height <= 0)
-    return VLM_ERROR(INVALID_ARGUMENT, "an image of %lldx%lld pixels", (long long)width, (long long)height);
-  *out_tokens = vlm_vision_model_image_tokens(engine->vision, width, height);
-  return VLM_OK;
+  if (!engine->accepts_images) return engine_refuse_images(engine, 1);
+  return vlm_model_image_tokens(engine->model, width, height, out_tokens);
 }
 
 vlm_status vlm_engine_read_image_header(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
                                         vlm_engine_image_header *out) {
   memset(out, 0, sizeof(*out));
-  VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, 1));
+  if (!engine->accepts_images) return engine_refuse_images(engine, 1);
   vlm_image_header header;
   VLM_RETURN_IF_ERROR(vlm_image_read_header(data, size, name, NULL, &header));
   out->width = header.width;
   out->height = header.height;
   out->decode_bytes = header.decode_bytes;
-  return vlm_engine_image_tokens(engine, header.width, header.height, &out->tokens);
+  vlm_status status = vlm_engine_image_tokens(engine, header.width, header.height, &out->tokens);
+  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
+    /* The processor needs the pixels to tell (a shortest-edge resize
+     * without a crop): its placeholder's one token is a lower bound, so
+     * admission stays sound and submit checks the exact count. */
+    vlm_status_free(status);
+    out->tokens = 1;
+    return VLM_OK;
+  }
+  return vlm_status_annotate(status, "%s", name ? name : "image");
 }
 
 vlm_status vlm_engine_read_image_header_file(vlm_engine *engine, const char *path, vlm_engine_image_header *out) {
   memset(out, 0, sizeof(*out));
-  VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, 1));
+  if (!engine->accepts_images) return engine_refuse_images(engine, 1);
   const char *slash = strrchr(path, '/');
   char *data = NULL;
   size_t size = 0;
@@ -161,35 +163,32 @@ uint64_t engine_image_bytes_peak(vlm_engine *engine) {
 /* Decoding and preprocessing                                              */
 /* ---------------------------------------------------------------------- */
 
-static vlm_status preprocess_image(vlm_engine *engine, const vlm_image *image, const char *name,
-                                   vlm_loaded_image *out_image) {
-  const char *type = engine->processor.image_processor_type;
-  if (!type || strcmp(type, "CLIPImageProcessor") != 0)
-    return VLM_ERROR(UNIMPLEMENTED, "%s: image processor '%s' is not supported yet", engine->model_dir,
-                     type ? type : "(none)");
-  vlm_tensor pixels;
-  vlm_status status = vlm_clip_preprocess(&engine->processor, image, VLM_CLIP_TORCHVISION,
-                                          engine->allocator, &pixels);
-  if (status) return vlm_status_annotate(status, "%s", name);
-  out_image->owned_values = pixels.data;
-  out_image->allocator = engine->allocator;
-  out_image->pixel_values = (vlm_pixel_values){pixels.data, pixels.shape[0], pixels.shape[1],
-                                               pixels.shape[2]};
+/* The model's image processor (the registry's class) into a media item. */
+static vlm_status finish_loaded_image(vlm_engine *engine, const vlm_image *image, const char *name, double start,
+                                      vlm_loaded_image *out_image) {
+  vlm_media_item *item = calloc(1, sizeof(*item));
+  if (!item) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status status = vlm_status_annotate(vlm_model_image_item(engine->model, image, engine->allocator, item), "%s",
+                                          name);
+  if (status) {
+    free(item);
+    return status;
+  }
+  item->preprocess_seconds = engine_now_seconds() - start;
+  *out_image = (vlm_loaded_image){item, item->token_count, item->preprocess_seconds};
   return VLM_OK;
 }
 
-vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data, size_t size,
-                                        const char *name, const void *cancel,
-                                        vlm_loaded_image *out_image) {
-  memset(out_image, 0, sizeof(*out_image));
-  double start = engine_now_seconds();
-  if (!name) name = "image";
+/* The header first (limits, and what the decode will hold), a
+ * reservation of that much in the budget, then the decode. */
+static vlm_status load_image(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                             const void *cancel, double start, vlm_loaded_image *out_image) {
   VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, 1));
-  /* The header first: limits, and what the decode will hold. */
   vlm_image_header header;
   VLM_RETURN_IF_ERROR(vlm_image_read_header(data, size, name, NULL, &header));
-  uint64_t rotated_copy = 0, needed = 0, reserved = 0;
-  if (__builtin_mul_overflow((uint64_t)header.width * (uint64_t)header.height, 3u, &rotated_copy) ||
+  uint64_t pixels = 0, rotated_copy = 0, needed = 0, reserved = 0;
+  if (__builtin_mul_overflow((uint64_t)header.width, (uint64_t)header.height, &pixels) ||
+      __builtin_mul_overflow(pixels, 3u, &rotated_copy) ||
       __builtin_add_overflow(header.decode_bytes, rotated_copy, &needed))
     needed = UINT64_MAX;
   VLM_RETURN_IF_ERROR(engine_reserve_image_memory(engine, needed, cancel, name, &reserved));
@@ -197,25 +196,39 @@ vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data,
   vlm_image image;
   vlm_status status = vlm_image_decode_memory(data, size, name, &options, &image);
   if (!status) {
-    status = preprocess_image(engine, &image, name, out_image);
+    status = finish_loaded_image(engine, &image, name, start, out_image);
     vlm_image_release(&image);
   }
   engine_release_image_memory(engine, reserved);
-  out_image->preprocess_seconds = engine_now_seconds() - start;
   return status;
+}
+
+vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data, size_t size,
+                                        const char *name, const void *cancel,
+                                        vlm_loaded_image *out_image) {
+  memset(out_image, 0, sizeof(*out_image));
+  return load_image(engine, data, size, name ? name : "image", cancel, engine_now_seconds(), out_image);
 }
 
 vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, const void *cancel,
                                       vlm_loaded_image *out_image) {
   memset(out_image, 0, sizeof(*out_image));
+  double start = engine_now_seconds();
   VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, 1));
   const char *slash = strrchr(path, '/');
   char *data = NULL;
   size_t size = 0;
   /* vlm_file_read_all refuses an oversized file from its size, unread. */
   VLM_RETURN_IF_ERROR(vlm_file_read_all(path, VLM_MEDIA_DEFAULT_MAX_ENCODED_BYTES, &data, &size));
-  vlm_status status = vlm_engine_load_image_memory(engine, (const uint8_t *)data, size, slash ? slash + 1 : path,
-                                                   cancel, out_image);
+  vlm_status status = load_image(engine, (const uint8_t *)data, size, slash ? slash + 1 : path, cancel, start,
+                                 out_image);
   free(data);
   return status;
+}
+
+void vlm_loaded_image_release(vlm_loaded_image *image) {
+  if (!image) return;
+  vlm_media_item_release(image->item);
+  free(image->item);
+  memset(image, 0, sizeof(*image));
 }

@@ -10,13 +10,13 @@
 #include <stdint.h>
 
 #include "core/thread_pool.h"
+#include "engine/prompt.h"
 #include "engine/sampling.h"
-#include "engine/image_encoder.h"
-#include "engine/text_decoder.h"
-#include "engine/text_model.h"
-#include "engine/vision_model.h"
 #include "io/config.h"
 #include "io/json.h"
+#include "media/media_item.h"
+#include "models/model.h"
+#include "models/modules.h"
 #include "vlm/chat_template.h"
 #include "vlm/engine.h"
 #include "vlm/tokenizer.h"
@@ -36,11 +36,9 @@ struct vlm_engine_request {
   bool caller_released;
   bool engine_done;               /* FINISH delivered (or suppressed) */
   /* Prepared by submit, read-only afterwards. */
-  int32_t *ids;                   /* expanded prompt */
-  int64_t id_count;
-  int64_t image_token_count;
-  vlm_loaded_image *images;
-  int image_count;
+  engine_prompt prompt;           /* expanded ids, positions, where features go */
+  vlm_media_item *items;          /* in the order of their placeholders */
+  int item_count;
   int64_t max_tokens;
   vlm_sampling_params sampling;
   bool logprobs;
@@ -64,10 +62,10 @@ typedef struct engine_slot {
   vlm_engine_request *request;
   uint64_t admission_order;       /* prefill goes oldest first */
   bool started;                   /* sampler etc. created */
-  int images_encoded;
-  float *features;                /* [images x tokens_per_image, hidden] while encoding */
+  int items_encoded;
+  float *features;                /* [feature rows of every item, hidden], filled item by item */
+  int64_t features_used;          /* feature rows already fed to prefill */
   int64_t prefilled_rows;
-  float *embeddings;              /* [id_count, hidden] for requests with images */
   vlm_sampler *sampler;
   vlm_detokenizer *detokenizer;
   vlm_stop_matcher *stop_matcher;
@@ -81,30 +79,29 @@ typedef struct engine_slot {
 } engine_slot;
 
 struct vlm_engine {
-  char *model_dir;
+  vlm_model *model;                   /* retained; config, family, weights */
+  const vlm_model_config *config;     /* &model->config */
   const vlm_allocator *allocator;
   vlm_thread_pool *pool;
-  vlm_model_config config;
-  bool config_loaded;
   vlm_text_decoder *decoder;          /* the backend running the text decoder */
-  vlm_image_encoder *image_encoder;   /* NULL: the cpu vision model encodes */
+  vlm_text_decoder_shape decoder_shape;
   vlm_tokenizer *tokenizer;
   vlm_chat_template *chat_template;   /* NULL: raw prompts only */
-  vlm_generation_config generation;
   int32_t stop_tokens[ENGINE_MAX_STOP_TOKENS];
   int stop_token_count;
-  bool accepts_images;
+  bool accepts_images;                /* the family has an image path */
+  bool accepts_audio;                 /* the family has an audio path and a feature extractor */
   int64_t vocab_size;
   int64_t prefill_chunk;
   int64_t decoding_prefill_chunk; /* while another slot decodes */
   int32_t queue_limit;
 
-  /* The vision side opens with the first image (text-only use never maps
-   * it); load_image runs on callers' threads, hence its own lock. */
+  /* The image encoder: given at open, or the cpu backend's, opened with
+   * the first image (text-only use never builds it). load_image runs on
+   * callers' threads, hence its own lock. */
   pthread_mutex_t vision_mutex;
-  vlm_vision_model *vision;
-  vlm_processor_config processor;
-  bool processor_loaded;
+  vlm_media_encoder *image_encoder;
+  vlm_media_encoder *audio_encoder;   /* under vision_mutex too; built with the first clip */
 
   /* Image decoding across callers (engine_images.c): bytes reserved from
    * headers, within image_memory_budget, under image_mutex. */
@@ -134,6 +131,10 @@ struct vlm_engine {
   int32_t slot_count;
   uint64_t next_admission;
   float *logits;                      /* [slot_count, vocab] */
+  /* One prefill chunk's feature rows, mask and positions (scheduler only). */
+  float *chunk_features;              /* [prefill_chunk, hidden] */
+  int32_t *chunk_mask, *chunk_tokens; /* [prefill_chunk] */
+  int64_t *chunk_positions;           /* [3, prefill_chunk] */
 };
 
 double engine_now_seconds(void);
@@ -149,7 +150,7 @@ void engine_release_image_memory(vlm_engine *engine, uint64_t reserved);
 /* The most image bytes ever reserved at once (tests). */
 uint64_t engine_image_bytes_peak(vlm_engine *engine);
 static inline int64_t engine_decoder_capacity(const vlm_engine *engine) {
-  return engine->decoder->operations->capacity(engine->decoder->self);
+  return engine->decoder_shape.capacity;
 }
 static inline int64_t engine_decoder_slot_length(const vlm_engine *engine, int32_t slot) {
   return engine->decoder->operations->slot_length(engine->decoder->self, slot);

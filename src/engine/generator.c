@@ -9,16 +9,16 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "engine/image_encoder.h"
-#include "engine/text_decoder.h"
 #include "io/json.h"
+#include "models/modules.h"
 #include "vlm/engine.h"
 
 struct vlm_generator {
   vlm_engine *engine;
+  vlm_audio_limits audio_limits;
 };
 
-vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options *options,
+vlm_status vlm_generator_open(vlm_model *model, const vlm_generator_options *options,
                               vlm_generator **out_generator) {
   *out_generator = NULL;
   vlm_generator_options defaults = {0};
@@ -26,7 +26,7 @@ vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options
   vlm_generator *generator = calloc(1, sizeof(*generator));
   if (!generator) {
     vlm_text_decoder_release(options->text_decoder);
-    vlm_image_encoder_release(options->image_encoder);
+    vlm_media_encoder_release(options->image_encoder);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   vlm_engine_options engine_options = {.thread_count = options->thread_count, .slot_count = 1,
@@ -35,7 +35,8 @@ vlm_status vlm_generator_open(const char *model_dir, const vlm_generator_options
                                        .allocator = options->allocator,
                                        .text_decoder = options->text_decoder,
                                        .image_encoder = options->image_encoder};
-  vlm_status status = vlm_engine_open(model_dir, &engine_options, &generator->engine);
+  generator->audio_limits = (vlm_audio_limits){.max_seconds = options->max_audio_seconds};
+  vlm_status status = vlm_engine_open(model, &engine_options, &generator->engine);
   if (status) {
     free(generator);
     return status;
@@ -67,18 +68,17 @@ vlm_status vlm_generator_image_tokens(vlm_generator *generator, const char *path
   return VLM_OK;
 }
 
-void vlm_loaded_image_release(vlm_loaded_image *image) {
-  if (!image) return;
-  vlm_release(image->allocator, image->owned_values);
-  memset(image, 0, sizeof(*image));
+vlm_status vlm_generator_load_audio(vlm_generator *generator, const char *path, vlm_loaded_audio *out_audio) {
+  return vlm_engine_load_audio_file(generator->engine, path, &generator->audio_limits, NULL, out_audio);
 }
 
 /* ---------------------------------------------------------------------- */
 
 /* The request as chat messages in Transformers' format: an optional system
- * message, then the user's, with one image part per image before the text
- * (as the oracle's messages; the template decides where they render --
- * LLaVA's puts every image before the text). */
+ * message, then the user's, with one image part per image and then one
+ * audio part per clip before the text (as the oracle's messages; the
+ * template decides where they render -- LLaVA's puts every image before
+ * the text). */
 static char *build_messages(const vlm_generation_request *request) {
   vlm_string_builder messages = {0};
   vlm_sb_append_literal(&messages, "[");
@@ -88,9 +88,10 @@ static char *build_messages(const vlm_generation_request *request) {
     vlm_sb_append_literal(&messages, "},");
   }
   vlm_sb_append_literal(&messages, "{\"role\":\"user\",\"content\":");
-  if (request->image_count > 0) {
+  if (request->image_count > 0 || request->audio_count > 0) {
     vlm_sb_append_literal(&messages, "[");
     for (int i = 0; i < request->image_count; i++) vlm_sb_append_literal(&messages, "{\"type\":\"image\"},");
+    for (int i = 0; i < request->audio_count; i++) vlm_sb_append_literal(&messages, "{\"type\":\"audio\"},");
     vlm_sb_append_literal(&messages, "{\"type\":\"text\",\"text\":");
     vlm_sb_append_json_string(&messages, request->prompt, strlen(request->prompt));
     vlm_sb_append_literal(&messages, "}]");
@@ -101,14 +102,15 @@ static char *build_messages(const vlm_generation_request *request) {
   return vlm_sb_finish(&messages);
 }
 
-static vlm_status check_request(const vlm_generation_request *request, bool images_given) {
+/* media_given: the images and clips are loaded (vlm_generate), or only
+ * counted (vlm_generator_check). */
+static vlm_status check_request(const vlm_generation_request *request, bool media_given) {
   if (!request->prompt) return VLM_ERROR(INVALID_ARGUMENT, "the request has no prompt");
-  if (request->image_count < 0 || (request->image_count > 0 && !images_given))
-    return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives no pixel values",
+  if (request->image_count < 0 || (request->image_count > 0 && !request->images && !media_given))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none",
                      request->image_count);
-  if (request->audio_count > 0)
-    return VLM_ERROR(UNIMPLEMENTED, "audio input is not supported yet; the request has %d clip(s)",
-                     request->audio_count);
+  if (request->audio_count < 0 || (request->audio_count > 0 && !request->audio && !media_given))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request names %d audio clip(s) but gives none", request->audio_count);
   return VLM_OK;
 }
 
@@ -164,20 +166,18 @@ static void on_event(void *context, const vlm_engine_event *event) {
 vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *request,
                         vlm_generation_result *out_result) {
   memset(out_result, 0, sizeof(*out_result));
-  VLM_RETURN_IF_ERROR(check_request(request, request->images != NULL));
-  char *messages = request->raw_prompt ? NULL : build_messages(request);
-  if (!request->raw_prompt && !messages) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  /* The caller keeps its pixel values: the engine gets borrowed views
-   * (owned_values NULL, so nothing is freed twice). */
-  vlm_loaded_image *images = request->image_count ? calloc((size_t)request->image_count, sizeof(*images)) : NULL;
-  if (request->image_count && !images) {
-    free(messages);
-    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status checked = check_request(request, false);
+  char *messages = checked || request->raw_prompt ? NULL : build_messages(request);
+  if (!checked && !request->raw_prompt && !messages) checked = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (checked) { /* the images and clips are ours to free whatever happens */
+    for (int i = 0; request->images && i < request->image_count; i++) vlm_loaded_image_release(&request->images[i]);
+    for (int i = 0; request->audio && i < request->audio_count; i++) vlm_loaded_audio_release(&request->audio[i]);
+    return checked;
   }
-  for (int i = 0; i < request->image_count; i++) images[i].pixel_values = request->images[i];
   vlm_engine_request_options options = {.messages_json = messages,
                                         .raw_prompt = request->raw_prompt ? request->prompt : NULL,
-                                        .images = images, .image_count = request->image_count,
+                                        .images = request->images, .image_count = request->image_count,
+                                        .audio = request->audio, .audio_count = request->audio_count,
                                         .max_tokens = request->max_tokens, .sampling = request->sampling,
                                         .stop = request->stop, .stop_count = request->stop_count};
   generation_wait wait = {.request = request, .result = out_result};
@@ -186,7 +186,6 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
   vlm_engine_request *handle = NULL;
   vlm_status status = vlm_engine_submit(generator->engine, &options, on_event, &wait, &handle);
   free(messages);
-  free(images);
   if (!status) {
     pthread_mutex_lock(&wait.mutex);
     while (!wait.finished) pthread_cond_wait(&wait.finished_signal, &wait.mutex);
@@ -208,6 +207,7 @@ vlm_status vlm_generator_check(vlm_generator *generator, const vlm_generation_re
   vlm_engine_request_options options = {.messages_json = messages,
                                         .raw_prompt = request->raw_prompt ? request->prompt : NULL,
                                         .image_count = request->image_count,
+                                        .audio_count = request->audio_count,
                                         .max_tokens = request->max_tokens, .sampling = request->sampling,
                                         .stop = request->stop, .stop_count = request->stop_count};
   vlm_status status = vlm_engine_check_admission(generator->engine, &options, image_tokens);

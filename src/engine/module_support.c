@@ -5,74 +5,81 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu_graph.h"
 #include "backends/xla/stablehlo_emitter.h"
-#include "backends/xla/stablehlo_vision.h"
+#include "backends/xla/stablehlo_encoder.h"
 #include "core/status.h"
+#include "models/decoder.h"
 #include "models/family.h"
 
-/* The emit the xla backend would run, at a small geometry (what it can
- * lower does not depend on capacity or slots). */
-static void check_xla_decoder(const char *model_dir, bool *out_supported, char *reason, size_t size) {
-  vlm_xla_text_decoder model;
-  vlm_status status = vlm_xla_text_decoder_open(model_dir, &model);
-  if (!status) {
-    vlm_stablehlo_options geometry = {.slot_count = 1, .capacity = 16, .prefill_chunk = 8};
-    char *module = NULL;
-    vlm_xla_key key;
-    status = vlm_stablehlo_emit_text_decoder(&model, &geometry, &module, &key);
-    free(module);
-    vlm_xla_text_decoder_release(&model);
-  }
-  *out_supported = status == VLM_OK;
+typedef vlm_status (*support_fn)(const vlm_graph *graph);
+
+static void record(vlm_status status, bool *out, char *reason, size_t size) {
+  *out = status == VLM_OK;
   snprintf(reason, size, "%s", status ? vlm_status_message(status) : "");
   vlm_status_free(status);
 }
 
-/* The emit the xla backend runs for the vision module. */
-static void check_xla_vision(const char *model_dir, bool *out_supported, char *reason, size_t size) {
-  vlm_xla_vision_encoder *model = calloc(1, sizeof(*model)); /* not moved once open */
-  vlm_status status = model ? vlm_xla_vision_encoder_open(model_dir, model)
-                            : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  if (!status) {
-    vlm_stablehlo_vision_options options = {.images_per_call = 1};
-    char *module = NULL;
-    vlm_xla_key key;
-    status = vlm_stablehlo_emit_vision_encoder(model, &options, &module, &key);
-    free(module);
-    vlm_xla_vision_encoder_release(model);
-  }
-  free(model);
-  *out_supported = status == VLM_OK;
-  snprintf(reason, size, "%s", status ? vlm_status_message(status) : "");
-  vlm_status_free(status);
+/* The decoder graph of one contract at a small geometry. */
+static vlm_status decoder_graph(const vlm_model *model, const char *module, vlm_graph *graph) {
+  VLM_RETURN_IF_ERROR(vlm_model_require_family(model, "the text decoder"));
+  if (!model->family->describe_decoder)
+    return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' has no decoder graph yet", model->config.model_type);
+  vlm_decoder_description description;
+  model->family->describe_decoder(&model->config, &description);
+  const int32_t rows[2] = {0, 1};
+  bool prefill = strcmp(module, "decode") != 0;
+  vlm_decoder_step step = {.row_count = 2, .with_features = strcmp(module, "embeddings_prefill") == 0,
+                           .logit_rows = rows + (prefill ? 1 : 0), .logit_row_count = prefill ? 1 : 2};
+  graph->ropes[0] = NULL;
+  return vlm_build_decoder_graph(&description, &step, graph);
 }
 
-vlm_status vlm_module_support_check(const char *model_dir, vlm_module_support *out, int *out_count) {
+static void check_module(const vlm_model *model, vlm_module_support *entry) {
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  vlm_status built;
+  vlm_xla_encoder_function encoder;
+  bool is_encoder = strcmp(entry->module, "image_encoder") == 0;
+  if (is_encoder) {
+    int64_t buckets[VLM_XLA_MAX_ENCODER_BUCKETS], fixed = -1;
+    int count = vlm_xla_encoder_buckets(model, buckets, VLM_XLA_MAX_ENCODER_BUCKETS, &fixed);
+    int64_t rows = count ? buckets[0] : fixed;
+    built = rows > 0 ? vlm_xla_encoder_function_build(model, rows, &encoder)
+                     : VLM_ERROR(UNIMPLEMENTED, "the family's encoder has no row buckets");
+    if (built && rows > 0) vlm_xla_encoder_function_release(&encoder);
+  } else {
+    built = decoder_graph(model, entry->module, &graph);
+  }
+  const vlm_graph *subject = is_encoder ? &encoder.graph : &graph;
+  if (built) {
+    char reason[256];
+    snprintf(reason, sizeof(reason), "%s", vlm_status_message(built));
+    record(built, &entry->cpu, entry->cpu_reason, sizeof(entry->cpu_reason));
+    entry->xla = false;
+    snprintf(entry->xla_reason, sizeof(entry->xla_reason), "%s", reason);
+  } else {
+    record(vlm_cpu_graph_check(subject), &entry->cpu, entry->cpu_reason, sizeof(entry->cpu_reason));
+    record(vlm_stablehlo_check_graph(subject), &entry->xla, entry->xla_reason, sizeof(entry->xla_reason));
+    if (is_encoder) vlm_xla_encoder_function_release(&encoder);
+  }
+  vlm_graph_release(&graph);
+}
+
+vlm_status vlm_module_support_check(const vlm_model *model, vlm_module_support *out, int *out_count) {
   memset(out, 0, VLM_MODULE_COUNT * sizeof(*out));
   *out_count = 0;
-  vlm_model_config config;
-  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, NULL, &config));
-  const vlm_family *family = vlm_family_find(config.model_type);
-  bool cpu_text = family && family->describe_decoder;
-  bool xla_text = false;
-  char reason[256] = "";
-  if (cpu_text) check_xla_decoder(model_dir, &xla_text, reason, sizeof(reason));
-  else snprintf(reason, sizeof(reason), "model_type '%s' has no decoder graph yet", config.model_type);
-  static const char *const text_modules[] = {"token_prefill", "embeddings_prefill", "decode"};
-  for (int i = 0; i < 3; i++) {
+  static const char *const modules[] = {"token_prefill", "embeddings_prefill", "decode", "image_encoder"};
+  for (int i = 0; i < VLM_MODULE_COUNT; i++) {
+    if (i == 3 && !model->config.has_vision) break;
     vlm_module_support *entry = &out[(*out_count)++];
-    entry->module = text_modules[i];
-    entry->cpu = cpu_text;
-    entry->xla = xla_text;
-    snprintf(entry->xla_reason, sizeof(entry->xla_reason), "%s", reason);
+    entry->module = modules[i];
+    if (i == 3 && !(model->family && model->family->image)) {
+      snprintf(entry->cpu_reason, sizeof(entry->cpu_reason), "no image path for this family yet");
+      snprintf(entry->xla_reason, sizeof(entry->xla_reason), "no image path for this family yet");
+      continue;
+    }
+    check_module(model, entry);
   }
-  if (config.has_vision) {
-    vlm_module_support *entry = &out[(*out_count)++];
-    entry->module = "vision_encoder";
-    entry->cpu = family && family->describe_vision;
-    if (entry->cpu) check_xla_vision(model_dir, &entry->xla, entry->xla_reason, sizeof(entry->xla_reason));
-    else snprintf(entry->xla_reason, sizeof(entry->xla_reason), "no vision graph for this family yet");
-  }
-  vlm_model_config_release(&config);
   return VLM_OK;
 }

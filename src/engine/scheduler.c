@@ -22,6 +22,15 @@
 /* Slot lifecycle                                                          */
 /* ---------------------------------------------------------------------- */
 
+/* Prompt positions of the expanded sequence, by modality. */
+static vlm_engine_usage request_usage(const vlm_engine_request *request) {
+  const engine_prompt *prompt = &request->prompt;
+  return (vlm_engine_usage){.prompt_tokens = prompt->count,
+                            .prompt_image_tokens = prompt->media_tokens[VLM_MEDIA_IMAGE],
+                            .prompt_audio_tokens = prompt->media_tokens[VLM_MEDIA_AUDIO],
+                            .prompt_video_tokens = prompt->media_tokens[VLM_MEDIA_VIDEO]};
+}
+
 static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
   /* Admission bounded max_tokens by the capacity; checked again here
@@ -33,7 +42,7 @@ static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   if (!slot->completion) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   VLM_RETURN_IF_ERROR(vlm_sampler_create(&request->sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
   vlm_sampler_set_logprobs(slot->sampler, request->logprobs);
-  VLM_RETURN_IF_ERROR(vlm_sampler_add_prompt(slot->sampler, request->ids, request->id_count));
+  VLM_RETURN_IF_ERROR(vlm_sampler_add_prompt(slot->sampler, request->prompt.ids, request->prompt.count));
   VLM_RETURN_IF_ERROR(vlm_detokenizer_create(engine->tokenizer, true, &slot->detokenizer));
   if (request->stop_count)
     VLM_RETURN_IF_ERROR(vlm_stop_matcher_create((const char *const *)request->stop, request->stop_count,
@@ -48,7 +57,6 @@ static void slot_clear(engine_slot *slot) {
   vlm_detokenizer_release(slot->detokenizer);
   vlm_stop_matcher_release(slot->stop_matcher);
   vlm_sb_release(&slot->streamed);
-  free(slot->embeddings);
   free(slot->features);
   free(slot->completion);
   int32_t index = slot->index;
@@ -96,7 +104,8 @@ static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status
   if (!status && !text) status = event.status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   event.full_text = text ? text : "";
   event.completion_token_ids = slot->completion;
-  event.usage = (vlm_engine_usage){request->id_count, request->image_token_count, slot->completion_count};
+  event.usage = request_usage(request);
+  event.usage.completion_tokens = slot->completion_count;
   event.timings = slot->timings;
   event.timings.preprocess_seconds = request->preprocess_seconds;
   vlm_status_free(engine_decoder_clear_slot(engine, slot->index));
@@ -104,7 +113,8 @@ static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status
   count_outcome(engine, &event);
   engine->active_slots--;
   engine->metrics.active_slots = engine->active_slots;
-  engine->metrics.image_count_total += (uint64_t)request->image_count;
+  for (int i = 0; i < request->item_count; i++)
+    if (request->items[i].kind == VLM_MEDIA_IMAGE) engine->metrics.image_count_total++;
   engine->metrics.kv_positions_used -= slot->kv_positions_reported;
   pthread_mutex_unlock(&engine->mutex);
   engine_request_deliver(request, &event);
@@ -120,8 +130,7 @@ static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status
 /* A queued request that never got a slot (cancelled or shutting down). */
 static void finish_unadmitted(vlm_engine_request *request, vlm_status status) {
   vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_FINISH, .status = status, .full_text = ""};
-  event.usage.prompt_tokens = request->id_count;
-  event.usage.prompt_image_tokens = request->image_token_count;
+  event.usage = request_usage(request);
   event.timings.preprocess_seconds = request->preprocess_seconds;
   engine_request_deliver(request, &event);
   vlm_status_free(status);
@@ -166,7 +175,7 @@ static vlm_engine_request *admit_locked(vlm_engine *engine, double now) {
     slot->admission_order = engine->next_admission++;
     slot->timings.queue_seconds = now - request->submit_time;
     engine->active_slots++;
-    engine->metrics.prompt_tokens_total += (uint64_t)request->id_count;
+    engine->metrics.prompt_tokens_total += (uint64_t)request->prompt.count;
     engine->metrics.preprocess_seconds_total += request->preprocess_seconds;
   }
   engine->metrics.queue_depth = engine->queue_length;
@@ -320,46 +329,64 @@ static float *slot_logits(vlm_engine *engine, const engine_slot *slot) {
   return engine->logits + (size_t)slot->index * (size_t)engine->vocab_size;
 }
 
-/* Vision encoder + projector for the slot's next image; once every image
- * is encoded, the features are merged into the prompt's embeddings. One
- * image per scheduler iteration, so a request with several images holds
- * running streams up for one image's encode at a time. */
-static vlm_status encode_next_image(vlm_engine *engine, engine_slot *slot) {
+/* The encoder for the slot's next media item, its features appended to
+ * the slot's. One item per scheduler iteration, so a request with several
+ * images holds running streams up for one image's encode at a time. */
+static vlm_status encode_next_item(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
   double start = engine_now_seconds();
-  int64_t width = vlm_vision_model_output_width(engine->vision);
-  int64_t rows_per_image = vlm_vision_model_tokens_per_image(engine->vision);
-  int64_t rows = 0;
-  size_t feature_bytes = 0, embedding_bytes = 0;
-  if (!vlm_int64_multiply(request->image_count, rows_per_image, &rows) ||
-      !vlm_matrix_bytes(rows, width, sizeof(float), &feature_bytes) ||
-      !vlm_matrix_bytes(request->id_count, width, sizeof(float), &embedding_bytes))
-    return VLM_ERROR(OUT_OF_RANGE, "%d image(s) of %lld rows of width %lld cannot be allocated",
-                     request->image_count, (long long)rows_per_image, (long long)width);
+  int64_t width = engine->decoder_shape.hidden_size, offset = 0;
+  /* Feature rows come from the items' token counts (processor output, and
+   * at admission from the images' headers): the product is checked. */
+  size_t feature_bytes = 0;
+  if (!vlm_matrix_bytes(request->prompt.feature_row_count ? request->prompt.feature_row_count : 1, width,
+                        sizeof(float), &feature_bytes))
+    return VLM_ERROR(OUT_OF_RANGE, "%lld feature rows of width %lld cannot be allocated",
+                     (long long)request->prompt.feature_row_count, (long long)width);
   if (!slot->features) slot->features = malloc(feature_bytes);
-  if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for image features");
-  int image = slot->images_encoded;
-  float *image_features = slot->features + image * rows_per_image * width;
-  const vlm_pixel_values *pixels = &request->images[image].pixel_values;
-  vlm_status status = engine->image_encoder
-                          ? engine->image_encoder->operations->encode(engine->image_encoder->self, pixels,
-                                                                      image_features)
-                          : vlm_vision_model_encode(engine->vision, pixels, 1, image_features);
-  if (!status) slot->images_encoded++;
-  if (!status && slot->images_encoded == request->image_count) {
-    slot->embeddings = malloc(embedding_bytes);
-    status = slot->embeddings ? vlm_vision_model_merge(engine->vision, request->ids, request->id_count,
-                                                       slot->features, rows, slot->embeddings)
-                              : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the prompt's embeddings");
-    free(slot->features);
-    slot->features = NULL;
-  }
+  if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the encoder's features");
+  for (int i = 0; i < slot->items_encoded; i++) offset += request->items[i].token_count;
+  const vlm_media_item *item = &request->items[slot->items_encoded];
+  const vlm_media_encoder *encoder = item->kind == VLM_MEDIA_AUDIO ? engine->audio_encoder : engine->image_encoder;
+  vlm_status status = !encoder || encoder->operations->kind != item->kind
+                          ? VLM_ERROR(UNIMPLEMENTED, "no encoder for %s items", vlm_media_kind_name(item->kind))
+                          : encoder->operations->encode(encoder->self, item, slot->features + offset * width);
+  if (!status) slot->items_encoded++;
   double elapsed = engine_now_seconds() - start;
   slot->timings.encode_seconds += elapsed;
   pthread_mutex_lock(&engine->mutex);
   engine->metrics.encode_seconds_total += elapsed;
   pthread_mutex_unlock(&engine->mutex);
   return status;
+}
+
+/* One prefill chunk of a request with media: its tokens, its feature rows
+ * (the next ones in order) under a mask, and its slice of the positions. */
+static vlm_status prefill_with_features(vlm_engine *engine, engine_slot *slot, int64_t rows) {
+  const engine_prompt *prompt = &slot->request->prompt;
+  int64_t first = slot->prefilled_rows, width = engine->decoder_shape.hidden_size;
+  for (int64_t r = 0; r < rows; r++) {
+    bool feature = prompt->feature_rows && prompt->feature_rows[first + r];
+    engine->chunk_tokens[r] = prompt->ids[first + r];
+    engine->chunk_mask[r] = feature;
+    if (feature)
+      memcpy(engine->chunk_features + r * width, slot->features + (slot->features_used++) * width,
+             (size_t)width * sizeof(float));
+  }
+  vlm_prefill_input input = {.row_count = rows, .tokens = engine->chunk_tokens,
+                             .features = prompt->feature_rows ? engine->chunk_features : NULL,
+                             .feature_mask = prompt->feature_rows ? engine->chunk_mask : NULL,
+                             .position_axes = prompt->position_axes};
+  if (prompt->positions) {
+    for (int axis = 0; axis < prompt->position_axes; axis++)
+      memcpy(engine->chunk_positions + axis * rows, prompt->positions + axis * prompt->count + first,
+             (size_t)rows * sizeof(int64_t));
+    input.positions = engine->chunk_positions;
+  }
+  int64_t length = engine_decoder_slot_length(engine, slot->index);
+  VLM_RETURN_IF_ERROR(vlm_prefill_input_check(&engine->decoder_shape, length, &input));
+  return engine->decoder->operations->embeddings_prefill(engine->decoder->self, slot->index, &input,
+                                                         slot_logits(engine, slot));
 }
 
 static engine_slot *oldest_in_prefill(vlm_engine *engine) {
@@ -389,35 +416,32 @@ static void prefill_step(vlm_engine *engine) {
     status = slot_start(engine, slot);
     slot->started = true;
   }
-  if (!status && slot->images_encoded < request->image_count) {
-    status = encode_next_image(engine, slot);
+  if (!status && slot->items_encoded < request->item_count) {
+    status = encode_next_item(engine, slot);
     if (!status) return; /* this iteration's share of the slot's work */
   }
   if (status) {
     slot_finish(engine, slot, status, NULL);
     return;
   }
-  int64_t rows = request->id_count - slot->prefilled_rows;
+  const engine_prompt *prompt = &request->prompt;
+  int64_t rows = prompt->count - slot->prefilled_rows;
   int64_t chunk = any_slot_decoding(engine) ? engine->decoding_prefill_chunk : engine->prefill_chunk;
   if (rows > chunk) rows = chunk;
   const vlm_text_decoder_operations *decoder = engine->decoder->operations;
   double start = engine_now_seconds();
-  if (slot->embeddings) {
-    int64_t width = vlm_vision_model_output_width(engine->vision);
-    status = decoder->embeddings_prefill(engine->decoder->self, slot->index,
-                                         slot->embeddings + slot->prefilled_rows * width, rows,
-                                         slot_logits(engine, slot));
-  } else {
-    status = decoder->token_prefill(engine->decoder->self, slot->index, request->ids + slot->prefilled_rows, rows,
+  if (prompt->feature_rows || prompt->positions)
+    status = prefill_with_features(engine, slot, rows);
+  else
+    status = decoder->token_prefill(engine->decoder->self, slot->index, prompt->ids + slot->prefilled_rows, rows,
                                     slot_logits(engine, slot));
-  }
   slot->timings.prefill_seconds += engine_now_seconds() - start;
   if (status) {
     slot_finish(engine, slot, status, NULL);
     return;
   }
   slot->prefilled_rows += rows;
-  if (slot->prefilled_rows == request->id_count) take_token(engine, slot, slot_logits(engine, slot));
+  if (slot->prefilled_rows == prompt->count) take_token(engine, slot, slot_logits(engine, slot));
 }
 
 /* One batched decode step over every slot with a pending token. The rows
@@ -432,7 +456,9 @@ static void decode_step(vlm_engine *engine) {
     engine_slot *slot = &engine->slots[i];
     if (slot->phase != SLOT_DECODE) continue;
     tokens[batch] = slot->pending_token;
-    positions[batch] = engine_decoder_slot_length(engine, i);
+    /* The KV goes to the slot's length; RoPE continues after the prompt's
+     * last position (M-RoPE: the slot's delta). */
+    positions[batch] = engine_decoder_slot_length(engine, i) + slot->request->prompt.position_delta;
     slots[batch] = i;
     members[batch++] = slot;
   }

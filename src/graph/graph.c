@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "core/tensor_list.h"
+#include "io/config.h"
 #include "io/json.h"
 
 static const char *const op_names[VLM_OP_COUNT] = {
@@ -17,8 +19,9 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_GATED] = "gated",           [VLM_OP_ROPE] = "rope",
     [VLM_OP_ATTENTION] = "attention",   [VLM_OP_SOFTCAP] = "softcap",
     [VLM_OP_RESHAPE] = "reshape",       [VLM_OP_SELECT_ROWS] = "select_rows",
-    [VLM_OP_FULL_ATTENTION] = "full_attention", [VLM_OP_PREPEND_ROW] = "prepend_row",
-    [VLM_OP_ADD_TILED] = "add_tiled",   [VLM_OP_CONCAT_COLUMNS] = "concat_columns",
+    [VLM_OP_CONCAT] = "concat",         [VLM_OP_SLICE] = "slice",
+    [VLM_OP_ROW_SELECT] = "row_select",
+    [VLM_OP_SEGMENT_ATTENTION] = "segment_attention",
 };
 
 const char *vlm_op_name(vlm_op op) {
@@ -193,9 +196,8 @@ int32_t vlm_graph_gather(vlm_graph *graph, int32_t table, int32_t ids, const cha
   int32_t inputs[2] = {table, ids};
   BUILD(VLM_OP_GATHER, inputs, 2);
   const vlm_node *table_node = input_node(graph, node, 0), *ids_node = input_node(graph, node, 1);
-  if (table_node->rank != 2 || ids_node->rank != 1 ||
-      (ids_node->dtype != VLM_DTYPE_I32 && ids_node->dtype != VLM_DTYPE_I64))
-    return shape_error(graph, node, "needs a [vocab, hidden] table and integer [rows] ids");
+  if (table_node->rank != 2 || ids_node->rank != 1 || ids_node->dtype != VLM_DTYPE_I32)
+    return shape_error(graph, node, "needs a [rows, width] table and i32 [count] ids");
   node->rank = 2;
   node->shape[0] = ids_node->shape[0];
   node->shape[1] = table_node->shape[1];
@@ -300,6 +302,27 @@ int32_t vlm_graph_rope(vlm_graph *graph, int32_t x, int32_t rope_index, const ch
   return finish(graph, node);
 }
 
+int32_t vlm_graph_rope_at(vlm_graph *graph, int32_t x, int32_t positions, int32_t rope_index,
+                          const char *name, ...) {
+  int32_t inputs[2] = {x, positions};
+  BUILD(VLM_OP_ROPE, inputs, 2);
+  const vlm_node *x_node = input_node(graph, node, 0), *positions_node = input_node(graph, node, 1);
+  if (x_node->rank != 3 || positions_node->rank != 2 || positions_node->dtype != VLM_DTYPE_I32 ||
+      positions_node->shape[1] != x_node->shape[0] || positions_node->shape[0] < 1 ||
+      positions_node->shape[0] > 3)
+    return shape_error(graph, node, "needs x [rows, heads, head_dim] and i32 positions [axes, rows]");
+  /* One cos/sin table per parameter set: its rope nodes share positions. */
+  for (int32_t i = 0; i < graph->count - 1; i++) {
+    const vlm_node *other = &graph->nodes[i];
+    if (other->op == VLM_OP_ROPE && other->params.rope.rope_index == rope_index &&
+        (other->input_count != 2 || other->inputs[1] != positions))
+      return shape_error(graph, node, "another rope node of this parameter set uses other positions");
+  }
+  copy_shape(node, x_node);
+  node->params.rope.rope_index = rope_index;
+  return finish(graph, node);
+}
+
 int32_t vlm_graph_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
                             int32_t layer, double scale, int64_t sliding_window,
                             double softcap, const char *name, ...) {
@@ -364,74 +387,117 @@ int32_t vlm_graph_select_rows(vlm_graph *graph, int32_t x, const int32_t *rows, 
   return finish(graph, node);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Encoder operations                                                      */
-/* ---------------------------------------------------------------------- */
-
-int32_t vlm_graph_full_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
-                                 int64_t sequence_length, double scale, const char *name, ...) {
-  int32_t inputs[3] = {query, key, value};
-  BUILD(VLM_OP_FULL_ATTENTION, inputs, 3);
-  const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1),
-                 *v = input_node(graph, node, 2);
-  if (q->rank != 3 || !same_shape(q, k) || !same_shape(q, v))
-    return shape_error(graph, node, "needs q, k, v of one shape [rows, heads, dim]");
-  if (sequence_length <= 0 || q->shape[0] % sequence_length != 0)
-    return shape_error(graph, node, "rows are not a whole number of sequences");
-  node->rank = 2;
-  node->shape[0] = q->shape[0];
-  node->shape[1] = q->shape[1] * q->shape[2];
-  node->params.full_attention.scale = scale;
-  node->params.full_attention.sequence_length = sequence_length;
+int32_t vlm_graph_concat(vlm_graph *graph, const int32_t *inputs, int count, int axis,
+                         const char *name, ...) {
+  if (count < 1 || count > VLM_GRAPH_MAX_INPUTS) {
+    if (graph->error) return -1;
+    return fail(graph, VLM_ERROR(INTERNAL, "graph: concat of %d inputs", count));
+  }
+  BUILD(VLM_OP_CONCAT, inputs, count);
+  const vlm_node *first = input_node(graph, node, 0);
+  if (axis < 0 || axis >= first->rank) return shape_error(graph, node, "axis out of range");
+  copy_shape(node, first);
+  for (int i = 1; i < count; i++) {
+    const vlm_node *part = input_node(graph, node, i);
+    bool fits = part->rank == first->rank;
+    for (int d = 0; fits && d < first->rank; d++) fits = d == axis || part->shape[d] == first->shape[d];
+    if (!fits) return shape_error(graph, node, "inputs differ outside the concatenated dimension");
+    node->shape[axis] += part->shape[axis];
+  }
+  node->params.concat.axis = axis;
   return finish(graph, node);
 }
 
-int32_t vlm_graph_prepend_row(vlm_graph *graph, int32_t x, int32_t row, int64_t group_rows,
-                              const char *name, ...) {
-  int32_t inputs[2] = {x, row};
-  BUILD(VLM_OP_PREPEND_ROW, inputs, 2);
+int32_t vlm_graph_slice(vlm_graph *graph, int32_t x, int axis, int64_t start, int64_t length,
+                        const char *name, ...) {
+  BUILD(VLM_OP_SLICE, &x, 1);
   const vlm_node *x_node = input_node(graph, node, 0);
-  if (x_node->rank != 2 || !matches_last_dimension(x_node, input_node(graph, node, 1)))
-    return shape_error(graph, node, "needs x [rows, width] and a [width] row");
-  if (group_rows <= 0 || x_node->shape[0] % group_rows != 0)
-    return shape_error(graph, node, "rows are not a whole number of groups");
-  node->rank = 2;
-  node->shape[0] = x_node->shape[0] / group_rows * (group_rows + 1);
-  node->shape[1] = x_node->shape[1];
-  node->params.prepend.group_rows = group_rows;
+  if (axis < 0 || axis >= x_node->rank || start < 0 || length < 1 || start + length > x_node->shape[axis])
+    return shape_error(graph, node, "slice outside the dimension");
+  copy_shape(node, x_node);
+  node->shape[axis] = length;
+  node->params.slice.axis = axis;
+  node->params.slice.start = start;
   return finish(graph, node);
 }
 
-int32_t vlm_graph_add_tiled(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...) {
-  int32_t inputs[2] = {a, b};
-  BUILD(VLM_OP_ADD_TILED, inputs, 2);
-  const vlm_node *a_node = input_node(graph, node, 0), *b_node = input_node(graph, node, 1);
-  if (a_node->rank != 2 || b_node->rank != 2 || a_node->shape[1] != b_node->shape[1] ||
-      b_node->shape[0] <= 0 || a_node->shape[0] % b_node->shape[0] != 0)
-    return shape_error(graph, node, "needs a [rows, width] and b [period, width], period dividing rows");
+int32_t vlm_graph_row_select(vlm_graph *graph, int32_t mask, int32_t a, int32_t b,
+                             const char *name, ...) {
+  int32_t inputs[3] = {mask, a, b};
+  BUILD(VLM_OP_ROW_SELECT, inputs, 3);
+  const vlm_node *mask_node = input_node(graph, node, 0), *a_node = input_node(graph, node, 1);
+  if (mask_node->rank != 1 || mask_node->dtype != VLM_DTYPE_I32 || !same_shape(a_node, input_node(graph, node, 2)) ||
+      a_node->rank < 1 || a_node->shape[0] != mask_node->shape[0])
+    return shape_error(graph, node, "needs an i32 mask [rows] and a, b of one shape [rows, ...]");
   copy_shape(node, a_node);
   return finish(graph, node);
 }
 
-int32_t vlm_graph_concat_columns(vlm_graph *graph, const int32_t *inputs, int count,
-                                 const char *name, ...) {
-  if (count < 1 || count > VLM_GRAPH_MAX_INPUTS) {
-    if (graph->error) return -1;
-    return fail(graph, VLM_ERROR(INTERNAL, "graph: concat_columns of %d inputs", count));
-  }
-  BUILD(VLM_OP_CONCAT_COLUMNS, inputs, count);
-  const vlm_node *first = input_node(graph, node, 0);
-  int64_t width = 0;
-  for (int i = 0; i < count; i++) {
-    const vlm_node *part = input_node(graph, node, i);
-    if (part->rank != 2 || part->shape[0] != first->shape[0])
-      return shape_error(graph, node, "needs [rows, width] inputs with equal rows");
-    width += part->shape[1];
-  }
+/* ---------------------------------------------------------------------- */
+/* Encoder operations                                                      */
+/* ---------------------------------------------------------------------- */
+
+int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                    int32_t segments, double scale, const char *name, ...) {
+  int32_t inputs[4] = {query, key, value, segments};
+  BUILD(VLM_OP_SEGMENT_ATTENTION, inputs, 4);
+  const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1),
+                 *v = input_node(graph, node, 2), *ids = input_node(graph, node, 3);
+  if (q->rank != 3 || !same_shape(q, k) || !same_shape(q, v))
+    return shape_error(graph, node, "needs q, k, v of one shape [rows, heads, dim]");
+  if (ids->rank != 1 || ids->dtype != VLM_DTYPE_I32 || ids->shape[0] != q->shape[0])
+    return shape_error(graph, node, "needs i32 segment ids [rows]");
   node->rank = 2;
-  node->shape[0] = first->shape[0];
-  node->shape[1] = width;
+  node->shape[0] = q->shape[0];
+  node->shape[1] = q->shape[1] * q->shape[2];
+  node->params.segment_attention.scale = scale;
   return finish(graph, node);
+}
+
+/* The parameters that change what a node computes, for the listing. */
+static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
+  switch (node->op) {
+    case VLM_OP_SCALE: vlm_sb_appendf(out, " scalar=%.17g", node->params.scale.scalar); break;
+    case VLM_OP_RMS_NORM:
+    case VLM_OP_LAYER_NORM:
+      vlm_sb_appendf(out, " eps=%.17g offset=%.17g", node->params.norm.epsilon, node->params.norm.weight_offset);
+      break;
+    case VLM_OP_ACTIVATION:
+    case VLM_OP_GATED: vlm_sb_appendf(out, " activation=%d", (int)node->params.activation.activation); break;
+    case VLM_OP_SOFTCAP: vlm_sb_appendf(out, " cap=%.17g", node->params.softcap.cap); break;
+    case VLM_OP_ROPE: vlm_sb_appendf(out, " rope=%d", node->params.rope.rope_index); break;
+    case VLM_OP_ATTENTION:
+      vlm_sb_appendf(out, " layer=%d kv_heads=%d head_dim=%d scale=%.17g window=%lld softcap=%.17g",
+                     node->params.attention.layer, node->params.attention.kv_heads,
+                     node->params.attention.head_dim, node->params.attention.scale,
+                     (long long)node->params.attention.sliding_window, node->params.attention.softcap);
+      break;
+    case VLM_OP_SELECT_ROWS:
+      vlm_sb_append_literal(out, " rows=");
+      for (int64_t i = 0; i < node->params.select.count; i++)
+        vlm_sb_appendf(out, "%s%d", i ? "," : "", node->params.select.rows[i]);
+      break;
+    case VLM_OP_CONCAT: vlm_sb_appendf(out, " axis=%d", node->params.concat.axis); break;
+    case VLM_OP_SLICE:
+      vlm_sb_appendf(out, " axis=%d start=%lld", node->params.slice.axis, (long long)node->params.slice.start);
+      break;
+    case VLM_OP_SEGMENT_ATTENTION: vlm_sb_appendf(out, " scale=%.17g", node->params.segment_attention.scale); break;
+    default: break;
+  }
+}
+
+static void format_rope(vlm_string_builder *out, int index, const vlm_rope_config *rope) {
+  vlm_sb_appendf(out, "rope %d: type=%s theta=%.17g factor=%.17g dim=%lld axial=%d", index,
+                 vlm_rope_type_name(rope->type), rope->theta, rope->factor, (long long)rope->rotary_dimension,
+                 rope->axial_axes);
+  vlm_sb_appendf(out, " low=%.17g high=%.17g original=%lld attention=%.17g beta=%.17g,%.17g truncate=%d",
+                 rope->low_freq_factor, rope->high_freq_factor, (long long)rope->original_max_position_embeddings,
+                 rope->attention_factor, rope->beta_fast, rope->beta_slow, rope->truncate);
+  for (size_t i = 0; i < rope->longrope_factor_count; i++)
+    vlm_sb_appendf(out, "%s%.17g/%.17g", i ? "," : " longrope=", rope->short_factor[i], rope->long_factor[i]);
+  for (size_t i = 0; i < rope->mrope_section_count; i++)
+    vlm_sb_appendf(out, "%s%lld", i ? "," : " mrope=", (long long)rope->mrope_section[i]);
+  vlm_sb_appendf(out, " interleaved=%d\n", rope->mrope_interleaved);
 }
 
 char *vlm_graph_format(const vlm_graph *graph) {
@@ -444,7 +510,32 @@ char *vlm_graph_format(const vlm_graph *graph) {
                    vlm_shape_format(node->shape, node->rank, shape_text, sizeof(shape_text)));
     for (int k = 0; k < node->input_count; k++)
       vlm_sb_appendf(&out, "%s%%%d", k ? ", " : " <- ", node->inputs[k]);
+    format_parameters(&out, node);
     vlm_sb_append_literal(&out, "\n");
   }
+  for (int32_t i = 0; i < graph->rope_count; i++)
+    if (graph->ropes[i]) format_rope(&out, i, graph->ropes[i]);
   return vlm_sb_finish(&out);
+}
+
+vlm_status vlm_graph_check_inputs(const vlm_graph *graph, const vlm_tensor_list *tensors,
+                                   const char *const *implicit, int implicit_count) {
+  for (int32_t i = 0; i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    if (node->op != VLM_OP_INPUT) continue;
+    bool bound_elsewhere = false;
+    for (int k = 0; k < implicit_count && !bound_elsewhere; k++) bound_elsewhere = strcmp(node->name, implicit[k]) == 0;
+    if (bound_elsewhere) continue;
+    const vlm_named_tensor *tensor = vlm_tensor_list_find(tensors, node->name);
+    if (!tensor) return VLM_ERROR(INVALID_ARGUMENT, "graph input '%s' was not provided", node->name);
+    bool same = tensor->dtype == node->dtype && tensor->rank == node->rank;
+    for (int d = 0; same && d < node->rank; d++) same = tensor->shape[d] == node->shape[d];
+    if (!same) {
+      char want[160], got[160];
+      return VLM_ERROR(INVALID_ARGUMENT, "graph input '%s': the graph takes %s %s, given %s %s", node->name,
+                       vlm_dtype_name(node->dtype), vlm_shape_format(node->shape, node->rank, want, sizeof(want)),
+                       vlm_dtype_name(tensor->dtype), vlm_shape_format(tensor->shape, tensor->rank, got, sizeof(got)));
+    }
+  }
+  return VLM_OK;
 }

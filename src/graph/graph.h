@@ -35,7 +35,7 @@ typedef enum vlm_op {
   VLM_OP_INPUT,        /* a named graph input (tokens, embeddings, positions, bias) */
   VLM_OP_WEIGHT,       /* a checkpoint tensor, by canonical name */
   /* Compute */
-  VLM_OP_GATHER,       /* rows of a table: table[ids[r]]                      */
+  VLM_OP_GATHER,       /* rows of a table (weight or value): table[ids[r]]    */
   VLM_OP_SCALE,        /* x * scalar                                           */
   VLM_OP_ADD,          /* a + b (same shape)                                   */
   VLM_OP_MUL,          /* a * b (same shape)                                   */
@@ -49,11 +49,11 @@ typedef enum vlm_op {
   VLM_OP_SOFTCAP,      /* cap * tanh(x / cap)                                  */
   VLM_OP_RESHAPE,      /* same data, new shape                                 */
   VLM_OP_SELECT_ROWS,  /* keep the listed rows (e.g. last row of a chunk)      */
-  /* Encoders (vision towers): whole sequences per step, no KV cache. */
-  VLM_OP_FULL_ATTENTION, /* bidirectional attention within each sequence of rows */
-  VLM_OP_PREPEND_ROW,    /* a [width] vector in front of every group of rows   */
-  VLM_OP_ADD_TILED,      /* a [rows, w] + b [period, w] repeated down the rows */
-  VLM_OP_CONCAT_COLUMNS, /* [rows, w1] ++ [rows, w2] ... along the last dim    */
+  VLM_OP_CONCAT,       /* inputs joined along one dimension                    */
+  VLM_OP_SLICE,        /* a contiguous range along one dimension               */
+  VLM_OP_ROW_SELECT,   /* per row: mask[r] != 0 ? a[r] : b[r] (merging features) */
+  /* Encoders: whole sequences per step, no KV cache. */
+  VLM_OP_SEGMENT_ATTENTION, /* bidirectional attention among rows of one segment */
   VLM_OP_COUNT
 } vlm_op;
 
@@ -85,7 +85,10 @@ typedef struct vlm_node {
     struct { double scalar; } scale;
     struct { vlm_activation activation; } activation;
     struct { double cap; } softcap;
-    struct { int32_t rope_index; } rope;        /* which of the graph's RoPE tables */
+    /* Which of the graph's RoPE parameter sets; the positions are the
+     * step's rows' (graph->rows) or, with a second input, that input's
+     * [axes, rows] integers. */
+    struct { int32_t rope_index; } rope;
     struct {
       int32_t layer;                /* KV cache layer */
       int32_t kv_heads, head_dim;
@@ -94,11 +97,9 @@ typedef struct vlm_node {
       double softcap;               /* 0: none */
     } attention;
     struct { const int32_t *rows; int64_t count; } select;
-    struct {
-      double scale;
-      int64_t sequence_length;      /* rows per sequence (one image) */
-    } full_attention;
-    struct { int64_t group_rows; } prepend;
+    struct { int32_t axis; } concat;
+    struct { int32_t axis; int64_t start; } slice;
+    struct { double scale; } segment_attention;
   } params;
 } vlm_node;
 
@@ -183,28 +184,46 @@ int32_t vlm_graph_reshape(vlm_graph *graph, int32_t x, int rank, const int64_t *
 int32_t vlm_graph_select_rows(vlm_graph *graph, int32_t x, const int32_t *rows, int64_t count,
                               const char *name, ...) __attribute__((format(printf, 5, 6)));
 
-/* Bidirectional attention without a KV cache: the rows form sequences of
- * `sequence_length` consecutive rows (one image each), and every row attends
- * to every row of its own sequence (no mask). q, k, v [rows, heads, dim]
- * with equal heads; the result is [rows, heads * dim]. */
-int32_t vlm_graph_full_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
-                                 int64_t sequence_length, double scale, const char *name, ...)
-    __attribute__((format(printf, 7, 8)));
-/* x [groups * group_rows, width] and row [width]: the result holds, for
- * each group, `row` followed by the group's rows (CLIP's class token in
- * front of each image's patches). */
-int32_t vlm_graph_prepend_row(vlm_graph *graph, int32_t x, int32_t row, int64_t group_rows,
-                              const char *name, ...) __attribute__((format(printf, 5, 6)));
-/* a [rows, width] + b [period, width] where period divides rows: b repeats
- * down a (position embeddings added to every image of a batch). */
-int32_t vlm_graph_add_tiled(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...)
-    __attribute__((format(printf, 4, 5)));
-/* Concatenates 1..VLM_GRAPH_MAX_INPUTS [rows, width_i] along the last
- * dimension (LLaVA's list of vision feature layers). */
-int32_t vlm_graph_concat_columns(vlm_graph *graph, const int32_t *inputs, int count,
-                                 const char *name, ...) __attribute__((format(printf, 4, 5)));
+/* RoPE at positions of its own: `positions` is an integer input [axes,
+ * rows] (axis-major; e.g. a vision tower's (row, column) of each patch)
+ * instead of the step's rows. Every rope node of one parameter set must use
+ * the same positions. */
+int32_t vlm_graph_rope_at(vlm_graph *graph, int32_t x, int32_t positions, int32_t rope_index,
+                          const char *name, ...) __attribute__((format(printf, 5, 6)));
+/* Joins 1..VLM_GRAPH_MAX_INPUTS values along `axis`; every other dimension
+ * must agree (axis 0: rows one after another, e.g. a class token in front
+ * of patches; the last axis: LLaVA's list of feature layers side by side). */
+int32_t vlm_graph_concat(vlm_graph *graph, const int32_t *inputs, int count, int axis,
+                         const char *name, ...) __attribute__((format(printf, 5, 6)));
+/* Elements [start, start + length) of dimension `axis`, the others whole
+ * (q, k and v out of a fused qkv projection). */
+int32_t vlm_graph_slice(vlm_graph *graph, int32_t x, int axis, int64_t start, int64_t length,
+                        const char *name, ...) __attribute__((format(printf, 6, 7)));
+/* Row by row: mask[r] != 0 ? a[r] : b[r], with mask an integer input
+ * [rows] and a, b of one shape [rows, ...]. This is how encoder features
+ * replace placeholder rows of the token embeddings (masked_scatter). */
+int32_t vlm_graph_row_select(vlm_graph *graph, int32_t mask, int32_t a, int32_t b,
+                             const char *name, ...) __attribute__((format(printf, 5, 6)));
 
-/* A readable listing, one node per line, for debugging and golden tests. */
+/* Bidirectional attention without a KV cache: row r attends to every row
+ * whose segment id (integer input `segments` [rows]) equals its own, and
+ * only to those (one image, one video frame, one window). Rows of one
+ * segment must be consecutive. q, k, v [rows, heads, dim] of one shape; the
+ * result is [rows, heads * dim]. */
+int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                    int32_t segments, double scale, const char *name, ...)
+    __attribute__((format(printf, 7, 8)));
+
+/* Checks that every INPUT node of `graph` has a tensor of its name with
+ * the node's dtype and shape in `tensors` (names listed in `implicit`,
+ * e.g. "tokens", are bound by the caller some other way). */
+struct vlm_tensor_list;
+vlm_status vlm_graph_check_inputs(const vlm_graph *graph, const struct vlm_tensor_list *tensors,
+                                  const char *const *implicit, int implicit_count);
+
+/* A readable listing, one node per line with its parameters (and the RoPE
+ * parameter sets), for debugging, golden tests and the xla compatibility
+ * key: two graphs with the same listing compute the same function. */
 char *vlm_graph_format(const vlm_graph *graph);
 
 #endif

@@ -91,6 +91,10 @@ typedef struct vlm_rope_config {
   int64_t mrope_section[VLM_CONFIG_MAX_MROPE_SECTIONS];
   size_t mrope_section_count; /* 0 when the model has no M-RoPE */
   bool mrope_interleaved;     /* Qwen3-VL */
+  /* Axial RoPE of vision towers (Qwen2-VL's 2D rope): the frequencies are
+   * computed for rotary_dimension / axial_axes and repeated, block a of
+   * them rotating by position axis a. 0 (or 1) for ordinary RoPE. */
+  int axial_axes;
 } vlm_rope_config;
 
 /* A text decoder. */

@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "io/config.h"
 #include "io/config_reader.h"
+#include "io/feature_extractor_config.h"
 
 static vlm_status out_of_memory(void) {
   return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory reading a config");
@@ -116,14 +117,26 @@ static vlm_status read_size(const vlm_config_section *section, const char *key,
   return classify_size(section, key, &keys, out);
 }
 
-/* Qwen2VLImageProcessor.__init__: min_pixels / max_pixels become the size's
- * shortest_edge / longest_edge, and resize() needs both. */
+/* Qwen2VLImageProcessor.__init__: the file's `size` (or the class's),
+ * whose shortest_edge / longest_edge a top-level min_pixels / max_pixels
+ * replace (dropping a legacy size.min_pixels / max_pixels), must be a valid
+ * size dict. As in Transformers, a size without shortest_edge and
+ * longest_edge still loads (min_pixels / max_pixels stay 0) and the
+ * processor refuses the first image, and min_pixels above max_pixels is
+ * accepted (smart_resize then honours max_pixels when the rounded size
+ * exceeds it, min_pixels otherwise). */
 static vlm_status read_qwen2_vl_size(const vlm_config_section *section, vlm_processor_config *out) {
   size_keys keys;
   VLM_RETURN_IF_ERROR(read_size_keys(section, "size", false, &keys));
   int64_t min_pixels = 0, max_pixels = 0;
   VLM_RETURN_IF_ERROR(vlm_config_read_int_or(section, "min_pixels", 1, max_size_value, 0, &min_pixels));
   VLM_RETURN_IF_ERROR(vlm_config_read_int_or(section, "max_pixels", 1, max_size_value, 0, &max_pixels));
+  const vlm_json_value *size = vlm_config_get(section, "size");
+  if ((min_pixels || max_pixels) && size && size->type != VLM_JSON_OBJECT)
+    /* size["shortest_edge"] = min_pixels on an int or a list: a TypeError. */
+    return vlm_config_error(section, VLM_STATUS_INVALID_ARGUMENT, "size",
+                            "must be a dict when min_pixels or max_pixels is given "
+                            "(Qwen2VLImageProcessor sets its keys)");
   if (min_pixels) {
     keys.values[2] = min_pixels;
     keys.present = (keys.present | SHORTEST) & ~(unsigned)MIN_PIXELS;
@@ -133,14 +146,10 @@ static vlm_status read_qwen2_vl_size(const vlm_config_section *section, vlm_proc
     keys.present = (keys.present | LONGEST) & ~(unsigned)MAX_PIXELS;
   }
   VLM_RETURN_IF_ERROR(classify_size(section, "size", &keys, &out->size));
-  if (out->size.kind != VLM_IMAGE_SIZE_SHORTEST_LONGEST_EDGE)
-    return vlm_config_error(section, VLM_STATUS_INVALID_ARGUMENT, "size",
-                            "must have shortest_edge and longest_edge for Qwen2VLImageProcessor");
-  if (out->size.shortest_edge > out->size.longest_edge)
-    return vlm_config_error(section, VLM_STATUS_INVALID_ARGUMENT, "size",
-                            "has shortest_edge (min_pixels) above longest_edge (max_pixels)");
-  out->min_pixels = out->size.shortest_edge;
-  out->max_pixels = out->size.longest_edge;
+  if (out->size.kind == VLM_IMAGE_SIZE_SHORTEST_LONGEST_EDGE) {
+    out->min_pixels = out->size.shortest_edge;
+    out->max_pixels = out->size.longest_edge;
+  }
   return VLM_OK;
 }
 
@@ -237,6 +246,10 @@ static vlm_status image_processor_class(vlm_config_storage *storage, const vlm_c
   if (!name)
     return vlm_config_error(file, VLM_STATUS_INVALID_ARGUMENT, "image_processor_type",
                             "is missing");
+  /* An audio model's preprocessor_config.json names its feature extractor
+   * (feature_extractor_config.c): that is no image processor. */
+  if (strcmp(key, "feature_extractor_type") == 0 && vlm_feature_extractor_defaults_json(name))
+    return VLM_ERROR(NOT_FOUND, "no image processor: %s names the feature extractor %s", file->source_name, name);
   VLM_RETURN_IF_ERROR(normalize_class_name(storage, name, out_name));
   if (vlm_image_processor_defaults_json(*out_name)) return VLM_OK;
   return vlm_config_error(file, VLM_STATUS_UNIMPLEMENTED, key,

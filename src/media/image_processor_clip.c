@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
+#include "media/image_normalize.h"
 #include "media/image_processor_clip.h"
 #include "media/image_resample.h"
 
@@ -122,32 +123,6 @@ vlm_status vlm_clip_resize_and_crop(const vlm_processor_config *config, const vl
   return status;
 }
 
-/* The float32 per-channel affine map each variant applies to a uint8 value.
- * torchvision (rescale and normalize both on): _fuse_mean_std_and_rescale_factor
- * makes float32 tensors mean * (1 / factor) and std * (1 / factor) (the
- * product rounded to float32), then normalize computes (x - mean) / std in
- * float32. PIL: float32(float64(x) * factor), then (x - mean) / std with
- * float32 mean and std. */
-static float normalize_value(const vlm_processor_config *config, vlm_clip_variant variant,
-                             int channel, uint8_t value) {
-  float x = (float)value;
-  if (variant == VLM_CLIP_TORCHVISION && config->do_rescale && config->do_normalize) {
-    float inverse_factor = (float)(1.0 / config->rescale_factor);
-    float mean = (float)config->image_mean[channel] * inverse_factor;
-    float std = (float)config->image_std[channel] * inverse_factor;
-    return (x - mean) / std;
-  }
-  if (config->do_rescale) {
-    x = variant == VLM_CLIP_PIL ? (float)((double)value * config->rescale_factor)
-                                : x * (float)config->rescale_factor;
-  }
-  if (config->do_normalize) {
-    float mean = (float)config->image_mean[channel], std = (float)config->image_std[channel];
-    x = (x - mean) / std;
-  }
-  return x;
-}
-
 vlm_status vlm_clip_rescale_and_normalize(const vlm_processor_config *config,
                                           const vlm_image *image, vlm_clip_variant variant,
                                           const vlm_allocator *allocator, vlm_tensor *out) {
@@ -155,11 +130,12 @@ vlm_status vlm_clip_rescale_and_normalize(const vlm_processor_config *config,
   VLM_RETURN_IF_ERROR(vlm_tensor_create(allocator, VLM_DTYPE_F32, 3, shape, out));
   float *values = out->data;
   int64_t plane = image->width * image->height;
-  for (int channel = 0; channel < 3; channel++) {
-    float table[256]; /* every uint8 value maps to one float: compute once */
-    for (int v = 0; v < 256; v++) table[v] = normalize_value(config, variant, channel, (uint8_t)v);
-    for (int64_t i = 0; i < plane; i++) values[channel * plane + i] = table[image->pixels[i * 3 + channel]];
-  }
+  float tables[3][256]; /* every uint8 value maps to one float: compute once */
+  vlm_image_normalize_tables(
+      config, variant == VLM_CLIP_PIL ? VLM_IMAGE_BACKEND_PIL : VLM_IMAGE_BACKEND_TORCHVISION, tables);
+  for (int channel = 0; channel < 3; channel++)
+    for (int64_t i = 0; i < plane; i++)
+      values[channel * plane + i] = tables[channel][image->pixels[i * 3 + channel]];
   return VLM_OK;
 }
 

@@ -8,6 +8,10 @@
 #include "core/status.h"
 #include "media/image_resample.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 /* Per-axis plan: for each output index, the first input index, the tap
  * count, and `taps` integer weights with `precision` fractional bits. */
 typedef struct resample_plan {
@@ -34,6 +38,16 @@ static double pillow_cubic(double x) {
   if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
   return 0.0;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The AVX2 loops run when the CPU has AVX2, unless VLM_CPU_PATH=portable
+ * (the CPU backend's switch, see docs/KERNELS.md) asks for the baseline
+ * ones, so tests can compare the two. */
+static bool simd_allowed(void) {
+  const char *forced = getenv("VLM_CPU_PATH");
+  return __builtin_cpu_supports("avx2") && !(forced && strcmp(forced, "portable") == 0);
+}
+#endif
 
 static void plan_release(resample_plan *plan) {
   free(plan->starts);
@@ -101,15 +115,19 @@ static vlm_status plan_create(vlm_resample_kind kind, int64_t in_size, int64_t o
   return VLM_OK;
 }
 
-static inline uint8_t round_and_clip(int64_t sum, int precision) {
-  int64_t value = sum >> precision;
+static inline uint8_t round_and_clip(int32_t sum, int precision) {
+  int32_t value = sum >> precision;
   return (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value);
 }
 
+/* Sums fit in int32 in both passes: |value| <= 255 x the weights' absolute
+ * sum (< 2 for the bicubic) x 2^precision (<= 2^22) < 2^31. */
+
 /* Output columns [x0, x0 + width) of input rows [0, rows). */
-static void resample_horizontal(const resample_plan *plan, const uint8_t *in, int64_t in_width,
-                                int64_t rows, int channels, uint8_t *out, int64_t x0, int64_t width) {
-  int64_t rounding = (int64_t)1 << (plan->precision - 1);
+static void resample_horizontal_baseline(const resample_plan *plan, const uint8_t *in,
+                                         int64_t in_width, int64_t rows, int channels,
+                                         uint8_t *out, int64_t x0, int64_t width) {
+  int32_t rounding = (int32_t)1 << (plan->precision - 1);
   for (int64_t y = 0; y < rows; y++) {
     const uint8_t *row = in + y * in_width * channels;
     uint8_t *target = out + y * width * channels;
@@ -118,9 +136,9 @@ static void resample_horizontal(const resample_plan *plan, const uint8_t *in, in
       const uint8_t *source = row + plan->starts[x0 + x] * channels;
       int64_t count = plan->counts[x0 + x];
       if (channels == 3) {
-        int64_t r = rounding, g = rounding, b = rounding;
+        int32_t r = rounding, g = rounding, b = rounding;
         for (int64_t j = 0; j < count; j++, source += 3) {
-          r += (int64_t)w[j] * source[0], g += (int64_t)w[j] * source[1], b += (int64_t)w[j] * source[2];
+          r += w[j] * source[0], g += w[j] * source[1], b += w[j] * source[2];
         }
         target[x * 3] = round_and_clip(r, plan->precision);
         target[x * 3 + 1] = round_and_clip(g, plan->precision);
@@ -128,38 +146,126 @@ static void resample_horizontal(const resample_plan *plan, const uint8_t *in, in
         continue;
       }
       for (int c = 0; c < channels; c++) {
-        int64_t sum = rounding;
-        for (int64_t j = 0; j < count; j++) sum += (int64_t)w[j] * source[j * channels + c];
+        int32_t sum = rounding;
+        for (int64_t j = 0; j < count; j++) sum += w[j] * source[j * channels + c];
         target[x * channels + c] = round_and_clip(sum, plan->precision);
       }
     }
   }
 }
 
-/* Output rows [y0, y0 + height); `in` starts at input row `first_row`. */
-static void resample_vertical(const resample_plan *plan, const uint8_t *in, int64_t first_row,
-                              int64_t width, int channels, uint8_t *out, int64_t y0, int64_t height) {
-  int64_t rounding = (int64_t)1 << (plan->precision - 1);
-  int64_t stride = width * channels;
-  int32_t sums[4096];
-  for (int64_t y = 0; y < height; y++) {
-    const int32_t *w = plan->weights + (y0 + y) * plan->taps;
-    const uint8_t *source = in + (plan->starts[y0 + y] - first_row) * stride;
-    uint8_t *target = out + y * stride;
-    int64_t count = plan->counts[y0 + y];
-    for (int64_t begin = 0; begin < stride; begin += 4096) {
-      /* Row-wise accumulation (vectorizes); int32 cannot overflow: 255 x
-       * the weights' absolute sum (< 2) x 2^22 < 2^31. */
-      int64_t end = begin + 4096 < stride ? begin + 4096 : stride;
-      for (int64_t i = begin; i < end; i++) sums[i - begin] = (int32_t)rounding;
-      for (int64_t j = 0; j < count; j++) {
-        const uint8_t *line = source + j * stride;
-        int32_t weight = w[j];
-        for (int64_t i = begin; i < end; i++) sums[i - begin] += weight * line[i];
+#if defined(__x86_64__) && defined(__GNUC__)
+/* RGB rows with the three channels of a tap in one vector: 4 bytes from
+ * the tap's pixel (the 4th, the next pixel's red, is multiplied and then
+ * ignored) widened to int32, times the weight, summed; the same integer
+ * sums as the baseline, and packs saturating to [0, 255] is its clip.
+ * A pixel whose last 4-byte read would pass the end of `in` takes the
+ * baseline loop. */
+__attribute__((target("avx2"))) static void resample_horizontal_rgb_avx2(
+    const resample_plan *plan, const uint8_t *in, int64_t in_width, int64_t rows, uint8_t *out,
+    int64_t x0, int64_t width) {
+  const uint8_t *end = in + rows * in_width * 3;
+  int32_t rounding = (int32_t)1 << (plan->precision - 1);
+  for (int64_t y = 0; y < rows; y++) {
+    const uint8_t *row = in + y * in_width * 3;
+    uint8_t *target = out + y * width * 3;
+    for (int64_t x = 0; x < width; x++) {
+      const int32_t *w = plan->weights + (x0 + x) * plan->taps;
+      const uint8_t *source = row + plan->starts[x0 + x] * 3;
+      int64_t count = plan->counts[x0 + x];
+      if (source + count * 3 >= end) {
+        resample_horizontal_baseline(plan, row, in_width, 1, 3, target + x * 3, x0 + x, 1);
+        continue;
       }
-      for (int64_t i = begin; i < end; i++) target[i] = round_and_clip(sums[i - begin], plan->precision);
+      __m128i sum = _mm_set1_epi32(rounding);
+      for (int64_t j = 0; j < count; j++) {
+        int32_t four;
+        memcpy(&four, source + j * 3, 4);
+        __m128i pixel = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(four));
+        sum = _mm_add_epi32(sum, _mm_mullo_epi32(pixel, _mm_set1_epi32(w[j])));
+      }
+      sum = _mm_srai_epi32(sum, plan->precision);
+      __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(sum, sum), _mm_setzero_si128());
+      uint32_t packed = (uint32_t)_mm_cvtsi128_si32(bytes);
+      target[x * 3] = (uint8_t)packed;
+      target[x * 3 + 1] = (uint8_t)(packed >> 8);
+      target[x * 3 + 2] = (uint8_t)(packed >> 16);
     }
   }
+}
+#endif
+
+static void resample_horizontal(const resample_plan *plan, const uint8_t *in, int64_t in_width,
+                                int64_t rows, int channels, uint8_t *out, int64_t x0, int64_t width) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (channels == 3 && simd_allowed()) {
+    resample_horizontal_rgb_avx2(plan, in, in_width, rows, out, x0, width);
+    return;
+  }
+#endif
+  resample_horizontal_baseline(plan, in, in_width, rows, channels, out, x0, width);
+}
+
+/* One output row of the vertical pass: `count` input rows `stride` apart,
+ * weighted and summed column by column. Blocks of a fixed 64 columns keep
+ * the sums in registers and let -O2 vectorise the loops (its cost model
+ * only takes loops of a known trip count); the tail is plain. */
+enum { VERTICAL_BLOCK = 64 };
+static inline __attribute__((always_inline)) void vertical_row(
+    const int32_t *w, int64_t count, const uint8_t *source, int64_t stride, int32_t rounding,
+    int precision, uint8_t *target) {
+  int64_t i = 0;
+  for (; i + VERTICAL_BLOCK <= stride; i += VERTICAL_BLOCK) {
+    int32_t sums[VERTICAL_BLOCK];
+    for (int k = 0; k < VERTICAL_BLOCK; k++) sums[k] = rounding;
+    for (int64_t j = 0; j < count; j++) {
+      const uint8_t *line = source + j * stride + i;
+      int32_t weight = w[j];
+      for (int k = 0; k < VERTICAL_BLOCK; k++) sums[k] += weight * line[k];
+    }
+    for (int k = 0; k < VERTICAL_BLOCK; k++) target[i + k] = round_and_clip(sums[k], precision);
+  }
+  for (; i < stride; i++) {
+    int32_t sum = rounding;
+    for (int64_t j = 0; j < count; j++) sum += w[j] * source[j * stride + i];
+    target[i] = round_and_clip(sum, precision);
+  }
+}
+
+/* Output rows [y0, y0 + height); `in` starts at input row `first_row`.
+ * Integer arithmetic, so the AVX2 build of the same loop (chosen at run
+ * time) gives identical bytes. */
+#define VERTICAL_PASS_BODY                                                                  \
+  int32_t rounding = (int32_t)1 << (plan->precision - 1);                                   \
+  int64_t stride = width * channels;                                                        \
+  for (int64_t y = 0; y < height; y++)                                                      \
+    vertical_row(plan->weights + (y0 + y) * plan->taps, plan->counts[y0 + y],               \
+                 in + (plan->starts[y0 + y] - first_row) * stride, stride, rounding,        \
+                 plan->precision, out + y * stride);
+
+static void resample_vertical_baseline(const resample_plan *plan, const uint8_t *in,
+                                       int64_t first_row, int64_t width, int channels,
+                                       uint8_t *out, int64_t y0, int64_t height) {
+  VERTICAL_PASS_BODY
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void resample_vertical_avx2(
+    const resample_plan *plan, const uint8_t *in, int64_t first_row, int64_t width, int channels,
+    uint8_t *out, int64_t y0, int64_t height) {
+  VERTICAL_PASS_BODY
+}
+#endif
+
+static void resample_vertical(const resample_plan *plan, const uint8_t *in, int64_t first_row,
+                              int64_t width, int channels, uint8_t *out, int64_t y0, int64_t height) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (simd_allowed()) {
+    resample_vertical_avx2(plan, in, first_row, width, channels, out, y0, height);
+    return;
+  }
+#endif
+  resample_vertical_baseline(plan, in, first_row, width, channels, out, y0, height);
 }
 
 vlm_status vlm_resample_bicubic_u8_window(vlm_resample_kind kind, const uint8_t *in,

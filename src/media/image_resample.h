@@ -12,7 +12,9 @@
  * Both: a = -0.5, support 2 scaled by the downscale factor, weights
  * normalized to sum 1 in double, horizontal pass first into uint8 (rounded
  * and clipped), then the vertical pass; an axis whose size does not change
- * is not resampled. */
+ * is not resampled. Integer sums throughout, so the AVX2 loops (used when
+ * the CPU has AVX2 and VLM_CPU_PATH is not "portable") give the same bytes
+ * as the baseline ones. */
 #ifndef VLM_MEDIA_IMAGE_RESAMPLE_H
 #define VLM_MEDIA_IMAGE_RESAMPLE_H
 

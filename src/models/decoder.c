@@ -113,9 +113,6 @@ static int32_t embed(decoder_builder *builder, const vlm_decoder_step *step) {
   const vlm_text_config *text = builder->text;
   vlm_graph *graph = builder->graph;
   const char *prefix = builder->description->prefix;
-  if (step->from_embeddings)
-    return vlm_graph_input(graph, VLM_DTYPE_F32, 2, VLM_SHAPE(step->row_count, text->hidden_size),
-                           "embeddings");
   int32_t tokens = vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(step->row_count), "tokens");
   int32_t table = weight(builder, prefix, "embed_tokens.weight", 2,
                          VLM_SHAPE(text->vocab_size, text->hidden_size));
@@ -123,7 +120,13 @@ static int32_t embed(decoder_builder *builder, const vlm_decoder_step *step) {
   if (builder->description->embedding_scale != 1.0)
     embedded = vlm_graph_scale(graph, embedded, builder->description->embedding_scale,
                                "%sembed_tokens_scaled", prefix);
-  return embedded;
+  if (!step->with_features) return embedded;
+  /* Encoder features replace their placeholder rows (masked_scatter),
+   * unscaled: Transformers scales the token embeddings before the merge. */
+  int32_t features = vlm_graph_input(graph, VLM_DTYPE_F32, 2, VLM_SHAPE(step->row_count, text->hidden_size),
+                                     "features");
+  int32_t mask = vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(step->row_count), "feature_mask");
+  return vlm_graph_row_select(graph, mask, features, embedded, "%sembed_tokens_merged", prefix);
 }
 
 vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,

@@ -23,12 +23,13 @@ typedef struct vlm_decoder_description {
   double embedding_scale;          /* sqrt(hidden) for Gemma, else 1 */
 } vlm_decoder_description;
 
-/* What one step feeds the decoder: either token ids or ready embeddings
- * (exactly one), and which rows need logits. Row slots and positions go in
+/* What one step feeds the decoder: token ids, and for embeddings_prefill
+ * encoder features that replace the embeddings of the rows their mask
+ * marks; and which rows need logits. Row slots and positions go in
  * graph->rows (see graph.h) and are read at execution. */
 typedef struct vlm_decoder_step {
   int64_t row_count;
-  bool from_embeddings;            /* input "embeddings" [rows, hidden] f32 */
+  bool with_features;              /* inputs "features" [rows, hidden] f32, "feature_mask" [rows] i32 */
   const int32_t *logit_rows;       /* rows whose logits are wanted; none: the
                                       output is the last layer's [rows, hidden] */
   int64_t logit_row_count;
@@ -37,7 +38,9 @@ typedef struct vlm_decoder_step {
 /* Builds the decoder graph into `graph` (initialised by the caller). The
  * graph's output is the logits node [logit_rows, vocab] (or the last
  * hidden state when no logit rows are wanted). Inputs are named
- * "tokens" (i32 [rows]) or "embeddings" (f32 [rows, hidden]). */
+ * "tokens" (i32 [rows]) and, with features, "features" (f32 [rows,
+ * hidden]) and "feature_mask" (i32 [rows]); the merged embeddings are the
+ * node "<prefix>embed_tokens_merged" (the goldens' input_embeddings). */
 vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
                                    const vlm_decoder_step *step, vlm_graph *graph);
 

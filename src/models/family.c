@@ -23,6 +23,12 @@ const vlm_family *vlm_family_find(const char *model_type) {
   return NULL;
 }
 
+size_t vlm_family_count(void) { return sizeof(families) / sizeof(families[0]); }
+
+const vlm_family *vlm_family_at(size_t index) {
+  return index < vlm_family_count() ? families[index] : NULL;
+}
+
 const char *vlm_family_supported_list(void) {
   static char list[512];
   if (!list[0]) {

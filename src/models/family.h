@@ -64,12 +64,109 @@ const vlm_expected_tensor *vlm_manifest_find(const vlm_tensor_manifest *manifest
                                              const char *name);
 
 struct vlm_decoder_description;
-struct vlm_vision_description;
+struct vlm_graph;
+struct vlm_media_item;
+struct vlm_tensor_list;
+struct vlm_string_builder;
+
+/* Where an encoder graph's interesting nodes are (for goldens): the
+ * output (features, one row per placeholder token, then padding rows) and
+ * any number of named intermediates a golden stage may compare. */
+#define VLM_ENCODER_MAX_STAGES 8
+typedef struct vlm_encoder_nodes {
+  int32_t output;
+  int stage_count;
+  struct {
+    const char *stage;   /* golden stage name ("vision_encoder", "vision_features", "projector") */
+    int32_t node;
+  } stages[VLM_ENCODER_MAX_STAGES];
+} vlm_encoder_nodes;
+
+/* Token text by id, for building an expansion (the tokenizer's). */
+typedef const char *(*vlm_token_text_fn)(void *context, int64_t id);
+
+/* A family's image path: how an image's placeholder expands in the prompt
+ * (as its Transformers processor does to the text), how many tokens that
+ * is, and its encoder graph (tower + projector) built on the shared blocks.
+ * Every function reads the model's parsed configs; none keeps state. */
+typedef struct vlm_family_image {
+  /* The token whose text the processor replaces in the rendered prompt
+   * (LLaVA's <image>, Qwen2-VL's <|image_pad|>). */
+  int64_t (*placeholder_token)(const vlm_model_config *config);
+  /* Placeholder tokens for an item of this processor grid (media_item.h). */
+  vlm_status (*token_count)(const vlm_model_config *config, const vlm_processor_config *processor,
+                            const int64_t grid[3], int64_t *out_count);
+  /* Appends what one placeholder becomes (e.g. token_count copies of its
+   * text); `placeholder` is the placeholder token's text. */
+  vlm_status (*expand)(const vlm_model_config *config, const struct vlm_media_item *item, const char *placeholder,
+                       vlm_token_text_fn token_text, void *context, struct vlm_string_builder *out);
+  /* Rows the encoder graph processes for this item (its patches). */
+  vlm_status (*encoder_rows)(const vlm_model_config *config, const struct vlm_media_item *item, int64_t *out_rows);
+  /* The graph's inputs for the item, padded to `rows` >= encoder_rows
+   * (padding rows never affect the item's: they form their own attention
+   * segment), added to `out`. */
+  vlm_status (*encoder_inputs)(const vlm_model_config *config, const struct vlm_media_item *item, int64_t rows,
+                               struct vlm_tensor_list *out);
+  /* The graph for `rows` encoder rows; its output node holds the features
+   * (the item's token_count rows first). */
+  vlm_status (*build_encoder)(const vlm_model_config *config, int64_t rows, struct vlm_graph *graph,
+                              vlm_encoder_nodes *out_nodes);
+  /* Encoder row counts the xla backend compiles functions for (ascending;
+   * an item runs in the smallest that holds its rows), given the largest
+   * an image can need; count 0: compile exactly encoder_rows. */
+  int (*encoder_buckets)(const vlm_model_config *config, const vlm_processor_config *processor, int64_t *out_rows,
+                         int capacity);
+} vlm_family_image;
+
+/* A family's audio path, the counterpart of vlm_family_image for items of
+ * kind audio (the feature extractor's output, media/audio_processors.h:
+ * e.g. audio_input_features [frames, mels] and audio_embed_sizes [1]).
+ * The engine drives it exactly as the image path: each audio placeholder
+ * of the rendered prompt becomes `expand`'s text (as the Transformers
+ * processor's replace_audio_token does), token_count rows take the encoder's
+ * features (speech encoder + projector), and the scheduler encodes the item
+ * with the backend's audio encoder on the family's graph. No family has one
+ * yet (Phi-4-multimodal's conformer is the first); until a family sets it,
+ * the engine, `vlm run --audio` and the server refuse audio for the model.
+ * Every function reads the model's parsed configs; none keeps state. */
+struct vlm_feature_extractor_config;
+typedef struct vlm_family_audio {
+  /* The token the processor replaces (Phi-4-multimodal's <|audio|>). */
+  int64_t (*placeholder_token)(const vlm_model_config *config);
+  /* Placeholder tokens for the item (Phi-4: its audio_embed_sizes). */
+  vlm_status (*token_count)(const vlm_model_config *config, const struct vlm_feature_extractor_config *extractor,
+                            const struct vlm_media_item *item, int64_t *out_count);
+  /* Appends what one placeholder becomes; `placeholder` is its text. */
+  vlm_status (*expand)(const vlm_model_config *config, const struct vlm_media_item *item, const char *placeholder,
+                       vlm_token_text_fn token_text, void *context, struct vlm_string_builder *out);
+  /* Rows the encoder graph processes for the item, its inputs padded to
+   * `rows`, and the graph (output: token_count feature rows first), as in
+   * vlm_family_image. */
+  vlm_status (*encoder_rows)(const vlm_model_config *config, const struct vlm_media_item *item, int64_t *out_rows);
+  vlm_status (*encoder_inputs)(const vlm_model_config *config, const struct vlm_media_item *item, int64_t rows,
+                               struct vlm_tensor_list *out);
+  vlm_status (*build_encoder)(const vlm_model_config *config, int64_t rows, struct vlm_graph *graph,
+                              vlm_encoder_nodes *out_nodes);
+  /* Row buckets for the xla backend (see vlm_family_image). */
+  int (*encoder_buckets)(const vlm_model_config *config, const struct vlm_feature_extractor_config *extractor,
+                         int64_t *out_rows, int capacity);
+} vlm_family_audio;
+
+/* RoPE positions of an expanded prompt for families whose positions are
+ * not consecutive (M-RoPE): out_positions [axes, count] axis-major and the
+ * decode delta (max position + 1 - count) that later steps add. */
+typedef vlm_status (*vlm_family_positions_fn)(const vlm_model_config *config, const int32_t *ids, int64_t count,
+                                             const struct vlm_media_item *const *items, int item_count,
+                                             int64_t *out_positions, int64_t *out_delta);
 
 typedef struct vlm_family {
   const char *model_type;   /* config.json model_type */
   const char *display_name; /* "LLaVA-1.5" */
   bool has_vision, has_audio;
+  /* How Transformers turns a rendered chat prompt into ids for this model:
+   * through its processor (multimodal families: special tokens added unless
+   * the prompt starts with bos_token) or its tokenizer (none added). */
+  vlm_prompt_flow prompt_flow;
   /* Renames from older Transformers checkpoint layouts to canonical names. */
   const vlm_name_rename *renames;
   size_t rename_count;
@@ -80,15 +177,19 @@ typedef struct vlm_family {
    * (src/models/decoder.h); NULL while the family's decoder is not wired. */
   void (*describe_decoder)(const vlm_model_config *config,
                            struct vlm_decoder_description *out);
-  /* Describes the vision encoder and projector for the shared vision graph
-   * (src/models/vision_encoder.h), refusing config values it cannot honour;
-   * NULL while the family's vision path is not wired. */
-  vlm_status (*describe_vision)(const vlm_model_config *config,
-                                struct vlm_vision_description *out);
+  /* The image path; NULL while the family's is not wired. */
+  const vlm_family_image *image;
+  /* The audio path; NULL while the family's is not wired (all, today). */
+  const vlm_family_audio *audio;
+  /* Non-consecutive RoPE positions (M-RoPE families); NULL: consecutive. */
+  vlm_family_positions_fn positions;
 } vlm_family;
 
 /* The family for a model_type, or NULL when no family declares it. */
 const vlm_family *vlm_family_find(const char *model_type);
+/* The registry in order: families [0, vlm_family_count()). */
+size_t vlm_family_count(void);
+const vlm_family *vlm_family_at(size_t index);
 /* Comma-separated model_types with a family, for error messages. */
 const char *vlm_family_supported_list(void);
 

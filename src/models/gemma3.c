@@ -52,6 +52,7 @@ const vlm_family vlm_family_gemma3 = {
     .model_type = "gemma3",
     .display_name = "Gemma 3",
     .has_vision = true,
+    .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = vlm_composite_v4_renames,
     .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
     .declare_tensors = declare_tensors,

@@ -11,6 +11,7 @@
 #include "io/file.h"
 #include "io/json.h"
 #include "models/family.h"
+#include "models/model.h"
 #include "vlm/chat_template.h"
 #include "vlm/tokenizer.h"
 
@@ -42,13 +43,14 @@ struct vlm_model_report {
 
 typedef struct inspection {
   const char *model_dir;
-  vlm_model_config config;
-  vlm_generation_config generation;
-  vlm_processor_config processor;
+  vlm_model *model;
+  const vlm_model_config *config;
+  const vlm_generation_config *generation;
+  const vlm_processor_config *processor;
   bool has_processor;
   const vlm_family *family;
-  vlm_checkpoint *checkpoint;
-  vlm_tensor_manifest manifest;
+  const vlm_checkpoint *checkpoint;
+  const vlm_tensor_manifest *manifest;
   component_totals components[VLM_COMPONENT_COUNT];
   uint64_t dtype_bytes[VLM_DTYPE_COUNT];
   problem_list missing, unexpected, mismatched;
@@ -107,31 +109,19 @@ static vlm_status compare_tensors(inspection *state) {
   for (size_t i = 0; i < vlm_checkpoint_tensor_count(checkpoint); i++) {
     const vlm_tensor_info *info = vlm_checkpoint_tensor_at(checkpoint, i);
     const vlm_expected_tensor *expected =
-        state->family ? vlm_manifest_find(&state->manifest, info->name) : NULL;
+        state->family ? vlm_manifest_find(state->manifest, info->name) : NULL;
     count_tensor(state, info, expected ? expected->component : vlm_component_from_name(info->name));
     if (!state->family) continue;
     if (!expected) ok = ok && add_problem(&state->unexpected, info->name, info, NULL);
     else if (!shape_matches(info, expected))
       ok = ok && add_problem(&state->mismatched, info->name, info, expected);
   }
-  for (size_t i = 0; state->family && i < state->manifest.count; i++) {
-    const vlm_expected_tensor *expected = &state->manifest.tensors[i];
+  for (size_t i = 0; state->family && i < state->manifest->count; i++) {
+    const vlm_expected_tensor *expected = &state->manifest->tensors[i];
     if (!expected->optional && !vlm_checkpoint_find(checkpoint, expected->name))
       ok = ok && add_problem(&state->missing, expected->name, NULL, expected);
   }
   return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory comparing tensors");
-}
-
-static vlm_status load_configs(inspection *state) {
-  VLM_RETURN_IF_ERROR(vlm_model_config_load(state->model_dir, NULL, &state->config));
-  VLM_RETURN_IF_ERROR(vlm_generation_config_load(state->model_dir, NULL, &state->generation));
-  vlm_status status = vlm_processor_config_load(state->model_dir, NULL, &state->processor);
-  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
-    vlm_status_free(status); /* optional for text-only models; reported below */
-    return VLM_OK;
-  }
-  state->has_processor = status == VLM_OK;
-  return status;
 }
 
 /* A weights-only directory (no tokenizer.json) is reported as such; a
@@ -165,18 +155,17 @@ static void inspect_text_side(inspection *state) {
   vlm_status_free(status);
 }
 
+/* The same opened model every loader uses: configs, family, manifest and
+ * the validated mapping of every safetensors header. */
 static vlm_status run_inspection(inspection *state) {
-  VLM_RETURN_IF_ERROR(load_configs(state));
-  state->family = vlm_family_find(state->config.model_type);
-  vlm_checkpoint_options options = {0};
-  if (state->family) {
-    options.renames = state->family->renames;
-    options.rename_count = state->family->rename_count;
-    VLM_RETURN_IF_ERROR(state->family->declare_tensors(&state->config, &state->manifest));
-    if (state->manifest.out_of_memory)
-      return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory declaring tensors");
-  }
-  VLM_RETURN_IF_ERROR(vlm_checkpoint_open(state->model_dir, &options, &state->checkpoint));
+  vlm_model *model = state->model;
+  state->config = &model->config;
+  state->generation = &model->generation;
+  state->processor = &model->processor;
+  state->has_processor = model->has_processor;
+  state->family = model->family;
+  state->checkpoint = model->weights;
+  state->manifest = &model->manifest;
   VLM_RETURN_IF_ERROR(compare_tensors(state));
   inspect_text_side(state);
   return VLM_OK;
@@ -187,9 +176,9 @@ static vlm_status run_inspection(inspection *state) {
 /* ---------------------------------------------------------------------- */
 
 static const char *modalities_text(const inspection *state) {
-  if (state->config.has_vision && state->config.has_audio) return "text, image, audio";
-  if (state->config.has_vision) return "text, image";
-  if (state->config.has_audio) return "text, audio";
+  if (state->config->has_vision && state->config->has_audio) return "text, image, audio";
+  if (state->config->has_vision) return "text, image";
+  if (state->config->has_audio) return "text, audio";
   return "text";
 }
 
@@ -250,7 +239,7 @@ static void append_text_config(vlm_string_builder *out, const vlm_text_config *t
 
 static char *render_text(const inspection *state, const vlm_model_report *report) {
   vlm_string_builder out = {0};
-  const vlm_model_config *config = &state->config;
+  const vlm_model_config *config = state->config;
   char size_text[32];
   vlm_sb_appendf(&out, "model: %s\n", state->model_dir);
   vlm_sb_appendf(&out, "architecture: %s (model_type %s, family %s)\n",
@@ -276,7 +265,7 @@ static char *render_text(const inspection *state, const vlm_model_report *report
     vlm_sb_appendf(&out, "audio tower: %s, %lld layers, hidden %lld\n", config->audio.model_type,
                    (long long)config->audio.num_hidden_layers, (long long)config->audio.hidden_size);
   vlm_sb_appendf(&out, "processor: %s\n",
-                 state->has_processor ? state->processor.image_processor_type
+                 state->has_processor ? state->processor->image_processor_type
                                       : "none (no preprocessor_config.json)");
   if (state->has_tokenizer) vlm_sb_appendf(&out, "tokenizer: %zu tokens\n", state->vocab_size);
   else if (!state->text_problem[0]) vlm_sb_append_literal(&out, "tokenizer: none (no tokenizer.json)\n");
@@ -361,7 +350,7 @@ static void append_json_sections(vlm_string_builder *out, const vlm_model_config
 
 static char *render_json(const inspection *state, const vlm_model_report *report) {
   vlm_string_builder out = {0};
-  const vlm_model_config *config = &state->config;
+  const vlm_model_config *config = state->config;
   vlm_sb_append_literal(&out, "{\"model\":");
   vlm_sb_append_json_string(&out, state->model_dir, strlen(state->model_dir));
   append_json_string_field(&out, "architecture", config->architecture);
@@ -395,7 +384,7 @@ static char *render_json(const inspection *state, const vlm_model_report *report
   vlm_sb_append_literal(&out, "}");
   append_json_sections(&out, config);
   append_json_string_field(&out, "image_processor",
-                           state->has_processor ? state->processor.image_processor_type : NULL);
+                           state->has_processor ? state->processor->image_processor_type : NULL);
   if (state->has_tokenizer) vlm_sb_appendf(&out, ",\"tokenizer_vocab_size\":%zu", state->vocab_size);
   else vlm_sb_append_literal(&out, ",\"tokenizer_vocab_size\":null");
   append_json_string_field(&out, "chat_template", state->chat_template_source);
@@ -416,7 +405,7 @@ static void judge(const inspection *state, vlm_model_report *report) {
   if (!state->family)
     snprintf(report->problem, sizeof(report->problem),
              "no tensor manifest for model_type '%s' yet (families with one: %s)",
-             state->config.model_type, vlm_family_supported_list());
+             state->config->model_type, vlm_family_supported_list());
   else if (state->missing.count || state->mismatched.count)
     snprintf(report->problem, sizeof(report->problem),
              "checkpoint incomplete: %zu missing tensor%s, %zu with the wrong shape%s%s",
@@ -435,11 +424,7 @@ static void judge(const inspection *state, vlm_model_report *report) {
 }
 
 static void inspection_release(inspection *state) {
-  vlm_checkpoint_release(state->checkpoint);
-  vlm_manifest_release(&state->manifest);
-  vlm_model_config_release(&state->config);
-  vlm_generation_config_release(&state->generation);
-  if (state->has_processor) vlm_processor_config_release(&state->processor);
+  vlm_model_release(state->model);
   free(state->missing.items);
   free(state->unexpected.items);
   free(state->mismatched.items);
@@ -449,11 +434,22 @@ static void inspection_release(inspection *state) {
 vlm_status vlm_model_inspect(const char *model_dir, const vlm_inspect_options *options,
                              vlm_model_report **out_report) {
   *out_report = NULL;
+  vlm_model *model = NULL;
+  vlm_model_options model_options = {.allocator = options ? options->allocator : NULL};
+  VLM_RETURN_IF_ERROR(vlm_model_open(model_dir, &model_options, &model));
+  vlm_status status = vlm_model_inspect_opened(model, options, out_report);
+  vlm_model_release(model);
+  return status;
+}
+
+vlm_status vlm_model_inspect_opened(vlm_model *model, const vlm_inspect_options *options,
+                                    vlm_model_report **out_report) {
+  *out_report = NULL;
   inspection state;
   memset(&state, 0, sizeof(state));
-  state.model_dir = model_dir;
+  state.model = vlm_model_retain(model);
+  state.model_dir = model->directory;
   state.thread_count = options && options->thread_count > 0 ? options->thread_count : vlm_cpu_count();
-  vlm_manifest_init(&state.manifest);
   vlm_status status = run_inspection(&state);
   vlm_model_report *report = NULL;
   if (!status) {
@@ -487,4 +483,18 @@ void vlm_model_report_release(vlm_model_report *report) {
   free(report->text);
   free(report->json);
   free(report);
+}
+
+vlm_status vlm_model_prompt_flow(const char *model_dir, vlm_prompt_flow *out_flow) {
+  *out_flow = VLM_PROMPT_FLOW_TOKENIZER;
+  vlm_model_config config;
+  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, NULL, &config));
+  const vlm_family *family = vlm_family_find(config.model_type);
+  vlm_status status = family ? VLM_OK
+                             : VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no family (supported: %s)",
+                                         model_dir, config.model_type ? config.model_type : "",
+                                         vlm_family_supported_list());
+  if (family) *out_flow = family->prompt_flow;
+  vlm_model_config_release(&config);
+  return status;
 }

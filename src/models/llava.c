@@ -3,8 +3,13 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "core/tensor_list.h"
+#include "graph/graph.h"
+#include "io/json.h"
+#include "media/media_item.h"
 #include "models/decoder.h"
 #include "models/vision_encoder.h"
+#include "vlm/generate.h"
 
 #define SHAPE VLM_SHAPE
 
@@ -67,13 +72,86 @@ static vlm_status describe_vision(const vlm_model_config *config, vlm_vision_des
   return VLM_OK;
 }
 
+/* ---- The image path (vlm_family_image) --------------------------------- */
+
+static int64_t placeholder_token(const vlm_model_config *config) { return config->image_token_id; }
+
+/* LlavaProcessor: one placeholder becomes one token per selected feature
+ * row of the tower (the patches, plus the class token with strategy
+ * "full"), whatever the image's own size (the processor crops it). */
+static vlm_status token_count(const vlm_model_config *config, const vlm_processor_config *processor,
+                              const int64_t grid[3], int64_t *out_count) {
+  (void)processor, (void)grid;
+  vlm_vision_description description;
+  VLM_RETURN_IF_ERROR(describe_vision(config, &description));
+  *out_count = vlm_vision_tokens_per_image(&description);
+  return VLM_OK;
+}
+
+static vlm_status expand(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,
+                         vlm_token_text_fn token_text, void *context, vlm_string_builder *out) {
+  (void)config, (void)token_text, (void)context;
+  size_t length = strlen(placeholder);
+  for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
+  return VLM_OK;
+}
+
+static vlm_status encoder_rows(const vlm_model_config *config, const vlm_media_item *item, int64_t *out_rows) {
+  (void)item;
+  vlm_vision_description description;
+  VLM_RETURN_IF_ERROR(describe_vision(config, &description));
+  *out_rows = vlm_vision_patch_count(&description);
+  return VLM_OK;
+}
+
+static vlm_status encoder_inputs(const vlm_model_config *config, const vlm_media_item *item, int64_t rows,
+                                 vlm_tensor_list *out) {
+  vlm_vision_description description;
+  VLM_RETURN_IF_ERROR(describe_vision(config, &description));
+  if (rows != vlm_vision_patch_count(&description))
+    return VLM_ERROR(INVALID_ARGUMENT, "the CLIP tower takes exactly %lld patch rows, not %lld",
+                     (long long)vlm_vision_patch_count(&description), (long long)rows);
+  const vlm_named_tensor *pixels = vlm_media_item_tensor(item, "pixel_values");
+  if (!pixels || pixels->dtype != VLM_DTYPE_F32 || pixels->rank != 3)
+    return VLM_ERROR(INVALID_ARGUMENT, "the image has no f32 pixel_values [channels, height, width]");
+  vlm_pixel_values image = {pixels->data, pixels->shape[0], pixels->shape[1], pixels->shape[2]};
+  return vlm_vision_prepare_inputs(&description, &image, 1, out);
+}
+
+static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vlm_graph *graph,
+                                vlm_encoder_nodes *out_nodes) {
+  vlm_vision_description description;
+  VLM_RETURN_IF_ERROR(describe_vision(config, &description));
+  (void)rows;
+  vlm_vision_graph_nodes nodes;
+  VLM_RETURN_IF_ERROR(vlm_build_vision_graph(&description, 1, graph, &nodes));
+  *out_nodes = (vlm_encoder_nodes){.output = nodes.projector, .stage_count = 3};
+  out_nodes->stages[0].stage = "vision_encoder";
+  out_nodes->stages[0].node = nodes.hidden_states[0];
+  out_nodes->stages[1].stage = "vision_features";
+  out_nodes->stages[1].node = nodes.features;
+  out_nodes->stages[2].stage = "projector";
+  out_nodes->stages[2].node = nodes.projector;
+  return VLM_OK;
+}
+
+static const vlm_family_image image_path = {
+    .placeholder_token = placeholder_token,
+    .token_count = token_count,
+    .expand = expand,
+    .encoder_rows = encoder_rows,
+    .encoder_inputs = encoder_inputs,
+    .build_encoder = build_encoder,
+};
+
 const vlm_family vlm_family_llava = {
     .model_type = "llava",
     .display_name = "LLaVA-1.5",
     .has_vision = true,
+    .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = vlm_composite_v4_renames,
     .rename_count = VLM_COMPOSITE_V4_RENAME_COUNT,
     .declare_tensors = declare_tensors,
     .describe_decoder = describe_decoder,
-    .describe_vision = describe_vision,
+    .image = &image_path,
 };

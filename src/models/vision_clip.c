@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "core/tensor_list.h"
 #include "models/blocks.h"
 #include "models/vision_encoder.h"
+#include "vlm/generate.h"
 
 typedef struct vision_builder {
   const vlm_vision_description *description;
@@ -82,8 +84,53 @@ static int32_t layer_norm(vision_builder *builder, int32_t x, const char *prefix
                               "%s%s", prefix, module);
 }
 
+/* Rows of the embedded sequence: per image, its class token then its
+ * patches. */
+static int64_t sequence_length(const vlm_vision_description *description) {
+  return vlm_vision_patch_count(description) + 1;
+}
+
+vlm_status vlm_vision_prepare_inputs(const vlm_vision_description *description, const vlm_pixel_values *images,
+                                     int image_count, vlm_tensor_list *out) {
+  const vlm_vision_config *vision = description->vision;
+  if (image_count <= 0 || !images) return VLM_ERROR(INVALID_ARGUMENT, "vision encoder: no images");
+  int64_t patches = vlm_vision_patch_count(description), width = vlm_vision_patch_width(description);
+  int64_t length = sequence_length(description), rows = image_count * length;
+  float *patch_values;
+  int32_t *order, *positions, *segments;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "patches", VLM_DTYPE_F32, 2,
+                                            VLM_SHAPE(image_count * patches, width), (void **)&patch_values));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "token_order", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&order));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "position_ids", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&positions));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "segments", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&segments));
+  for (int i = 0; i < image_count; i++) {
+    if (!images[i].values) return VLM_ERROR(INVALID_ARGUMENT, "image %d has no pixel values", i);
+    if (images[i].channels != vision->num_channels || images[i].height != vision->image_height ||
+        images[i].width != vision->image_width)
+      return VLM_ERROR(INVALID_ARGUMENT,
+                       "image %d: pixel_values are [%lld, %lld, %lld], the vision tower takes [%lld, %lld, %lld]", i,
+                       (long long)images[i].channels, (long long)images[i].height, (long long)images[i].width,
+                       (long long)vision->num_channels, (long long)vision->image_height,
+                       (long long)vision->image_width);
+    vlm_vision_patchify(images[i].values, vision->num_channels, vision->image_height, vision->image_width,
+                        vision->patch_size, patch_values + (size_t)(i * patches * width));
+    /* Row 0 of the joined table is the class embedding, rows 1.. the
+     * patches of every image in order. */
+    for (int64_t r = 0; r < length; r++) {
+      int64_t row = i * length + r;
+      order[row] = r == 0 ? 0 : (int32_t)(1 + i * patches + r - 1);
+      positions[row] = (int32_t)r;
+      segments[row] = i;
+    }
+  }
+  return VLM_OK;
+}
+
 /* Patch embedding (the stride = kernel conv as a linear over patches),
- * class token, position embeddings, pre-layernorm: hidden_states[0]. */
+ * class token, position embeddings, pre-layernorm: hidden_states[0]. The
+ * class token goes in front of each image's patches by a gather over the
+ * class row joined with the patch rows; the position embedding is a gather
+ * of its table by each row's position. */
 static int32_t embeddings(vision_builder *builder, int64_t image_count) {
   const vlm_vision_config *vision = builder->vision;
   const vlm_vision_description *description = builder->description;
@@ -91,27 +138,34 @@ static int32_t embeddings(vision_builder *builder, int64_t image_count) {
   const char *prefix = description->tower_prefix;
   int64_t hidden = vision->hidden_size, patch = vision->patch_size;
   int64_t patches = vlm_vision_patch_count(description), width = vlm_vision_patch_width(description);
+  int64_t rows = image_count * sequence_length(description);
   int32_t input = vlm_graph_input(graph, VLM_DTYPE_F32, 2, VLM_SHAPE(image_count * patches, width),
                                   "patches");
+  int32_t order = vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(rows), "token_order");
+  int32_t position_ids = vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(rows), "position_ids");
   int32_t kernel = weight(builder, prefix, "embeddings.patch_embedding.weight", 4,
                           VLM_SHAPE(hidden, vision->num_channels, patch, patch));
   kernel = vlm_graph_reshape(graph, kernel, 2, VLM_SHAPE(hidden, width),
                              "%sembeddings.patch_embedding.weight_as_matrix", prefix);
   int32_t x = vlm_graph_linear(graph, input, kernel, -1, "%sembeddings.patch_embedding", prefix);
   int32_t class_token = weight(builder, prefix, "embeddings.class_embedding", 1, VLM_SHAPE(hidden));
-  x = vlm_graph_prepend_row(graph, x, class_token, patches, "%sembeddings.with_class_token", prefix);
-  int32_t positions = weight(builder, prefix, "embeddings.position_embedding.weight", 2,
-                             VLM_SHAPE(patches + 1, hidden));
-  x = vlm_graph_add_tiled(graph, x, positions, "%sembeddings", prefix);
+  class_token = vlm_graph_reshape(graph, class_token, 2, VLM_SHAPE(1, hidden), "%sembeddings.class_embedding_row",
+                                  prefix);
+  int32_t table = vlm_graph_concat(graph, (int32_t[]){class_token, x}, 2, 0, "%sembeddings.class_and_patches", prefix);
+  x = vlm_graph_gather(graph, table, order, "%sembeddings.with_class_token", prefix);
+  int32_t position_table = weight(builder, prefix, "embeddings.position_embedding.weight", 2,
+                                  VLM_SHAPE(patches + 1, hidden));
+  int32_t position_rows = vlm_graph_gather(graph, position_table, position_ids, "%sembeddings.position_embedding",
+                                           prefix);
+  x = vlm_graph_add(graph, x, position_rows, "%sembeddings", prefix);
   return layer_norm(builder, x, prefix, "pre_layrnorm");
 }
 
-static int32_t encoder_layer(vision_builder *builder, int32_t residual, int64_t layer) {
+static int32_t encoder_layer(vision_builder *builder, int32_t residual, int32_t segments, int64_t layer) {
   const vlm_vision_config *vision = builder->vision;
   vlm_graph *graph = builder->graph;
   int64_t hidden = vision->hidden_size, heads = vision->num_attention_heads;
   int64_t head_dim = hidden / heads, rows = vlm_graph_node(graph, residual)->shape[0];
-  int64_t sequence = vlm_vision_patch_count(builder->description) + 1;
   char prefix[VLM_GRAPH_NAME_LENGTH];
   snprintf(prefix, sizeof(prefix), "%sencoder.layers.%lld.", builder->description->tower_prefix,
            (long long)layer);
@@ -122,8 +176,8 @@ static int32_t encoder_layer(vision_builder *builder, int32_t residual, int64_t 
   q = vlm_graph_reshape(graph, q, 3, VLM_SHAPE(rows, heads, head_dim), "%sself_attn.q_heads", prefix);
   k = vlm_graph_reshape(graph, k, 3, VLM_SHAPE(rows, heads, head_dim), "%sself_attn.k_heads", prefix);
   v = vlm_graph_reshape(graph, v, 3, VLM_SHAPE(rows, heads, head_dim), "%sself_attn.v_heads", prefix);
-  x = vlm_graph_full_attention(graph, q, k, v, sequence, 1.0 / sqrt((double)head_dim),
-                               "%sself_attn.attention", prefix);
+  x = vlm_graph_segment_attention(graph, q, k, v, segments, 1.0 / sqrt((double)head_dim),
+                                  "%sself_attn.attention", prefix);
   x = linear(builder, x, prefix, "self_attn.out_proj", hidden, hidden, true);
   residual = vlm_graph_add(graph, residual, x, "%sresidual_attention", prefix);
   x = layer_norm(builder, residual, prefix, "layer_norm2");
@@ -188,9 +242,11 @@ vlm_status vlm_build_vision_graph(const vlm_vision_description *description, int
   /* hidden_states[i] is the input of layer i: build layers 0..deepest-1. */
   int32_t states[VLM_VISION_MAX_FEATURE_LAYERS + 1] = {0};
   int32_t hidden = embeddings(&builder, image_count);
+  int32_t segments = vlm_graph_input(graph, VLM_DTYPE_I32, 1,
+                                     VLM_SHAPE(image_count * sequence_length(description)), "segments");
   int32_t by_index_zero = hidden;
   for (int64_t layer = 0; layer < deepest; layer++) {
-    hidden = encoder_layer(&builder, hidden, layer);
+    hidden = encoder_layer(&builder, hidden, segments, layer);
     for (int i = 0; i < description->feature_layer_count; i++)
       if (description->feature_layers[i] == layer + 1) states[i] = hidden;
   }
@@ -203,8 +259,8 @@ vlm_status vlm_build_vision_graph(const vlm_vision_description *description, int
   }
   int32_t features = description->feature_layer_count == 1
                          ? selected[0]
-                         : vlm_graph_concat_columns(graph, selected, description->feature_layer_count,
-                                                    "model.vision_features");
+                         : vlm_graph_concat(graph, selected, description->feature_layer_count, 1,
+                                            "model.vision_features");
   out_nodes->features = features;
   out_nodes->projector = projector(&builder, features, vision->hidden_size * description->feature_layer_count);
   graph->output = out_nodes->projector;

@@ -50,9 +50,22 @@ typedef struct vlm_vision_graph_nodes {
   char projector_name[VLM_GRAPH_NAME_LENGTH];
 } vlm_vision_graph_nodes;
 
-/* Builds the graph for `image_count` images. Input "patches" (f32
- * [images * patches, patch width], see vlm_vision_patchify); output the
- * projected features, image after image. */
+/* The graph's inputs for `image_count` preprocessed images (pixel_values
+ * [channels, height, width] of the tower's size each): "patches" (f32
+ * [images * patches, patch width], vlm_vision_patchify's order),
+ * "token_order" (i32: for each sequence row, which row of [class
+ * embedding; every image's patches] it is), "position_ids" (i32: its
+ * position-embedding row) and "segments" (i32: its image, the attention
+ * segment). Added to `out`, which the caller owns. */
+struct vlm_tensor_list;
+struct vlm_pixel_values;
+vlm_status vlm_vision_prepare_inputs(const vlm_vision_description *description,
+                                     const struct vlm_pixel_values *images, int image_count,
+                                     struct vlm_tensor_list *out);
+
+/* Builds the graph for `image_count` images over the inputs
+ * vlm_vision_prepare_inputs makes; output the projected features, image
+ * after image. */
 vlm_status vlm_build_vision_graph(const vlm_vision_description *description, int64_t image_count,
                                   vlm_graph *graph, vlm_vision_graph_nodes *out_nodes);
 

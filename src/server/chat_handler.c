@@ -1,21 +1,31 @@
 /* POST /v1/chat/completions and POST /v1/completions, on the connection's
  * own thread:
  *
- *   parse and validate (openai_request.h) -> refuse parts of a modality the
- *   model lacks, by name -> fetch each image's bytes (media_source.h) ->
- *   decode and preprocess them here (vlm_engine_load_image_memory; never on
- *   the scheduler thread) -> the model's default sampling overlaid with
- *   what the client set -> vlm_engine_submit -> answer.
+ *   parse and validate (openai_request.h), chat content in the shape the
+ *   model's template reads -> refuse parts of a modality the model (or its
+ *   template) has no place for, by name -> fetch each image's bytes
+ *   (media_source.h) and read each image's header -> admission with the
+ *   images' token counts from their headers (vlm_engine_check_admission),
+ *   so a request that cannot fit decodes nothing -> decode and preprocess
+ *   them here (vlm_engine_load_image_memory; never on the scheduler
+ *   thread) -> the
+ *   model's default sampling overlaid with what the client set ->
+ *   vlm_engine_submit -> answer.
  *
- * A non-streaming answer is waited for here, polling the client; a
- * streaming one is produced by libmicrohttpd's content reader, which blocks
- * on the request's events between chunks. Either way a client that goes
- * away cancels the request, freeing its slot (request_events.h). */
+ * While images are fetched and decoded the connection guard watches the
+ * request (connection_guard.h): a client that leaves, or the request's
+ * --request-timeout, sets the cancel flag the fetch and the decoders poll.
+ * A non-streaming answer is waited for here, polling the client and the
+ * deadline; a streaming one is produced by libmicrohttpd's content reader,
+ * which blocks on the request's events between chunks. Either way a client
+ * that goes away cancels the request, freeing its slot, and a deadline
+ * cancels it with vlm_engine_cancel (request_events.h). */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "server/request_events.h"
 #include "server/responses.h"
 #include "server/server_internal.h"
@@ -25,7 +35,11 @@
 typedef struct completion {
   vlm_server *server;
   struct MHD_Connection *connection;
-  server_route route;
+  /* The HTTP request: valid until libmicrohttpd's completion notification,
+   * which comes before a streaming response is freed, so free_stream and
+   * completion_destroy never touch it. */
+  http_request *http;
+  request_watch watch;          /* the guard's view while images are fetched and decoded */
   response_header header;
   bool stream, include_usage, logprobs;
   request_events events;
@@ -37,22 +51,23 @@ typedef struct completion {
   bool client_gone;
 } completion;
 
-static server_route route_of(const openai_request *request) {
-  return request->endpoint == OPENAI_CHAT_COMPLETIONS ? ROUTE_CHAT_COMPLETIONS : ROUTE_COMPLETIONS;
-}
-
 static completion *completion_create(vlm_server *server, struct MHD_Connection *connection,
-                                     const openai_request *request) {
+                                     http_request *http, const openai_request *request) {
   completion *answer = calloc(1, sizeof(*answer));
   if (!answer) return NULL;
   answer->server = server;
   answer->connection = connection;
-  answer->route = route_of(request);
+  answer->http = http;
   response_header_init(&answer->header, request->endpoint, server->model_id);
   answer->stream = request->stream;
   answer->include_usage = request->include_usage;
   answer->logprobs = request->logprobs;
   request_events_init(&answer->events);
+  answer->events.deadline = http->deadline;
+  answer->watch.cancel = &answer->events.cancel;
+  answer->watch.deadline = http->deadline;
+  atomic_init(&answer->watch.timed_out, false);
+  atomic_init(&answer->watch.client_gone, false);
   atomic_fetch_add(&server->active_requests, 1);
   return answer;
 }
@@ -80,29 +95,58 @@ static void note_client_gone(completion *answer) {
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* Which call a status came from: the same code means different things
+ * from each. */
+typedef enum failure_stage {
+  STAGE_IMAGE,   /* vlm_engine_load_image_memory / _audio_memory: decoding and preprocessing */
+  STAGE_SUBMIT,  /* vlm_engine_submit: template, tokenizer, admission */
+} failure_stage;
+
+static void set_cancelled(vlm_server *server, const char *message, openai_error *error) {
+  if (atomic_load(&server->shutting_down))
+    openai_error_set(error, 503, "server_error", NULL, "server_shutting_down",
+                     "The request was cancelled: the server is shutting down.");
+  else
+    openai_error_set(error, 500, "server_error", NULL, NULL, "The request was cancelled: %s", message);
+}
+
 /* The HTTP answer for a status from the engine. `param` names the field
- * for client errors. */
-static void error_from_status(vlm_server *server, vlm_status status, const char *param,
-                              openai_error *error) {
+ * for client errors.
+ *   image stage: a limit (OUT_OF_RANGE: pixels, encoded bytes) or bad data
+ *     is the image's fault, 400 naming the part; out of memory, or the
+ *     engine's image memory budget staying full (RESOURCE_EXHAUSTED), is
+ *     transient, 503.
+ *   submit stage: OUT_OF_RANGE is the capacity check, 400
+ *     context_length_exceeded; RESOURCE_EXHAUSTED is the queue bound (or
+ *     memory), transient, 429; a template's own limits arrive as
+ *     INVALID_ARGUMENT (vlm_chat_template_render) and are 400. */
+static void error_from_status(vlm_server *server, failure_stage stage, vlm_status status,
+                              const char *param, openai_error *error) {
   const char *message = vlm_status_message(status);
-  switch (vlm_status_code_of(status)) {
-    case VLM_STATUS_OUT_OF_RANGE:
-      openai_error_set(error, 400, "invalid_request_error", param, "context_length_exceeded", "%s", message);
-      return;
-    case VLM_STATUS_RESOURCE_EXHAUSTED:
+  vlm_status_code code = vlm_status_code_of(status);
+  if (code == VLM_STATUS_CANCELLED) {
+    set_cancelled(server, message, error);
+    return;
+  }
+  if (code == VLM_STATUS_UNAVAILABLE) { /* the engine stopped admitting requests: it is draining */
+    openai_error_set(error, 503, "server_error", NULL, "server_shutting_down", "%s", message);
+    return;
+  }
+  if (code == VLM_STATUS_OUT_OF_RANGE && stage == STAGE_SUBMIT) {
+    openai_error_set(error, 400, "invalid_request_error", param, "context_length_exceeded", "%s", message);
+    return;
+  }
+  if (code == VLM_STATUS_RESOURCE_EXHAUSTED) {
+    if (stage == STAGE_SUBMIT)
       openai_error_set(error, 429, "requests", NULL, "rate_limit_exceeded",
                        "The server is busy (%s); retry later.", message);
-      return;
-    case VLM_STATUS_UNAVAILABLE: /* the engine stopped admitting requests: it is draining */
-      openai_error_set(error, 503, "server_error", NULL, "server_shutting_down", "%s", message);
-      return;
-    case VLM_STATUS_CANCELLED:
-      if (atomic_load(&server->shutting_down))
-        openai_error_set(error, 503, "server_error", NULL, "server_shutting_down",
-                         "The request was cancelled: the server is shutting down.");
-      else
-        openai_error_set(error, 500, "server_error", NULL, NULL, "The request was cancelled: %s", message);
-      return;
+    else
+      openai_error_set(error, 503, "server_error", NULL, "server_busy", "The server is busy (%s); retry later.",
+                       message);
+    return;
+  }
+  switch (code) {
+    case VLM_STATUS_OUT_OF_RANGE: /* image stage */
     case VLM_STATUS_INVALID_ARGUMENT:
     case VLM_STATUS_UNIMPLEMENTED:
     case VLM_STATUS_DATA_LOSS:
@@ -116,19 +160,29 @@ static void error_from_status(vlm_server *server, vlm_status status, const char 
   }
 }
 
+static void set_timed_out(vlm_server *server, http_request *http, openai_error *error) {
+  http->timed_out = true;
+  atomic_fetch_add(&server->requests_timed_out, 1);
+  openai_error_set(error, 504, "server_error", NULL, "request_timeout",
+                   "The request took longer than the server's limit of %g s (vlm serve "
+                   "--request-timeout) and was cancelled.",
+                   server->options.request_timeout_seconds);
+}
+
 static enum MHD_Result respond_status(vlm_server *server, struct MHD_Connection *connection,
-                                      server_route route, vlm_status status, const char *param) {
+                                      http_request *http, failure_stage stage, vlm_status status,
+                                      const char *param) {
   openai_error error = {0};
-  error_from_status(server, status, param, &error);
+  error_from_status(server, stage, status, param, &error);
   vlm_status_free(status);
-  enum MHD_Result result = server_respond_error(server, connection, route, &error);
+  enum MHD_Result result = server_respond_error(server, connection, http, &error);
   openai_error_release(&error);
   return result;
 }
 
 static enum MHD_Result respond_and_release_error(vlm_server *server, struct MHD_Connection *connection,
-                                                 server_route route, openai_error *error) {
-  enum MHD_Result result = server_respond_error(server, connection, route, error);
+                                                 http_request *http, openai_error *error) {
+  enum MHD_Result result = server_respond_error(server, connection, http, error);
   openai_error_release(error);
   return result;
 }
@@ -168,60 +222,114 @@ static bool check_request(const vlm_server *server, const openai_request *reques
                      info->model_type ? info->model_type : "?", image ? "image" : "audio");
     return false;
   }
+  /* A template that prints content as one string has no place for an
+   * image part: it would print the list, and the image would match no
+   * placeholder. */
+  if (request->media_count && server->content_format == OPENAI_CONTENT_STRING) {
+    const openai_media *media = &request->media[0];
+    openai_error_set(error, 400, "invalid_request_error", media->param, "unsupported_content",
+                     "%s: the chat template of '%s' renders message content as a string and has no "
+                     "place for %s parts.",
+                     media->param, server->model_id, media->kind == OPENAI_MEDIA_IMAGE ? "image" : "audio");
+    return false;
+  }
   return true;
 }
 
-/* An image fetched but not decoded yet: admission counts it from its
- * header first. */
-typedef struct fetched_image {
+/* input_audio.format names the container; the bytes must be one. */
+static bool check_audio_format(const openai_media *media, const uint8_t *bytes, size_t length, openai_error *error) {
+  if (!media->audio_format) return true; /* audio_url: the data URL's type was checked */
+  vlm_audio_format sniffed = vlm_audio_format_sniff(bytes, length);
+  static const struct {
+    const char *name;
+    vlm_audio_format format;
+  } formats[] = {{"wav", VLM_AUDIO_FORMAT_WAV}, {"flac", VLM_AUDIO_FORMAT_FLAC},
+                 {"ogg", VLM_AUDIO_FORMAT_OGG_VORBIS}, {"mp3", VLM_AUDIO_FORMAT_MP3}};
+  for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+    if (strcmp(media->audio_format, formats[i].name) == 0 && (sniffed == formats[i].format || !sniffed))
+      return true; /* unknown bytes: the decoder names what they are */
+  openai_error_set(error, 400, "invalid_request_error", media->param, NULL,
+                   "%s: input_audio.format is '%s' but the data is %s audio.", media->param, media->audio_format,
+                   vlm_audio_format_name(sniffed));
+  return false;
+}
+
+/* The encoded bytes of one audio part: input_audio's base64, or the
+ * audio_url under the server's media policy. */
+static bool fetch_audio(vlm_server *server, const openai_media *media, const atomic_bool *cancel, uint8_t **bytes,
+                        size_t *length, openai_error *error) {
+  bool fetched = media->audio_data
+                     ? media_source_decode_base64(&server->media, media->audio_data, media->param, bytes, length, error)
+                     : media_source_fetch_audio(&server->media, media->url, media->param, cancel, bytes, length, error);
+  if (fetched && !check_audio_format(media, *bytes, *length, error)) {
+    free(*bytes);
+    *bytes = NULL;
+    return false;
+  }
+  return fetched;
+}
+
+/* A media part fetched but not decoded yet: admission counts an image
+ * from its header first. */
+typedef struct fetched_media {
+  const openai_media *media;
   uint8_t *bytes;
   size_t length;
-  const char *param;
-} fetched_image;
+} fetched_media;
 
-/* Fetches every image (in placeholder order) and reads its header: limits
- * and token count, nothing decoded. On failure answers nothing: fills
- * *error or *out_status. */
-static bool fetch_images(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
-                         fetched_image *fetched, int64_t *tokens, int *out_count, openai_error *error,
-                         vlm_status *out_status, const char **out_param) {
-  *out_count = 0;
+/* Fetches every part's bytes (in request order) and reads each image's
+ * header: limits and token count, nothing decoded. On failure answers
+ * nothing: fills *error or *out_status. */
+static bool fetch_media(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
+                        fetched_media *fetched, int64_t *image_tokens, int *out_image_count,
+                        openai_error *error, vlm_status *out_status, const char **out_param) {
+  *out_image_count = 0;
   for (size_t i = 0; i < request->media_count; i++) {
     const openai_media *media = &request->media[i];
-    if (media->kind != OPENAI_MEDIA_IMAGE) continue;
-    fetched_image *image = &fetched[*out_count];
-    image->param = media->param;
-    if (!media_source_fetch(&server->media, media->url, media->param, cancel, &image->bytes, &image->length,
-                            error))
+    bool image = media->kind == OPENAI_MEDIA_IMAGE;
+    fetched[i].media = media;
+    if (image ? !media_source_fetch(&server->media, media->url, media->param, cancel, &fetched[i].bytes,
+                                    &fetched[i].length, error)
+              : !fetch_audio(server, media, cancel, &fetched[i].bytes, &fetched[i].length, error))
       return false;
-    (*out_count)++;
+    if (!image) continue;
     vlm_engine_image_header header;
-    vlm_status status = vlm_engine_read_image_header(server->engine, image->bytes, image->length, media->param,
-                                                     &header);
-    tokens[*out_count - 1] = header.tokens;
+    vlm_status status = vlm_engine_read_image_header(server->engine, fetched[i].bytes, fetched[i].length,
+                                                     media->param, &header);
     if (status) {
       *out_status = status;
       *out_param = media->param;
       return false;
     }
+    image_tokens[(*out_image_count)++] = header.tokens;
   }
   return true;
 }
 
-/* Decodes and preprocesses the fetched images into `images`, once the
- * request passed admission. */
-static bool load_images(vlm_server *server, const fetched_image *fetched, int count, const atomic_bool *cancel,
-                        vlm_loaded_image *images, int *out_count, vlm_status *out_status,
-                        const char **out_param) {
-  for (*out_count = 0; *out_count < count; (*out_count)++) {
-    const fetched_image *image = &fetched[*out_count];
-    vlm_status status = vlm_engine_load_image_memory(server->engine, image->bytes, image->length, image->param,
-                                                     cancel, &images[*out_count]);
+/* Decodes and preprocesses the fetched parts, images into `images` and
+ * clips into `audio` (each kind in placeholder order), once the request
+ * passed admission. On failure answers nothing: fills *out_status. */
+static bool load_media(vlm_server *server, const fetched_media *fetched, size_t count, const atomic_bool *cancel,
+                       vlm_loaded_image *images, int *out_image_count, vlm_loaded_audio *audio,
+                       int *out_audio_count, vlm_status *out_status, const char **out_param) {
+  *out_image_count = *out_audio_count = 0;
+  vlm_audio_limits limits = {.max_encoded_bytes = server->media.max_bytes,
+                             .max_seconds = server->options.max_audio_seconds};
+  for (size_t i = 0; i < count; i++) {
+    const openai_media *media = fetched[i].media;
+    bool image = media->kind == OPENAI_MEDIA_IMAGE;
+    vlm_status status =
+        image ? vlm_engine_load_image_memory(server->engine, fetched[i].bytes, fetched[i].length, media->param,
+                                             cancel, &images[*out_image_count])
+              : vlm_engine_load_audio_memory(server->engine, fetched[i].bytes, fetched[i].length, media->param,
+                                             &limits, cancel, &audio[*out_audio_count]);
     if (status) {
       *out_status = status;
-      *out_param = image->param;
+      *out_param = media->param;
       return false;
     }
+    if (image) (*out_image_count)++;
+    else (*out_audio_count)++;
   }
   return true;
 }
@@ -249,13 +357,19 @@ static openai_error finish_error(const completion *answer) {
   const request_events *events = &answer->events;
   if (events->out_of_memory)
     openai_error_set(&error, 500, "server_error", NULL, NULL, "The server ran out of memory.");
-  else if (events->finish_code == VLM_STATUS_CANCELLED && atomic_load(&answer->server->shutting_down))
-    openai_error_set(&error, 503, "server_error", NULL, "server_shutting_down",
-                     "The request was cancelled: the server is shutting down.");
+  else if (events->finish_code == VLM_STATUS_CANCELLED && events->timed_out)
+    set_timed_out(answer->server, answer->http, &error);
+  else if (events->finish_code == VLM_STATUS_CANCELLED)
+    set_cancelled(answer->server, events->finish_message ? events->finish_message : "cancelled", &error);
   else
     openai_error_set(&error, 500, "server_error", NULL, NULL, "The model failed: %s",
                      events->finish_message ? events->finish_message : vlm_status_code_name(events->finish_code));
   return error;
+}
+
+static void record_usage(completion *answer) {
+  answer->http->prompt_tokens = answer->events.usage.prompt_tokens;
+  answer->http->completion_tokens = answer->events.usage.completion_tokens;
 }
 
 static enum MHD_Result answer_whole(completion *answer) {
@@ -265,13 +379,14 @@ static enum MHD_Result answer_whole(completion *answer) {
     completion_destroy(answer);
     return MHD_NO; /* closes the connection */
   }
+  record_usage(answer);
   enum MHD_Result result;
   if (answer->events.finish_code == VLM_STATUS_OK && !answer->events.out_of_memory) {
-    result = server_respond(server, answer->connection, answer->route, 200, "application/json",
+    result = server_respond(server, answer->connection, answer->http, 200, "application/json",
                             response_completion(&answer->header, &answer->events, answer->logprobs));
   } else {
     openai_error error = finish_error(answer);
-    result = respond_and_release_error(server, answer->connection, answer->route, &error);
+    result = respond_and_release_error(server, answer->connection, answer->http, &error);
   }
   completion_destroy(answer);
   return result;
@@ -296,6 +411,7 @@ static bool produce_events(completion *answer) {
   bool finished = events->finished;
   pthread_mutex_unlock(&events->mutex);
   if (!finished) return true;
+  record_usage(answer);
   if (events->finish_code == VLM_STATUS_OK && !events->out_of_memory) {
     response_append_finish_chunk(&answer->pending, &answer->header, events->finish_reason);
     if (answer->include_usage) response_append_usage_chunk(&answer->pending, &answer->header, &events->usage);
@@ -329,7 +445,8 @@ static ssize_t read_stream(void *context, uint64_t position, char *buffer, size_
 }
 
 /* Runs once libmicrohttpd is done with the response: sent, failed, or the
- * connection closed. A stream that did not reach its end lost its client. */
+ * connection closed (after the completion notification: answer->http is
+ * gone). A stream that did not reach its end lost its client. */
 static void free_stream(void *context) {
   completion *answer = context;
   if (!answer->done || answer->pending_offset < answer->pending.length) note_client_gone(answer);
@@ -339,6 +456,7 @@ static void free_stream(void *context) {
 static enum MHD_Result answer_stream(completion *answer) {
   if (answer->header.endpoint == OPENAI_CHAT_COMPLETIONS)
     response_append_role_chunk(&answer->pending, &answer->header); /* sent at once */
+  answer->http->stream = true;
   struct MHD_Response *response =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, answer, free_stream);
   if (!response) {
@@ -348,19 +466,22 @@ static enum MHD_Result answer_stream(completion *answer) {
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
   MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
   MHD_add_response_header(response, "X-Accel-Buffering", "no"); /* proxies: do not buffer */
-  enum MHD_Result result = MHD_queue_response(answer->connection, MHD_HTTP_OK, response);
+  enum MHD_Result result = server_queue_response(answer->server, answer->connection, answer->http,
+                                                 MHD_HTTP_OK, response);
   MHD_destroy_response(response); /* libmicrohttpd keeps its reference; free_stream frees `answer` */
-  server_count_response(answer->server, answer->route, MHD_HTTP_OK);
   return result;
 }
 
 static vlm_engine_request_options request_options(const vlm_server *server, const openai_request *request,
-                                                  vlm_loaded_image *images, int image_count) {
+                                                  vlm_loaded_image *images, int image_count, vlm_loaded_audio *audio,
+                                                  int audio_count) {
   vlm_engine_request_options options = {
       .messages_json = request->endpoint == OPENAI_CHAT_COMPLETIONS ? request->messages_json : NULL,
       .raw_prompt = request->endpoint == OPENAI_COMPLETIONS ? request->prompt : NULL,
       .images = images,
       .image_count = image_count,
+      .audio = audio,
+      .audio_count = audio_count,
       .max_tokens = request->max_tokens,
       .sampling = merge_sampling(server, request),
       .logprobs = request->logprobs,
@@ -370,78 +491,126 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
   return options;
 }
 
-/* Submits the prepared request; images pass to the engine either way. */
+/* Submits the prepared request; images and clips pass to the engine
+ * either way. */
 static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connection *connection,
                                          const openai_request *request, completion *answer,
-                                         vlm_loaded_image *images, int image_count) {
-  vlm_engine_request_options options = request_options(server, request, images, image_count);
+                                         vlm_loaded_image *images, int image_count, vlm_loaded_audio *audio,
+                                         int audio_count) {
+  vlm_engine_request_options options = request_options(server, request, images, image_count, audio, audio_count);
   vlm_status status = vlm_engine_submit(server->engine, &options, request_events_callback,
                                         &answer->events, &answer->events.request);
   if (status) {
+    http_request *http = answer->http;
     completion_destroy(answer);
     const char *param = request->endpoint == OPENAI_CHAT_COMPLETIONS ? "messages" : "prompt";
-    return respond_status(server, connection, route_of(request), status, param);
+    return respond_status(server, connection, http, STAGE_SUBMIT, status, param);
   }
   return answer->stream ? answer_stream(answer) : answer_whole(answer);
 }
 
+/* Fetches the parts, admits the request with the images' token counts
+ * from their headers (so one that cannot fit decodes nothing), then
+ * decodes them, under the guard's watch: a client that leaves, or the
+ * request's deadline, sets the cancel flag that the fetch and the decoders
+ * poll. Answers nothing; false with *error, or *status and its *stage. */
+static bool prepare_media(vlm_server *server, const openai_request *request, completion *answer,
+                          vlm_loaded_image *images, int *image_count, vlm_loaded_audio *audio, int *audio_count,
+                          openai_error *error, vlm_status *status, failure_stage *stage, const char **param) {
+  *image_count = *audio_count = 0;
+  size_t count = request->media_count;
+  if (!count) return true;
+  fetched_media *fetched = calloc(count, sizeof(*fetched));
+  int64_t *tokens = calloc(count, sizeof(*tokens));
+  if (!fetched || !tokens) {
+    free(fetched), free(tokens);
+    *status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    return false;
+  }
+  guarded_connection *guarded = answer->http->guarded;
+  guarded_connection_watch(guarded, &answer->watch);
+  const atomic_bool *cancel = &answer->events.cancel;
+  int header_count = 0;
+  *stage = STAGE_IMAGE;
+  bool ok = fetch_media(server, request, cancel, fetched, tokens, &header_count, error, status, param);
+  if (ok) {
+    int clips = (int)count - header_count;
+    vlm_engine_request_options check = request_options(server, request, NULL, header_count, NULL, clips);
+    *status = vlm_engine_check_admission(server->engine, &check, tokens);
+    if (*status) {
+      *stage = STAGE_SUBMIT;
+      *param = request->endpoint == OPENAI_CHAT_COMPLETIONS ? "messages" : "prompt";
+      ok = false;
+    }
+  }
+  if (ok) ok = load_media(server, fetched, count, cancel, images, image_count, audio, audio_count, status, param);
+  guarded_connection_watch(guarded, NULL);
+  for (size_t i = 0; i < count; i++) free(fetched[i].bytes);
+  free(fetched), free(tokens);
+  return ok;
+}
+
 /* Prepares one parsed request and answers it. */
 static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection *connection,
-                                      const openai_request *request) {
-  server_route route = route_of(request);
+                                      http_request *http, const openai_request *request) {
   openai_error error = {0};
   if (!check_request(server, request, &error))
-    return respond_and_release_error(server, connection, route, &error);
-  completion *answer = completion_create(server, connection, request);
-  size_t media = request->media_count;
-  vlm_loaded_image *images = media ? calloc(media, sizeof(*images)) : NULL;
-  fetched_image *fetched = media ? calloc(media, sizeof(*fetched)) : NULL;
-  int64_t *tokens = media ? calloc(media, sizeof(*tokens)) : NULL;
-  if (!answer || (media && (!images || !fetched || !tokens))) {
+    return respond_and_release_error(server, connection, http, &error);
+  completion *answer = completion_create(server, connection, http, request);
+  vlm_loaded_image *images = request->media_count ? calloc(request->media_count, sizeof(*images)) : NULL;
+  vlm_loaded_audio *audio = request->media_count ? calloc(request->media_count, sizeof(*audio)) : NULL;
+  if (!answer || (request->media_count && (!images || !audio))) {
     if (answer) completion_destroy(answer);
-    free(images), free(fetched), free(tokens);
-    return server_respond(server, connection, route, 500, "application/json", NULL);
-  }
-  /* Admission before decoding: the images count from their headers, so a
-   * request that cannot fit decodes nothing (a text-only request is only
-   * checked once, by submit). */
-  int fetched_count = 0, image_count = 0;
-  vlm_status status = VLM_OK;
-  const char *param = NULL;
-  bool ok = fetch_images(server, request, &answer->events.cancel, fetched, tokens, &fetched_count, &error,
-                         &status, &param);
-  if (ok && fetched_count > 0) {
-    vlm_engine_request_options check = request_options(server, request, NULL, fetched_count);
-    status = vlm_engine_check_admission(server->engine, &check, tokens);
-    param = request->endpoint == OPENAI_CHAT_COMPLETIONS ? "messages" : "prompt";
-    ok = !status && load_images(server, fetched, fetched_count, &answer->events.cancel, images, &image_count,
-                                &status, &param);
-  }
-  for (int i = 0; i < fetched_count; i++) free(fetched[i].bytes);
-  free(fetched), free(tokens);
-  if (!ok) {
-    for (int i = 0; i < image_count; i++) vlm_loaded_image_release(&images[i]);
     free(images);
-    completion_destroy(answer);
-    if (status) return respond_status(server, connection, route, status, param);
-    return respond_and_release_error(server, connection, route, &error);
+    free(audio);
+    return server_respond(server, connection, http, 500, "application/json", NULL);
   }
-  enum MHD_Result result = submit_and_answer(server, connection, request, answer, images, image_count);
-  free(images); /* its entries went to the engine */
+  int image_count = 0, audio_count = 0;
+  vlm_status status = VLM_OK;
+  failure_stage stage = STAGE_IMAGE;
+  const char *param = NULL;
+  if (!prepare_media(server, request, answer, images, &image_count, audio, &audio_count, &error, &status, &stage,
+                     &param)) {
+    for (int i = 0; i < image_count; i++) vlm_loaded_image_release(&images[i]);
+    for (int i = 0; i < audio_count; i++) vlm_loaded_audio_release(&audio[i]);
+    free(images);
+    free(audio);
+    bool gone = atomic_load(&answer->watch.client_gone), timed_out = atomic_load(&answer->watch.timed_out);
+    if (gone) note_client_gone(answer);
+    completion_destroy(answer);
+    if (gone) {
+      vlm_status_free(status);
+      openai_error_release(&error);
+      return MHD_NO; /* nobody to answer: close */
+    }
+    if (timed_out) {
+      vlm_status_free(status);
+      openai_error_release(&error);
+      set_timed_out(server, http, &error);
+      return respond_and_release_error(server, connection, http, &error);
+    }
+    if (status) return respond_status(server, connection, http, stage, status, param);
+    return respond_and_release_error(server, connection, http, &error);
+  }
+  enum MHD_Result result =
+      submit_and_answer(server, connection, request, answer, images, image_count, audio, audio_count);
+  free(images); /* their entries went to the engine */
+  free(audio);
   return result;
 }
 
 enum MHD_Result chat_handle(vlm_server *server, struct MHD_Connection *connection,
-                            openai_endpoint endpoint, const char *body, size_t length) {
-  server_route route = endpoint == OPENAI_CHAT_COMPLETIONS ? ROUTE_CHAT_COMPLETIONS : ROUTE_COMPLETIONS;
+                            http_request *http, openai_endpoint endpoint) {
   openai_request request;
   memset(&request, 0, sizeof(request));
   openai_error error = {0};
-  if (!openai_request_parse(endpoint, body, length, &request, &error)) {
+  openai_parse_options options = {.content_format = server->content_format};
+  if (!openai_request_parse(endpoint, http->body ? http->body : "", http->length, &options, &request,
+                            &error)) {
     openai_request_release(&request);
-    return respond_and_release_error(server, connection, route, &error);
+    return respond_and_release_error(server, connection, http, &error);
   }
-  enum MHD_Result result = handle_request(server, connection, &request);
+  enum MHD_Result result = handle_request(server, connection, http, &request);
   openai_request_release(&request);
   return result;
 }

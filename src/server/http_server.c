@@ -1,65 +1,82 @@
-/* The HTTP layer of `vlm serve`: the libmicrohttpd daemon, routing,
- * authentication, body limits, client-disconnect detection, signals and
- * graceful shutdown. The completion endpoints live in chat_handler.c.
+/* The HTTP layer of `vlm serve`: routing, the checks made on a request's
+ * line and headers (Host, Origin, method, API key, content type, sizes),
+ * body collection, response headers (X-Request-ID), client-disconnect
+ * detection and the access log. The completion endpoints live in
+ * chat_handler.c; starting and stopping libmicrohttpd in http_daemon.c.
  *
- * libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION
- * with an internal polling thread for accepting): a handler may block on
- * its request's events, or a streaming response's reader may, without
- * holding up any other connection. HTTP/1.1 keep-alive, chunked responses
- * and idle timeouts are libmicrohttpd's. */
+ * libmicrohttpd calls server_handle_access first with the headers, then
+ * with the body in pieces, then once more with nothing: a response is only
+ * ever queued on that last call. Queued on the first one, libmicrohttpd
+ * 0.9.75 stops reading the connection and closes it after the answer, so a
+ * refused request (or a GET) used to cost its client the keep-alive
+ * connection and any request pipelined behind it. A refusal is therefore
+ * decided on the first call and answered after the body, which is drained
+ * without being stored; only when that body is large or of unknown size
+ * (or has a Transfer-Encoding it cannot be read in) is the answer given at
+ * once, closing the connection. */
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+#include <strings.h>
 
 #include "core/log.h"
 #include "server/server_internal.h"
 
-#define DEFAULT_MAX_BODY_BYTES ((size_t)64 << 20) /* room for a few base64 images */
-#define DEFAULT_TIMEOUT_SECONDS 60
-#define DEFAULT_GRACE_SECONDS 30.0
-#define DEFAULT_CONNECTION_LIMIT 256
-#define DEFAULT_MAX_MEDIA_ITEMS 16
-/* After the engine drained, how long responses may take to reach their
- * clients before the connections are closed. */
-#define FLUSH_SECONDS 5.0
+/* Refused requests with a declared body up to this size are drained (and
+ * the connection kept); larger ones are answered at once and closed. */
+#define DRAIN_LIMIT_BYTES ((size_t)64 << 10)
 
-const int server_counted_statuses[SERVER_STATUS_KINDS] = {200, 400, 401, 404, 405,
-                                                          413, 429, 500, 503, 0};
+const int server_counted_statuses[SERVER_STATUS_KINDS] = {200, 304, 400, 401, 403, 404, 405, 413,
+                                                          415, 429, 500, 501, 503, 504, 0};
 
 static const char *const route_paths[ROUTE_COUNT] = {
     [ROUTE_CHAT_COMPLETIONS] = "/v1/chat/completions",
     [ROUTE_COMPLETIONS] = "/v1/completions",
     [ROUTE_MODELS] = "/v1/models",
     [ROUTE_HEALTH] = "/health",
+    [ROUTE_HEALTH_LIVE] = "/health/live",
+    [ROUTE_HEALTH_READY] = "/health/ready",
     [ROUTE_METRICS] = "/metrics",
+    [ROUTE_UI] = "/",
     [ROUTE_OTHER] = "other",
 };
 
 const char *server_route_name(server_route route) { return route_paths[route]; }
 
+static bool is_health_route(server_route route) {
+  return route == ROUTE_HEALTH || route == ROUTE_HEALTH_LIVE || route == ROUTE_HEALTH_READY;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Responses                                                                 */
 /* ------------------------------------------------------------------------ */
 
-void server_count_response(vlm_server *server, server_route route, int http_status) {
+static void count_response(vlm_server *server, server_route route, int http_status) {
   int kind = SERVER_STATUS_KINDS - 1;
   for (int i = 0; i < SERVER_STATUS_KINDS - 1; i++)
     if (server_counted_statuses[i] == http_status) kind = i;
   atomic_fetch_add(&server->responses[route][kind], 1);
 }
 
+enum MHD_Result server_queue_response(vlm_server *server, struct MHD_Connection *connection,
+                                      http_request *request, int http_status,
+                                      struct MHD_Response *response) {
+  MHD_add_response_header(response, "X-Request-ID", request->id);
+  /* While shutting down, keep-alive connections are closed after each answer. */
+  if (atomic_load(&server->shutting_down))
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+  enum MHD_Result result = MHD_queue_response(connection, (unsigned)http_status, response);
+  if (result == MHD_YES) request->status = http_status;
+  count_response(server, request->route, http_status);
+  return result;
+}
+
 /* Queues `body` (taken) with extra headers: NULL-terminated name, value pairs. */
 static enum MHD_Result respond_with_headers(vlm_server *server, struct MHD_Connection *connection,
-                                            server_route route, int http_status,
+                                            http_request *request, int http_status,
                                             const char *content_type, char *body,
                                             const char *const *headers) {
   static const char out_of_memory[] =
@@ -79,39 +96,33 @@ static enum MHD_Result respond_with_headers(vlm_server *server, struct MHD_Conne
   }
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
   for (size_t i = 0; headers && headers[i]; i += 2) MHD_add_response_header(response, headers[i], headers[i + 1]);
-  /* While shutting down, keep-alive connections are closed after each answer. */
-  if (atomic_load(&server->shutting_down))
-    MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
-  enum MHD_Result result = MHD_queue_response(connection, (unsigned)http_status, response);
+  enum MHD_Result result = server_queue_response(server, connection, request, http_status, response);
   MHD_destroy_response(response);
-  server_count_response(server, route, http_status);
   return result;
 }
 
 enum MHD_Result server_respond(vlm_server *server, struct MHD_Connection *connection,
-                               server_route route, int http_status, const char *content_type,
+                               http_request *request, int http_status, const char *content_type,
                                char *body) {
-  return respond_with_headers(server, connection, route, http_status, content_type, body, NULL);
+  return respond_with_headers(server, connection, request, http_status, content_type, body, NULL);
+}
+
+static enum MHD_Result respond_error_with_headers(vlm_server *server, struct MHD_Connection *connection,
+                                                  http_request *request, const openai_error *error,
+                                                  const char *const *headers) {
+  int status = error->http_status ? error->http_status : MHD_HTTP_INTERNAL_SERVER_ERROR;
+  static const char *const authenticate[] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer", NULL};
+  if (status == MHD_HTTP_UNAUTHORIZED && !headers) headers = authenticate;
+  char *json = openai_error_to_json(error);
+  /* With the request id, so a client's report can be matched to the log
+   * (the message may quote client text, which stays out of the log). */
+  VLM_LOG_DEBUGF("serve: request %s: %d %s", request->id, status, error->code ? error->code : "error");
+  return respond_with_headers(server, connection, request, status, "application/json", json, headers);
 }
 
 enum MHD_Result server_respond_error(vlm_server *server, struct MHD_Connection *connection,
-                                     server_route route, const openai_error *error) {
-  int status = error->http_status ? error->http_status : MHD_HTTP_INTERNAL_SERVER_ERROR;
-  static const char *const authenticate[] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer", NULL};
-  return respond_with_headers(server, connection, route, status, "application/json",
-                              openai_error_to_json(error),
-                              status == MHD_HTTP_UNAUTHORIZED ? authenticate : NULL);
-}
-
-/* Builds the error and answers with it; for the refusals made here. */
-static enum MHD_Result respond_new_error(vlm_server *server, struct MHD_Connection *connection,
-                                         server_route route, int http_status, const char *type,
-                                         const char *code, const char *message) {
-  openai_error error = {0};
-  openai_error_set(&error, http_status, type, NULL, code, "%s", message);
-  enum MHD_Result result = server_respond_error(server, connection, route, &error);
-  openai_error_release(&error);
-  return result;
+                                     http_request *request, const openai_error *error) {
+  return respond_error_with_headers(server, connection, request, error, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -121,34 +132,17 @@ static enum MHD_Result respond_new_error(vlm_server *server, struct MHD_Connecti
 bool server_client_gone(struct MHD_Connection *connection) {
   const union MHD_ConnectionInfo *info =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-  if (!info) return false;
-  struct pollfd poll_fd = {.fd = info->connect_fd, .events = POLLIN | POLLRDHUP};
-  if (poll(&poll_fd, 1, 0) <= 0) return false;
-  if (poll_fd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return true;
-  if (!(poll_fd.revents & POLLIN)) return false;
-  /* Readable: either the next pipelined request (the client is still
-   * there) or an orderly close, which reads as 0 bytes. */
-  char byte;
-  ssize_t peeked = recv(info->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  return peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  return info && socket_peer_gone(info->connect_fd);
 }
 
 /* ------------------------------------------------------------------------ */
-/* Routing                                                                   */
+/* Refusals decided from the request line and headers                        */
 /* ------------------------------------------------------------------------ */
 
-/* One HTTP request whose body is being received (the connection's
- * request-scoped pointer between libmicrohttpd's calls). */
-typedef struct body_request {
-  server_route route;
-  char *body;
-  size_t length, capacity;
-  bool too_large;
-} body_request;
-
-static server_route find_route(const char *url) {
-  for (int route = 0; route < ROUTE_OTHER; route++)
+static server_route find_route(const vlm_server *server, const char *url) {
+  for (int route = 0; route < ROUTE_UI; route++)
     if (strcmp(url, route_paths[route]) == 0) return (server_route)route;
+  if (!server->options.no_ui && ui_serves(url)) return ROUTE_UI;
   return ROUTE_OTHER;
 }
 
@@ -166,104 +160,198 @@ static bool keys_match(const char *given, const char *expected) {
   return difference == 0;
 }
 
-static enum MHD_Result check_api_key(vlm_server *server, struct MHD_Connection *connection,
-                                     server_route route, bool *out_allowed) {
-  *out_allowed = true;
+static const char *header_value(struct MHD_Connection *connection, const char *name) {
+  return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+}
+
+static void refuse(http_request *request, int http_status, const char *type, const char *code,
+                   const char *const *headers, const char *format, ...) __attribute__((format(printf, 6, 7)));
+
+static void refuse(http_request *request, int http_status, const char *type, const char *code,
+                   const char *const *headers, const char *format, ...) {
+  char message[512];
+  va_list arguments;
+  va_start(arguments, format);
+  vsnprintf(message, sizeof(message), format, arguments);
+  va_end(arguments);
+  request->refused = true;
+  request->refusal_headers = headers;
+  openai_error_set(&request->refusal, http_status, type, NULL, code, "%s", message);
+}
+
+static bool check_api_key(vlm_server *server, struct MHD_Connection *connection, http_request *request) {
   const char *key = server->options.api_key;
-  if (!key || !key[0] || route == ROUTE_HEALTH) return MHD_YES;
-  const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                   MHD_HTTP_HEADER_AUTHORIZATION);
+  /* The page itself is public: it asks its user for the key. */
+  if (!key || !key[0] || is_health_route(request->route) || request->route == ROUTE_UI) return true;
+  if (request->route == ROUTE_METRICS && server->options.public_metrics) return true;
+  const char *header = header_value(connection, MHD_HTTP_HEADER_AUTHORIZATION);
   static const char bearer[] = "Bearer ";
   if (header && strncasecmp(header, bearer, sizeof(bearer) - 1) == 0 &&
       keys_match(header + sizeof(bearer) - 1, key))
-    return MHD_YES;
-  *out_allowed = false;
-  return respond_new_error(server, connection, route, MHD_HTTP_UNAUTHORIZED, "invalid_request_error",
-                           "invalid_api_key",
-                           header ? "Incorrect API key provided."
-                                  : "You didn't provide an API key. Send it in an Authorization "
-                                    "header: 'Authorization: Bearer YOUR_KEY'.");
+    return true;
+  refuse(request, MHD_HTTP_UNAUTHORIZED, "invalid_request_error", "invalid_api_key", NULL, "%s",
+         header ? "Incorrect API key provided."
+                : "You didn't provide an API key. Send it in an Authorization header: "
+                  "'Authorization: Bearer YOUR_KEY'.");
+  return false;
 }
 
-static enum MHD_Result respond_get(vlm_server *server, struct MHD_Connection *connection,
-                                   server_route route) {
-  if (route == ROUTE_MODELS)
-    return server_respond(server, connection, route, MHD_HTTP_OK, "application/json",
-                          response_models(server));
-  if (route == ROUTE_METRICS)
-    return server_respond(server, connection, route, MHD_HTTP_OK,
-                          "text/plain; version=0.0.4; charset=utf-8", metrics_render(server));
-  bool stopping = atomic_load(&server->shutting_down);
-  return server_respond(server, connection, route,
-                        stopping ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK, "application/json",
-                        strdup(stopping ? "{\"status\":\"shutting_down\"}" : "{\"status\":\"ok\"}"));
+static bool check_method(struct MHD_Connection *connection, const char *url, const char *method,
+                         http_request *request) {
+  (void)connection;
+  bool is_get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+  bool is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+  bool takes_post = route_takes_post(request->route);
+  if (takes_post ? is_post : is_get) return true;
+  static const char *const allow_post[] = {MHD_HTTP_HEADER_ALLOW, "POST", NULL};
+  static const char *const allow_get[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD", NULL};
+  refuse(request, MHD_HTTP_METHOD_NOT_ALLOWED, "invalid_request_error", "method_not_allowed",
+         takes_post ? allow_post : allow_get, "Method %.32s is not allowed for %s; use %s.", method, url,
+         takes_post ? "POST" : "GET");
+  return false;
 }
 
-/* The declared body size is over the limit: refuse before reading it. */
-static bool body_declared_too_large(vlm_server *server, struct MHD_Connection *connection) {
-  const char *length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                   MHD_HTTP_HEADER_CONTENT_LENGTH);
-  if (!length) return false;
+/* Everything refused from the line and headers, in the order a client
+ * would want to hear about it. */
+static void check_headers(vlm_server *server, struct MHD_Connection *connection, const char *url,
+                          const char *method, const char *version, http_request *request) {
+  if (guarded_connection_take_nul_in_url(request->guarded)) {
+    refuse(request, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "invalid_url", NULL,
+           "The request URL contains an encoded NUL byte (%%00).");
+    return;
+  }
+  const char *host = header_value(connection, MHD_HTTP_HEADER_HOST);
+  /* RFC 9112 3.2 (libmicrohttpd checks it only in its strict mode, whose
+   * refusals are a closed connection or a garbled HTML body in 0.9.75). */
+  if (!host && strcmp(version, MHD_HTTP_VERSION_1_1) == 0) {
+    refuse(request, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "missing_host", NULL,
+           "An HTTP/1.1 request must have a Host header.");
+    return;
+  }
+  if (!http_host_allowed(&server->host_policy, host)) {
+    refuse(request, MHD_HTTP_FORBIDDEN, "invalid_request_error", "host_not_allowed", NULL,
+           "The Host header '%.100s' is not allowed here (vlm serve --allowed-hosts).", host);
+    return;
+  }
+  const char *origin = header_value(connection, "Origin");
+  if (!http_origin_allowed(&server->host_policy, origin)) {
+    refuse(request, MHD_HTTP_FORBIDDEN, "invalid_request_error", "origin_not_allowed", NULL,
+           "Requests from the origin '%.100s' are not allowed (vlm serve --allowed-origins).", origin);
+    return;
+  }
+  if (request->route == ROUTE_OTHER) {
+    refuse(request, MHD_HTTP_NOT_FOUND, "invalid_request_error", "unknown_url", NULL,
+           "Unknown request URL: %.32s %.160s.", method, url);
+    return;
+  }
+  if (!check_method(connection, url, method, request) || !check_api_key(server, connection, request)) return;
+  if (!server_is_ready(server) && (route_takes_post(request->route) || request->route == ROUTE_MODELS)) {
+    static const char *const retry_after[] = {MHD_HTTP_HEADER_RETRY_AFTER, "5", NULL};
+    refuse(request, MHD_HTTP_SERVICE_UNAVAILABLE, "server_error", "model_loading", retry_after,
+           "The model is still loading; /health/ready answers 200 once it is ready.");
+    return;
+  }
+  if (!route_takes_post(request->route)) return;
+  if (atomic_load(&server->shutting_down)) {
+    refuse(request, MHD_HTTP_SERVICE_UNAVAILABLE, "server_error", "server_shutting_down", NULL,
+           "The server is shutting down.");
+    return;
+  }
+  const char *content_type = header_value(connection, MHD_HTTP_HEADER_CONTENT_TYPE);
+  if (!http_content_type_is_json(content_type))
+    refuse(request, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "invalid_request_error", "unsupported_media_type",
+           NULL, "The request body must be JSON, sent with 'Content-Type: application/json' (got %s%.80s%s).",
+           content_type ? "'" : "", content_type ? content_type : "none", content_type ? "'" : "");
+}
+
+/* The declared body: -1 when of unknown size (chunked), else its length
+ * (UINT64_MAX-ish values saturate). */
+static long long declared_body_length(struct MHD_Connection *connection) {
+  if (header_value(connection, MHD_HTTP_HEADER_TRANSFER_ENCODING)) return -1;
+  const char *length = header_value(connection, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  if (!length) return 0;
   char *end = NULL;
   errno = 0;
   unsigned long long value = strtoull(length, &end, 10);
-  return errno == ERANGE || (end != length && value > server->options.max_body_bytes);
+  return errno == ERANGE || value > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)value;
 }
 
-static enum MHD_Result respond_too_large(vlm_server *server, struct MHD_Connection *connection,
-                                         server_route route) {
-  char message[128];
-  snprintf(message, sizeof(message), "The request body is larger than the server's limit of %zu bytes.",
-           server->options.max_body_bytes);
-  return respond_new_error(server, connection, route, MHD_HTTP_CONTENT_TOO_LARGE,
-                           "invalid_request_error", "request_too_large", message);
+static enum MHD_Result respond_refusal(vlm_server *server, struct MHD_Connection *connection,
+                                       http_request *request) {
+  return respond_error_with_headers(server, connection, request, &request->refusal,
+                                    request->refusal_headers);
 }
 
-/* The first call for a request: headers are in, no body yet. Answers
- * everything that needs no body; for a completion, starts collecting it. */
+/* ------------------------------------------------------------------------ */
+/* GET routes                                                                */
+/* ------------------------------------------------------------------------ */
+
+static enum MHD_Result respond_get(vlm_server *server, struct MHD_Connection *connection,
+                                   http_request *request) {
+  switch (request->route) {
+    case ROUTE_MODELS:
+      return server_respond(server, connection, request, MHD_HTTP_OK, "application/json",
+                            response_models(server));
+    case ROUTE_METRICS:
+      return server_respond(server, connection, request, MHD_HTTP_OK,
+                            "text/plain; version=0.0.4; charset=utf-8", metrics_render(server));
+    case ROUTE_UI:
+      return ui_respond(server, connection, request);
+    default:
+      return health_respond(server, connection, request);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* A request's life                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The first call: headers are in, no body yet. */
 static enum MHD_Result start_request(vlm_server *server, struct MHD_Connection *connection,
-                                     const char *url, const char *method, void **request_state) {
-  server_route route = find_route(url);
-  if (route == ROUTE_OTHER) {
-    char message[256];
-    snprintf(message, sizeof(message), "Unknown request URL: %s %.160s.", method, url);
-    return respond_new_error(server, connection, route, MHD_HTTP_NOT_FOUND, "invalid_request_error",
-                             "unknown_url", message);
-  }
-  bool is_get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-  bool is_post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-  if (route_takes_post(route) ? !is_post : !is_get) {
-    static const char *const allow_post[] = {MHD_HTTP_HEADER_ALLOW, "POST", NULL};
-    static const char *const allow_get[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD", NULL};
-    char message[256];
-    snprintf(message, sizeof(message), "Method %.32s is not allowed for %s; use %s.", method, url,
-             route_takes_post(route) ? "POST" : "GET");
-    openai_error error = {0};
-    openai_error_set(&error, MHD_HTTP_METHOD_NOT_ALLOWED, "invalid_request_error", NULL,
-                     "method_not_allowed", "%s", message);
-    char *json = openai_error_to_json(&error);
-    openai_error_release(&error);
-    return respond_with_headers(server, connection, route, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                "application/json", json, route_takes_post(route) ? allow_post : allow_get);
-  }
-  bool allowed;
-  enum MHD_Result result = check_api_key(server, connection, route, &allowed);
-  if (!allowed) return result;
-  if (!route_takes_post(route)) return respond_get(server, connection, route);
-  if (atomic_load(&server->shutting_down))
-    return respond_new_error(server, connection, route, MHD_HTTP_SERVICE_UNAVAILABLE, "server_error",
-                             "server_shutting_down", "The server is shutting down.");
-  if (body_declared_too_large(server, connection)) return respond_too_large(server, connection, route);
-  body_request *request = calloc(1, sizeof(*request));
+                                     const char *url, const char *method, const char *version,
+                                     void **request_state) {
+  http_request *request = calloc(1, sizeof(*request));
   if (!request) return MHD_NO;
-  request->route = route;
   *request_state = request;
+  request->route = find_route(server, url);
+  request->method = method;
+  request->url = url;
+  request->started = connection_guard_now();
+  double limit = server->options.request_timeout_seconds;
+  request->deadline = limit > 0 ? request->started + limit : 0;
+  request->guarded = connection_guard_find(connection);
+  guarded_connection_headers_received(request->guarded);
+  http_request_id_choose(header_value(connection, "X-Request-ID"), request->id);
+  /* libmicrohttpd reads a body only as Content-Length or chunked; any other
+   * coding would be read until the client closes. */
+  const char *coding = header_value(connection, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  if (coding && strcasecmp(coding, "chunked") != 0) {
+    static const char *const close_after[] = {MHD_HTTP_HEADER_CONNECTION, "close", NULL};
+    refuse(request, MHD_HTTP_NOT_IMPLEMENTED, "invalid_request_error", "unsupported_transfer_encoding",
+           close_after, "Transfer-Encoding '%.60s' is not supported; send the body with Content-Length "
+           "or 'Transfer-Encoding: chunked'.", coding);
+    return respond_refusal(server, connection, request);
+  }
+  check_headers(server, connection, url, method, version, request);
+  long long declared = declared_body_length(connection);
+  bool takes_body = route_takes_post(request->route) && !request->refused;
+  if (takes_body && declared > (long long)server->options.max_body_bytes) {
+    refuse(request, MHD_HTTP_CONTENT_TOO_LARGE, "invalid_request_error", "request_too_large", NULL,
+           "The request body is larger than the server's limit of %zu bytes.", server->options.max_body_bytes);
+    return respond_refusal(server, connection, request); /* not read: the connection closes */
+  }
+  /* A refusal waits for a small body (drained, the connection stays), not
+   * for a large or endless one. */
+  if (request->refused && (declared < 0 || declared > (long long)DRAIN_LIMIT_BYTES))
+    return respond_refusal(server, connection, request);
   return MHD_YES;
 }
 
-/* Keeps at most max_body_bytes; past that only remembers the body was too large. */
-static void append_body(vlm_server *server, body_request *request, const char *data, size_t size) {
-  if (request->too_large) return;
+/* Keeps at most max_body_bytes; past that only remembers the body was too
+ * large (a chunked body can only be answered once it ended). */
+static void append_body(vlm_server *server, http_request *request, const char *data, size_t size) {
+  /* Refused requests and GETs keep nothing of a body (it is drained). */
+  if (request->too_large || request->refused || !route_takes_post(request->route)) return;
   if (size > server->options.max_body_bytes - request->length) {
     request->too_large = true;
     free(request->body);
@@ -287,230 +375,93 @@ static void append_body(vlm_server *server, body_request *request, const char *d
   request->body[request->length] = '\0';
 }
 
-static enum MHD_Result handle_access(void *context, struct MHD_Connection *connection,
+enum MHD_Result server_handle_access(void *context, struct MHD_Connection *connection,
                                      const char *url, const char *method, const char *version,
                                      const char *upload_data, size_t *upload_data_size,
                                      void **request_state) {
-  (void)version;
   vlm_server *server = context;
-  body_request *request = *request_state;
-  if (!request) return start_request(server, connection, url, method, request_state);
+  http_request *request = *request_state;
+  if (!request) return start_request(server, connection, url, method, version, request_state);
   if (*upload_data_size) {
     append_body(server, request, upload_data, *upload_data_size);
     *upload_data_size = 0;
     return MHD_YES;
   }
-  if (request->too_large) return respond_too_large(server, connection, request->route);
+  guarded_connection_body_received(request->guarded);
+  if (request->refused) return respond_refusal(server, connection, request);
+  if (request->too_large) {
+    refuse(request, MHD_HTTP_CONTENT_TOO_LARGE, "invalid_request_error", "request_too_large", NULL,
+           "The request body is larger than the server's limit of %zu bytes.", server->options.max_body_bytes);
+    return respond_refusal(server, connection, request);
+  }
+  if (!route_takes_post(request->route)) return respond_get(server, connection, request);
   openai_endpoint endpoint =
       request->route == ROUTE_CHAT_COMPLETIONS ? OPENAI_CHAT_COMPLETIONS : OPENAI_COMPLETIONS;
-  return chat_handle(server, connection, endpoint, request->body ? request->body : "", request->length);
+  return chat_handle(server, connection, request, endpoint);
 }
 
-/* Frees the body. Cancelling an abandoned completion is the job of its
- * response's free callback (chat_handler.c), which runs for every
- * termination, and of the handler's own disconnect polling. */
-static void handle_completed(void *context, struct MHD_Connection *connection, void **request_state,
+static const char *termination_name(enum MHD_RequestTerminationCode termination) {
+  switch (termination) {
+    case MHD_REQUEST_TERMINATED_COMPLETED_OK: return "completed";
+    case MHD_REQUEST_TERMINATED_WITH_ERROR: return "error";
+    case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED: return "idle_timeout";
+    case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN: return "shutdown";
+    case MHD_REQUEST_TERMINATED_READ_ERROR: return "read_error";
+    case MHD_REQUEST_TERMINATED_CLIENT_ABORT: return "client_gone";
+  }
+  return "other";
+}
+
+/* The method as it may go into a log line: letters, digits, '-' and '_'
+ * (libmicrohttpd takes any bytes up to the first space as the method). */
+static void loggable_method(const char *method, char *out, size_t capacity) {
+  size_t length = 0;
+  for (; method && method[length] && length + 1 < capacity; length++) {
+    char c = method[length];
+    bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    out[length] = plain ? c : '?';
+  }
+  out[length] = '\0';
+}
+
+/* One structured line per request, at info level (vlm --log-level info). */
+static void log_access(const http_request *request, enum MHD_RequestTerminationCode termination) {
+  double latency_ms = (connection_guard_now() - request->started) * 1000.0;
+  char method[17];
+  loggable_method(request->method, method, sizeof(method));
+  vlm_log(VLM_LOG_INFO,
+          "serve: access request_id=%s client=%s method=%s route=%s status=%d latency_ms=%.1f "
+          "prompt_tokens=%lld completion_tokens=%lld stream=%s end=%s%s",
+          request->id, guarded_connection_client(request->guarded), method,
+          server_route_name(request->route), request->status, latency_ms,
+          (long long)request->prompt_tokens, (long long)request->completion_tokens,
+          request->stream ? "true" : "false", termination_name(termination),
+          request->timed_out ? " timed_out=true" : "");
+}
+
+/* Logs the request and frees it. Cancelling an abandoned completion is the
+ * job of its response's free callback (chat_handler.c), which runs for
+ * every termination, and of the handler's own disconnect polling. */
+void server_handle_completed(void *context, struct MHD_Connection *connection, void **request_state,
                              enum MHD_RequestTerminationCode termination) {
   (void)context;
   (void)connection;
-  body_request *request = *request_state;
-  if (termination != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-    VLM_LOG_DEBUGF("serve: request ended early (libmicrohttpd termination code %d)", (int)termination);
+  http_request *request = *request_state;
   if (!request) return;
+  log_access(request, termination);
+  guarded_connection_request_done(request->guarded);
+  openai_error_release(&request->refusal);
   free(request->body);
   free(request);
   *request_state = NULL;
 }
 
-static void log_from_microhttpd(void *context, const char *format, va_list arguments) {
+/* libmicrohttpd's own unescaping, except that an encoded NUL is noted:
+ * it would end the path there ("/health%00x" routed as "/health"), so the
+ * request is refused instead. Also called for query arguments. */
+size_t server_unescape_url(void *context, struct MHD_Connection *connection, char *text) {
   (void)context;
-  char message[512];
-  vsnprintf(message, sizeof(message), format, arguments);
-  size_t length = strlen(message);
-  while (length && message[length - 1] == '\n') message[--length] = '\0';
-  vlm_log(VLM_LOG_WARN, "serve: libmicrohttpd: %s", message);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Start and stop                                                            */
-/* ------------------------------------------------------------------------ */
-
-static void fill_defaults(vlm_server_options *options) {
-  if (!options->host || !options->host[0]) options->host = "127.0.0.1";
-  if (!options->max_body_bytes) options->max_body_bytes = DEFAULT_MAX_BODY_BYTES;
-  if (!options->timeout_seconds) options->timeout_seconds = DEFAULT_TIMEOUT_SECONDS;
-  if (options->shutdown_grace_seconds <= 0) options->shutdown_grace_seconds = DEFAULT_GRACE_SECONDS;
-  if (!options->connection_limit) options->connection_limit = DEFAULT_CONNECTION_LIMIT;
-  if (!options->max_media_items) options->max_media_items = DEFAULT_MAX_MEDIA_ITEMS;
-}
-
-/* The model's id: --model-name, else the checkpoint directory's last part. */
-static char *model_id_of(const vlm_server_options *options, const char *model_dir) {
-  if (options->model_name && options->model_name[0]) return strdup(options->model_name);
-  size_t end = model_dir ? strlen(model_dir) : 0;
-  while (end > 1 && model_dir[end - 1] == '/') end--;
-  size_t start = end;
-  while (start > 0 && model_dir[start - 1] != '/') start--;
-  return end > start ? strndup(model_dir + start, end - start) : strdup("model");
-}
-
-static vlm_status resolve_address(const vlm_server_options *options, struct addrinfo **out_address) {
-  char port[16];
-  snprintf(port, sizeof(port), "%d", options->port);
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                           .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-  int failure = getaddrinfo(options->host, port, &hints, out_address);
-  if (failure)
-    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "cannot use host '%s': %s", options->host,
-                           gai_strerror(failure));
-  return VLM_OK;
-}
-
-static vlm_status start_daemon(vlm_server *server) {
-  struct addrinfo *address = NULL;
-  vlm_status status = resolve_address(&server->options, &address);
-  if (status) return status;
-  /* poll(), not select(): descriptors past FD_SETSIZE stay usable. */
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-                   MHD_USE_ITC /* for MHD_quiesce_daemon */ | MHD_USE_ERROR_LOG;
-  if (address->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-  server->daemon = MHD_start_daemon(
-      flags, (uint16_t)server->options.port, NULL, NULL, handle_access, server,
-      MHD_OPTION_EXTERNAL_LOGGER, log_from_microhttpd, server, /* first, to catch every message */
-      MHD_OPTION_SOCK_ADDR, address->ai_addr,
-      MHD_OPTION_NOTIFY_COMPLETED, handle_completed, server,
-      MHD_OPTION_CONNECTION_TIMEOUT, server->options.timeout_seconds,
-      MHD_OPTION_CONNECTION_LIMIT, server->options.connection_limit,
-      MHD_OPTION_END);
-  freeaddrinfo(address);
-  if (!server->daemon)
-    return vlm_status_make(VLM_STATUS_IO, "cannot listen on %s port %d (in use, or not an address "
-                           "of this machine?)", server->options.host, server->options.port);
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
-  server->port = info ? (int)info->port : server->options.port;
-  return VLM_OK;
-}
-
-vlm_status vlm_server_start(vlm_engine *engine, const vlm_server_options *options,
-                            vlm_server **out_server) {
-  *out_server = NULL;
-  vlm_server *server = calloc(1, sizeof(*server));
-  if (!server) return vlm_status_make(VLM_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  server->engine = engine;
-  server->options = *options;
-  fill_defaults(&server->options);
-  vlm_engine_get_info(engine, &server->info);
-  server->model_id = model_id_of(&server->options, server->info.model_dir);
-  server->media = (media_policy){.allowed_media_dir = server->options.allowed_media_dir,
-                                 .allow_remote_media = server->options.allow_remote_media};
-  server->started_at = (int64_t)time(NULL);
-  atomic_init(&server->shutting_down, false);
-  atomic_init(&server->active_requests, 0);
-  vlm_status status = server->model_id ? start_daemon(server)
-                      : vlm_status_make(VLM_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  if (status) {
-    free(server->model_id);
-    free(server);
-    return status;
-  }
-  *out_server = server;
-  return VLM_OK;
-}
-
-int vlm_server_port(const vlm_server *server) { return server->port; }
-
-static double monotonic_seconds(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
-
-void vlm_server_stop(vlm_server *server, double grace_seconds) {
-  if (!server) return;
-  atomic_store(&server->shutting_down, true);
-  /* Stop accepting; connections already open get 503 for new requests. */
-  MHD_socket listener = MHD_quiesce_daemon(server->daemon);
-  if (listener != MHD_INVALID_SOCKET) close(listener);
-  /* In-flight requests finish (or are cancelled after the grace period)... */
-  vlm_engine_drain(server->engine, grace_seconds);
-  /* ...and their last bytes reach the clients before connections close. */
-  double deadline = monotonic_seconds() + FLUSH_SECONDS;
-  while (atomic_load(&server->active_requests) > 0 && monotonic_seconds() < deadline)
-    usleep(10 * 1000);
-  MHD_stop_daemon(server->daemon);
-  free(server->model_id);
-  free(server);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Signals                                                                   */
-/* ------------------------------------------------------------------------ */
-
-/* SIGINT and SIGTERM write a byte to this pipe (the only async-signal-safe
- * way to wake the main thread, whichever thread the signal lands on). */
-static int signal_pipe[2] = {-1, -1};
-
-static void on_stop_signal(int signal_number) {
-  int saved_errno = errno;
-  unsigned char byte = (unsigned char)signal_number;
-  if (write(signal_pipe[1], &byte, 1) < 0) { /* the pipe is full: a stop is already pending */ }
-  errno = saved_errno;
-}
-
-static vlm_status install_signal_handlers(struct sigaction *saved_interrupt,
-                                          struct sigaction *saved_terminate) {
-  if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-    return vlm_status_make(VLM_STATUS_IO, "cannot create a pipe: %s", strerror(errno));
-  struct sigaction action = {0};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &action, saved_interrupt);
-  sigaction(SIGTERM, &action, saved_terminate);
-  /* A client that goes away mid-write must not kill the server. */
-  signal(SIGPIPE, SIG_IGN);
-  return VLM_OK;
-}
-
-static void restore_signal_handlers(const struct sigaction *saved_interrupt,
-                                    const struct sigaction *saved_terminate) {
-  sigaction(SIGINT, saved_interrupt, NULL);
-  sigaction(SIGTERM, saved_terminate, NULL);
-  close(signal_pipe[0]);
-  close(signal_pipe[1]);
-  signal_pipe[0] = signal_pipe[1] = -1;
-}
-
-static int wait_for_stop_signal(void) {
-  for (;;) {
-    struct pollfd poll_fd = {.fd = signal_pipe[0], .events = POLLIN};
-    if (poll(&poll_fd, 1, -1) < 0 && errno != EINTR) return SIGTERM;
-    unsigned char byte;
-    if (read(signal_pipe[0], &byte, 1) == 1) return byte;
-  }
-}
-
-vlm_status vlm_server_run(vlm_engine *engine, const vlm_server_options *options) {
-  struct sigaction saved_interrupt, saved_terminate;
-  vlm_status status = install_signal_handlers(&saved_interrupt, &saved_terminate);
-  if (status) return status;
-  vlm_server *server = NULL;
-  status = vlm_server_start(engine, options, &server);
-  if (status) {
-    restore_signal_handlers(&saved_interrupt, &saved_terminate);
-    return status;
-  }
-  const char *host = server->options.host;
-  bool bracket = strchr(host, ':') != NULL; /* an IPv6 literal */
-  fprintf(stderr, "listening on http://%s%s%s:%d\n", bracket ? "[" : "", host, bracket ? "]" : "",
-          server->port);
-  fflush(stderr);
-  int signal_number = wait_for_stop_signal();
-  double grace = server->options.shutdown_grace_seconds;
-  fprintf(stderr, "vlm: %s: stopping; in-flight requests may finish within %.0f s\n",
-          signal_number == SIGINT ? "SIGINT" : "SIGTERM", grace);
-  vlm_server_stop(server, grace);
-  restore_signal_handlers(&saved_interrupt, &saved_terminate);
-  fprintf(stderr, "vlm: stopped\n");
-  return VLM_OK;
+  for (const char *c = text; (c = strchr(c, '%')) != NULL; c++)
+    if (c[1] == '0' && c[2] == '0') guarded_connection_note_nul_in_url(connection_guard_find(connection));
+  return MHD_http_unescape(text);
 }

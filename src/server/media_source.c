@@ -152,7 +152,58 @@ refuse:
 /* data: URLs (RFC 2397), base64 only.                                    */
 /* ---------------------------------------------------------------------- */
 
-static bool fetch_data_url(const media_policy *policy, const char *url, const char *param,
+/* The image types the decoders read (image/jpg is a common misspelling of
+ * image/jpeg). The bytes are sniffed anyway; the declared type must still
+ * be an image one, so text or a PDF sent as an image part is refused by
+ * name rather than reported as undecodable. Audio parts take the audio
+ * types of the four containers the audio decoder reads, with their common
+ * aliases. */
+static bool is_decodable_type(const char *type, size_t length, bool audio) {
+  static const char *const image_types[] = {"image/png", "image/jpeg", "image/jpg", "image/webp",
+                                            "image/gif", NULL};
+  static const char *const audio_types[] = {"audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave",
+                                            "audio/flac", "audio/x-flac", "audio/ogg", "audio/vorbis",
+                                            "audio/mpeg", "audio/mp3", NULL};
+  const char *const *types = audio ? audio_types : image_types;
+  for (size_t i = 0; types[i]; i++)
+    if (strlen(types[i]) == length && strncasecmp(type, types[i], length) == 0) return true;
+  return false;
+}
+
+/* `header` is what lies between "data:" and ";base64": the MIME type,
+ * then optional ;parameter=value pairs. */
+static bool check_data_url_type(const char *header, size_t length, const char *param, bool audio,
+                                openai_error *error) {
+  size_t type_length = 0;
+  while (type_length < length && header[type_length] != ';') type_length++;
+  if (type_length == 0 && audio)
+    return fail_request(error, param,
+                        "The data URL in '%s' declares no MIME type; audio parts take "
+                        "data:audio/wav, audio/flac, audio/ogg or audio/mpeg;base64,...",
+                        param);
+  if (type_length == 0)
+    return fail_request(error, param,
+                        "The data URL in '%s' declares no MIME type; image parts take "
+                        "data:image/png, image/jpeg, image/webp or image/gif;base64,...",
+                        param);
+  if (is_decodable_type(header, type_length, audio)) return true;
+  if (audio) {
+    bool is_audio = type_length > 6 && strncasecmp(header, "audio/", 6) == 0;
+    return fail_request(error, param,
+                        "The data URL in '%s' has MIME type '%.*s', %s; audio parts take audio/wav, "
+                        "audio/flac, audio/ogg or audio/mpeg.",
+                        param, (int)(type_length < 64 ? type_length : 64), header,
+                        is_audio ? "an audio type this server does not decode" : "which is not audio");
+  }
+  bool is_image = type_length > 6 && strncasecmp(header, "image/", 6) == 0;
+  return fail_request(error, param,
+                      "The data URL in '%s' has MIME type '%.*s', %s; image parts take image/png, "
+                      "image/jpeg, image/webp or image/gif.",
+                      param, (int)(type_length < 64 ? type_length : 64), header,
+                      is_image ? "an image type this server does not decode" : "which is not an image");
+}
+
+static bool fetch_data_url(const media_policy *policy, const char *url, const char *param, bool audio,
                            uint8_t **out_bytes, size_t *out_length, openai_error *error) {
   const char *comma = strchr(url, ',');
   if (!comma)
@@ -167,6 +218,7 @@ static bool fetch_data_url(const media_policy *policy, const char *url, const ch
                         "The data URL in '%s' must be base64-encoded "
                         "(data:<mime type>;base64,<payload>).",
                         param);
+  if (!check_data_url_type(url + 5, header_length - 5 - marker_length, param, audio, error)) return false;
   const char *payload = comma + 1;
   size_t payload_length = strlen(payload);
   size_t max_bytes = effective_max_bytes(policy);
@@ -600,26 +652,52 @@ static bool fetch_remote_url(const media_policy *policy, const char *url, const 
 /* Dispatch on the scheme.                                                */
 /* ---------------------------------------------------------------------- */
 
-bool media_source_fetch(const media_policy *policy, const char *url, const char *param,
-                        const void *cancel, uint8_t **out_bytes, size_t *out_length,
-                        openai_error *error) {
+static bool fetch_url(const media_policy *policy, const char *url, const char *param, bool audio,
+                      const void *cancel, uint8_t **out_bytes, size_t *out_length, openai_error *error) {
   *out_bytes = NULL;
   *out_length = 0;
   memset(error, 0, sizeof(*error));
   if (is_cancelled(cancel)) return fail_cancelled(error, param);
   if (has_prefix_ignoring_case(url, "data:"))
-    return fetch_data_url(policy, url, param, out_bytes, out_length, error);
+    return fetch_data_url(policy, url, param, audio, out_bytes, out_length, error);
   if (has_prefix_ignoring_case(url, "file://"))
     return fetch_file_url(policy, url, param, out_bytes, out_length, error);
   if (has_prefix_ignoring_case(url, "http://") || has_prefix_ignoring_case(url, "https://")) {
     if (!policy->allow_remote_media)
       return fail_request(error, param,
                           "http(s):// URLs are refused ('%s'); start the server with "
-                          "--allow-remote-media to fetch them, or send the image as a data: URL.",
-                          param);
+                          "--allow-remote-media to fetch them, or send the %s as a data: URL.",
+                          param, audio ? "audio" : "image");
     return fetch_remote_url(policy, url, param, cancel, out_bytes, out_length, error);
   }
   return fail_request(error, param,
                       "Unsupported URL in '%s': expected a data:, file:// or http(s):// URL.",
                       param);
+}
+
+bool media_source_fetch(const media_policy *policy, const char *url, const char *param,
+                        const void *cancel, uint8_t **out_bytes, size_t *out_length,
+                        openai_error *error) {
+  return fetch_url(policy, url, param, false, cancel, out_bytes, out_length, error);
+}
+
+bool media_source_fetch_audio(const media_policy *policy, const char *url, const char *param,
+                              const void *cancel, uint8_t **out_bytes, size_t *out_length,
+                              openai_error *error) {
+  return fetch_url(policy, url, param, true, cancel, out_bytes, out_length, error);
+}
+
+bool media_source_decode_base64(const media_policy *policy, const char *text, const char *param,
+                                uint8_t **out_bytes, size_t *out_length, openai_error *error) {
+  *out_bytes = NULL;
+  *out_length = 0;
+  memset(error, 0, sizeof(*error));
+  size_t length = strlen(text), max_bytes = effective_max_bytes(policy), digits = 0, decoded = 0;
+  if (!base64_measure(text, length, &digits, &decoded))
+    return fail_request(error, param, "'%s' is not valid base64.", param);
+  if (decoded > max_bytes) return fail_too_large(error, param, max_bytes);
+  if (decoded == 0) return fail_request(error, param, "'%s' is empty.", param);
+  if (!base64_decode(text, length, max_bytes, out_bytes, out_length))
+    return fail_request(error, param, "'%s' is not valid base64.", param);
+  return true;
 }

@@ -1,7 +1,10 @@
 /* Getting the bytes of a media URL from a request, with the server's
  * policy applied:
- *   data:<mime>;base64,<payload>  always (size limit checked on the
- *                                 encoded length before decoding);
+ *   data:<mime>;base64,<payload>  always, when <mime> is an image type the
+ *                                 decoders read (image/png, image/jpeg,
+ *                                 image/webp, image/gif); the size limit is
+ *                                 checked on the encoded length before
+ *                                 decoding;
  *   file:///abs/path              only when an allowed directory is set and
  *                                 the real path (symlinks resolved) lies
  *                                 under it;
@@ -11,8 +14,13 @@
  *                                 non-public addresses (checked on the
  *                                 address actually connected to, so DNS
  *                                 tricks and redirects cannot reach them).
- * Anything else is refused. Errors are OpenAI errors (400, param = the
- * part's field) so the handler can return them as they are. */
+ * Anything else is refused. Audio parts' URLs (audio_url) go through the
+ * same policy, their data: URLs with an audio type instead (audio/wav,
+ * audio/x-wav, audio/wave, audio/vnd.wave, audio/flac, audio/x-flac,
+ * audio/ogg, audio/vorbis, audio/mpeg, audio/mp3); input_audio's bare
+ * base64 is decoded under the same size limit. Errors are OpenAI errors
+ * (400, param = the part's field) so the handler can return them as they
+ * are. */
 #ifndef VLM_SERVER_MEDIA_SOURCE_H
 #define VLM_SERVER_MEDIA_SOURCE_H
 
@@ -62,5 +70,13 @@ bool media_source_address_is_public(const struct sockaddr *address, size_t lengt
 bool media_source_fetch(const media_policy *policy, const char *url, const char *param,
                         const void *cancel, uint8_t **out_bytes, size_t *out_length,
                         openai_error *error);
+/* The same for an audio part's URL (audio types in data: URLs). */
+bool media_source_fetch_audio(const media_policy *policy, const char *url, const char *param,
+                              const void *cancel, uint8_t **out_bytes, size_t *out_length,
+                              openai_error *error);
+/* input_audio.data: base64 (as base64_decode) under max_bytes, checked
+ * from the length before decoding; empty data is refused. */
+bool media_source_decode_base64(const media_policy *policy, const char *text, const char *param,
+                                uint8_t **out_bytes, size_t *out_length, openai_error *error);
 
 #endif

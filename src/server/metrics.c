@@ -1,6 +1,15 @@
 /* GET /metrics: the Prometheus text exposition format (version 0.0.4) of
- * the server's HTTP counters and the engine's vlm_engine_get_metrics. */
+ * the server's HTTP counters and the engine's vlm_engine_get_metrics.
+ *
+ * Load for a router: the Gateway API Inference Extension's endpoint picker
+ * scores model servers on three gauges of its model-server protocol, whose
+ * names it lets each server choose (docs/DEPLOY.md gives its flags):
+ * TotalQueuedRequests is vlm_num_requests_waiting, TotalRunningRequests
+ * vlm_num_requests_running and KVCacheUtilization (a fraction, 0 to 1, as
+ * vLLM's vllm:kv_cache_usage_perc is) vlm_kv_cache_usage_ratio. The older
+ * vlm_queue_depth and vlm_active_slots stay, with the same values. */
 #include <stdio.h>
+#include <string.h>
 
 #include "server/server_internal.h"
 
@@ -52,6 +61,31 @@ static void append_http_responses(vlm_string_builder *out, vlm_server *server) {
     }
 }
 
+/* The connection guard's deadlines (connection_guard.h). */
+static void append_connections(vlm_string_builder *out, vlm_server *server) {
+  connection_guard_counts counts;
+  connection_guard_get_counts(server->guard, &counts);
+  append_gauge(out, "vlm_http_connections_open", "HTTP connections open now.", (double)counts.open);
+  append_header(out, "vlm_http_connections_closed_total", "counter",
+                "Connections the server closed because a request did not arrive in time, by "
+                "deadline (header: --header-timeout from accept; keep_alive: --timeout after the "
+                "previous response; body: --body-timeout).");
+  vlm_sb_appendf(out,
+                 "vlm_http_connections_closed_total{deadline=\"header\"} %llu\n"
+                 "vlm_http_connections_closed_total{deadline=\"keep_alive\"} %llu\n"
+                 "vlm_http_connections_closed_total{deadline=\"body\"} %llu\n",
+                 (unsigned long long)counts.header_deadline, (unsigned long long)counts.keep_alive_deadline,
+                 (unsigned long long)counts.body_deadline);
+  append_header(out, "vlm_http_connections_refused_total", "counter",
+                "Connections closed at accept, by reason (per_client: the address held "
+                "--max-connections-per-client; reserve: the last slots are kept for addresses "
+                "holding few).");
+  vlm_sb_appendf(out,
+                 "vlm_http_connections_refused_total{reason=\"per_client\"} %llu\n"
+                 "vlm_http_connections_refused_total{reason=\"reserve\"} %llu\n",
+                 (unsigned long long)counts.refused_per_client, (unsigned long long)counts.refused_reserve);
+}
+
 static void append_requests(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
   append_header(out, "vlm_requests_finished_total", "counter",
                 "Completion requests the engine finished, by outcome (stop and length are "
@@ -73,10 +107,26 @@ static void append_requests(vlm_string_builder *out, const vlm_engine_metrics *m
                  metrics->requests_rejected);
 }
 
+/* What a router balances on (see the top of the file). */
+static void append_load(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
+  append_gauge(out, "vlm_num_requests_waiting",
+               "Requests admitted and waiting for a slot (the queue a router and an autoscaler watch).",
+               (double)metrics->queue_depth);
+  append_gauge(out, "vlm_num_requests_running", "Requests in a slot: prefilling or decoding.",
+               (double)metrics->active_slots);
+}
+
 char *metrics_render(vlm_server *server) {
   vlm_engine_metrics metrics;
-  vlm_engine_get_metrics(server->engine, &metrics);
+  memset(&metrics, 0, sizeof(metrics));
+  /* While the model loads there is no engine: its numbers are zero. */
+  bool ready = server_is_ready(server);
+  if (ready) vlm_engine_get_metrics(server->engine, &metrics);
   vlm_string_builder out = {0};
+  append_gauge(&out, "vlm_model_loaded",
+               "1 once the model is loaded (on xla: compiled) and requests are taken, else 0.",
+               ready ? 1.0 : 0.0);
+  append_load(&out, &metrics);
   append_http_responses(&out, server);
   append_requests(&out, &metrics);
   append_counter(&out, "vlm_client_disconnects_total",
@@ -84,6 +134,10 @@ char *metrics_render(vlm_server *server) {
                  atomic_load(&server->client_disconnects));
   append_gauge(&out, "vlm_requests_in_flight", "Completion requests being answered.",
                (double)atomic_load(&server->active_requests));
+  append_counter(&out, "vlm_requests_timed_out_total",
+                 "Completion requests cancelled by --request-timeout.",
+                 atomic_load(&server->requests_timed_out));
+  append_connections(&out, server);
   append_gauge(&out, "vlm_queue_depth", "Requests waiting for a slot.", (double)metrics.queue_depth);
   append_gauge(&out, "vlm_active_slots", "Slots running a request.", (double)metrics.active_slots);
   append_gauge(&out, "vlm_slots", "Slots (--parallel).", (double)metrics.slot_count);

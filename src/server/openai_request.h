@@ -12,9 +12,11 @@
  * template: content parts become {"type":"text","text":...} and
  * {"type":"image"} in order, and each image part's URL is kept in
  * `media` in the same order (its bytes are fetched later, by
- * media_source.h, on the worker thread). input_audio parts are kept as
- * media of kind AUDIO so the handler can refuse them by name for a model
- * without audio; nothing is dropped. */
+ * media_source.h, on the worker thread). input_audio ({data, format}) and
+ * audio_url ({url}) parts become {"type":"audio"} and media of kind AUDIO
+ * in the same order, so the handler decodes them for a model with an
+ * audio path and refuses them by name for one without; nothing is
+ * dropped. */
 #ifndef VLM_SERVER_OPENAI_REQUEST_H
 #define VLM_SERVER_OPENAI_REQUEST_H
 
@@ -49,8 +51,8 @@ typedef enum openai_media_kind {
 
 typedef struct openai_media {
   openai_media_kind kind;
-  char *url;            /* image_url.url (data:, file://, http(s)://) */
-  char *audio_data;     /* input_audio.data (base64) */
+  char *url;            /* image_url.url or audio_url.url (data:, file://, http(s)://) */
+  char *audio_data;     /* input_audio.data (base64); NULL for audio_url */
   char *audio_format;   /* input_audio.format */
   char *param;          /* the field it came from, ready to pass to media_source_fetch:
                            "messages[0].content[1].image_url.url" or
@@ -77,14 +79,36 @@ typedef struct openai_request {
   vlm_sampling_params sampling; /* only the fields the client gave are meaningful (has_*) */
   bool logprobs;                /* chat: logprobs=true; completions: logprobs=N > 0 */
   int32_t top_logprobs;
-  char **stop;                  /* up to 4 strings */
+  char **stop;                  /* up to OPENAI_MAX_STOP_STRINGS strings */
   size_t stop_count;
 } openai_request;
 
-/* Parses and validates `body`. On failure fills *error (400 with
- * type "invalid_request_error") and returns false. */
+/* Bounds every request has, whatever the model (OpenAI's own: at most 4
+ * stop strings; ours: their length, and max_tokens within 32 bits, far
+ * over any context a slot can have). */
+#define OPENAI_MAX_TOKENS_LIMIT INT32_MAX
+#define OPENAI_MAX_STOP_STRINGS 4
+#define OPENAI_MAX_STOP_BYTES 1024
+
+/* How chat content is handed to the model's template, from
+ * vlm_chat_template_content_format (vLLM's resolved content format). */
+typedef enum openai_content_format {
+  OPENAI_CONTENT_AS_GIVEN, /* strings stay strings, parts stay parts */
+  OPENAI_CONTENT_STRING,   /* text-only parts become one string, joined with "\n"
+                              (parts with media stay parts: the handler refuses them) */
+  OPENAI_CONTENT_PARTS,    /* a string becomes [{"type":"text","text":...}] */
+} openai_content_format;
+
+typedef struct openai_parse_options {
+  openai_content_format content_format;
+} openai_parse_options;
+
+/* Parses and validates `body`; `options` may be NULL (content as given).
+ * On failure fills *error (400 with type "invalid_request_error") and
+ * returns false. */
 bool openai_request_parse(openai_endpoint endpoint, const char *body, size_t length,
-                          openai_request *out_request, openai_error *error);
+                          const openai_parse_options *options, openai_request *out_request,
+                          openai_error *error);
 void openai_request_release(openai_request *request);
 
 #endif

@@ -156,6 +156,14 @@ wait_result request_events_wait(request_events *events, size_t seen,
       waited = pthread_cond_timedwait(&events->changed, &events->mutex, &deadline);
     bool ready = events->finished || events->token_count > seen;
     pthread_mutex_unlock(&events->mutex);
+    /* Checked on every call, not only after a wait: a reader that never
+     * catches up with the model (a slow client, a loaded machine) never
+     * waits, and its request would run past --request-timeout. */
+    if (events->deadline > 0 && !events->timed_out && events->request &&
+        connection_guard_now() >= events->deadline) {
+      events->timed_out = true;
+      vlm_engine_cancel(events->request); /* its FINISH (CANCELLED) follows within a step */
+    }
     if (ready) return WAIT_READY;
     if (server_client_gone(connection)) {
       request_events_release_request(events);

@@ -55,6 +55,10 @@ typedef struct request_events {
 
   vlm_engine_request *request;  /* NULL once released */
   atomic_bool cancel;           /* polled by media fetching and image decoding */
+  /* --request-timeout: past it, request_events_wait cancels the engine
+   * request (vlm_engine_cancel) and waits for its FINISH. */
+  double deadline;              /* monotonic seconds (connection_guard_now); 0: none */
+  bool timed_out;               /* the deadline cancelled it */
 } request_events;
 
 void request_events_init(request_events *events);
@@ -70,7 +74,7 @@ typedef enum wait_result {
 } wait_result;
 
 /* Waits until there are more than `seen` tokens or the request finished.
- * Checks the client every 100 ms while waiting. */
+ * Checks the client and the deadline every 100 ms while waiting. */
 wait_result request_events_wait(request_events *events, size_t seen,
                                 struct MHD_Connection *connection);
 /* Cancels and forgets the engine request (idempotent). */

@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "io/file.h"
 #include "io/json.h"
+#include "text/chat_template_format.h"
 #include "text/jinja.h"
 #include "vlm/chat_template.h"
 
@@ -32,6 +33,7 @@ struct vlm_chat_template {
   char *text;
   char *source;
   char *special_tokens[SPECIAL_TOKEN_COUNT]; /* NULL when unset */
+  vlm_chat_content_format content_format;     /* detected once, at parse time */
 };
 
 void vlm_chat_template_release(vlm_chat_template *chat_template) {
@@ -51,6 +53,10 @@ const char *vlm_chat_template_source(const vlm_chat_template *chat_template) {
   return chat_template->source;
 }
 
+vlm_chat_content_format vlm_chat_template_content_format(const vlm_chat_template *chat_template) {
+  return chat_template->content_format;
+}
+
 static char *copy_text(const char *text, size_t length) {
   char *copy = malloc(length + 1);
   if (!copy) return NULL;
@@ -65,7 +71,9 @@ static vlm_status finish_template(char *text, size_t length, const char *source,
   chat_template->text = text;
   chat_template->source = copy_text(source, strlen(source));
   if (!chat_template->source) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  return jinja_template_parse(text, length, source, &chat_template->parsed);
+  VLM_RETURN_IF_ERROR(jinja_template_parse(text, length, source, &chat_template->parsed));
+  chat_template->content_format = chat_template_detect_content_format(chat_template->parsed);
+  return VLM_OK;
 }
 
 vlm_status vlm_chat_template_create(const char *template_text, size_t length, const char *bos_token,
@@ -306,9 +314,23 @@ static vlm_status convert_image_url_parts(vlm_arena *arena, const vlm_json_value
   return VLM_OK;
 }
 
+/* [{"type": "text", "text": S}] for a string S. */
+static vlm_status text_part_list(vlm_arena *arena, const vlm_json_value *text, vlm_json_value *out) {
+  vlm_json_value *items = vlm_arena_allocate(arena, sizeof(*items), 8);
+  object_builder builder = {.arena = arena};
+  if (!items || !object_put(&builder, "type", 4, string_value("text")) ||
+      !object_put(&builder, "text", 4, *text))
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing messages");
+  items[0] = object_value(&builder);
+  *out = (vlm_json_value){.type = VLM_JSON_ARRAY};
+  out->as.array.items = items;
+  out->as.array.count = 1;
+  return VLM_OK;
+}
+
 /* One message as Transformers hands it to the template. */
 static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *message, size_t index,
-                                  vlm_json_value *out) {
+                                  bool string_content_as_parts, vlm_json_value *out) {
   if (!message || message->type != VLM_JSON_OBJECT)
     return VLM_ERROR(INVALID_ARGUMENT, "messages[%zu]: chat messages should be objects, got %s", index,
                      vlm_json_type_name(message ? message->type : VLM_JSON_NULL));
@@ -320,7 +342,12 @@ static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *messag
     const vlm_json_member *member = &message->as.object.members[i];
     if (member->value.type == VLM_JSON_NULL) continue;
     vlm_json_value value = member->value;
-    if (!strcmp(member->key, "content")) VLM_RETURN_IF_ERROR(convert_image_url_parts(arena, &member->value, &value));
+    if (!strcmp(member->key, "content")) {
+      if (string_content_as_parts && value.type == VLM_JSON_STRING)
+        VLM_RETURN_IF_ERROR(text_part_list(arena, &member->value, &value));
+      else
+        VLM_RETURN_IF_ERROR(convert_image_url_parts(arena, &member->value, &value));
+    }
     ok = object_put(&builder, member->key, member->key_length, value);
   }
   if (reasoning && ok) ok = object_put(&builder, "reasoning_content", 17, *reasoning);
@@ -329,7 +356,8 @@ static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *messag
   return VLM_OK;
 }
 
-static vlm_status prepare_messages(vlm_arena *arena, const vlm_json_value *messages, vlm_json_value *out) {
+static vlm_status prepare_messages(vlm_arena *arena, const vlm_json_value *messages,
+                                   bool string_content_as_parts, vlm_json_value *out) {
   if (!messages || messages->type != VLM_JSON_ARRAY)
     return VLM_ERROR(INVALID_ARGUMENT, "messages must be a JSON array of messages (or {\"messages\": [...]})");
   if (messages->as.array.count == 0)
@@ -337,7 +365,8 @@ static vlm_status prepare_messages(vlm_arena *arena, const vlm_json_value *messa
   vlm_json_value *items = vlm_arena_allocate(arena, messages->as.array.count * sizeof(*items), 8);
   if (!items) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing messages");
   for (size_t i = 0; i < messages->as.array.count; i++)
-    VLM_RETURN_IF_ERROR(prepare_message(arena, &messages->as.array.items[i], i, &items[i]));
+    VLM_RETURN_IF_ERROR(prepare_message(arena, &messages->as.array.items[i], i, string_content_as_parts,
+                                        &items[i]));
   *out = (vlm_json_value){.type = VLM_JSON_ARRAY};
   out->as.array.items = items;
   out->as.array.count = messages->as.array.count;
@@ -380,7 +409,7 @@ static vlm_status build_variables(const vlm_chat_template *chat_template, render
     if (!tools) tools = vlm_json_object_get(root, "tools");
   }
   vlm_json_value prepared;
-  VLM_RETURN_IF_ERROR(prepare_messages(&inputs->arena, messages, &prepared));
+  VLM_RETURN_IF_ERROR(prepare_messages(&inputs->arena, messages, options->string_content_as_parts, &prepared));
   if (tools && tools->type != VLM_JSON_ARRAY && tools->type != VLM_JSON_NULL)
     return VLM_ERROR(INVALID_ARGUMENT, "tools must be a JSON array of tool schemas");
   object_builder builder = {.arena = &inputs->arena};
@@ -410,6 +439,21 @@ static vlm_status build_variables(const vlm_chat_template *chat_template, render
   if (!ok) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing template variables");
   *out = object_value(&builder);
   return VLM_OK;
+}
+
+/* The renderer reports its bounds (output, steps, memory, call depth) as
+ * RESOURCE_EXHAUSTED and arithmetic overflow as OUT_OF_RANGE, codes a
+ * server reads as "busy, retry later" and "context length exceeded". Both
+ * are decided by the conversation and the template alone, so they leave
+ * here as what they are to a caller: a request the template cannot render.
+ * (A genuine allocation failure inside the renderer reads the same; it
+ * cannot be told from the memory bound there.) */
+static vlm_status as_request_error(vlm_status status) {
+  vlm_status_code code = vlm_status_code_of(status);
+  if (code != VLM_STATUS_RESOURCE_EXHAUSTED && code != VLM_STATUS_OUT_OF_RANGE) return status;
+  vlm_status remapped = vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "%s", vlm_status_message(status));
+  vlm_status_free(status);
+  return remapped;
 }
 
 vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template, const char *messages_json,
@@ -447,6 +491,7 @@ vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template, cons
     }
     if (options && options->prompt_limit_reached) *options->prompt_limit_reached = prompt_limit_reached;
     if (status == VLM_OK && out_length) *out_length = length;
+    status = as_request_error(status);
   }
   render_inputs_release(&inputs);
   return status;

@@ -24,8 +24,17 @@ struct vlm_detokenizer {
   size_t prefix_length;
   size_t prefix_index;
   size_t held;             /* ids pushed since text was last emitted */
+  bool byte_fallback;      /* the decoder has a ByteFallback step */
   byte_buffer output;
 };
+
+static bool has_byte_fallback(const tokenizer_decoder *decoder) {
+  if (!decoder) return false;
+  if (decoder->kind == DECODER_BYTE_FALLBACK) return true;
+  for (size_t i = 0; i < decoder->child_count; i++)
+    if (has_byte_fallback(&decoder->children[i])) return true;
+  return false;
+}
 
 vlm_status vlm_detokenizer_create(const vlm_tokenizer *tokenizer, bool skip_special_tokens,
                                   vlm_detokenizer **out_detokenizer) {
@@ -35,6 +44,7 @@ vlm_status vlm_detokenizer_create(const vlm_tokenizer *tokenizer, bool skip_spec
   if (!detokenizer) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a detokenizer");
   detokenizer->tokenizer = tokenizer;
   detokenizer->skip_special_tokens = skip_special_tokens;
+  detokenizer->byte_fallback = has_byte_fallback(tokenizer->decoder);
   *out_detokenizer = detokenizer;
   return VLM_OK;
 }
@@ -86,6 +96,18 @@ static vlm_status emit(vlm_detokenizer *detokenizer, const char *string, size_t 
   return VLM_OK;
 }
 
+/* ByteFallback decodes a run of <0xHH> tokens together and, when the run's
+ * bytes are not valid UTF-8, turns every byte of it into U+FFFD: a byte that
+ * reads as a whole character now (0x0F) becomes U+FFFD once an invalid byte
+ * follows. So nothing of an open run is final until a token that is not a
+ * byte ends it. */
+static bool opens_byte_run(const vlm_detokenizer *detokenizer, int32_t id) {
+  const vlm_tokenizer *tokenizer = detokenizer->tokenizer;
+  if (!detokenizer->byte_fallback || id < 0 || (size_t)id >= tokenizer->id_count) return false;
+  const char *text = tokenizer->id_strings[id];
+  return text && tokenizer->id_lengths[id] == 6 && !memcmp(text, "<0x", 3) && text[5] == '>';
+}
+
 vlm_status vlm_detokenizer_push(vlm_detokenizer *detokenizer, int32_t id, const char **out_text,
                                 size_t *out_length) {
   *out_text = "";
@@ -101,7 +123,8 @@ vlm_status vlm_detokenizer_push(vlm_detokenizer *detokenizer, int32_t id, const 
   size_t length = 0;
   VLM_RETURN_IF_ERROR(decode_window(detokenizer, 0, &string, &length));
   vlm_status status = VLM_OK;
-  bool complete = !ends_with_replacement(string, length) || detokenizer->held >= MAX_HELD_TOKENS;
+  bool complete = !opens_byte_run(detokenizer, id) &&
+                  (!ends_with_replacement(string, length) || detokenizer->held >= MAX_HELD_TOKENS);
   if (length > detokenizer->prefix_length && complete) {
     status = emit(detokenizer, string, length);
     if (!status) {

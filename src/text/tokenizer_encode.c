@@ -45,7 +45,8 @@ vlm_status vlm_tokenizer_create_from_json(const char *tokenizer_json,
   *out_tokenizer = NULL;
   const vlm_allocator *allocator = options && options->allocator ? options->allocator
                                                                  : vlm_allocator_system();
-  bool transformers_semantics = !(options && options->tokenizers_library_semantics);
+  vlm_tokenizer_options defaults = {0};
+  if (!options) options = &defaults;
   if (!source_name) source_name = "tokenizer.json";
   vlm_json_document document, config = {0};
   VLM_RETURN_IF_ERROR(vlm_json_parse(tokenizer_json, tokenizer_json_length, NULL, allocator,
@@ -66,8 +67,7 @@ vlm_status vlm_tokenizer_create_from_json(const char *tokenizer_json,
     tokenizer->allocator = allocator;
     vlm_arena_init(&tokenizer->arena, allocator, (size_t)1 << 20);
     tokenizer->special_ids = (vlm_special_token_ids){-1, -1, -1, -1};
-    status = tokenizer_load(tokenizer, document.root, config_json ? config.root : NULL,
-                            transformers_semantics);
+    status = tokenizer_load(tokenizer, document.root, config_json ? config.root : NULL, options);
     status = vlm_status_annotate(status, "%s", source_name);
     if (!status) tokenizer->max_bytes_per_token = tokenizer_compute_bytes_per_token(tokenizer);
   }
@@ -79,6 +79,27 @@ vlm_status vlm_tokenizer_create_from_json(const char *tokenizer_json,
   }
   *out_tokenizer = tokenizer;
   return VLM_OK;
+}
+
+/* DIR/config.json, when there is one: AutoTokenizer's class choice reads its
+ * model_type and tokenizer_class. */
+static vlm_status read_model_config(const char *model_dir, const vlm_allocator *allocator,
+                                    vlm_json_document *out, bool *present) {
+  *present = false;
+  char *path = vlm_path_join(model_dir, "config.json");
+  if (!path) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status status = VLM_OK;
+  if (vlm_path_exists(path)) {
+    status = vlm_json_parse_file(path, MAX_CONFIG_JSON_BYTES, allocator, out);
+    *present = status == VLM_OK;
+    if (*present && out->root->type != VLM_JSON_OBJECT) {
+      vlm_json_document_release(out);
+      *present = false;
+      status = VLM_ERROR(INVALID_ARGUMENT, "%s: expected a JSON object", path);
+    }
+  }
+  free(path);
+  return status;
 }
 
 vlm_status vlm_tokenizer_create(const char *model_dir, const vlm_tokenizer_options *options,
@@ -99,9 +120,21 @@ vlm_status vlm_tokenizer_create(const char *model_dir, const vlm_tokenizer_optio
     if (!status && vlm_path_exists(config_path))
       status = vlm_file_read_all(config_path, MAX_CONFIG_JSON_BYTES, &config_text, &config_length);
   }
+  vlm_tokenizer_options with_model = options ? *options : (vlm_tokenizer_options){0};
+  vlm_json_document model_config = {0};
+  bool have_model_config = false;
+  if (!status && !with_model.model_type) {
+    status = read_model_config(model_dir, with_model.allocator, &model_config, &have_model_config);
+    if (have_model_config) {
+      with_model.model_type = vlm_json_get_string(vlm_json_object_get(model_config.root, "model_type"));
+      with_model.model_tokenizer_class =
+          vlm_json_get_string(vlm_json_object_get(model_config.root, "tokenizer_class"));
+    }
+  }
   if (!status)
     status = vlm_tokenizer_create_from_json(text, length, config_text, config_length, path,
-                                            options, out_tokenizer);
+                                            &with_model, out_tokenizer);
+  if (have_model_config) vlm_json_document_release(&model_config);
   free(text);
   free(config_text);
   free(path);
@@ -301,4 +334,26 @@ vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text
                                    sanitized ? sanitized_length : length, add_special_tokens, out);
   free(sanitized);
   return status;
+}
+
+/* processing_utils.py ProcessorMixin.apply_chat_template: the processor call
+ * adds special tokens unless the rendered prompt starts with bos_token (a
+ * plain string prefix test on the text, before any tokenization). */
+bool vlm_tokenizer_chat_adds_special_tokens(const vlm_tokenizer *tokenizer, const char *text,
+                                            size_t length, vlm_prompt_flow flow) {
+  if (!tokenizer || flow != VLM_PROMPT_FLOW_PROCESSOR) return false;
+  if (!text) length = 0;
+  const char *bos = tokenizer->bos_token;
+  size_t bos_length = tokenizer->bos_token_length;
+  return !(bos && length >= bos_length && memcmp(text, bos, bos_length) == 0);
+}
+
+vlm_status vlm_tokenizer_encode_chat(const vlm_tokenizer *tokenizer, const char *text,
+                                     size_t length, vlm_prompt_flow flow, vlm_token_ids *out) {
+  if (!tokenizer || (!text && length))
+    return VLM_ERROR(INVALID_ARGUMENT, "vlm_tokenizer_encode_chat: no tokenizer or text");
+  if (!text) text = "";
+  return vlm_tokenizer_encode(tokenizer, text, length,
+                              vlm_tokenizer_chat_adds_special_tokens(tokenizer, text, length, flow),
+                              out);
 }

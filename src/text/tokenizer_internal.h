@@ -283,6 +283,10 @@ struct vlm_tokenizer {
   size_t id_count;
   vlm_special_token_ids special_ids;
   size_t max_bytes_per_token;      /* tokenizer_bound.c; 0: no bound */
+  /* tokenizer_config.json's bos_token string (NULL: none), which the
+   * processor flow looks for at the start of a rendered prompt. */
+  const char *bos_token;
+  size_t bos_token_length;
 };
 
 /* At most how many input bytes one token stands for, 0 when the pipeline
@@ -291,7 +295,7 @@ size_t tokenizer_compute_bytes_per_token(const vlm_tokenizer *tokenizer);
 
 /* Loader (tokenizer_load.c). */
 vlm_status tokenizer_load(vlm_tokenizer *tokenizer, const vlm_json_value *root,
-                          const vlm_json_value *config, bool transformers_semantics);
+                          const vlm_json_value *config, const vlm_tokenizer_options *options);
 
 /* Components built from JSON, shared by the loader's override path. */
 vlm_status text_pattern_from_json(vlm_tokenizer *tokenizer, const vlm_json_value *value,

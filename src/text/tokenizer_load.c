@@ -643,12 +643,27 @@ static vlm_status build_tries(vlm_tokenizer *tokenizer) {
       continue;
     }
     /* Normalized tokens are matched in normalized text, so their pattern is
-     * their normalized content. */
+     * their normalized content -- which is also the string `tokenizers`
+     * gives back for the id (id_to_token, decode): with Llama-2's Prepend
+     * normalizer a normalized "[N]" decodes as " [N]". */
     status = normalizer_apply(tokenizer->normalizer, token->content, token->length, &normalized,
                               NULL);
     if (!status)
       status = token_trie_insert(&tokenizer->normalized_trie, normalized.data, normalized.length,
                                  (int32_t)i);
+    char *as_normalized = status ? NULL
+                                 : vlm_arena_strndup(&tokenizer->arena, normalized.data ? normalized.data : "",
+                                                     normalized.length);
+    if (!status && !as_normalized) status = out_of_memory();
+    if (!status) {
+      tokenizer->id_strings[token->id] = as_normalized;
+      tokenizer->id_lengths[token->id] = (uint32_t)normalized.length;
+      /* decode(skip_special_tokens) skips an id whose string is a special
+       * token's content: a normalized special token whose string changed
+       * is no longer one (tokenizers 0.23, through Transformers too). */
+      int32_t same = string_table_get(&tokenizer->added_by_content, as_normalized, normalized.length);
+      tokenizer->id_special[token->id] = same >= 0 && tokenizer->id_special[same];
+    }
   }
   byte_buffer_release(&normalized);
   return status;
@@ -713,7 +728,77 @@ static vlm_status apply_llama_class(vlm_tokenizer *tokenizer, const vlm_json_val
   decoder->children = steps;
   decoder->child_count = add_prefix_space ? 4 : 3;
   tokenizer->decoder = decoder;
+  /* BPE(fuse_unk=True, byte_fallback=True), no unk_token. */
   tokenizer->model.unknown_id = -1;
+  tokenizer->model.fuse_unknown = true;
+  tokenizer->model.byte_fallback = true;
+  return VLM_OK;
+}
+
+static vlm_status load_component(vlm_tokenizer *tokenizer, const vlm_json_value *root,
+                                 const char *key);
+
+/* Replaces the normalizer, pre-tokenizer and decoder by those a class builds,
+ * written as a tokenizer.json fragment. */
+static vlm_status replace_pipeline(vlm_tokenizer *tokenizer, const char *fragment) {
+  vlm_json_document document;
+  VLM_RETURN_IF_ERROR(vlm_json_parse(fragment, strlen(fragment), NULL, tokenizer->allocator,
+                                     "class pipeline", &document));
+  normalizer_release(tokenizer->normalizer);
+  pre_tokenizer_release(tokenizer->pre_tokenizer);
+  decoder_release(tokenizer->decoder);
+  tokenizer->normalizer = NULL;
+  tokenizer->pre_tokenizer = NULL;
+  tokenizer->decoder = NULL;
+  vlm_status status = load_component(tokenizer, document.root, "normalizer");
+  if (!status) status = load_component(tokenizer, document.root, "pre_tokenizer");
+  if (!status) status = load_component(tokenizer, document.root, "decoder");
+  vlm_json_document_release(&document);
+  return status;
+}
+
+/* Qwen2Tokenizer (tokenization_qwen2.py) builds its pipeline in code too:
+ * NFC, the Qwen2 split regex, ByteLevel without regex (add_prefix_space from
+ * the config, default false), a ByteLevel decoder; BPE without unk, fuse or
+ * byte fallback. */
+static vlm_status apply_qwen2_class(vlm_tokenizer *tokenizer, const vlm_json_value *config) {
+  bool add_prefix_space = get_bool_or(config, "add_prefix_space", false);
+  char fragment[1024];
+  snprintf(fragment, sizeof(fragment),
+           "{\"normalizer\": {\"type\": \"NFC\"}, \"pre_tokenizer\": {\"type\": \"Sequence\", "
+           "\"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": "
+           "\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| "
+           "?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+\"}, "
+           "\"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", "
+           "\"add_prefix_space\": %s, \"trim_offsets\": true, \"use_regex\": false}]}, "
+           "\"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, "
+           "\"use_regex\": true}}",
+           add_prefix_space ? "true" : "false");
+  VLM_RETURN_IF_ERROR(replace_pipeline(tokenizer, fragment));
+  tokenizer->model.unknown_id = -1;
+  tokenizer->model.fuse_unknown = false;
+  tokenizer->model.byte_fallback = false;
+  return VLM_OK;
+}
+
+/* GemmaTokenizer (tokenization_gemma.py): spaces become ▁ in a Replace
+ * normalizer, split after each space, BPE with byte fallback and fused
+ * unknowns (unk_token from the config, default <unk>), and a decoder that
+ * turns ▁ back into spaces. */
+static vlm_status apply_gemma_class(vlm_tokenizer *tokenizer, const vlm_json_value *config) {
+  VLM_RETURN_IF_ERROR(replace_pipeline(
+      tokenizer,
+      "{\"normalizer\": {\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"\xE2\x96\x81\"}, "
+      "\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"String\": \" \"}, "
+      "\"behavior\": \"MergedWithPrevious\", \"invert\": false}, "
+      "\"decoder\": {\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": "
+      "{\"String\": \"\xE2\x96\x81\"}, \"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}]}}"));
+  const vlm_json_value *unknown = config_token(config, "unk_token");
+  tokenizer->model.unknown_id =
+      unknown ? string_table_get(&tokenizer->model.vocabulary, unknown->as.string.chars, unknown->as.string.length)
+              : string_table_get(&tokenizer->model.vocabulary, "<unk>", 5);
+  tokenizer->model.fuse_unknown = true;
+  tokenizer->model.byte_fallback = true;
   return VLM_OK;
 }
 
@@ -734,22 +819,87 @@ static void mark_config_specials(vlm_tokenizer *tokenizer, const vlm_json_value 
   }
 }
 
+/* AutoTokenizer.from_pretrained's class choice for a model directory
+ * (transformers 5.23 models/auto/tokenization_auto.py). The class a
+ * model_type registers (TOKENIZER_MAPPING_NAMES, as the pinned environment
+ * resolves it: no mistral_common), for the model types vlm has families for,
+ * and whether the model_type is in MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS.
+ * A model_type not listed here registers nothing, so the hub's class holds. */
+static const struct {
+  const char *model_type;
+  const char *registered;
+  bool hub_class_incorrect;
+} auto_tokenizer_registry[] = {
+    {"mistral", "TokenizersBackend", false}, {"llava", "TokenizersBackend", true},
+    {"qwen2", "Qwen2Tokenizer", true},       {"qwen3", "Qwen2Tokenizer", false},
+    {"qwen2_vl", "Qwen2Tokenizer", false},   {"gemma3", "GemmaTokenizer", false},
+    {"gemma3_text", "GemmaTokenizer", false},
+};
+
+static bool is_generic_class(const char *name) {
+  return !strcmp(name, "TokenizersBackend") || !strcmp(name, "PythonBackend") ||
+         !strcmp(name, "PreTrainedTokenizerFast") || !strcmp(name, "MistralCommonBackend");
+}
+
+/* Equal ignoring a "Fast" suffix, as AutoTokenizer compares them. */
+static bool same_class(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la >= 4 && !strcmp(a + la - 4, "Fast")) la -= 4;
+  if (lb >= 4 && !strcmp(b + lb - 4, "Fast")) lb -= 4;
+  return la == lb && !memcmp(a, b, la);
+}
+
+/* The class AutoTokenizer instantiates: the hub's (tokenizer_config.json's
+ * tokenizer_class, else config.json's) unless the model_type registers a
+ * different one; then the generic TokenizersBackend when the registered class
+ * is generic, else the registered class for model types whose hub class is
+ * known to be wrong and the hub's for the others. NULL: no class named. */
+static const char *auto_tokenizer_class(const char *hub_class, const char *model_type,
+                                        bool *out_hub_class_incorrect) {
+  *out_hub_class_incorrect = false;
+  for (size_t i = 0; model_type && i < sizeof(auto_tokenizer_registry) / sizeof(auto_tokenizer_registry[0]); i++) {
+    if (strcmp(auto_tokenizer_registry[i].model_type, model_type) != 0) continue;
+    const char *registered = auto_tokenizer_registry[i].registered;
+    *out_hub_class_incorrect = auto_tokenizer_registry[i].hub_class_incorrect;
+    if (!hub_class) return registered; /* type(config) in TOKENIZER_MAPPING */
+    if (same_class(registered, hub_class)) return hub_class;
+    if (is_generic_class(registered)) return "TokenizersBackend";
+    return *out_hub_class_incorrect ? registered : hub_class;
+  }
+  return hub_class;
+}
+
 static vlm_status apply_config(vlm_tokenizer *tokenizer, const vlm_json_value *config,
-                               bool transformers_semantics) {
+                               const vlm_tokenizer_options *options) {
+  bool transformers_semantics = !options->tokenizers_library_semantics;
   tokenizer->special_ids.bos = config_token_id(tokenizer, config, "bos_token");
   tokenizer->special_ids.eos = config_token_id(tokenizer, config, "eos_token");
   tokenizer->special_ids.pad = config_token_id(tokenizer, config, "pad_token");
   tokenizer->special_ids.unk = config_token_id(tokenizer, config, "unk_token");
+  const vlm_json_value *bos = config_token(config, "bos_token");
+  if (bos && bos->as.string.length) {
+    tokenizer->bos_token = vlm_arena_strndup(&tokenizer->arena, bos->as.string.chars,
+                                             bos->as.string.length);
+    if (!tokenizer->bos_token) return out_of_memory();
+    tokenizer->bos_token_length = bos->as.string.length;
+  }
   if (!transformers_semantics || !config) return VLM_OK;
-  const char *class_name = vlm_json_get_string(vlm_json_object_get(config, "tokenizer_class"));
-  bool llama = class_name && (strcmp(class_name, "LlamaTokenizer") == 0 ||
-                              strcmp(class_name, "LlamaTokenizerFast") == 0);
+  const char *hub_class = vlm_json_get_string(vlm_json_object_get(config, "tokenizer_class"));
+  if (!hub_class) hub_class = options->model_tokenizer_class;
+  bool hub_class_incorrect = false;
+  const char *class_name = auto_tokenizer_class(hub_class, options->model_type, &hub_class_incorrect);
+  bool llama = class_name && same_class(class_name, "LlamaTokenizer");
   /* A Llama class over a byte-level tokenizer.json falls back to the generic
-   * TokenizersBackend, which keeps the file's pipeline and post-processor. */
-  bool generic = !class_name || strcmp(class_name, "PreTrainedTokenizerFast") == 0 ||
-                 strcmp(class_name, "TokenizersBackend") == 0 || (llama && is_byte_level(tokenizer));
+   * TokenizersBackend, which keeps the file's pipeline and post-processor
+   * (not for model types with a known-wrong hub class). */
+  bool generic = !class_name || is_generic_class(class_name) ||
+                 (llama && !hub_class_incorrect && is_byte_level(tokenizer));
   if (llama && !generic && tokenizer->model.kind == MODEL_BPE)
     VLM_RETURN_IF_ERROR(apply_llama_class(tokenizer, config));
+  if (class_name && same_class(class_name, "Qwen2Tokenizer") && tokenizer->model.kind == MODEL_BPE)
+    VLM_RETURN_IF_ERROR(apply_qwen2_class(tokenizer, config));
+  if (class_name && same_class(class_name, "GemmaTokenizer") && tokenizer->model.kind == MODEL_BPE)
+    VLM_RETURN_IF_ERROR(apply_gemma_class(tokenizer, config));
   /* add_bos_token / add_eos_token in tokenizer_config.json change nothing
    * in Transformers 5.23: the tokenizer.json post-processor decides (a file
    * without one adds no BOS even when the config asks for it). Checked
@@ -790,7 +940,7 @@ static vlm_status load_component(vlm_tokenizer *tokenizer, const vlm_json_value 
 }
 
 vlm_status tokenizer_load(vlm_tokenizer *tokenizer, const vlm_json_value *root,
-                          const vlm_json_value *config, bool transformers_semantics) {
+                          const vlm_json_value *config, const vlm_tokenizer_options *options) {
   if (!root || root->type != VLM_JSON_OBJECT)
     return VLM_ERROR(INVALID_ARGUMENT, "expected a JSON object at the top level");
   if (config && config->type != VLM_JSON_OBJECT) config = NULL;
@@ -805,7 +955,7 @@ vlm_status tokenizer_load(vlm_tokenizer *tokenizer, const vlm_json_value *root,
                                           "post_processor"));
   VLM_RETURN_IF_ERROR(load_added_tokens(tokenizer, vlm_json_object_get(root, "added_tokens")));
   VLM_RETURN_IF_ERROR(build_id_table(tokenizer));
-  VLM_RETURN_IF_ERROR(apply_config(tokenizer, config, transformers_semantics));
+  VLM_RETURN_IF_ERROR(apply_config(tokenizer, config, options));
   /* After apply_config: a class override may have replaced the normalizer. */
   return build_tries(tokenizer);
 }

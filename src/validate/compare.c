@@ -1,11 +1,14 @@
 #include "validate/compare.h"
 
+#include "models/model.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/status.h"
+#include "io/file.h"
 
 struct vlm_comparison_report {
   vlm_golden_case golden;
@@ -124,6 +127,25 @@ static void run_stage(const vlm_compare_context *context, const vlm_golden_stage
   }
 }
 
+/* The oracle checks real tokenizers in packed (tools/oracle/tokenizer_files.py):
+ * say how to unpack one instead of failing every stage on a missing file. */
+static vlm_status check_tokenizer_unpacked(const char *model) {
+  static const char *const packed[] = {"tokenizer.json.gz", "tokenizer.json.patch"};
+  char *plain = vlm_path_join(model, "tokenizer.json");
+  vlm_status status = plain ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (size_t i = 0; !status && !vlm_path_exists(plain) && i < 2; i++) {
+    char *path = vlm_path_join(model, packed[i]);
+    if (path && vlm_path_exists(path))
+      status = VLM_ERROR(FAILED_PRECONDITION,
+                         "%s holds %s, not tokenizer.json: unpack it with `python3 "
+                         "tools/oracle/tokenizer_files.py unpack %s OUT` and pass --model OUT",
+                         model, packed[i], model);
+    free(path);
+  }
+  free(plain);
+  return status;
+}
+
 vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *options,
                            vlm_comparison_report **out_report) {
   *out_report = NULL;
@@ -143,6 +165,11 @@ vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *opti
     return VLM_ERROR(INVALID_ARGUMENT,
                      "golden case %s names no model; pass the model directory", case_dir);
   }
+  status = check_tokenizer_unpacked(model);
+  if (status) {
+    vlm_comparison_report_release(report);
+    return status;
+  }
   report->model_directory = strdup(model);
   report->results = calloc(report->golden.stage_count, sizeof(report->results[0]));
   if (!report->model_directory || !report->results) {
@@ -155,8 +182,14 @@ vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *opti
       .allocator = options->allocator,
       .thread_count = options->thread_count,
   };
+  vlm_model_options model_options = {.allocator = options->allocator};
+  vlm_status opened = vlm_model_open(report->model_directory, &model_options, &context.model);
+  /* A model that does not open fails each stage that needs it (the
+   * checkpoint stage says why); the others still compare. */
+  vlm_status_free(opened);
   for (size_t i = 0; i < report->golden.stage_count; i++)
     run_stage(&context, &report->golden.stages[i], &report->results[i]);
+  vlm_model_release(context.model);
   report->result_count = report->golden.stage_count;
   *out_report = report;
   return VLM_OK;

@@ -45,9 +45,11 @@ typedef struct vlm_stage_result {
   char detail[VLM_STAGE_DETAIL_BYTES]; /* the first problem, or a summary */
 } vlm_stage_result;
 
-/* What a stage function gets: the golden case and the model directory. */
+/* What a stage function gets: the golden case and the opened model. */
+struct vlm_model;
 typedef struct vlm_compare_context {
   const char *model_directory;
+  struct vlm_model *model;          /* opened once for every stage */
   const vlm_golden_case *golden;
   const vlm_allocator *allocator;
   int thread_count;

@@ -11,7 +11,9 @@
 
 #include "core/status.h"
 #include "core/thread_pool.h"
-#include "engine/text_model.h"
+#include "backends/cpu/text_model.h"
+#include "models/decoder.h"
+#include "models/family.h"
 #include "validate/compare.h"
 #include "validate/stages.h"
 
@@ -22,6 +24,10 @@ typedef struct decoder_run {
   int64_t token_count;
   float *logits;          /* [T, vocab] */
   bool used_embeddings;
+  /* The golden's M-RoPE positions ([3, T], as Transformers' [3, 1, T])
+   * and the decode delta they imply (max + 1 - T); NULL: consecutive. */
+  int64_t *positions;
+  int64_t position_delta;
 } decoder_run;
 
 static void decoder_run_release(decoder_run *run) {
@@ -29,10 +35,34 @@ static void decoder_run_release(decoder_run *run) {
   vlm_thread_pool_release(run->pool);
   free(run->tokens);
   free(run->logits);
+  free(run->positions);
 }
 
+/* The golden prompt: its input_ids and, for an M-RoPE family, the
+ * position_ids Transformers computed (the decoder is proven on them; the
+ * position_ids stage proves vlm's own). */
 static vlm_status read_input_ids(const vlm_compare_context *context, decoder_run *run) {
-  return vlm_golden_token_ids(context->golden, &run->tokens, &run->token_count);
+  VLM_RETURN_IF_ERROR(vlm_golden_token_ids(context->golden, &run->tokens, &run->token_count));
+  vlm_tensor positions;
+  vlm_status lookup = vlm_golden_case_tensor(context->golden, "position_ids", &positions);
+  if (lookup || positions.rank != 3 || positions.shape[0] != 3) {
+    vlm_status_free(lookup);
+    return VLM_OK;
+  }
+  if (positions.shape[2] != run->token_count)
+    return VLM_ERROR(DATA_LOSS, "position_ids cover %lld rows, input_ids %lld", (long long)positions.shape[2],
+                     (long long)run->token_count);
+  run->positions = malloc((size_t)(3 * run->token_count + 1) * sizeof(int64_t));
+  if (!run->positions) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  int64_t largest = -1;
+  for (int64_t i = 0; i < 3 * run->token_count; i++) {
+    double value = 0;
+    vlm_tensor_value_as_double(&positions, i, &value);
+    run->positions[i] = (int64_t)value;
+    if (run->positions[i] > largest) largest = run->positions[i];
+  }
+  run->position_delta = largest + 1 - run->token_count;
+  return VLM_OK;
 }
 
 /* Opens the model and prefills the golden prompt, keeping every row's logits. */
@@ -43,7 +73,8 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
   VLM_RETURN_IF_ERROR(vlm_thread_pool_create(context->thread_count, context->allocator, &run->pool));
   vlm_text_model_options options = {.slot_count = 1, .capacity = run->token_count + extra_capacity,
                                     .pool = run->pool, .allocator = context->allocator};
-  VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model_directory, &options, &run->model));
+  if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
+  VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model, &options, &run->model));
   int64_t vocab = vlm_text_model_vocab_size(run->model);
   run->logits = malloc((size_t)(run->token_count * vocab) * sizeof(float));
   if (!run->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -54,12 +85,32 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
   for (int64_t i = 0; has_image && i < run->token_count; i++)
     if (run->tokens[i] == vlm_text_model_config(run->model)->image_token_id) run->used_embeddings = true;
   if (!lookup && run->used_embeddings && embeddings.dtype == VLM_DTYPE_F32) {
-    vlm_embeddings_prefill_input input = {.embeddings = embeddings.data, .row_count = run->token_count};
-    return vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
+    /* Every row a feature row: the SPEC's embeddings_prefill(embeds). */
+    int32_t *mask = malloc((size_t)run->token_count * sizeof(int32_t));
+    if (!mask) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    for (int64_t i = 0; i < run->token_count; i++) mask[i] = 1;
+    vlm_prefill_input input = {.row_count = run->token_count, .tokens = run->tokens, .features = embeddings.data,
+                               .feature_mask = mask, .positions = run->positions,
+                               .position_axes = run->positions ? 3 : 1};
+    vlm_status status = vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
+    free(mask);
+    return status;
   }
   vlm_status_free(lookup);
   run->used_embeddings = false;
-  return vlm_text_model_token_prefill(run->model, 0, run->tokens, run->token_count, NULL, &out);
+  vlm_positions positions = {.values = run->positions, .axes = 3};
+  return vlm_text_model_token_prefill(run->model, 0, run->tokens, run->token_count,
+                                      run->positions ? &positions : NULL, &out);
+}
+
+/* The factor the family's decoder applies to gathered embeddings. */
+static double embedding_scale(const vlm_model_config *config) {
+  const vlm_family *family = vlm_family_find(config->model_type);
+  if (!family || !family->describe_decoder) return 1.0;
+  vlm_decoder_description description;
+  memset(&description, 0, sizeof(description));
+  family->describe_decoder(config, &description);
+  return description.embedding_scale ? description.embedding_scale : 1.0;
 }
 
 /* The stage's "positions" list as int64 values. */
@@ -71,22 +122,55 @@ static int64_t stage_positions(const vlm_golden_stage *stage, int64_t *out, int6
   return count;
 }
 
+/* The columns a golden stores: every id, or (real vocabularies) the
+ * stage's "vocab_ids" sample, checked against the model's vocabulary. */
+static vlm_status logits_columns(const vlm_golden_stage *stage, int64_t vocab, int64_t **out_ids,
+                                 int64_t *out_count) {
+  *out_ids = NULL;
+  *out_count = vocab;
+  const vlm_json_value *ids = vlm_json_object_get(stage->spec, "vocab_ids");
+  if (!ids) return VLM_OK;
+  int64_t golden_vocab = -1;
+  if (ids->type != VLM_JSON_ARRAY ||
+      !vlm_json_get_int(vlm_json_object_get(stage->spec, "vocab_size"), &golden_vocab))
+    return VLM_ERROR(DATA_LOSS, "prefill_logits: \"vocab_ids\" needs an array and \"vocab_size\"");
+  if (golden_vocab != vocab)
+    return VLM_ERROR(DATA_LOSS, "prefill_logits: the golden's vocabulary has %lld ids, the model %lld",
+                     (long long)golden_vocab, (long long)vocab);
+  *out_count = (int64_t)ids->as.array.count;
+  *out_ids = malloc((size_t)(*out_count + 1) * sizeof(int64_t));
+  if (!*out_ids) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < *out_count; i++)
+    if (!vlm_json_get_int(&ids->as.array.items[i], &(*out_ids)[i]) || (*out_ids)[i] < 0 ||
+        (*out_ids)[i] >= vocab) {
+      free(*out_ids);
+      *out_ids = NULL;
+      return VLM_ERROR(DATA_LOSS, "prefill_logits: vocab_ids[%lld] is not an id below %lld",
+                       (long long)i, (long long)vocab);
+    }
+  return VLM_OK;
+}
+
 vlm_status vlm_stage_prefill_logits(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                     vlm_stage_result *result) {
   decoder_run run;
   vlm_status status = prefill_golden_prompt(context, 0, &run);
   int64_t positions[64], count = stage_positions(stage, positions, 64);
   int64_t vocab = run.model ? vlm_text_model_vocab_size(run.model) : 0;
-  double *actual = status ? NULL : malloc((size_t)(count * vocab + 1) * sizeof(double));
+  int64_t *columns = NULL, width = vocab;
+  if (!status) status = logits_columns(stage, vocab, &columns, &width);
+  double *actual = status ? NULL : malloc((size_t)(count * width + 1) * sizeof(double));
   if (!status && !actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int64_t p = 0; !status && p < count; p++) {
     if (positions[p] < 0 || positions[p] >= run.token_count) {
       status = VLM_ERROR(DATA_LOSS, "golden position %lld is outside the prompt", (long long)positions[p]);
       break;
     }
-    for (int64_t v = 0; v < vocab; v++) actual[p * vocab + v] = run.logits[positions[p] * vocab + v];
+    const float *row = run.logits + positions[p] * vocab;
+    for (int64_t v = 0; v < width; v++) actual[p * width + v] = row[columns ? columns[v] : v];
   }
-  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, count * vocab, result);
+  free(columns);
+  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, count * width, result);
   if (!status && run.used_embeddings && !result->detail[0])
     snprintf(result->detail, sizeof(result->detail), "decoder fed the golden input_embeddings");
   free(actual);
@@ -161,7 +245,8 @@ vlm_status vlm_stage_greedy_tokens(const vlm_compare_context *context, const vlm
       if (i + 1 == wanted) break;
       int64_t position = vlm_text_model_slot_length(run.model, 0);
       int32_t slot = 0;
-      status = vlm_text_model_decode(run.model, 1, &token, &position, NULL, &slot, logits);
+      status = vlm_text_model_decode(run.model, 1, &token, &position, run.positions ? &run.position_delta : NULL,
+                                     &slot, logits);
       token = argmax(logits, vocab);
     }
     if (!logits) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -181,7 +266,8 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
   memset(&run, 0, sizeof(run));
   vlm_status status = read_input_ids(context, &run);
   vlm_text_model_options options = {.slot_count = 1, .capacity = 1, .allocator = context->allocator};
-  if (!status) status = vlm_text_model_open(context->model_directory, &options, &run.model);
+  if (!status && !context->model) status = VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
+  if (!status) status = vlm_text_model_open(context->model, &options, &run.model);
   double *actual = NULL;
   if (!status) {
     const vlm_model_config *config = vlm_text_model_config(run.model);
@@ -196,16 +282,26 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
       }
     vlm_tensor table;
     status = vlm_text_model_embedding_table(run.model, &table);
-    if (!status && table.dtype != VLM_DTYPE_F32)
-      status = VLM_ERROR(UNIMPLEMENTED, "input_embeddings: the stage reads f32 tables only, got %s",
+    if (!status && table.dtype != VLM_DTYPE_F32 && table.dtype != VLM_DTYPE_BF16 &&
+        table.dtype != VLM_DTYPE_F16)
+      status = VLM_ERROR(UNIMPLEMENTED, "input_embeddings: the stage reads f32, bf16 and f16 tables, got %s",
                          vlm_dtype_name(table.dtype));
     actual = status ? NULL : malloc((size_t)(run.token_count * hidden + 1) * sizeof(double));
     /* A gather is exact: round to the dtype Transformers ran in, as its
-     * bf16 table holds the rounded values. */
+     * bf16 table holds the rounded values; families that scale the
+     * embeddings (Gemma: sqrt(hidden)) do it inside embed_tokens, whose
+     * output the golden holds, in that dtype. */
     bool bfloat16 = stage->dtype && strcmp(stage->dtype, "bfloat16") == 0;
+    float scale = (float)embedding_scale(config);
+    if (bfloat16) scale = vlm_bf16_to_f32(vlm_f32_to_bf16(scale));
     for (int64_t i = 0; actual && i < run.token_count; i++)
       for (int64_t h = 0; h < hidden; h++) {
-        float value = ((const float *)table.data)[run.tokens[i] * hidden + h];
+        int64_t index = run.tokens[i] * hidden + h;
+        float value = table.dtype == VLM_DTYPE_F32  ? ((const float *)table.data)[index]
+                      : table.dtype == VLM_DTYPE_BF16 ? vlm_bf16_to_f32(((const uint16_t *)table.data)[index])
+                                                      : vlm_f16_to_f32(((const uint16_t *)table.data)[index]);
+        if (bfloat16) value = vlm_bf16_to_f32(vlm_f32_to_bf16(value));
+        if (scale != 1.0f) value *= scale;
         actual[i * hidden + h] = bfloat16 ? vlm_bf16_to_f32(vlm_f32_to_bf16(value)) : value;
       }
     if (!status && !actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");

@@ -6,34 +6,16 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "engine/prompt.h"
 #include "io/json.h"
-#include "engine/vision_model.h"
 #include "validate/compare.h"
+#include "validate/golden_media.h"
 #include "validate/stages.h"
 #include "vlm/chat_template.h"
 #include "vlm/tokenizer.h"
 
 static const char *manifest_string(const vlm_compare_context *context, const char *key) {
   return vlm_json_get_string(vlm_json_object_get(context->golden->manifest.root, key));
-}
-
-/* Expands each image placeholder to the family's token count, as the
- * processor does before the model sees the prompt. */
-static vlm_status expand_placeholders(const vlm_compare_context *context, int images,
-                                      vlm_token_ids *ids) {
-  vlm_vision_model_options options = {.allocator = context->allocator};
-  vlm_vision_model *vision = NULL;
-  VLM_RETURN_IF_ERROR(vlm_vision_model_open(context->model_directory, &options, &vision));
-  int32_t *expanded = NULL;
-  int64_t expanded_count = 0;
-  vlm_status status = vlm_vision_model_expand_placeholders(vision, ids->ids, (int64_t)ids->count,
-                                                           images, &expanded, &expanded_count);
-  vlm_vision_model_release(vision);
-  if (status) return status;
-  vlm_token_ids_release(ids);
-  ids->ids = expanded;
-  ids->count = ids->capacity = (size_t)expanded_count;
-  return VLM_OK;
 }
 
 /* Renders the manifest's messages with the model's template and checks the
@@ -65,23 +47,61 @@ static vlm_status check_template(const vlm_compare_context *context, const char 
   return status;
 }
 
-/* The golden prompt's ids by vlm's tokenizer (NULL result when the case
- * needs the image path). */
-static vlm_status tokenize_prompt(const vlm_compare_context *context, vlm_token_ids *ids,
-                                  vlm_stage_result *result) {
-  memset(ids, 0, sizeof(*ids));
-  const char *prompt = manifest_string(context, "prompt");
-  if (!prompt) return VLM_ERROR(DATA_LOSS, "the golden manifest has no \"prompt\"");
-  bool add_special = false;
-  vlm_json_get_bool(vlm_json_object_get(context->golden->manifest.root, "add_special_tokens"), &add_special);
+/* The golden prompt (rendered) as the engine builds it: its image
+ * placeholders expanded as the family's processor does, tokenized, with
+ * its positions. The images are the golden's own processor outputs. What
+ * the engine does, not the manifest's record of what the oracle did: a
+ * chat prompt follows the family's flow, a raw one gets the tokenizer's
+ * special tokens. */
+static vlm_status build_prompt_status(const vlm_compare_context *context, engine_prompt *prompt,
+                                      vlm_status *out_build) {
+  memset(prompt, 0, sizeof(*prompt));
+  *out_build = VLM_OK;
+  const char *text = manifest_string(context, "prompt");
+  if (!text) return VLM_ERROR(DATA_LOSS, "the golden manifest has no \"prompt\"");
+  if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
+  const vlm_json_value *messages = vlm_json_object_get(context->golden->manifest.root, "messages");
+  vlm_media_item *items = NULL;
+  int item_count = 0;
   vlm_tokenizer *tokenizer = NULL;
-  VLM_RETURN_IF_ERROR(vlm_tokenizer_create(context->model_directory, NULL, &tokenizer));
-  vlm_status status = vlm_tokenizer_encode(tokenizer, prompt, strlen(prompt), add_special, ids);
+  vlm_status status = vlm_golden_media_items(context, &items, &item_count);
+  if (!status) status = vlm_tokenizer_create(context->model_directory, NULL, &tokenizer);
+  engine_prompt_source source = {.raw_prompt = text, .items = items, .item_count = item_count,
+                                 .raw_prompt_is_rendered_chat = messages && messages->type == VLM_JSON_ARRAY};
+  if (!status) *out_build = engine_prompt_build(context->model, tokenizer, NULL, &source, prompt);
   vlm_tokenizer_release(tokenizer);
-  int images = vlm_golden_image_count(context->golden);
-  if (!status && images > 0) status = expand_placeholders(context, images, ids);
-  if (!status) status = check_template(context, prompt, result);
+  vlm_golden_media_items_release(items, item_count);
   return status;
+}
+
+static vlm_status build_prompt(const vlm_compare_context *context, engine_prompt *prompt, vlm_stage_result *result) {
+  vlm_status build = VLM_OK;
+  VLM_RETURN_IF_ERROR(build_prompt_status(context, prompt, &build));
+  VLM_RETURN_IF_ERROR(build);
+  return check_template(context, manifest_string(context, "prompt"), result);
+}
+
+/* refusal: Transformers refused the request (its error is the stage's
+ * "error"); vlm must refuse it too, as a bad request, before any compute. */
+vlm_status vlm_stage_refusal(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                             vlm_stage_result *result) {
+  engine_prompt prompt;
+  vlm_status build = VLM_OK;
+  VLM_RETURN_IF_ERROR(build_prompt_status(context, &prompt, &build));
+  engine_prompt_release(&prompt);
+  const char *theirs = vlm_json_get_string(vlm_json_object_get(stage->spec, "error"));
+  result->compared = 1;
+  if (build && vlm_status_code_of(build) == VLM_STATUS_INVALID_ARGUMENT) {
+    result->outcome = VLM_STAGE_MATCH;
+    snprintf(result->detail, sizeof(result->detail), "refused: %s", vlm_status_message(build));
+  } else {
+    result->outcome = VLM_STAGE_DIVERGED;
+    result->mismatched = 1;
+    snprintf(result->detail, sizeof(result->detail), "vlm %s; Transformers: %s",
+             build ? vlm_status_message(build) : "accepted the request", theirs ? theirs : "(refused)");
+  }
+  vlm_status_free(build);
+  return VLM_OK;
 }
 
 /* What a sequence stage compares for a single unpadded sequence: the ids,
@@ -90,6 +110,8 @@ typedef enum sequence_kind {
   SEQUENCE_IDS,
   SEQUENCE_MASK,
   SEQUENCE_POSITIONS,
+  SEQUENCE_TOKEN_TYPES, /* mm_token_type_ids: 1 on image rows */
+  SEQUENCE_DELTA,       /* rope_deltas: [1], decode position - cache length */
 } sequence_kind;
 
 /* Tokenizes the golden prompt and compares one view of it with the golden
@@ -97,22 +119,30 @@ typedef enum sequence_kind {
  * stage's first problem. */
 static vlm_status sequence_stage(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                  vlm_stage_result *result, sequence_kind kind) {
-  vlm_token_ids ids;
-  VLM_RETURN_IF_ERROR(tokenize_prompt(context, &ids, result));
-  double *actual = malloc((ids.count + 1) * sizeof(double));
+  engine_prompt prompt;
+  VLM_RETURN_IF_ERROR(build_prompt(context, &prompt, result));
+  /* Positions: the family's (M-RoPE: [3, T], axis-major as Transformers'
+   * [3, batch, T]) or consecutive. */
+  int64_t count = kind == SEQUENCE_DELTA ? 1 : prompt.count;
+  int64_t axes = kind == SEQUENCE_POSITIONS && prompt.positions ? prompt.position_axes : 1;
+  double *actual = malloc((size_t)(axes * count + 1) * sizeof(double));
   vlm_status status = actual ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (size_t i = 0; actual && i < ids.count; i++)
-    actual[i] = kind == SEQUENCE_IDS ? (double)ids.ids[i] : kind == SEQUENCE_POSITIONS ? (double)i : 1.0;
+  for (int64_t i = 0; actual && i < axes * count; i++)
+    actual[i] = kind == SEQUENCE_IDS ? (double)prompt.ids[i]
+                : kind == SEQUENCE_POSITIONS ? (prompt.positions ? (double)prompt.positions[i] : (double)i)
+                : kind == SEQUENCE_TOKEN_TYPES ? (prompt.feature_rows && prompt.feature_rows[i] ? 1.0 : 0.0)
+                : kind == SEQUENCE_DELTA ? (double)prompt.position_delta
+                                           : 1.0;
   vlm_stage_outcome before = result->outcome;
   char detail[VLM_STAGE_DETAIL_BYTES];
   memcpy(detail, result->detail, sizeof(detail));
-  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, (int64_t)ids.count, result);
+  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, axes * count, result);
   if (before == VLM_STAGE_DIVERGED) {
     result->outcome = before;
     memcpy(result->detail, detail, sizeof(detail));
   }
   free(actual);
-  vlm_token_ids_release(&ids);
+  engine_prompt_release(&prompt);
   return status;
 }
 
@@ -129,6 +159,16 @@ vlm_status vlm_stage_attention_mask(const vlm_compare_context *context, const vl
 vlm_status vlm_stage_position_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                   vlm_stage_result *result) {
   return sequence_stage(context, stage, result, SEQUENCE_POSITIONS);
+}
+
+vlm_status vlm_stage_mm_token_type_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                       vlm_stage_result *result) {
+  return sequence_stage(context, stage, result, SEQUENCE_TOKEN_TYPES);
+}
+
+vlm_status vlm_stage_rope_deltas(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                 vlm_stage_result *result) {
+  return sequence_stage(context, stage, result, SEQUENCE_DELTA);
 }
 
 /* The golden greedy tokens decoded by vlm's tokenizer. */

@@ -1,189 +1,105 @@
-/* The vision stages of a golden case: vision_encoder (the selected hidden
- * state of the tower, class token first), vision_features (after the select
- * strategy), projector, and the merged input_embeddings. The tower is fed the
- * golden's own processor.pixel_values, so these stages prove the model half
- * independently of the image processor (whose stages are processor.*).
- *
- * bfloat16 cases hold no processor tensors: the oracle runs the processor in
- * float32 whatever the model dtype, so each image's pixel values are read
- * from a float32 sibling case of the same family that processed the same
- * image file (tools/oracle/harness.py). */
-#include <dirent.h>
+/* The encoder stages of a golden case: vision_encoder (the tower's
+ * selected hidden state), vision_features (after the select strategy),
+ * projector (what replaces the placeholders), as the family's encoder graph
+ * names them (vlm_encoder_nodes), and the merged input_embeddings as the
+ * decoder graph computes them. The encoder is fed the golden's own
+ * processor outputs (golden_media.c), so these stages prove the model half
+ * independently of the image processor (whose stages are processor.*). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/cpu_encoder.h"
+#include "backends/cpu/text_model.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
-#include "engine/vision_model.h"
+#include "models/decoder.h"
 #include "validate/compare.h"
+#include "validate/golden_media.h"
 #include "validate/stages.h"
 
-#define PIXEL_VALUES "processor.pixel_values"
+/* What one encoder stage captured over every image, as double. */
+typedef struct captured_stage {
+  const char *stage;
+  double *values;
+  int64_t count, capacity;
+} captured_stage;
 
-typedef struct vision_run {
+typedef struct encoder_run {
   vlm_thread_pool *pool;
-  vlm_vision_model *model;
-  float *pixels;            /* [images, 3, H, W], owned copy */
-  int64_t image_count;
-  int64_t image_values;     /* values per image */
-  /* Captured intermediates, as double for the comparison helper. */
-  double *hidden_state, *features;
-  int64_t hidden_state_count, features_count;
-  float *projected;         /* [images * tokens, text hidden] */
-} vision_run;
+  vlm_cpu_encoder *encoder;
+  vlm_media_item *items;
+  int item_count;
+  captured_stage captured;      /* the stage being compared */
+  int64_t tokens_this_item;     /* rows the output stage keeps per image */
+  float *features;              /* [every item's tokens, hidden] */
+  int64_t feature_rows;
+} encoder_run;
 
-static void vision_run_release(vision_run *run) {
-  vlm_vision_model_release(run->model);
+static void encoder_run_release(encoder_run *run) {
+  vlm_cpu_encoder_release(run->encoder);
   vlm_thread_pool_release(run->pool);
-  free(run->pixels);
-  free(run->hidden_state);
+  vlm_golden_media_items_release(run->items, run->item_count);
+  free(run->captured.values);
   free(run->features);
-  free(run->projected);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Pixel values                                                            */
-/* ---------------------------------------------------------------------- */
-
-static const vlm_json_value *image_list(const vlm_golden_case *golden) {
-  const vlm_json_value *images = vlm_json_object_get(golden->manifest.root, "images");
-  return images && images->type == VLM_JSON_ARRAY ? images : NULL;
-}
-
-static vlm_status copy_pixels(const vlm_tensor *tensor, vision_run *run) {
-  if (tensor->dtype != VLM_DTYPE_F32 || tensor->rank != 4)
-    return VLM_ERROR(DATA_LOSS, PIXEL_VALUES " is not an f32 [images, channels, height, width] tensor");
-  int64_t count = vlm_tensor_element_count(tensor);
-  run->pixels = malloc((size_t)count * sizeof(float));
-  if (!run->pixels) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  memcpy(run->pixels, tensor->data, (size_t)count * sizeof(float));
-  run->image_count = tensor->shape[0];
-  run->image_values = count / tensor->shape[0];
-  return VLM_OK;
-}
-
-/* Copies the pixel values of every image of ours that `sibling` also
- * processed; `found[i]` marks the images done. */
-static void take_matching_images(const vlm_golden_case *sibling, const vlm_json_value *ours,
-                                 vision_run *run, bool *found) {
-  const vlm_json_value *theirs = image_list(sibling);
-  vlm_tensor pixels;
-  if (!theirs) return;
-  vlm_status status = vlm_golden_case_tensor(sibling, PIXEL_VALUES, &pixels);
-  if (status || pixels.dtype != VLM_DTYPE_F32 || pixels.rank != 4 ||
-      pixels.shape[0] != (int64_t)theirs->as.array.count) {
-    vlm_status_free(status);
-    return;
+static bool append(captured_stage *captured, const float *values, int64_t count) {
+  if (captured->count + count > captured->capacity) {
+    int64_t capacity = (captured->count + count) * 2;
+    double *grown = realloc(captured->values, (size_t)capacity * sizeof(double));
+    if (!grown) return false;
+    captured->values = grown;
+    captured->capacity = capacity;
   }
-  int64_t values = vlm_tensor_element_count(&pixels) / pixels.shape[0];
-  if (run->image_values && run->image_values != values) return;
-  run->image_values = values;
-  if (!run->pixels) run->pixels = malloc((size_t)(run->image_count * values) * sizeof(float));
-  for (int64_t i = 0; run->pixels && i < run->image_count; i++)
-    for (size_t j = 0; !found[i] && j < theirs->as.array.count; j++) {
-      const char *a = vlm_json_get_string(&ours->as.array.items[i]);
-      const char *b = vlm_json_get_string(&theirs->as.array.items[j]);
-      if (!a || !b || strcmp(a, b) != 0) continue;
-      memcpy(run->pixels + i * values, (const float *)pixels.data + (int64_t)j * values,
-             (size_t)values * sizeof(float));
-      found[i] = true;
-    }
+  for (int64_t i = 0; i < count; i++) captured->values[captured->count + i] = values[i];
+  captured->count += count;
+  return true;
 }
 
-/* Gathers each of our images from sibling cases (same parent directory)
- * that processed the same image file. */
-static vlm_status pixels_from_siblings(const vlm_compare_context *context, vision_run *run) {
-  const vlm_json_value *ours = image_list(context->golden);
-  if (!ours || ours->as.array.count == 0) return VLM_ERROR(NOT_FOUND, "the case has no images");
-  run->image_count = (int64_t)ours->as.array.count;
-  bool *found = calloc((size_t)run->image_count, sizeof(bool));
-  char parent[4096];
-  snprintf(parent, sizeof(parent), "%s/..", context->golden->directory);
-  DIR *directory = found ? opendir(parent) : NULL;
-  for (struct dirent *entry; directory && (entry = readdir(directory)) != NULL;) {
-    if (entry->d_name[0] == '.') continue;
-    char path[4096 + 256];
-    snprintf(path, sizeof(path), "%s/%s", parent, entry->d_name);
-    vlm_golden_case sibling;
-    vlm_status status = vlm_golden_case_open(path, context->allocator, &sibling);
-    if (status) {
-      vlm_status_free(status);
-      continue;
-    }
-    take_matching_images(&sibling, ours, run, found);
-    vlm_golden_case_close(&sibling);
-  }
-  if (directory) closedir(directory);
-  int64_t missing = -1;
-  for (int64_t i = run->image_count - 1; found && i >= 0; i--)
-    if (!found[i]) missing = i;
-  vlm_status status = VLM_OK;
-  if (!found || !run->pixels) status = VLM_ERROR(NOT_FOUND, "no " PIXEL_VALUES " for this case's images in it or its sibling cases");
-  else if (missing >= 0)
-    status = VLM_ERROR(NOT_FOUND, "no case next to this one holds " PIXEL_VALUES " for image %lld (%s)",
-                       (long long)missing, vlm_json_get_string(&ours->as.array.items[missing]));
-  free(found);
-  return status;
-}
-
-static vlm_status read_pixels(const vlm_compare_context *context, vision_run *run) {
-  vlm_tensor pixels;
-  vlm_status status = vlm_golden_case_tensor(context->golden, PIXEL_VALUES, &pixels);
-  if (!status) return copy_pixels(&pixels, run);
-  vlm_status_free(status);
-  return pixels_from_siblings(context, run);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Running the tower                                                       */
-/* ---------------------------------------------------------------------- */
-
-static double *copy_as_double(const float *values, int64_t count) {
-  double *copy = malloc((size_t)(count ? count : 1) * sizeof(double));
-  for (int64_t i = 0; copy && i < count; i++) copy[i] = values[i];
-  return copy;
-}
-
+/* The node of the stage being compared, from this image's graph. */
 static void capture(void *context, const vlm_node *node, const float *values) {
-  vision_run *run = context;
-  const vlm_vision_graph_nodes *nodes = vlm_vision_model_last_nodes(run->model);
-  int64_t count = 1;
-  for (int i = 0; i < node->rank; i++) count *= node->shape[i];
-  /* The first feature layer's hidden state is the "vision_encoder" stage. */
-  if (strcmp(node->name, nodes->hidden_state_names[0]) == 0 && !run->hidden_state) {
-    run->hidden_state = copy_as_double(values, count);
-    run->hidden_state_count = count;
-  }
-  if (strcmp(node->name, nodes->features_name) == 0 && !run->features) {
-    run->features = copy_as_double(values, count);
-    run->features_count = count;
+  encoder_run *run = context;
+  const vlm_encoder_nodes *nodes = vlm_cpu_encoder_last_nodes(run->encoder);
+  for (int i = 0; i < nodes->stage_count; i++) {
+    if (strcmp(nodes->stages[i].stage, run->captured.stage) != 0) continue;
+    if (strcmp(node->name, vlm_cpu_encoder_node_name(run->encoder, nodes->stages[i].node)) != 0) continue;
+    int64_t count = 1;
+    for (int d = 0; d < node->rank; d++) count *= node->shape[d];
+    /* Padding rows (a bucketed graph) are not the image's: keep the rows
+     * the output keeps. */
+    if (nodes->stages[i].node == nodes->output && node->rank == 2)
+      count = run->tokens_this_item * node->shape[1];
+    append(&run->captured, values, count);
   }
 }
 
-static vlm_status encode_golden_images(const vlm_compare_context *context, vision_run *run) {
+/* Encodes every golden image on the cpu backend, capturing `stage`. */
+static vlm_status encode_golden_images(const vlm_compare_context *context, const char *stage, encoder_run *run) {
   memset(run, 0, sizeof(*run));
-  VLM_RETURN_IF_ERROR(read_pixels(context, run));
+  run->captured.stage = stage;
+  VLM_RETURN_IF_ERROR(vlm_golden_media_items(context, &run->items, &run->item_count));
+  if (!run->item_count) return VLM_ERROR(NOT_FOUND, "the case has no images");
   VLM_RETURN_IF_ERROR(vlm_thread_pool_create(context->thread_count, context->allocator, &run->pool));
-  vlm_vision_model_options options = {.pool = run->pool, .allocator = context->allocator};
-  VLM_RETURN_IF_ERROR(vlm_vision_model_open(context->model_directory, &options, &run->model));
-  const vlm_vision_config *vision = vlm_vision_model_description(run->model)->vision;
-  vlm_pixel_values *images = calloc((size_t)run->image_count, sizeof(*images));
-  if (!images) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  int64_t height = vision->image_height, width = vision->image_width;
-  int64_t channels = height > 0 && width > 0 ? run->image_values / (height * width) : 0;
-  for (int64_t i = 0; i < run->image_count; i++)
-    images[i] = (vlm_pixel_values){run->pixels + i * run->image_values, channels, height, width};
-  int64_t rows = run->image_count * vlm_vision_model_tokens_per_image(run->model);
-  run->projected = malloc((size_t)(rows * vlm_vision_model_output_width(run->model)) * sizeof(float));
-  vlm_status status = run->projected ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  vlm_vision_trace trace = {.node_observer = capture, .node_context = run};
-  vlm_vision_model_set_trace(run->model, &trace);
-  if (!status) status = vlm_vision_model_encode(run->model, images, (int)run->image_count, run->projected);
-  vlm_vision_model_set_trace(run->model, NULL);
-  free(images);
-  if (!status && (!run->hidden_state || !run->features))
-    status = VLM_ERROR(INTERNAL, "the vision graph did not produce its intermediates");
+  vlm_cpu_encoder_options options = {.pool = run->pool};
+  VLM_RETURN_IF_ERROR(vlm_cpu_encoder_open(context->model, VLM_MEDIA_IMAGE, &options, &run->encoder));
+  int64_t width = vlm_cpu_encoder_output_width(run->encoder);
+  for (int i = 0; i < run->item_count; i++) run->feature_rows += run->items[i].token_count;
+  run->features = malloc((size_t)(run->feature_rows * width) * sizeof(float));
+  if (!run->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_encoder_trace trace = {.node_observer = capture, .node_context = run};
+  vlm_cpu_encoder_set_trace(run->encoder, &trace);
+  vlm_status status = VLM_OK;
+  int64_t offset = 0;
+  for (int i = 0; !status && i < run->item_count; i++) {
+    run->tokens_this_item = run->items[i].token_count;
+    int64_t before = run->captured.count;
+    status = vlm_cpu_encoder_encode(run->encoder, &run->items[i], run->features + offset * width);
+    offset += run->items[i].token_count;
+    if (!status && run->captured.count == before)
+      status = VLM_ERROR(NOT_FOUND, "the encoder graph has no '%s' stage", stage);
+  }
+  vlm_cpu_encoder_set_trace(run->encoder, NULL);
   return status;
 }
 
@@ -193,78 +109,114 @@ static void round_like_golden(const vlm_compare_context *context, double *values
   for (int64_t i = 0; i < count; i++) values[i] = vlm_bf16_to_f32(vlm_f32_to_bf16((float)values[i]));
 }
 
-static vlm_status compare_captured(const vlm_compare_context *context, const vlm_golden_stage *stage,
-                                   vlm_stage_result *result, int which) {
-  vision_run run;
-  vlm_status status = encode_golden_images(context, &run);
-  double *values = NULL;
-  int64_t count = 0;
-  if (!status && which == 0) values = run.hidden_state, count = run.hidden_state_count;
-  if (!status && which == 1) values = run.features, count = run.features_count;
-  if (!status && which == 2) {
-    count = run.image_count * vlm_vision_model_tokens_per_image(run.model) *
-            vlm_vision_model_output_width(run.model);
-    free(run.features);
-    run.features = values = copy_as_double(run.projected, count);
-    if (!values) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
+static vlm_status compare_stage(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                vlm_stage_result *result) {
+  encoder_run run;
+  vlm_status status = encode_golden_images(context, stage->name, &run);
   if (!status) {
-    round_like_golden(context, values, count);
-    status = vlm_compare_with_golden_tensor(context, stage, values, count, result);
+    round_like_golden(context, run.captured.values, run.captured.count);
+    status = vlm_compare_with_golden_tensor(context, stage, run.captured.values, run.captured.count, result);
   }
-  vision_run_release(&run);
+  encoder_run_release(&run);
   return status;
 }
 
 vlm_status vlm_stage_vision_encoder(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                     vlm_stage_result *result) {
-  return compare_captured(context, stage, result, 0);
+  return compare_stage(context, stage, result);
 }
 
 vlm_status vlm_stage_vision_features(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                      vlm_stage_result *result) {
-  return compare_captured(context, stage, result, 1);
+  return compare_stage(context, stage, result);
 }
 
 vlm_status vlm_stage_projector(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                vlm_stage_result *result) {
-  return compare_captured(context, stage, result, 2);
+  return compare_stage(context, stage, result);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Merged embeddings                                                       */
 /* ---------------------------------------------------------------------- */
 
+typedef struct merged_capture {
+  const char *name;       /* "<prefix>embed_tokens_merged" */
+  double *values;
+  int64_t count;
+} merged_capture;
+
+static void capture_merged(void *context, const vlm_node *node, const float *values) {
+  merged_capture *merged = context;
+  if (merged->values || strcmp(node->name, merged->name) != 0) return;
+  merged->count = node->shape[0] * node->shape[1];
+  merged->values = malloc((size_t)merged->count * sizeof(double));
+  for (int64_t i = 0; merged->values && i < merged->count; i++) merged->values[i] = values[i];
+}
+
 /* input_embeddings: text-only cases are plain token embeddings
- * (stage_decoder.c); image cases merge the projected features of the golden
- * pixel values into the golden (already expanded) input_ids. */
+ * (stage_decoder.c); image cases are the decoder graph's merge of the
+ * projected features of the golden processor outputs into the golden
+ * (already expanded) input_ids, captured from an embeddings_prefill. */
 vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
                                              const vlm_golden_stage *stage, vlm_stage_result *result) {
-  if (vlm_golden_image_count(context->golden) == 0)
-    return vlm_stage_input_embeddings(context, stage, result);
+  if (vlm_golden_image_count(context->golden) == 0) return vlm_stage_input_embeddings(context, stage, result);
   int32_t *ids = NULL;
   int64_t count = 0;
-  vision_run run;
+  encoder_run run;
   memset(&run, 0, sizeof(run));
   vlm_status status = vlm_golden_token_ids(context->golden, &ids, &count);
-  if (!status) status = encode_golden_images(context, &run);
-  int64_t width = run.model ? vlm_vision_model_output_width(run.model) : 0;
-  float *merged = status ? NULL : malloc((size_t)(count * width + 1) * sizeof(float));
-  if (!status && !merged) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  int64_t rows = run.image_count * (run.model ? vlm_vision_model_tokens_per_image(run.model) : 0);
-  if (!status) status = vlm_vision_model_merge(run.model, ids, count, run.projected, rows, merged);
-  double *values = status ? NULL : copy_as_double(merged, count * width);
-  if (!status && !values) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status) status = encode_golden_images(context, "projector", &run);
+  vlm_text_model *text = NULL;
+  vlm_text_model_options options = {.slot_count = 1, .capacity = count, .prefill_chunk = count, .pool = run.pool,
+                                    .allocator = context->allocator};
+  if (!status) status = vlm_text_model_open(context->model, &options, &text);
+  const vlm_model_config *config = &context->model->config;
+  int64_t placeholder = context->model->family->image->placeholder_token(config);
+  int64_t width = config->text.hidden_size, vocab = config->text.vocab_size;
+  float *features = status ? NULL : calloc((size_t)(count * width), sizeof(float));
+  int32_t *mask = status ? NULL : calloc((size_t)count, sizeof(int32_t));
+  float *logits = status ? NULL : malloc((size_t)vocab * sizeof(float));
+  if (!status && (!features || !mask || !logits)) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  int64_t next = 0;
+  for (int64_t r = 0; !status && r < count; r++) {
+    if (ids[r] != placeholder) continue;
+    if (next == run.feature_rows) {
+      status = VLM_ERROR(INVALID_ARGUMENT, "the prompt has more image tokens than the images' %lld feature rows",
+                         (long long)run.feature_rows);
+      break;
+    }
+    mask[r] = 1;
+    memcpy(features + r * width, run.features + (next++) * width, (size_t)width * sizeof(float));
+  }
+  if (!status && next != run.feature_rows)
+    status = VLM_ERROR(INVALID_ARGUMENT, "image features and image tokens do not match: %lld tokens, %lld feature rows",
+                       (long long)next, (long long)run.feature_rows);
+  char name[VLM_GRAPH_NAME_LENGTH];
+  vlm_decoder_description description;
+  context->model->family->describe_decoder(config, &description);
+  snprintf(name, sizeof(name), "%sembed_tokens_merged", description.prefix);
+  merged_capture merged = {.name = name};
   if (!status) {
-    round_like_golden(context, values, count * width);
-    status = vlm_compare_with_golden_tensor(context, stage, values, count * width, result);
+    vlm_text_model_set_observer(text, capture_merged, &merged);
+    vlm_prefill_input input = {.row_count = count, .tokens = ids, .features = features, .feature_mask = mask,
+                               .position_axes = 1};
+    vlm_prefill_logits out = {.last_row = logits};
+    status = vlm_text_model_embeddings_prefill(text, 0, &input, &out);
+    if (!status && !merged.values) status = VLM_ERROR(INTERNAL, "the decoder graph has no node %s", name);
+  }
+  if (!status) {
+    round_like_golden(context, merged.values, merged.count);
+    status = vlm_compare_with_golden_tensor(context, stage, merged.values, merged.count, result);
   }
   if (!status && !result->detail[0])
-    snprintf(result->detail, sizeof(result->detail), "%lld image(s) merged from the golden pixel values",
-             (long long)run.image_count);
-  free(values);
-  free(merged);
+    snprintf(result->detail, sizeof(result->detail), "%d image(s) merged by the decoder graph", run.item_count);
+  free(merged.values);
+  free(features);
+  free(mask);
+  free(logits);
   free(ids);
-  vision_run_release(&run);
+  vlm_text_model_release(text);
+  encoder_run_release(&run);
   return status;
 }

@@ -16,11 +16,16 @@ typedef struct stage_entry {
 
 static const stage_entry stages[] = {
     {"checkpoint", vlm_stage_checkpoint},
-    {"processor.pixel_values", vlm_stage_processor_pixel_values},
-    {"processor_pil.pixel_values", vlm_stage_processor_pil_pixel_values},
+    {"processor.pixel_values", vlm_stage_processor_tensor},
+    {"processor.image_grid_thw", vlm_stage_processor_tensor},
+    {"processor_pil.pixel_values", vlm_stage_processor_pil_tensor},
+    {"processor_pil.image_grid_thw", vlm_stage_processor_pil_tensor},
     {"input_ids", vlm_stage_input_ids},
     {"attention_mask", vlm_stage_attention_mask},
     {"position_ids", vlm_stage_position_ids},
+    {"mm_token_type_ids", vlm_stage_mm_token_type_ids},
+    {"rope_deltas", vlm_stage_rope_deltas},
+    {"refusal", vlm_stage_refusal},
     {"text", vlm_stage_text},
     {"vision_encoder", vlm_stage_vision_encoder},
     {"vision_features", vlm_stage_vision_features},

@@ -25,6 +25,15 @@ vlm_status vlm_stage_attention_mask(const vlm_compare_context *context,
                                     const vlm_golden_stage *stage, vlm_stage_result *result);
 vlm_status vlm_stage_position_ids(const vlm_compare_context *context,
                                   const vlm_golden_stage *stage, vlm_stage_result *result);
+/* mm_token_type_ids (0 text, 1 image) and rope_deltas (M-RoPE: decode
+ * position minus cache length) of the built prompt; refusal: vlm refuses
+ * the request Transformers refuses. */
+vlm_status vlm_stage_mm_token_type_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                       vlm_stage_result *result);
+vlm_status vlm_stage_rope_deltas(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                 vlm_stage_result *result);
+vlm_status vlm_stage_refusal(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                             vlm_stage_result *result);
 vlm_status vlm_stage_text(const vlm_compare_context *context, const vlm_golden_stage *stage,
                           vlm_stage_result *result);
 
@@ -40,12 +49,11 @@ vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
                                              const vlm_golden_stage *stage,
                                              vlm_stage_result *result);
 
-/* stage_processor.c: the CLIP image processors on the fixture images. */
-vlm_status vlm_stage_processor_pixel_values(const vlm_compare_context *context,
-                                            const vlm_golden_stage *stage,
-                                            vlm_stage_result *result);
-vlm_status vlm_stage_processor_pil_pixel_values(const vlm_compare_context *context,
-                                                const vlm_golden_stage *stage,
-                                                vlm_stage_result *result);
+/* stage_processor.c: the model's image processor (default and Pil
+ * backends) on the fixture images: processor[_pil].<tensor>. */
+vlm_status vlm_stage_processor_tensor(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                      vlm_stage_result *result);
+vlm_status vlm_stage_processor_pil_tensor(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                          vlm_stage_result *result);
 
 #endif

@@ -8,12 +8,6 @@ out_is() { # exact bytes, no trailing newline added
 }
 export -f out_is
 
-if ! "$vlm" tokenize --help 2>/dev/null | grep -q -- '--chat'; then
-  echo "skip: this vlm has no 'tokenize --chat' yet"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
-
 # A model directory whose tokenizer_config.json carries a small template.
 mkdir -p "$work/model" "$work/none" "$work/broken" "$work/raises"
 cat >"$work/model/tokenizer_config.json" <<'JSON'
@@ -41,9 +35,9 @@ check raise_exception_message bash -c "run 1 tokenize --model '$work/raises' --c
 check malformed_messages bash -c "echo '[{\"role\": ' >'$work/bad.json' && run 1 tokenize --model '$work/model' --chat '$work/bad.json' && err_has 'messages'"
 
 # With the shared fixtures: a real template against its Transformers golden.
-fixtures="$source_dir/../shared/fixtures/tokenizers"
+fixtures="$fixtures_root/tokenizers"
 golden="$source_dir/tests/goldens/chat_template/qwen3.json"
-if [ -d "$fixtures/qwen3" ] && [ -f "$golden" ]; then
+if have_fixtures real_templates; then
   python3 - "$golden" "$work" <<'PY'
 import json, sys
 cases = {c["name"]: c for c in json.load(open(sys.argv[1]))["cases"]}
@@ -54,8 +48,6 @@ PY
   check qwen3_matches_transformers bash -c "run 0 tokenize --model '$fixtures/qwen3' --chat '$work/qwen3_chat.json' --add-generation-prompt \
     && cmp -s '$work/out' '$work/qwen3_want'"
   check llama2_has_no_template bash -c "run 1 tokenize --model '$fixtures/llama2' --chat '$work/chat.json' && err_has 'has no chat template'"
-else
-  echo "skip: ../shared/fixtures is absent (real-template CLI checks)"
 fi
 
 finish

@@ -28,6 +28,6 @@ if [ -x "$source_dir/.venv-xla/bin/iree-compile" ]; then
   check compiles_for_llvm_cpu compiles llvm-cpu
   check compiles_for_cuda compiles cuda
 else
-  echo "skip compiling: no .venv-xla (tools/xla/requirements.txt)"
+  skip no-venv-xla compiling "$source_dir/.venv-xla/bin/iree-compile is missing (tools/xla/requirements.txt)"
 fi
 finish

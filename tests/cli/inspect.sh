@@ -104,7 +104,7 @@ check broken_chat_template_fails bash -c "run 1 inspect --model '$work/badtempla
 check weights_only_checkpoint_still_loads bash -c "run 0 inspect --model '$work/llava' && out_has 'tokenizer: none'"
 
 # Which backend runs each module (SPEC 1.4), by the predicate --backend xla uses.
-check modules_table bash -c "run 0 inspect --model '$work/llava' && out_has 'token_prefill        yes   yes' && out_has 'vision_encoder       yes   yes'"
-check modules_json bash -c "run 0 inspect --model '$work/llava' --json && python3 -c 'import json,sys; m={e[\"module\"]: e for e in json.load(open(sys.argv[1]))[\"modules\"]}; assert m[\"decode\"][\"xla\"] and m[\"decode\"][\"cpu\"] and m[\"vision_encoder\"][\"xla\"], m' '$work/out'"
+check modules_table bash -c "run 0 inspect --model '$work/llava' && out_has 'token_prefill        yes   yes' && out_has 'image_encoder        yes   yes'"
+check modules_json bash -c "run 0 inspect --model '$work/llava' --json && python3 -c 'import json,sys; m={e[\"module\"]: e for e in json.load(open(sys.argv[1]))[\"modules\"]}; assert m[\"decode\"][\"xla\"] and m[\"decode\"][\"cpu\"] and m[\"image_encoder\"][\"xla\"], m' '$work/out'"
 
 finish

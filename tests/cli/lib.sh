@@ -1,8 +1,10 @@
 # Shared by the CLI test scripts: `source "$(dirname "$0")/lib.sh" "$@"`.
 # Each script is run by ctest as `bash SCRIPT VLM MAKE_TINY SOURCE_DIR`; this
 # sets up those paths, a scratch directory removed at exit, the check
-# counters, and helpers to run vlm and look at its output. A script ends
-# with `finish`, which prints "N passed, N failed" and sets the exit status.
+# counters, and helpers to run vlm and look at its output. A part that
+# cannot run here says so with `skip`. A script ends with `finish`, which
+# prints "N passed, N failed, N skipped" and exits 1 if a check failed, else
+# 77 (ctest's SKIP_RETURN_CODE, tests/CMakeLists.txt) if a part skipped.
 set -u
 vlm=$1
 make_tiny=$2
@@ -11,12 +13,43 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
 failed=0
+skipped=0
 
 check() { # check NAME COMMAND...: counts and prints one result line.
   local name=$1
   shift
   if "$@"; then passed=$((passed + 1)); echo "ok   $name"
   else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+# skip REASON PART MESSAGE: the checks of PART (a name for them) did not run
+# here. REASON is a tag from README's "Skipped tests" list (no-fixtures,
+# no-venv-xla, ...): scripts/check-skips.sh decides from it whether CI may
+# skip this. Prints the same "SKIP(reason) part: message" line as tests/test.h.
+skip() {
+  local reason=$1 part=$2
+  shift 2
+  skipped=$((skipped + 1))
+  echo "SKIP($reason) $part: $*"
+}
+
+# The shared fixtures (real tokenizers, images), as tests/test_main.c finds
+# them. `if have_fixtures PART; then ...; fi` runs PART's checks only with
+# them, reporting PART skipped (no-fixtures) otherwise; a fixtures tree that
+# lacks a file they use fails those checks instead.
+fixtures_root=${VLM_FIXTURES_DIR:-$source_dir/../shared/fixtures}
+have_fixtures() {
+  [ -d "$fixtures_root" ] && return 0
+  skip no-fixtures "$1" "$fixtures_root is absent (the shared fixtures; VLM_FIXTURES_DIR overrides the path)"
+  return 1
+}
+
+# golden_reads_fixtures CASE_DIR: whether `vlm compare` on the golden case
+# decodes fixture images (it has processor stages).
+golden_reads_fixtures() {
+  python3 -c 'import json, sys
+stages = json.load(open(sys.argv[1]))["stages"]
+sys.exit(0 if any(s["name"].startswith("processor") for s in stages) else 1)' "$1/manifest.json"
 }
 
 # run EXPECTED_STATUS ARGS...: runs vlm, keeps stdout/stderr, checks the status.
@@ -47,7 +80,8 @@ export vlm make_tiny source_dir work
 export -f run out_has err_has one_line_error refuses
 
 finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit $?
+  echo "$passed passed, $failed failed, $skipped skipped"
+  if [ "$failed" -ne 0 ]; then exit 1; fi
+  if [ "$skipped" -ne 0 ]; then exit 77; fi
+  exit 0
 }

@@ -49,8 +49,16 @@ check run_refuses_images_for_text_models refuses 1 "model_type 'qwen2' takes no 
   run --model "$source_dir/tests/models/qwen2" --prompt "What is this?" --image "$source_dir/README.md"
 check run_refuses_text_as_image refuses 1 "not an image" \
   run --model "$source_dir/tests/models/llava" --prompt "What is this?" --image "$source_dir/README.md"
-check run_refuses_audio refuses 1 "--audio is not supported yet" \
-  run --model "$source_dir/tests/models/llava" --prompt "Listen" --audio /dev/null
+# No family has an audio path yet: --audio is refused by name, before the
+# file is read (a real clip, and a path that does not exist, alike).
+check run_refuses_audio refuses 1 "speech.wav: model_type 'llava' takes no audio input" \
+  run --model "$source_dir/tests/models/llava" --prompt "Listen" --audio "$work/speech.wav"
+check run_refuses_audio_for_text_models refuses 1 "model_type 'qwen2' takes no audio input" \
+  run --model "$source_dir/tests/models/qwen2" --prompt "Listen" --audio /dev/null
+check run_audio_needs_a_path refuses 2 "unknown or incomplete option '--audio'" \
+  run --model "$source_dir/tests/models/qwen2" --prompt "Listen" --audio
+check run_refuses_bad_audio_limit refuses 2 "bad value for --max-audio-seconds" \
+  run --model "$source_dir/tests/models/qwen2" --prompt "Listen" --max-audio-seconds 0
 check run_needs_a_prompt refuses 2 "--prompt TEXT are required" run --model "$source_dir/tests/models/qwen2"
 check run_refuses_over_capacity refuses 1 "context length exceeded" \
   run --model "$source_dir/tests/models/qwen2" --prompt "Describe a cat sitting on a warm windowsill." --context 16
@@ -62,7 +70,7 @@ import struct, sys, zlib
 ihdr = b"IHDR" + struct.pack(">IIBBBBB", 8000, 8000, 8, 2, 0, 0, 0)
 png = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr + struct.pack(">I", zlib.crc32(ihdr))
 open(sys.argv[1], "wb").write(png + b"\0\0\0\4IDAT\1\2\3\4\0\0\0\0")' "$work/huge.png"
-check run_counts_images_before_decoding refuses 1 "the 2 image(s) take 1152 positions, over the capacity of 1024" \
+check run_counts_images_before_decoding refuses 1 "the 2 media item(s) take 1152 positions, over the capacity of 1024" \
   run --model "$source_dir/tests/models/llava" --prompt "Hi" --max-tokens 8 --context 1024 \
   --image "$work/huge.png" --image "$work/huge.png"
 check run_refuses_bad_sampling refuses 1 "top_p must be in (0, 1]" \
@@ -71,7 +79,7 @@ check run_reports_missing_model refuses 1 "config.json: cannot open" run --model
 
 # An image request end to end: decode, CLIP processor, tower, projector,
 # merge and greedy decoding must give the golden's tokens and text.
-fixtures="$source_dir/../shared/fixtures/media/images"
+fixtures="$fixtures_root/media/images"
 image_matches_golden() { # image_matches_golden CASE: the case's own images and prompt
   local golden="$source_dir/tests/goldens/llava/$1/manifest.json"
   local arguments=()
@@ -101,21 +109,22 @@ for problem in problems:
 sys.exit(1 if problems else 0)
 PY
 }
-if [ -d "$fixtures" ]; then
+if have_fixtures image_requests; then
   check run_one_image_matches_golden image_matches_golden one_image
   check run_two_images_match_golden image_matches_golden two_images
   check run_refuses_an_image_bomb refuses 1 "exceeds the limit" \
     run --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/bomb_100000x100000.png"
   check run_refuses_a_truncated_image refuses 1 "truncated.jpg: truncated JPEG data" \
     run --model "$source_dir/tests/models/llava" --prompt "Hi" --image "$fixtures/truncated.jpg"
-else
-  echo "skip image requests: $fixtures is absent"
 fi
 
 # The same goldens on the xla backend (text decoder and CLIP tower compiled
 # by IREE on first use, into a temporary cache): Transformers' exact tokens.
-if [ -x "$source_dir/.venv-xla/bin/iree-compile" ] && ! "$vlm" run --backend xla --model /nonexistent --prompt x 2>&1 |
-    grep -q "built without the xla runtime"; then
+if [ ! -x "$source_dir/.venv-xla/bin/iree-compile" ]; then
+  skip no-venv-xla xla_backend "$source_dir/.venv-xla/bin/iree-compile is missing (tools/xla/requirements.txt)"
+elif "$vlm" run --backend xla --model /nonexistent --prompt x 2>&1 | grep -q "built without the xla runtime"; then
+  skip no-xla-runtime xla_backend "vlm was built without python-3.11-embed (libpython3.11-dev)"
+else
   export VLM_XLA_CACHE="$work/xla-cache"
   # Under ASan: the embedded CPython keeps interpreter-lifetime allocations
   # by design (see the file); vlm's own stay checked.
@@ -123,13 +132,11 @@ if [ -x "$source_dir/.venv-xla/bin/iree-compile" ] && ! "$vlm" run --backend xla
   backend_arguments=(--backend xla --context 2048)
   check run_xla_matches_golden_llama_chat matches_golden llama chat
   check run_xla_matches_golden_qwen2_chat matches_golden qwen2 chat
-  if [ -d "$fixtures" ]; then
+  if have_fixtures xla_image_requests; then
     check run_xla_one_image_matches_golden image_matches_golden one_image
     check run_xla_two_images_match_golden image_matches_golden two_images
   fi
   backend_arguments=()
-else
-  echo "skip the xla backend: no .venv-xla or a vlm built without the xla runtime"
 fi
 
 finish

@@ -30,8 +30,8 @@ check malformed_merges bash -c "run 1 tokenize --model '$work/broken' --text x &
 printf '{"model": ' >"$work/broken/tokenizer.json"
 check malformed_json bash -c "run 1 tokenize --model '$work/broken' --text x && err_has 'tokenizer.json: invalid JSON' && one_line_error"
 
-fixtures="$source_dir/../shared/fixtures/tokenizers"
-if [ -d "$fixtures/qwen3" ] && [ -d "$fixtures/llama2" ]; then
+fixtures="$fixtures_root/tokenizers"
+if have_fixtures fixture_checks; then
   check qwen3_text bash -c "run 0 tokenize --model '$fixtures/qwen3' --text 'Hello world' && out_is '[9707, 1879]'"
   check qwen3_special_in_text bash -c "run 0 tokenize --model '$fixtures/qwen3' --text '<|im_start|>user' && out_is '[151644, 872]'"
   check llama2_bos bash -c "run 0 tokenize --model '$fixtures/llama2' --text 'Hello world' && out_is '[1, 22557, 1526]'"
@@ -40,8 +40,6 @@ if [ -d "$fixtures/qwen3" ] && [ -d "$fixtures/llama2" ]; then
   printf 'abc\x80def' >"$work/invalid.txt"
   check invalid_utf8_file bash -c "run 0 tokenize --model '$fixtures/qwen3' --file '$work/invalid.txt' --no-special && out_is '[13683, 5691, 750]'"
   check qwen3_decode bash -c "run 0 tokenize --model '$fixtures/qwen3' --decode '[9707, 1879]' && out_is 'Hello world'"
-else
-  echo "skip fixture checks: $fixtures is absent"
 fi
 
 finish

@@ -49,6 +49,17 @@ class Case:
     images: tuple = ()            # file names under ../shared/fixtures/media/images
     dtype: str = "float32"
     new_tokens: int = 20
+    # Another case (relative to this case's directory) whose
+    # processor.pixel_values stages cover this case's images with the same
+    # processor: this case then leaves them out (1.4 MB an image each).
+    pixel_values_from: str = None
+    # Transformers refuses the request (e.g. placeholders and images do not
+    # match): the golden records its error, and vlm must refuse it too.
+    refused: bool = False
+    # Whether the case also records the Pil processor's tensors (cases whose
+    # images the default processor's stages alone cover keep the goldens
+    # small; the Pil variant's full coverage is media_qwen2_vl's digests).
+    pil_stages: bool = True
 
 
 @dataclasses.dataclass
@@ -64,6 +75,19 @@ class Family:
     cases: list
     processor: dict = None        # llava: preprocessor / processor settings
     midsize_case: str = None      # the case run for the mid-size model
+    # A real tokenizer instead of a trained one (tokenizer_real.py): the
+    # ../shared/fixtures/tokenizers folder, the tokens the family's processor
+    # adds ((content, special) pairs, in order), and special-token attributes
+    # (e.g. pad_token) set before saving. `tokenizer` is then unused.
+    real_tokenizer: str = None
+    added_tokens: tuple = ()
+    tokenizer_attributes: dict = None
+    # dtype of model.safetensors (Transformers still runs each case in the
+    # case's dtype): bfloat16 halves real-vocabulary embeddings.
+    weights_dtype: str = "float32"
+    # (regex, replacement) renames applied to the saved state dict: the
+    # layout published checkpoints from Transformers 4.x have.
+    v4_renames: tuple = ()
 
 
 def _llama_tokenizer_config(extra_added=()):
@@ -183,4 +207,210 @@ LLAVA = Family(
     midsize_case="one_image",
 )
 
-FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA)}
+# mistralai/Mistral-7B-Instruct-v0.1 tokenizer_config.json chat_template.
+MISTRAL_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+    "{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}"
+    "{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token + ' ' }}"
+    "{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}")
+
+# Real-vocabulary models: the embedding and LM head are vocab x hidden, so the
+# hidden size is 8 (head_dim stays 64 and the MLP 64 wide, so attention, RoPE
+# and the projections still run over real row lengths) and weights are stored
+# in bfloat16. Their cases run in float32: with 32k-262k rows of 8 values,
+# bfloat16 logits tie (or come within the 0.1 bf16 margin) within a few
+# greedy steps for every prompt tried, so bfloat16 compute stays covered by
+# the tiny-vocabulary families' *_bf16 cases.
+TINY_REAL_VOCAB = {"hidden_size": 8, "intermediate_size": 64, "num_hidden_layers": 2,
+                   "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64}
+
+CAT_CHAT = [{"role": "user", "content": "Describe a cat sitting on a warm windowsill."}]
+ROBOT_CHAT = [{"role": "user", "content": "Tell me a short story about a robot."}]
+
+LLAMA_REALTOK = dataclasses.replace(
+    LLAMA, name="llama_realtok", seed=1101,
+    config=dict(LLAMA.config, vocab_size=32000, **TINY_REAL_VOCAB),
+    real_tokenizer="llama2", weights_dtype="bfloat16", tokenizer=None, tokenizer_config=None,
+    cases=[Case("chat", messages=CAT_CHAT), Case("plain", prompt="Once upon a time there was a small robot")],
+    midsize_case=None)
+
+QWEN2_REALTOK = dataclasses.replace(
+    QWEN2, name="qwen2_realtok", seed=2102,
+    # Qwen2.5's padded vocabulary: 151936 rows for 151669 tokens.
+    config=dict(QWEN2.config, vocab_size=151936, bos_token_id=151643, eos_token_id=151645, **TINY_REAL_VOCAB),
+    real_tokenizer="qwen3", weights_dtype="bfloat16", tokenizer=None, tokenizer_config=None,
+    cases=[Case("chat", messages=ROBOT_CHAT)], midsize_case=None)
+
+LLAVA_REALTOK = dataclasses.replace(
+    LLAVA, name="llava_realtok", seed=3103,
+    # llava-hf/llava-1.5-7b-hf: <image> 32000 and <pad> 32001 after Llama 2's 32000.
+    config=dict(LLAVA.config, image_token_index=32000, pad_token_id=32001,
+                text_config=dict(LLAVA.config["text_config"], vocab_size=32064, pad_token_id=32001,
+                                 **TINY_REAL_VOCAB)),
+    real_tokenizer="llama2", added_tokens=(("<image>", True),), tokenizer_attributes={"pad_token": "<pad>"},
+    weights_dtype="bfloat16", tokenizer=None, tokenizer_config=None,
+    cases=[Case("one_image", images=("chelsea.png",), pixel_values_from="../../llava/one_image",
+                messages=[{"role": "user", "content": [{"type": "image"},
+                                                       {"type": "text", "text": "What is in this picture?"}]}]),
+           Case("text_only",
+                messages=[{"role": "user", "content": [{"type": "text", "text": "Tell me a short story about a robot and a cat."}]}])],
+    midsize_case=None)
+
+# llava-hf checkpoints from Transformers 4.x: the CLIP tower keeps its
+# vision_model level (Transformers 5.23 saves language_model.model.* and
+# multi_modal_projector.* as 4.x did, but vision_tower.* without it).
+LLAVA_V4 = dataclasses.replace(
+    LLAVA, name="llava_v4", v4_renames=((r"^vision_tower\.", "vision_tower.vision_model."),),
+    cases=[dataclasses.replace(LLAVA.cases[0], pixel_values_from="../../llava/one_image")], midsize_case=None)
+
+MISTRAL = Family(
+    name="mistral", kind="causal_lm", seed=4004,
+    # Mistral-7B-v0.1: Llama layout, untied, GQA, a sliding window (16 here,
+    # shorter than the prompts).
+    config={"architectures": ["MistralForCausalLM"], "model_type": "mistral", "vocab_size": 32000,
+            **TINY_REAL_VOCAB, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05,
+            "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2, "sliding_window": 16,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=MISTRAL_CHAT_TEMPLATE, real_tokenizer="llama2", weights_dtype="bfloat16",
+    cases=[
+        Case("chat", messages=[{"role": "user", "content": "Describe a cat sitting on a warm windowsill, "
+                                                           "in the afternoon sun."}]),
+        Case("plain", prompt="Once upon a time there was a little robot who lived by the sea and liked to read"),
+    ])
+
+QWEN3 = Family(
+    name="qwen3", kind="causal_lm", seed=5005,
+    # Qwen3-0.6B: tied, QK-norm, no biases, GQA, rope_theta 1e6, 151936 rows.
+    config={"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "vocab_size": 151936,
+            **TINY_REAL_VOCAB, "max_position_embeddings": 40960, "rms_norm_eps": 1e-06,
+            "tie_word_embeddings": True, "bos_token_id": 151643, "eos_token_id": 151645,
+            "attention_bias": False, "use_sliding_window": False,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=None, real_tokenizer="qwen3", weights_dtype="bfloat16",
+    cases=[
+        Case("chat", messages=ROBOT_CHAT),
+        Case("plain", prompt="The quick brown fox jumps over the lazy dog."),
+    ])
+
+GEMMA3_TEXT = Family(
+    name="gemma3_text", kind="causal_lm", seed=6006,
+    # Gemma 3 1B style: tied, scaled embeddings, sandwich norms, QK-norm, a
+    # sliding layer (window 8, shorter than the prompts) then a full one with
+    # its own RoPE (linear scaling, as gemma-3-4b), query_pre_attn_scalar
+    # unlike head_dim; soft caps null, as the published configs have them.
+    config={"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "vocab_size": 262144,
+            **TINY_REAL_VOCAB, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06,
+            "tie_word_embeddings": True, "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0,
+            "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 48, "sliding_window": 8,
+            "layer_types": ["sliding_attention", "full_attention"],
+            "final_logit_softcapping": None, "attn_logit_softcapping": None,
+            "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                "full_attention": {"rope_type": "linear", "factor": 8.0,
+                                                   "rope_theta": 1000000.0}}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=None, real_tokenizer="gemma3", weights_dtype="bfloat16",
+    cases=[
+        Case("chat", messages=[{"role": "user", "content": "Describe a cat sitting on a warm windowsill."}]),
+        Case("plain", prompt="Once upon a time there was a small robot"),
+    ])
+
+GEMMA3 = Family(
+    name="gemma3", kind="gemma3", seed=7007,
+    # gemma-3-4b-it style Gemma3ForConditionalGeneration: the gemma3_text
+    # decoder (hidden 4 here: two copies of a 262208-row table, one per
+    # layout), a SigLIP tower without head (28 px / patch 14) and the pooled
+    # projector (mm_tokens_per_image 1). Text-only cases: vlm has no Gemma 3
+    # vision path yet.
+    config={"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+            "mm_tokens_per_image": 1, "boi_token_index": 255999, "eoi_token_index": 256000,
+            "image_token_index": 262144, "tie_word_embeddings": True,
+            "text_config": dict({k: v for k, v in GEMMA3_TEXT.config.items() if k != "architectures"},
+                                vocab_size=262208, hidden_size=4),
+            "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32,
+                              "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 1,
+                              "image_size": 28, "patch_size": 14, "vision_use_head": False}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=None, real_tokenizer="gemma3", weights_dtype="bfloat16",
+    processor={"image_size": 28, "image_seq_length": 1},
+    cases=[Case("text_only", messages=[{"role": "user", "content": [
+        {"type": "text", "text": "Describe a cat sitting on a warm windowsill."}]}])])
+
+# google/gemma-3-*-it as published (Transformers 4.x): the SigLIP tower keeps
+# its vision_model level, as for LLaVA.
+GEMMA3_V4 = dataclasses.replace(GEMMA3, name="gemma3_v4",
+                                v4_renames=((r"^vision_tower\.", "vision_tower.vision_model."),))
+
+def _read_template(name):
+    with open(f"{__file__.rsplit('/', 3)[0]}/tests/goldens/chat_template/templates/{name}", encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _image_chat(text, images=1):
+    return [{"role": "user", "content": [{"type": "image"}] * images + [{"type": "text", "text": text}]}]
+
+
+QWEN2_VL = Family(
+    name="qwen2_vl", kind="qwen2_vl", seed=8008,
+    # Qwen2-VL-2B-Instruct's shape in miniature: the real Qwen3 vocabulary
+    # (Qwen2-VL's own, with <|vision_start|> 151652, <|image_pad|> 151655),
+    # tied embeddings, a text head_dim of 8 (Qwen2-VL's text attention
+    # takes hidden / heads) with M-RoPE sections [1, 1, 2] (temporal,
+    # height, width over head_dim / 2), GQA; a 2-block tower of width 32
+    # with 2D RoPE, patch 14, temporal patch 2, 2x2 merger into the text
+    # width. Processor bounds: the class's min_pixels (56*56) and a
+    # max_pixels of 64 merged tokens, so photos are clamped and tiny images
+    # floored while the goldens stay small.
+    config={"architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl",
+            "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+            "vision_end_token_id": 151653, "tie_word_embeddings": True,
+            "text_config": {"model_type": "qwen2_vl_text", "vocab_size": 151936, "hidden_size": 16,
+                            "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                            "num_key_value_heads": 1, "max_position_embeddings": 32768,
+                            "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "bos_token_id": 151643,
+                            "eos_token_id": 151645,
+                            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0,
+                                                "mrope_section": [1, 1, 2]}},
+            "vision_config": {"model_type": "qwen2_vl_vision", "depth": 2, "embed_dim": 32, "hidden_size": 16,
+                              "mlp_ratio": 2, "num_heads": 2, "in_channels": 3, "patch_size": 14,
+                              "spatial_merge_size": 2, "temporal_patch_size": 2}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=_read_template("qwen2_vl.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    processor={"min_pixels": 56 * 56, "max_pixels": 64 * 28 * 28},
+    cases=[
+        Case("one_image", images=("chelsea.png",), messages=_image_chat("What is in this picture?")),
+        # Different sizes and aspect ratios: a photo clamped by max_pixels
+        # and a 20x3000 strip (aspect 150, under smart_resize's 200).
+        Case("two_images", images=("motorcycle_left.png", "tall_20x3000.png"),
+             messages=_image_chat("Compare the two images.", 2), pil_stages=False),
+        Case("text_only", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "Tell me a short story about a robot and a cat."}]}]),
+        # 14x25: raised to the min_pixels floor.
+        Case("min_pixels", images=("no_time_for_that_tiny.gif",), messages=_image_chat("What is this?")),
+        # 1000x872: clamped to 64 merged tokens.
+        Case("max_pixels", images=("hubble_deep_field.jpg",), messages=_image_chat("Describe the sky."),
+             pil_stages=False),
+        # Two placeholders, one image.
+        Case("placeholder_mismatch", images=("chelsea.png",), messages=_image_chat("Compare them.", 2),
+             refused=True),
+        Case("one_image_bf16", images=("chelsea.png",), dtype="bfloat16",
+             messages=_image_chat("Describe the picture in one sentence, please.")),
+    ])
+
+# Qwen/Qwen2-VL-* as published (Transformers 4.x): the decoder at model.*,
+# the tower at visual.*. Half the width (one head of 8), so the second copy
+# of the 151936-row table stays small.
+QWEN2_VL_V4 = dataclasses.replace(
+    QWEN2_VL, name="qwen2_vl_v4", seed=8108,
+    config=dict(QWEN2_VL.config,
+                text_config=dict(QWEN2_VL.config["text_config"], hidden_size=8, num_attention_heads=1),
+                vision_config=dict(QWEN2_VL.config["vision_config"], hidden_size=8)),
+    v4_renames=((r"^model\.language_model\.", "model."), (r"^model\.visual\.", "visual.")),
+    cases=[dataclasses.replace(QWEN2_VL.cases[0], pixel_values_from="../../qwen2_vl/one_image",
+                               pil_stages=False)])
+
+FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,
+                                               LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
+                                               GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4)}

@@ -29,6 +29,7 @@ def main():
             case_dir = os.path.join(arguments.out, "tests", "goldens", name, case.name)
             harness.run_case(family, case, model_dir, case_dir)
             print(f"{name}/{case.name}: written", flush=True)
+        harness.pack_model(family, model_dir)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,16 @@ import shutil
 import tempfile
 import zlib
 
+import re
+
 import numpy as np
 import torch
 import transformers
 from PIL import Image
+from safetensors import safe_open
 from safetensors.torch import save_file
+
+import tokenizer_real
 
 FORMAT = "vlm-golden/1"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -96,7 +101,7 @@ def fill_parameter(name, parameter, seed):
 
 
 def model_class(family):
-    if family.kind == "llava":
+    if family.kind in ("llava", "gemma3", "qwen2_vl"):
         return transformers.AutoModelForImageTextToText
     return transformers.AutoModelForCausalLM
 
@@ -120,8 +125,29 @@ def write_tokenizer(family, model_dir):
     write_json(os.path.join(model_dir, "special_tokens_map.json"), special)
 
 
+def write_gemma3_processor(family, model_dir):
+    """Gemma3Processor's files as the pinned Transformers saves them."""
+    settings = family.processor
+    size = settings["image_size"]
+    image_processor = transformers.Gemma3ImageProcessor(size={"height": size, "width": size})
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    processor = transformers.Gemma3Processor(image_processor=image_processor, tokenizer=tokenizer,
+                                             image_seq_length=settings["image_seq_length"],
+                                             chat_template=tokenizer.chat_template)
+    with tempfile.TemporaryDirectory() as scratch:
+        processor.save_pretrained(scratch)
+        for name in sorted(os.listdir(scratch)):
+            if name.startswith(("preprocessor_config", "processor_config", "chat_template")):
+                shutil.copyfile(os.path.join(scratch, name), os.path.join(model_dir, name))
+
+
 def write_processor(family, model_dir):
     """LLaVA's processor files as the pinned Transformers saves them."""
+    if family.kind == "gemma3":
+        return write_gemma3_processor(family, model_dir)
+    if family.kind == "qwen2_vl":
+        import qwen2_vl_oracle
+        return qwen2_vl_oracle.write_processor(family, model_dir)
     settings = family.processor
     size = settings["image_size"]
     image_processor = transformers.CLIPImageProcessor(
@@ -139,21 +165,59 @@ def write_processor(family, model_dir):
                 shutil.copyfile(os.path.join(scratch, name), os.path.join(model_dir, name))
 
 
+def rename_state_dict(family, model_dir):
+    """Rewrites model.safetensors with the family's 4.x names (same bytes,
+    same order of tensors by new name)."""
+    path = os.path.join(model_dir, "model.safetensors")
+    tensors = {}
+    with safe_open(path, framework="pt") as handle:
+        metadata = handle.metadata()
+        for name in handle.keys():
+            new = name
+            for pattern, replacement in family.v4_renames:
+                new = re.sub(pattern, replacement, new)
+            tensors[new] = handle.get_tensor(name)
+    save_file(tensors, path, metadata=metadata)
+
+
+def check_loads_cleanly(family, model_dir):
+    """Transformers must map every saved tensor (a 4.x layout through its
+    conversion mapping) with nothing missing or left over."""
+    _, info = model_class(family).from_pretrained(model_dir, dtype=torch.float32, output_loading_info=True)
+    problems = {key: value for key, value in info.items() if value and key != "error_msgs"}
+    if problems or info.get("error_msgs"):
+        raise SystemExit(f"{family.name}: Transformers does not load {model_dir} cleanly: {info}")
+
+
 def build_model(family, model_dir, midsize=False):
     set_deterministic()
     if os.path.isdir(model_dir):
         shutil.rmtree(model_dir)
     os.makedirs(model_dir)
-    write_tokenizer(family, model_dir)
+    if family.real_tokenizer:
+        tokenizer_real.save(family, model_dir)
+    else:
+        write_tokenizer(family, model_dir)
     config = make_config(family, midsize)
     model = model_class(family).from_config(config, dtype=torch.float32)
     for name, parameter in sorted(model.named_parameters()):
         fill_parameter(name, parameter, family.seed)
     model.generation_config.do_sample = False
+    if family.weights_dtype != "float32":
+        model = model.to(TORCH_DTYPES[family.weights_dtype])
     model.save_pretrained(model_dir)
+    if family.v4_renames:
+        rename_state_dict(family, model_dir)
+    check_loads_cleanly(family, model_dir)
     if family.processor:
         write_processor(family, model_dir)
     return model_dir
+
+
+def pack_model(family, model_dir):
+    """After the cases ran: a real tokenizer is checked in packed."""
+    if family.real_tokenizer:
+        tokenizer_real.pack(family, model_dir)
 
 
 # ---------------------------------------------------------------------------
@@ -238,12 +302,33 @@ def greedy(model, inputs, case, dtype, tokenizer, prompt_length):
     return tokens, margins, tokenizer.decode(tokens, skip_special_tokens=True)
 
 
+# Above this many logits per position, prefill_logits keeps a sample of the
+# vocabulary (real vocabularies: 32k-262k columns a row): each stored
+# position's top 16 ids and every (vocab // 1024)-th id, listed in the stage's
+# vocab_ids. Greedy decoding still checks the argmax over all of it.
+FULL_LOGITS_VOCAB = 4096
+
+
+def logits_stage(golden, logits, positions):
+    rows = logits[0, positions]
+    vocab = rows.shape[-1]
+    if vocab <= FULL_LOGITS_VOCAB:
+        golden.tensor("prefill_logits", rows, "logits", positions=positions)
+        return
+    ids = set(range(0, vocab, vocab // 1024))
+    for row in rows:
+        ids.update(torch.topk(row.float(), 16).indices.tolist())
+    ids = sorted(ids)
+    golden.tensor("prefill_logits", rows[:, ids], "logits", positions=positions, vocab_ids=ids,
+                  vocab_size=vocab)
+
+
 def add_tail_stages(golden, model, inputs, outputs, captured, case, tokenizer, extra_positions=()):
     """Stages every decoder shares: positions, logits, KV, greedy, text."""
     length = inputs["input_ids"].shape[1]
     positions = sample_positions(length, extra_positions)
     golden.tensor("position_ids", captured["position_ids"], "exact")
-    golden.tensor("prefill_logits", outputs.logits[0, positions], "logits", positions=positions)
+    logits_stage(golden, outputs.logits, positions)
     golden.tensor("kv", kv_tensor(outputs.past_key_values, positions), "kv", positions=positions,
                   layout="[layer, key|value, kv_head, position, head_dim]; keys after RoPE")
     tokens, margins, text = greedy(model, inputs, case, golden.dtype, tokenizer, length)
@@ -297,13 +382,36 @@ def run_causal_lm(family, case, model_dir, manifest):
     handles.append(model.model.embed_tokens.register_forward_hook(
         lambda _m, _a, out: embeddings.setdefault("value", out.detach().clone())))
     with torch.no_grad():
-        outputs = model(**inputs, use_cache=True)
+        # A plain DynamicCache keeps every position of every layer (the
+        # model's own cache drops what a sliding window no longer sees).
+        outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
     for handle in handles:
         handle.remove()
     golden.tensor("input_embeddings", embeddings["value"][0], "exact")
     with torch.no_grad():
         add_tail_stages(golden, model, inputs, outputs, captured, case, tokenizer)
     return golden
+
+
+def check_processor_chat_flow(processor, case, images, inputs):
+    """processor(text=rendered) is what the goldens record; it must equal the
+    processor's own chat flow, apply_chat_template(tokenize=True), which adds
+    special tokens only when the prompt does not start with bos_token."""
+    if case.messages is None:
+        return
+    remaining = list(images)
+    messages = []
+    for message in case.messages:
+        content = message["content"]
+        if isinstance(content, list):
+            content = [dict(part, image=remaining.pop(0)) if part.get("type") == "image" else part
+                       for part in content]
+        messages.append(dict(message, content=content))
+    via_chat = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                             return_dict=True, return_tensors="pt")
+    if not torch.equal(via_chat["input_ids"], inputs["input_ids"]):
+        raise SystemExit(f"{case.name}: apply_chat_template(tokenize=True) gives other ids than "
+                         "processor(text=rendered)")
 
 
 def run_llava(family, case, model_dir, manifest):
@@ -315,12 +423,16 @@ def run_llava(family, case, model_dir, manifest):
     images = [Image.open(os.path.join(MEDIA, name)) for name in case.images]
     text, _ = prompt_text(processor, case)
     inputs = processor(images=images or None, text=text, return_tensors="pt")
-    manifest.update(prompt=text, add_special_tokens=True, messages=case.messages, images=list(case.images))
+    check_processor_chat_flow(processor, case, images, inputs)
+    manifest.update(prompt=text, add_special_tokens=not text.startswith(processor.tokenizer.bos_token),
+                    messages=case.messages, images=list(case.images))
     model = transformers.LlavaForConditionalGeneration.from_pretrained(
         model_dir, dtype=TORCH_DTYPES[case.dtype]).eval()
     golden = Golden(case.dtype)
     golden.stages.append(checkpoint_stage(model, case.dtype))
-    if images and case.dtype == "float32":
+    if case.pixel_values_from:
+        manifest["pixel_values_from"] = [case.pixel_values_from]
+    elif images and case.dtype == "float32":
         # The processor runs in float32 whatever the model dtype; bf16 cases reuse these.
         golden.tensor("processor.pixel_values", inputs["pixel_values"], "pixel_values", dtype="float32",
                       image_processor=manifest["auto_processor"]["image_processor"])
@@ -362,7 +474,78 @@ def run_llava(family, case, model_dir, manifest):
     return golden
 
 
-RUNNERS = {"causal_lm": run_causal_lm, "llava": run_llava}
+def run_gemma3(family, case, model_dir, manifest):
+    """Gemma3ForConditionalGeneration on a text-only chat, through its
+    processor's own chat flow (apply_chat_template with tokenize=True: the
+    template writes <bos>, so the processor adds no special tokens)."""
+    if case.images or case.messages is None:
+        raise SystemExit(f"{case.name}: the gemma3 runner takes text-only chat cases")
+    processor = transformers.AutoProcessor.from_pretrained(model_dir)
+    manifest["auto_processor"] = {"processor": type(processor).__name__,
+                                  "image_processor": type(processor.image_processor).__name__}
+    text = processor.apply_chat_template(case.messages, add_generation_prompt=True, tokenize=False)
+    inputs = processor.apply_chat_template(case.messages, add_generation_prompt=True, tokenize=True,
+                                           return_dict=True, return_tensors="pt")
+    inputs = {key: inputs[key] for key in ("input_ids", "attention_mask")}
+    manifest.update(prompt=text, add_special_tokens=not text.startswith(processor.tokenizer.bos_token),
+                    messages=case.messages)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(
+        model_dir, dtype=TORCH_DTYPES[case.dtype]).eval()
+    golden = Golden(case.dtype)
+    golden.stages.append(checkpoint_stage(model, case.dtype))
+    golden.tensor("input_ids", inputs["input_ids"], "exact")
+    golden.tensor("attention_mask", inputs["attention_mask"], "exact")
+    language_model = model.model.language_model
+    captured, handles = capture(language_model, language_model.rotary_emb)
+    embeddings = {}
+    handles.append(language_model.embed_tokens.register_forward_hook(
+        lambda _m, _a, out: embeddings.setdefault("value", out.detach().clone())))
+    with torch.no_grad():
+        outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
+    for handle in handles:
+        handle.remove()
+    golden.tensor("input_embeddings", embeddings["value"][0], "exact")
+    with torch.no_grad():
+        add_tail_stages(golden, model, inputs, outputs, captured, case, processor.tokenizer)
+    return golden
+
+
+def run_qwen2_vl(family, case, model_dir, manifest):
+    import qwen2_vl_oracle  # its own file: it imports this one
+    return qwen2_vl_oracle.run(family, case, model_dir, manifest)
+
+
+RUNNERS = {"causal_lm": run_causal_lm, "llava": run_llava, "gemma3": run_gemma3, "qwen2_vl": run_qwen2_vl}
+
+
+def check_shared_pixel_values(case, model_dir, case_dir):
+    """The case named in pixel_values_from must hold exactly the pixel values
+    this case's processor gives (the one just generated beside this case, or
+    the checked-in one)."""
+    from safetensors.torch import load_file
+    other = os.path.normpath(os.path.join(case_dir, case.pixel_values_from))
+    if not os.path.isfile(os.path.join(other, "tensors.safetensors")):
+        # the checked-in tree (a --check run of this family alone)
+        other = os.path.normpath(os.path.join(ROOT, "tests", "goldens", "family", "case", case.pixel_values_from))
+    their_tensors = load_file(os.path.join(other, "tensors.safetensors"))
+    with open(os.path.join(other, "manifest.json"), encoding="utf-8") as handle:
+        their_images = json.load(handle)["images"]
+    processor = transformers.AutoProcessor.from_pretrained(model_dir)
+    images = [Image.open(os.path.join(MEDIA, name)) for name in case.images]
+    processed = processor.image_processor(images, return_tensors="pt")
+
+    def per_image(pixel_values, grids):
+        # [images, ...] or, with grids (Qwen2-VL), each image's patch rows.
+        if grids is None:
+            return list(pixel_values)
+        sizes = [int(t * h * w) for t, h, w in grids.long().tolist()]
+        return list(torch.split(pixel_values, sizes))
+
+    ours = per_image(processed["pixel_values"], processed.get("image_grid_thw"))
+    theirs = per_image(their_tensors["processor.pixel_values"], their_tensors.get("processor.image_grid_thw"))
+    for index, name in enumerate(case.images):
+        if name not in their_images or not torch.equal(ours[index], theirs[their_images.index(name)]):
+            raise SystemExit(f"{case.name}: {other} does not hold this processor's pixel values for {name}")
 
 
 def run_case(family, case, model_dir, case_dir):
@@ -371,5 +554,7 @@ def run_case(family, case, model_dir, case_dir):
                 "model": os.path.relpath(model_dir, case_dir), "dtype": case.dtype,
                 "generator": dict(versions(), threads=1)}
     golden = RUNNERS[family.kind](family, case, model_dir, manifest)
+    if case.pixel_values_from:
+        check_shared_pixel_values(case, model_dir, case_dir)
     golden.write(case_dir, manifest)
     return case_dir

@@ -128,7 +128,8 @@ void cpu_soft_cap(float *x, int64_t count, float cap);
  * `sequence_length` (max position + 1 of the step) matters only for
  * "dynamic" (which rescales once it exceeds max_position_embeddings, as
  * dynamic_rope_update does) and "longrope" (long factors beyond the original
- * context). */
+ * context). Axial RoPE (axial_axes > 1) repeats the default frequencies
+ * of rotary_dimension / axial_axes once per axis. */
 vlm_status cpu_rope_inverse_frequencies(const vlm_rope_config *config,
                                         int64_t max_position_embeddings,
                                         int64_t sequence_length,
@@ -137,8 +138,9 @@ vlm_status cpu_rope_inverse_frequencies(const vlm_rope_config *config,
 
 /* Which position axis (0 = temporal, 1 = height, 2 = width) drives each of
  * the rotary_dimension / 2 frequencies: all 0 without M-RoPE, contiguous
- * mrope_section blocks for Qwen2/2.5-VL, and the interleaved pattern of
- * Qwen3-VL. */
+ * mrope_section blocks for Qwen2/2.5-VL, the interleaved pattern of
+ * Qwen3-VL, and for axial RoPE (config->axial_axes > 1, vision towers) one
+ * equal block per axis. */
 vlm_status cpu_rope_frequency_axes(const vlm_rope_config *config,
                                    uint8_t *out_axes);
 

@@ -117,6 +117,19 @@ vlm_status cpu_rope_inverse_frequencies(const vlm_rope_config *config,
                            (long long)dim, config->theta);
   float *out = out_inverse_frequencies;
   *out_attention_scaling = 1.0f;
+  if (config->axial_axes > 1) {
+    /* compute_axial_rope_parameters: default frequencies over
+     * dim / axes, one copy per axis (recomposition_frequencies). */
+    int64_t axes = config->axial_axes, part = dim / axes;
+    if (config->type != VLM_ROPE_DEFAULT || part < 2 || part % 2 != 0 || part * axes != dim)
+      return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT,
+                             "rope: axial rope over %d axes needs the default type and a rotary dimension "
+                             "of %d even parts (got %lld)",
+                             config->axial_axes, config->axial_axes, (long long)dim);
+    default_frequencies(config->theta, part, out);
+    for (int64_t a = 1; a < axes; a++) memcpy(out + a * (part / 2), out, (size_t)(part / 2) * sizeof(float));
+    return VLM_OK;
+  }
   switch (config->type) {
     case VLM_ROPE_DEFAULT: default_frequencies(config->theta, dim, out); return VLM_OK;
     case VLM_ROPE_LINEAR:
@@ -141,6 +154,11 @@ vlm_status cpu_rope_inverse_frequencies(const vlm_rope_config *config,
 vlm_status cpu_rope_frequency_axes(const vlm_rope_config *config, uint8_t *out_axes) {
   int64_t count = config->rotary_dimension / 2;
   memset(out_axes, 0, (size_t)count);
+  if (config->axial_axes > 1) {
+    int64_t per_axis = count / config->axial_axes;
+    for (int64_t i = 0; i < count; i++) out_axes[i] = (uint8_t)(i / per_axis);
+    return VLM_OK;
+  }
   if (config->mrope_section_count == 0) return VLM_OK;
   const int64_t *section = config->mrope_section;
   if (config->mrope_interleaved) {

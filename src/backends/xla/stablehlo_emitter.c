@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/xla/stablehlo_graph.h"
 #include "backends/xla/stablehlo_internal.h"
 #include "core/status.h"
-#include "engine/text_model.h"
+#include "backends/cpu/text_model.h"
 
 #define DEFAULT_CAPACITY 4096
 #define DEFAULT_PREFILL_CHUNK 512
@@ -23,32 +24,26 @@
 /* Opening a model                                                         */
 /* ---------------------------------------------------------------------- */
 
-vlm_status vlm_xla_text_decoder_open(const char *model_dir, vlm_xla_text_decoder *out_model) {
+vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out_model) {
   memset(out_model, 0, sizeof(*out_model));
-  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, NULL, &out_model->config));
-  vlm_status status = VLM_OK;
-  out_model->family = vlm_family_find(out_model->config.model_type);
-  if (!out_model->family || !out_model->family->describe_decoder)
-    status = VLM_ERROR(UNIMPLEMENTED, "%s: the text decoder of model_type '%s' is not supported yet",
-                       model_dir, out_model->config.model_type);
-  if (!status) {
-    out_model->family->describe_decoder(&out_model->config, &out_model->decoder);
-    vlm_checkpoint_options options = {.renames = out_model->family->renames,
-                                      .rename_count = out_model->family->rename_count};
-    status = vlm_checkpoint_open(model_dir, &options, &out_model->weights);
-  }
-  if (status) vlm_xla_text_decoder_release(out_model);
-  return status;
+  VLM_RETURN_IF_ERROR(vlm_model_require_family(model, "the text decoder"));
+  if (!model->family->describe_decoder)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: the text decoder of model_type '%s' is not supported yet", model->directory,
+                     model->config.model_type);
+  out_model->model = vlm_model_retain(model);
+  out_model->config = &model->config;
+  out_model->weights = model->weights;
+  model->family->describe_decoder(&model->config, &out_model->decoder);
+  return VLM_OK;
 }
 
 void vlm_xla_text_decoder_release(vlm_xla_text_decoder *model) {
-  vlm_checkpoint_release(model->weights);
-  if (model->config.model_type) vlm_model_config_release(&model->config);
+  vlm_model_release(model->model);
   memset(model, 0, sizeof(*model));
 }
 
 void vlm_stablehlo_default_options(const vlm_xla_text_decoder *model, vlm_stablehlo_options *options) {
-  int64_t longest = model->config.text.max_position_embeddings;
+  int64_t longest = model->config->text.max_position_embeddings;
   if (options->slot_count <= 0) options->slot_count = 1;
   if (options->capacity <= 0) options->capacity = longest > 0 && longest < DEFAULT_CAPACITY ? longest : DEFAULT_CAPACITY;
   if (options->prefill_chunk <= 0)
@@ -139,26 +134,32 @@ static void prologue(xla_emitter *e, const xla_value *logits) {
     prefill_rows(e);
     e->rope_positions = xla_convert(e, e->cache_index, "f32");
   } else if (e->kind == XLA_EMBEDDINGS_PREFILL) {
-    hidden = e->graph->nodes[vlm_graph_find(e->graph, "embeddings")].shape[1];
-    e->embeddings = xla_argument("embeddings", "f32", 2, (int64_t[]){rows, hidden});
-    e->positions = xla_argument("positions", "i32", 1, &rows);
+    hidden = e->text->hidden_size;
+    int axes = e->position_axes;
+    e->tokens = xla_argument("tokens", "i32", 1, &rows);
+    e->embeddings = xla_argument("features", "f32", 2, (int64_t[]){rows, hidden});
+    e->feature_mask = xla_argument("feature_mask", "i32", 1, &rows);
+    e->positions = xla_argument("positions", "i32", 2, (int64_t[]){axes, rows});
     e->bias = xla_argument("bias", "f32", 2, (int64_t[]){rows, e->options->capacity});
-    print_signature(e, e->function_name, 6,
-                    (xla_value[]){e->embeddings, e->positions, e->bias, e->valid_rows, e->slot, e->start},
+    print_signature(e, e->function_name, 8,
+                    (xla_value[]){e->tokens, e->embeddings, e->feature_mask, e->positions, e->bias, e->valid_rows,
+                                  e->slot, e->start},
                     logits);
     prefill_rows(e);
-    e->rope_positions = xla_convert(e, e->positions, "f32");
+    if (axes == 1) e->rope_positions = xla_convert(e, xla_reshape(e, e->positions, 1, &rows), "f32");
+    else e->row_positions = e->positions;
   } else {
     e->tokens = xla_argument("tokens", "i32", 1, &rows);
+    e->cache_index = xla_argument("cache_index", "i32", 1, &rows);
     e->positions = xla_argument("positions", "i32", 1, &rows);
     e->active = xla_argument("active", "i32", 1, &rows);
-    print_signature(e, e->function_name, 3, (xla_value[]){e->tokens, e->positions, e->active}, logits);
-    e->cache_index = e->positions;
+    print_signature(e, e->function_name, 4, (xla_value[]){e->tokens, e->cache_index, e->positions, e->active},
+                    logits);
     e->rope_positions = xla_convert(e, e->positions, "f32");
     xla_value zero = xla_splat(e, 0, "i32", 1, &rows);
     xla_value is_active = xla_compare(e, e->active, zero, "NE");
     xla_value spill = xla_splat(e, (double)e->options->capacity, "i32", 1, &rows);
-    e->write_index = xla_select(e, is_active, e->positions, spill);
+    e->write_index = xla_select(e, is_active, e->cache_index, spill);
   }
   e->zero_index = xla_splat(e, 0, "i32", 0, NULL);
 }
@@ -171,6 +172,7 @@ typedef struct module_state {
   const vlm_xla_text_decoder *model;
   const vlm_stablehlo_options *options;
   vlm_string_builder functions;
+  vlm_string_builder graph_listing;   /* function:graph hash, for the key */
   xla_weight_list weights;
   int layers;
   int64_t kv_heads, head_dim, vocab;
@@ -178,10 +180,11 @@ typedef struct module_state {
 
 static xla_emitter make_emitter(module_state *state, xla_function_kind kind, int64_t rows) {
   xla_emitter e = {.out = &state->functions, .kind = kind, .weights = state->model->weights,
-                   .options = state->options, .text = &state->model->config.text,
-                   .max_position_embeddings = state->model->config.text.max_position_embeddings,
+                   .options = state->options, .text = &state->model->config->text,
+                   .max_position_embeddings = state->model->config->text.max_position_embeddings,
                    .declared = &state->weights, .rows = rows,
-                   .cache_rows = state->options->capacity + state->options->prefill_chunk};
+                   .cache_rows = state->options->capacity + state->options->prefill_chunk,
+                   .position_axes = state->model->config->text.rope.mrope_section_count > 0 ? 3 : 1};
   return e;
 }
 
@@ -226,7 +229,7 @@ static vlm_status emit_contract(module_state *state, xla_function_kind kind, int
   /* Decode: every slot's logits. Prefill: one row, which the lowering makes
    * the chunk's last valid row (the LM head runs on it alone). */
   int64_t logit_count = decode ? rows : 1;
-  vlm_decoder_step step = {.row_count = rows, .from_embeddings = kind == XLA_EMBEDDINGS_PREFILL,
+  vlm_decoder_step step = {.row_count = rows, .with_features = kind == XLA_EMBEDDINGS_PREFILL,
                            .logit_rows = logit_rows, .logit_row_count = logit_count};
   vlm_graph graph;
   vlm_graph_init(&graph);
@@ -243,6 +246,10 @@ static vlm_status emit_contract(module_state *state, xla_function_kind kind, int
     }
     xla_value logits = xla_make_value("f32", 2, (int64_t[]){logit_count, state->vocab});
     status = lower_graph(&e, &logits);
+    /* The key holds what every function computes: its graph listing. */
+    if (!status)
+      vlm_sb_appendf(&state->graph_listing, "%s:%016llx,", e.function_name,
+                     (unsigned long long)vlm_stablehlo_graph_hash(&graph));
   }
   vlm_graph_release(&graph);
   free(logit_rows);
@@ -299,42 +306,6 @@ void xla_emit_compatibility(vlm_string_builder *out, int contract_version, int e
 /* The compatibility key                                                   */
 /* ---------------------------------------------------------------------- */
 
-static void rope_signature(vlm_string_builder *out, const vlm_rope_config *rope) {
-  vlm_sb_appendf(out, "rope(%d,%.17g,%.17g,%.17g,%lld,%.17g,%.17g,%lld,%.17g,%.17g,%.17g,%d,%zu)", (int)rope->type,
-                 rope->theta, rope->factor, rope->partial_rotary_factor, (long long)rope->rotary_dimension,
-                 rope->low_freq_factor, rope->high_freq_factor, (long long)rope->original_max_position_embeddings,
-                 rope->attention_factor, rope->beta_fast, rope->beta_slow, (int)rope->truncate,
-                 rope->mrope_section_count);
-}
-
-/* Everything of the config and the decoder description that shapes the
- * emitted graph, as text; the key holds its hash. */
-static uint64_t config_hash(const vlm_xla_text_decoder *model) {
-  const vlm_text_config *text = &model->config.text;
-  const vlm_decoder_description *decoder = &model->decoder;
-  vlm_string_builder out = {0};
-  vlm_sb_appendf(&out, "%s|%lld|%lld|%lld|%lld|%lld|%lld|%lld|%s|%.17g|%lld|%d%d%d|%d|", text->model_type,
-                 (long long)text->vocab_size, (long long)text->hidden_size, (long long)text->intermediate_size,
-                 (long long)text->num_hidden_layers, (long long)text->num_attention_heads,
-                 (long long)text->num_key_value_heads, (long long)text->head_dim, text->hidden_act,
-                 text->rms_norm_eps, (long long)text->max_position_embeddings, text->attention_bias,
-                 text->attention_output_bias, text->mlp_bias, decoder->tie_word_embeddings);
-  for (int64_t i = 0; text->layer_intermediate_sizes && i < text->num_hidden_layers; i++)
-    vlm_sb_appendf(&out, "i%lld,", (long long)text->layer_intermediate_sizes[i]);
-  for (int64_t i = 0; text->layer_types && i < text->num_hidden_layers; i++)
-    vlm_sb_appendf(&out, "t%d,", (int)text->layer_types[i]);
-  rope_signature(&out, &text->rope);
-  if (text->has_sliding_rope) rope_signature(&out, &text->sliding_rope);
-  vlm_sb_appendf(&out, "|%lld|%.17g|%.17g|%.17g|%.17g|%s|%d%d|%.17g|%.17g", (long long)text->sliding_window,
-                 text->attention_scale, text->query_pre_attn_scalar, text->final_logit_softcapping,
-                 text->attn_logit_softcapping, decoder->prefix, decoder->layout.qk_norm,
-                 decoder->layout.sandwich_norms, decoder->norm_weight_offset, decoder->embedding_scale);
-  char *signature = vlm_sb_finish(&out);
-  uint64_t hash = signature ? vlm_fnv1a64(signature, strlen(signature), VLM_FNV1A64_SEED) : 0;
-  free(signature);
-  return hash;
-}
-
 /* Names, dtypes and shapes of the parameters (not their values: one
  * artifact serves every checkpoint of the architecture and dtypes). */
 /* The stored name, which the module's parameter references use. */
@@ -371,7 +342,7 @@ static void size_list(const int64_t *sizes, int count, char *out, size_t size) {
     snprintf(out + strlen(out), size - strlen(out), "%s%lld", i ? "," : "", (long long)sizes[i]);
 }
 
-static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
+static vlm_status build_key(module_state *state, vlm_xla_key *key) {
   const vlm_stablehlo_options *options = state->options;
   memset(key, 0, sizeof(*key));
   uint64_t weights_hash;
@@ -380,9 +351,7 @@ static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "contract_version", "%d", VLM_TEXT_CONTRACT_VERSION));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "emitter_version", "%d", VLM_XLA_EMITTER_VERSION));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "module", "text_decoder"));
-  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "model_type", "%s", state->model->config.model_type));
-  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "config_hash", "%016llx",
-                                      (unsigned long long)config_hash(state->model)));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "model_type", "%s", state->model->config->model_type));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "weights_signature", "%016llx", (unsigned long long)weights_hash));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "dtype", "compute=f32,weights=%s", weight_dtypes));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "capacity", "%lld", (long long)options->capacity));
@@ -394,9 +363,18 @@ static vlm_status build_key(const module_state *state, vlm_xla_key *key) {
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "decode_windows", "%s", text));
   size_list(sizes, vlm_stablehlo_prefill_buckets(options, sizes), text, sizeof(text));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "prefill_buckets", "%s", text));
-  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "position_mode", "rope-1d"));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "position_mode", "%s",
+                                      state->model->config->text.rope.mrope_section_count > 0 ? "mrope-3d" : "rope-1d"));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "mask_mode", "token_prefill=causal,embeddings_prefill=additive-bias"));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "kv_layout", "global:f32[layers,2,slots,capacity+chunk,kv_heads,head_dim]"));
+  /* Last, so a mismatch names the readable fields above first. Derived
+   * from what was emitted (every function's graph listing, with
+   * node parameters and RoPE sets), not from hand-kept config fields. */
+  char *listing = vlm_sb_finish((vlm_string_builder *)&state->graph_listing);
+  uint64_t graphs = listing ? vlm_fnv1a64(listing, strlen(listing), VLM_FNV1A64_SEED) : 0;
+  free(listing);
+  if (!graphs) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "graphs", "%016llx", (unsigned long long)graphs));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "encoder_buckets", "none"));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "none"));
   return VLM_OK;
@@ -460,10 +438,10 @@ static vlm_status check_options(const vlm_xla_text_decoder *model, const vlm_sta
   /* Cache indices and positions are i32 in the module. */
   if (options->capacity + options->prefill_chunk > INT32_MAX / 2)
     return VLM_ERROR(OUT_OF_RANGE, "xla emitter: capacity %lld is too large", (long long)options->capacity);
-  if (model->config.text.num_attention_heads % model->config.text.num_key_value_heads != 0)
+  if (model->config->text.num_attention_heads % model->config->text.num_key_value_heads != 0)
     return VLM_ERROR(UNIMPLEMENTED, "xla emitter: %lld heads do not group over %lld KV heads",
-                     (long long)model->config.text.num_attention_heads,
-                     (long long)model->config.text.num_key_value_heads);
+                     (long long)model->config->text.num_attention_heads,
+                     (long long)model->config->text.num_key_value_heads);
   return VLM_OK;
 }
 
@@ -472,7 +450,7 @@ vlm_status vlm_stablehlo_emit_text_decoder(const vlm_xla_text_decoder *model,
                                            vlm_xla_key *out_key) {
   *out_module = NULL;
   VLM_RETURN_IF_ERROR(check_options(model, options));
-  const vlm_text_config *text = &model->config.text;
+  const vlm_text_config *text = &model->config->text;
   module_state state = {.model = model, .options = options, .layers = (int)text->num_hidden_layers,
                         .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim,
                         .vocab = text->vocab_size};
@@ -503,6 +481,7 @@ vlm_status vlm_stablehlo_emit_text_decoder(const vlm_xla_text_decoder *model,
     if (!*out_module) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory emitting the module");
   }
   vlm_sb_release(&state.functions);
+  vlm_sb_release(&state.graph_listing);
   vlm_sb_release(&module);
   free(state.weights.items);
   if (!status && out_key) *out_key = key;

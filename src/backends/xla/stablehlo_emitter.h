@@ -11,10 +11,12 @@
  *
  *   token_prefill(tokens [C], valid_rows [], slot [], start [])
  *       -> logits [1, vocab] f32 of the last valid row
- *   embeddings_prefill(embeddings [C, hidden] f32, positions [C],
- *                      bias [C, N] f32, valid_rows [], slot [], start [])
+ *   embeddings_prefill(tokens [C], features [C, hidden] f32, feature_mask [C],
+ *                      positions [A, C], bias [C, N] f32, valid_rows [],
+ *                      slot [], start [])
  *       -> logits [1, vocab] f32 of the last valid row
- *   decode(tokens [S], positions [S], active [S]) -> logits [S, vocab] f32
+ *   decode(tokens [S], cache_index [S], positions [S], active [S])
+ *       -> logits [S, vocab] f32
  *   decode_<W>(same)   the same with attention over cache rows [0, W):
  *                      every active position must be <= W
  *   token_prefill_<R>, embeddings_prefill_<R>: the same with R rows for C
@@ -26,10 +28,13 @@
  * A prefill chunk holds the rows [0, valid_rows) of one slot at cache
  * indices start + r (padding after them: their logits are unspecified and
  * they write no K/V). token_prefill's RoPE positions are the cache indices;
- * embeddings_prefill takes its own and an additive bias over the slot's N
- * keys that replaces the causal mask (put -inf on keys a row may not see,
- * including every key at or past start + valid_rows). decode's row b is
- * slot b at cache index and RoPE position positions[b]; a row whose
+ * embeddings_prefill merges the features into the rows feature_mask marks
+ * (inside the graph, after the family's embedding scale) and takes its own
+ * positions, A = 1 or 3 (M-RoPE) axes, and an additive bias over the
+ * slot's N keys that replaces the causal mask (put -inf on keys a row may
+ * not see, including every key at or past start + valid_rows). decode's
+ * row b is slot b at cache index cache_index[b] and RoPE position
+ * positions[b] (they differ by the slot's M-RoPE delta); a row whose
  * active[b] is 0 writes no K/V and its logits are unspecified.
  *
  * Module layout:
@@ -63,6 +68,7 @@
 #include "io/config.h"
 #include "models/decoder.h"
 #include "models/family.h"
+#include "models/model.h"
 #include "vlm.h"
 
 #define VLM_STABLEHLO_MAX_WINDOWS 16
@@ -96,16 +102,16 @@ int vlm_stablehlo_decode_windows(const vlm_stablehlo_options *options, int64_t w
 /* The artifact function that decodes with `window` ("decode", "decode_256"). */
 void vlm_stablehlo_decode_function(const vlm_stablehlo_options *options, int64_t window, char *out, size_t size);
 
-/* A checkpoint opened for the xla backend: config, the family's decoder
- * description and the weights (headers validated, tensors mapped). */
+/* The opened model's text decoder for the xla backend: the family's
+ * decoder description over the model's config and weights. */
 typedef struct vlm_xla_text_decoder {
-  vlm_model_config config;
-  const vlm_family *family;
+  vlm_model *model;                /* retained */
+  const vlm_model_config *config;  /* &model->config */
   vlm_decoder_description decoder;
-  vlm_checkpoint *weights;
+  const vlm_checkpoint *weights;
 } vlm_xla_text_decoder;
 
-vlm_status vlm_xla_text_decoder_open(const char *model_dir, vlm_xla_text_decoder *out_model);
+vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out_model);
 void vlm_xla_text_decoder_release(vlm_xla_text_decoder *model);
 /* Fills options left 0 with the defaults: 1 slot, capacity
  * min(max_position_embeddings, 4096), prefill chunk min(512, capacity). */

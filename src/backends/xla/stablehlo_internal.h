@@ -32,7 +32,7 @@ typedef enum xla_function_kind {
   XLA_TOKEN_PREFILL,
   XLA_EMBEDDINGS_PREFILL,
   XLA_DECODE,
-  XLA_VISION_ENCODE, /* the vision module's encode: stateless, no KV cache */
+  XLA_GRAPH_FUNCTION, /* a stateless graph function (encoders): no KV cache */
 } xla_function_kind;
 
 /* A parameter global the module declares (deduplicated across functions). */
@@ -69,8 +69,14 @@ typedef struct xla_emitter {
   xla_value *nodes;             /* per graph node; weights in their own dtype */
   xla_value *nodes_f32;         /* weights converted to f32, on first use */
   /* Function arguments and values every layer shares. */
-  xla_value tokens, embeddings, positions, bias, valid_rows, slot, start, active;
-  xla_value patches;            /* vision encode: [images * patches, patch width] f32 */
+  xla_value tokens, embeddings, feature_mask, positions, bias, valid_rows, slot, start, active;
+  int position_axes;            /* the text model's: 1, or 3 for M-RoPE */
+  xla_value row_positions;      /* embeddings_prefill with 3 axes: [3, rows] i32 */
+  /* Graph inputs other than tokens/embeddings, by node name: the function
+   * arguments of stateless graph modules (stablehlo_graph.c). */
+  const char *const *input_names;
+  const xla_value *input_values;
+  int input_count;
   xla_value zero_index;         /* tensor<i32> 0 */
   xla_value cache_index;        /* [rows] i32: where each row's K/V goes */
   xla_value write_index;        /* decode: cache_index, or a spill row when inactive */
@@ -157,12 +163,14 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index);
 vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node);
 /* The f32 value of input `which` of `node` (weights converted on first use). */
 xla_value xla_input_f32(xla_emitter *e, const vlm_node *node, int which);
+/* The f32 value of node `index` itself. */
+xla_value xla_node_f32(xla_emitter *e, int32_t index);
 xla_value xla_splat_like(xla_emitter *e, double number, xla_value like);
 /* Softmax over the last dimension, guarded against rows that see no key. */
 xla_value xla_softmax_last(xla_emitter *e, xla_value scores);
 
-/* Lowering of the encoder ops (stablehlo_lower_vision.c): layer_norm,
- * full_attention, prepend_row, add_tiled, concat_columns. */
+/* Lowering of the encoder ops (stablehlo_lower_encoder.c): layer_norm,
+ * segment_attention, concat, row_select. */
 vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_value *out);
 
 #endif

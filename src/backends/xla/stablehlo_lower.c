@@ -26,8 +26,7 @@ static xla_value node_shape_value(const vlm_node *node, const char *element) {
 static bool rope_supported(const vlm_rope_config *rope) {
   /* Frequencies fixed at compile time: the "dynamic" and "longrope" types
    * depend on the sequence length, which a compiled module does not fix. */
-  return rope->mrope_section_count == 0 && rope->type != VLM_ROPE_DYNAMIC &&
-         rope->type != VLM_ROPE_LONGROPE;
+  return rope->type != VLM_ROPE_DYNAMIC && rope->type != VLM_ROPE_LONGROPE;
 }
 
 vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
@@ -46,10 +45,10 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_ACTIVATION:
     case VLM_OP_GATED:
     case VLM_OP_LAYER_NORM:
-    case VLM_OP_FULL_ATTENTION:
-    case VLM_OP_PREPEND_ROW:
-    case VLM_OP_ADD_TILED:
-    case VLM_OP_CONCAT_COLUMNS:
+    case VLM_OP_SEGMENT_ATTENTION:
+    case VLM_OP_CONCAT:
+    case VLM_OP_SLICE:
+    case VLM_OP_ROW_SELECT:
       return VLM_OK;
     case VLM_OP_ROPE: {
       int32_t index = node->params.rope.rope_index;
@@ -58,8 +57,8 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
                          index);
       if (!rope_supported(graph->ropes[index]))
         return VLM_ERROR(UNIMPLEMENTED,
-                         "xla emitter: graph node '%s': M-RoPE and the dynamic/longrope RoPE types "
-                         "are not supported yet",
+                         "xla emitter: graph node '%s': the dynamic/longrope RoPE types are not "
+                         "supported yet",
                          node->name);
       return VLM_OK;
     }
@@ -131,17 +130,33 @@ static xla_value weight_f32(xla_emitter *e, int32_t index) {
 
 /* The f32 value of an input node (computed nodes are f32 already). */
 xla_value xla_input_f32(xla_emitter *e, const vlm_node *node, int which) {
-  int32_t index = node->inputs[which];
+  return xla_node_f32(e, node->inputs[which]);
+}
+
+xla_value xla_node_f32(xla_emitter *e, int32_t index) {
   return node_at(e, index)->op == VLM_OP_WEIGHT ? weight_f32(e, index) : e->nodes[index];
 }
 
 static vlm_status lower_input(xla_emitter *e, int32_t index) {
   const vlm_node *node = node_at(e, index);
-  if (strcmp(node->name, "tokens") == 0 && e->tokens.name[0]) e->nodes[index] = e->tokens;
-  else if (strcmp(node->name, "embeddings") == 0 && e->embeddings.name[0]) e->nodes[index] = e->embeddings;
-  else if (strcmp(node->name, "patches") == 0 && e->patches.name[0]) e->nodes[index] = e->patches;
-  else return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph input '%s' has no function argument", node->name);
-  return VLM_OK;
+  if (strcmp(node->name, "tokens") == 0 && e->tokens.name[0]) {
+    e->nodes[index] = e->tokens;
+    return VLM_OK;
+  }
+  if (strcmp(node->name, "features") == 0 && e->embeddings.name[0]) {
+    e->nodes[index] = e->embeddings;
+    return VLM_OK;
+  }
+  if (strcmp(node->name, "feature_mask") == 0 && e->feature_mask.name[0]) {
+    e->nodes[index] = e->feature_mask;
+    return VLM_OK;
+  }
+  for (int i = 0; i < e->input_count; i++)
+    if (strcmp(node->name, e->input_names[i]) == 0) {
+      e->nodes[index] = e->input_values[i];
+      return VLM_OK;
+    }
+  return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph input '%s' has no function argument", node->name);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -308,26 +323,65 @@ static vlm_status lower_select_rows(xla_emitter *e, const vlm_node *node, xla_va
 /* RoPE                                                                    */
 /* ---------------------------------------------------------------------- */
 
-/* cos/sin [rows, rotary/2] for one RoPE set, once per function: angle =
- * f32(position) * inverse_frequency, as cpu_rope_cos_sin computes it. */
-static vlm_status prepare_rope(xla_emitter *e, int32_t rope_index) {
+/* The per-frequency angles [rows, half]: f32(position of the frequency's
+ * axis) * inverse frequency, as cpu_rope_cos_sin computes them. Positions
+ * are the node's own integer input [axes, rows], or the function's 1-axis
+ * row positions (e->rope_positions; for an M-RoPE model every axis then
+ * has that position, so each frequency reads it). */
+static vlm_status rope_angles(xla_emitter *e, const vlm_node *node, const vlm_rope_config *rope,
+                              xla_value table, int64_t half, xla_value *out) {
+  int64_t rows = node->shape[0], shape[2] = {rows, half};
+  if (node->input_count < 2 && !e->row_positions.name[0]) {
+    xla_value positions = xla_broadcast(e, e->rope_positions, 2, shape, (int64_t[]){0});
+    *out = XLA_OP(e, "multiply", NULL, &positions, positions, xla_broadcast(e, table, 2, shape, (int64_t[]){1}));
+    return VLM_OK;
+  }
+  xla_value frequencies = xla_broadcast(e, table, 2, shape, (int64_t[]){1});
+  /* [axes, rows]: the node's own, or the function's 3-axis row positions. */
+  xla_value positions = xla_convert(e, node->input_count < 2 ? e->row_positions : e->nodes[node->inputs[1]], "f32");
+  int64_t axes = positions.shape[0];
+  uint8_t axis_of[512];
+  VLM_RETURN_IF_ERROR(cpu_rope_frequency_axes(rope, axis_of));
+  /* Start from axis 0's positions, then take axis a's where the frequency
+   * belongs to it: a select per axis, exact. */
+  xla_value chosen = xla_broadcast(e, xla_reshape(e, xla_slice(e, positions, (int64_t[]){0, 0}, (int64_t[]){1, rows}),
+                                                  1, &rows),
+                                   2, shape, (int64_t[]){0});
+  for (int64_t a = 1; a < axes; a++) {
+    xla_value axis_rows = xla_reshape(e, xla_slice(e, positions, (int64_t[]){a, 0}, (int64_t[]){a + 1, rows}), 1, &rows);
+    xla_value broadcast = xla_broadcast(e, axis_rows, 2, shape, (int64_t[]){0});
+    xla_value slots = xla_make_value("i32", 1, &half);
+    snprintf(slots.name, sizeof(slots.name), "%%t%d", e->next_temp++);
+    vlm_sb_appendf(e->out, "    %s = \"stablehlo.constant\"() {value = dense<[", slots.name);
+    for (int64_t i = 0; i < half; i++) vlm_sb_appendf(e->out, "%s%d", i ? ", " : "", axis_of[i] == a ? 1 : 0);
+    vlm_sb_appendf(e->out, "]> : tensor<%lldxi32>} : () -> tensor<%lldxi32>\n", (long long)half, (long long)half);
+    xla_value mine = xla_compare(e, xla_broadcast(e, slots, 2, shape, (int64_t[]){1}),
+                                 xla_splat(e, 1, "i32", 2, shape), "EQ");
+    chosen = xla_select(e, mine, broadcast, chosen);
+  }
+  *out = XLA_OP(e, "multiply", NULL, &chosen, chosen, frequencies);
+  return VLM_OK;
+}
+
+/* cos/sin [rows, rotary/2] for one RoPE set, once per function (the set's
+ * rope nodes share positions: graph.h). */
+static vlm_status prepare_rope(xla_emitter *e, const vlm_node *node) {
+  int32_t rope_index = node->params.rope.rope_index;
   if (e->rope_cos[rope_index].name[0]) return VLM_OK;
   const vlm_rope_config *rope = e->graph->ropes[rope_index];
   int64_t half = rope->rotary_dimension / 2;
   float frequencies[512], scaling = 1.0f;
   if (half < 1 || half > 512)
     return VLM_ERROR(UNIMPLEMENTED, "xla emitter: rotary dimension %lld", (long long)rope->rotary_dimension);
-  VLM_RETURN_IF_ERROR(cpu_rope_inverse_frequencies(rope, e->max_position_embeddings, e->options->capacity,
-                                                   frequencies, &scaling));
+  int64_t longest = e->options ? e->options->capacity : 0;
+  VLM_RETURN_IF_ERROR(cpu_rope_inverse_frequencies(rope, e->max_position_embeddings, longest, frequencies, &scaling));
   xla_value table = xla_make_value("f32", 1, &half);
   snprintf(table.name, sizeof(table.name), "%%t%d", e->next_temp++);
   vlm_sb_appendf(e->out, "    %s = \"stablehlo.constant\"() {value = dense<[", table.name);
   for (int64_t i = 0; i < half; i++) vlm_sb_appendf(e->out, "%s%.9e", i ? ", " : "", frequencies[i]);
   vlm_sb_appendf(e->out, "]> : tensor<%lldxf32>} : () -> tensor<%lldxf32>\n", (long long)half, (long long)half);
-  int64_t shape[2] = {e->rows, half};
-  xla_value positions = xla_broadcast(e, e->rope_positions, 2, shape, (int64_t[]){0});
-  xla_value angle = XLA_OP(e, "multiply", NULL, &positions, positions,
-                           xla_broadcast(e, table, 2, shape, (int64_t[]){1}));
+  xla_value angle;
+  VLM_RETURN_IF_ERROR(rope_angles(e, node, rope, table, half, &angle));
   xla_value cosine = XLA_OP(e, "cosine", NULL, &angle, angle);
   xla_value sine = XLA_OP(e, "sine", NULL, &angle, angle);
   if (scaling != 1.0f) {
@@ -343,7 +397,7 @@ static vlm_status prepare_rope(xla_emitter *e, int32_t rope_index) {
  * cos + first half * sin over the rotary dimensions; the rest passes. */
 static vlm_status lower_rope(xla_emitter *e, const vlm_node *node, xla_value *out) {
   int32_t rope_index = node->params.rope.rope_index;
-  VLM_RETURN_IF_ERROR(prepare_rope(e, rope_index));
+  VLM_RETURN_IF_ERROR(prepare_rope(e, node));
   xla_value x = xla_input_f32(e, node, 0);
   int64_t rotary = e->graph->ropes[rope_index]->rotary_dimension, half = rotary / 2;
   int64_t rows = x.shape[0], heads = x.shape[1], dim = x.shape[2];
@@ -623,10 +677,10 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_ROPE: return lower_rope(e, node, out);
     case VLM_OP_ATTENTION: *out = lower_attention(e, node); return VLM_OK;
     case VLM_OP_LAYER_NORM:
-    case VLM_OP_FULL_ATTENTION:
-    case VLM_OP_PREPEND_ROW:
-    case VLM_OP_ADD_TILED:
-    case VLM_OP_CONCAT_COLUMNS: return xla_lower_encoder_node(e, node, out);
+    case VLM_OP_SEGMENT_ATTENTION:
+    case VLM_OP_CONCAT:
+    case VLM_OP_SLICE:
+    case VLM_OP_ROW_SELECT: return xla_lower_encoder_node(e, node, out);
     default: lower_elementwise(e, node, out); return VLM_OK;
   }
 }

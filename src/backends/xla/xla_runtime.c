@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "core/status.h"
-#include "engine/text_model.h"
+#include "backends/cpu/text_model.h"
 
 #ifndef VLM_XLA_SOURCE_VENV
 #define VLM_XLA_SOURCE_VENV ".venv-xla"
@@ -35,13 +35,14 @@ enum { FUNCTION_READ_KV, FUNCTION_CLEAR_SLOT, FUNCTION_COMPATIBILITY, FUNCTION_C
 typedef struct prefill_bucket {
   int64_t rows;
   PyObject *token_call, *embeddings_call;
-  host_buffer tokens, embeddings, positions, bias;
+  host_buffer tokens, features, mask, positions, bias;
 } prefill_bucket;
 
 struct vlm_xla_runtime {
   vlm_stablehlo_options geometry;
   int32_t slots;
   int64_t capacity, chunk, vocab, hidden, layers, kv_heads, head_dim;
+  int position_axes;
   PyObject *session;
   PyObject *calls[FUNCTION_COUNT];
   /* decode, one per attention window (ascending; the last spans the capacity). */
@@ -51,8 +52,8 @@ struct vlm_xla_runtime {
   int bucket_count;
   prefill_bucket buckets[VLM_STABLEHLO_MAX_WINDOWS];
   /* Inputs (prefill scalars are shared by both prefill functions). */
-  host_buffer tokens, valid_rows, slot, start, embeddings, positions, bias;
-  host_buffer decode_tokens, decode_positions, decode_active, kv_slot;
+  host_buffer tokens, valid_rows, slot, start, features, mask, positions, bias;
+  host_buffer decode_tokens, decode_cache_index, decode_positions, decode_active, kv_slot;
   /* Outputs. */
   host_buffer prefill_logits, decode_logits, kv, compatibility;
 };
@@ -206,10 +207,12 @@ static vlm_status allocate_buffers(vlm_xla_runtime *r) {
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->valid_rows, i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->slot, i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->start, i32));
-  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->embeddings, (size_t)(r->chunk * r->hidden) * f32));
-  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->positions, (size_t)r->chunk * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->features, (size_t)(r->chunk * r->hidden) * f32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->mask, (size_t)r->chunk * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->positions, (size_t)(r->position_axes * r->chunk) * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->bias, (size_t)(r->chunk * r->capacity) * f32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_tokens, (size_t)r->slots * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_cache_index, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_positions, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_active, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->kv_slot, i32));
@@ -226,29 +229,33 @@ static vlm_status bind_all(vlm_xla_runtime *r) {
   for (int i = 0; i < r->bucket_count; i++) {
     prefill_bucket *b = &r->buckets[i];
     int64_t rows = b->rows;
+    /* Views of the first `rows` rows (positions: of each axis, rows apart). */
     b->tokens = (host_buffer){r->tokens.data, (size_t)rows * sizeof(int32_t)};
-    b->embeddings = (host_buffer){r->embeddings.data, (size_t)(rows * r->hidden) * sizeof(float)};
-    b->positions = (host_buffer){r->positions.data, (size_t)rows * sizeof(int32_t)};
+    b->features = (host_buffer){r->features.data, (size_t)(rows * r->hidden) * sizeof(float)};
+    b->mask = (host_buffer){r->mask.data, (size_t)rows * sizeof(int32_t)};
+    b->positions = (host_buffer){r->positions.data, (size_t)(r->position_axes * rows) * sizeof(int32_t)};
     b->bias = (host_buffer){r->bias.data, (size_t)(rows * r->capacity) * sizeof(float)};
-    binding tokens = {&b->tokens, "i32", 1, {rows}}, embeddings = {&b->embeddings, "f32", 2, {rows, r->hidden}},
-            positions = {&b->positions, "i32", 1, {rows}}, bias = {&b->bias, "f32", 2, {rows, r->capacity}};
+    binding tokens = {&b->tokens, "i32", 1, {rows}}, features = {&b->features, "f32", 2, {rows, r->hidden}},
+            mask = {&b->mask, "i32", 1, {rows}}, positions = {&b->positions, "i32", 2, {r->position_axes, rows}},
+            bias = {&b->bias, "f32", 2, {rows, r->capacity}};
     char name[48];
     vlm_stablehlo_prefill_function(&r->geometry, "token_prefill", rows, name, sizeof(name));
     VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 4, (binding[]){tokens, valid, slot, start}, 1,
                                          &prefill_logits, &b->token_call));
     vlm_stablehlo_prefill_function(&r->geometry, "embeddings_prefill", rows, name, sizeof(name));
-    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 6,
-                                         (binding[]){embeddings, positions, bias, valid, slot, start}, 1,
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 8,
+                                         (binding[]){tokens, features, mask, positions, bias, valid, slot, start}, 1,
                                          &prefill_logits, &b->embeddings_call));
   }
-  binding decode_inputs[3] = {{&r->decode_tokens, "i32", 1, {r->slots}},
+  binding decode_inputs[4] = {{&r->decode_tokens, "i32", 1, {r->slots}},
+                              {&r->decode_cache_index, "i32", 1, {r->slots}},
                               {&r->decode_positions, "i32", 1, {r->slots}},
                               {&r->decode_active, "i32", 1, {r->slots}}};
   binding decode_logits = {&r->decode_logits, "f32", 2, {r->slots, r->vocab}};
   for (int i = 0; i < r->window_count; i++) {
     char name[48];
     vlm_stablehlo_decode_function(&r->geometry, r->windows[i], name, sizeof(name));
-    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 3, decode_inputs, 1, &decode_logits, &r->decode_calls[i]));
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 4, decode_inputs, 1, &decode_logits, &r->decode_calls[i]));
   }
   binding kv_slot = {&r->kv_slot, "i32", 0, {0}};
   binding kv = {&r->kv, "f32", 5, {r->layers, 2, r->capacity, r->kv_heads, r->head_dim}};
@@ -280,7 +287,7 @@ static vlm_status invoke(vlm_xla_runtime *runtime, int function, const char *nam
  * parameter references, so older layouts load too). */
 static vlm_status shard_list(const vlm_checkpoint *weights, PyObject **out_list) {
   PyObject *list = PyList_New(0);
-  for (size_t shard = 0; list && shard < vlm_checkpoint_shard_count(weights); shard++) {
+  for (size_t shard = 0; list && weights && shard < vlm_checkpoint_shard_count(weights); shard++) {
     PyObject *path = PyUnicode_FromString(vlm_checkpoint_shard_path(weights, shard));
     if (!path || PyList_Append(list, path) != 0) Py_CLEAR(list);
     Py_XDECREF(path);
@@ -351,11 +358,12 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
 
   vlm_xla_runtime *runtime = calloc(1, sizeof(*runtime));
   if (!runtime) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  const vlm_text_config *text = &model->config.text;
+  const vlm_text_config *text = &model->config->text;
   *runtime = (vlm_xla_runtime){.geometry = *options, .slots = options->slot_count, .capacity = options->capacity,
                                .chunk = options->prefill_chunk, .vocab = text->vocab_size,
                                .hidden = text->hidden_size, .layers = text->num_hidden_layers,
-                               .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim};
+                               .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim,
+                               .position_axes = text->rope.mrope_section_count > 0 ? 3 : 1};
   runtime->window_count = vlm_stablehlo_decode_windows(options, runtime->windows);
   int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS];
   runtime->bucket_count = vlm_stablehlo_prefill_buckets(options, buckets);
@@ -385,8 +393,9 @@ void vlm_xla_runtime_release(vlm_xla_runtime *runtime) {
     PyGILState_Release(gil);
   }
   host_buffer *buffers[] = {&runtime->tokens, &runtime->valid_rows, &runtime->slot, &runtime->start,
-                            &runtime->embeddings, &runtime->positions, &runtime->bias, &runtime->decode_tokens,
-                            &runtime->decode_positions, &runtime->decode_active, &runtime->kv_slot,
+                            &runtime->features, &runtime->mask, &runtime->positions, &runtime->bias,
+                            &runtime->decode_tokens, &runtime->decode_cache_index, &runtime->decode_positions,
+                            &runtime->decode_active, &runtime->kv_slot,
                             &runtime->prefill_logits, &runtime->decode_logits, &runtime->kv,
                             &runtime->compatibility};
   for (size_t i = 0; i < sizeof(buffers) / sizeof(buffers[0]); i++) free(buffers[i]->data);
@@ -444,34 +453,51 @@ vlm_status vlm_xla_token_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t
   return VLM_OK;
 }
 
-/* One call's bias rows [bucket rows, capacity]: the caller's, or causal over
- * cache indices; padded rows see nothing. */
-static void fill_bias(vlm_xla_runtime *runtime, const prefill_bucket *bucket, const float *bias, int64_t first,
-                      int64_t rows, int64_t start) {
+/* One call's bias rows [bucket rows, capacity]: the caller's (over its
+ * bias_keys cache indices; later ones hidden), or causal over cache
+ * indices; padded rows see nothing. */
+static void fill_bias(vlm_xla_runtime *runtime, const prefill_bucket *bucket, const float *bias, int64_t bias_keys,
+                      int64_t first, int64_t rows, int64_t start) {
   float *out = bucket->bias.data;
   for (int64_t r = 0; r < bucket->rows; r++)
     for (int64_t key = 0; key < runtime->capacity; key++) {
       float value = -INFINITY;
-      if (r < rows) value = bias ? bias[(first + r) * runtime->capacity + key] : key <= start + first + r ? 0.0f : -INFINITY;
+      if (r < rows && bias) value = key < bias_keys ? bias[(first + r) * bias_keys + key] : -INFINITY;
+      else if (r < rows) value = key <= start + first + r ? 0.0f : -INFINITY;
       out[r * runtime->capacity + key] = value;
     }
 }
 
 vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
-                                      const float *embeddings, const int32_t *positions, const float *bias,
-                                      int64_t count, float *last_logits) {
+                                      const vlm_xla_prefill_rows *input, int64_t count, float *last_logits) {
   VLM_RETURN_IF_ERROR(check_rows(runtime, slot, start, count));
-  if (!embeddings || !positions) return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: embeddings and positions are required");
-  for (int64_t i = 0; i < count; i++)
-    if (positions[i] < 0) return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: position %lld is negative", (long long)i);
+  if (!input->tokens || !input->positions)
+    return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: tokens and positions are required");
+  int axes = runtime->position_axes;
+  for (int64_t i = 0; i < count * axes; i++)
+    if (input->positions[i] < 0)
+      return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: position %lld is negative", (long long)(i % count));
   for (int64_t first = 0; first < count; first += runtime->chunk) {
     int64_t rows = count - first < runtime->chunk ? count - first : runtime->chunk;
     const prefill_bucket *bucket = bucket_for(runtime, rows);
-    memset(bucket->embeddings.data, 0, bucket->embeddings.bytes);
+    int32_t *tokens = bucket->tokens.data, *mask = bucket->mask.data, *positions = bucket->positions.data;
+    memset(bucket->tokens.data, 0, bucket->tokens.bytes);
+    memset(bucket->features.data, 0, bucket->features.bytes);
+    memset(bucket->mask.data, 0, bucket->mask.bytes);
     memset(bucket->positions.data, 0, bucket->positions.bytes);
-    memcpy(bucket->embeddings.data, embeddings + first * runtime->hidden, (size_t)(rows * runtime->hidden) * sizeof(float));
-    memcpy(bucket->positions.data, positions + first, (size_t)rows * sizeof(int32_t));
-    fill_bias(runtime, bucket, bias, first, rows, start);
+    for (int64_t r = 0; r < rows; r++) {
+      bool feature = input->feature_mask && input->feature_mask[first + r];
+      /* A feature row's id is not read, but the gather looks it up. */
+      tokens[r] = feature ? 0 : input->tokens[first + r];
+      mask[r] = feature;
+      if (feature)
+        memcpy((float *)bucket->features.data + r * runtime->hidden, input->features + (first + r) * runtime->hidden,
+               (size_t)runtime->hidden * sizeof(float));
+      for (int a = 0; a < axes; a++)
+        positions[a * bucket->rows + r] = input->positions[a * count + first + r];
+    }
+    VLM_RETURN_IF_ERROR(check_tokens(runtime, tokens, rows));
+    fill_bias(runtime, bucket, input->bias, input->bias_key_count, first, rows, start);
     set_scalars(runtime, rows, slot, start + first);
     VLM_RETURN_IF_ERROR(xla_invoke(bucket->embeddings_call, "embeddings_prefill"));
   }
@@ -479,24 +505,27 @@ vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, in
   return VLM_OK;
 }
 
-vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const int32_t *positions,
-                          const int32_t *active, float *logits) {
-  if (!tokens || !positions || !active) return VLM_ERROR(INVALID_ARGUMENT, "decode: tokens, positions and active are required");
+vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const int32_t *cache_indices,
+                          const int32_t *positions, const int32_t *active, float *logits) {
+  if (!tokens || !cache_indices || !positions || !active)
+    return VLM_ERROR(INVALID_ARGUMENT, "decode: tokens, cache indices, positions and active are required");
   for (int32_t b = 0; b < runtime->slots; b++) {
     if (!active[b]) continue;
     VLM_RETURN_IF_ERROR(check_tokens(runtime, tokens + b, 1));
-    if (positions[b] < 0 || positions[b] >= runtime->capacity)
-      return VLM_ERROR(OUT_OF_RANGE, "decode: slot %d's position %d is outside its capacity of %lld", b, positions[b],
-                       (long long)runtime->capacity);
+    if (cache_indices[b] < 0 || cache_indices[b] >= runtime->capacity)
+      return VLM_ERROR(OUT_OF_RANGE, "decode: slot %d's cache index %d is outside its capacity of %lld", b,
+                       cache_indices[b], (long long)runtime->capacity);
+    if (positions[b] < 0) return VLM_ERROR(INVALID_ARGUMENT, "decode: slot %d's position %d is negative", b, positions[b]);
   }
   int32_t furthest = 0;
   for (int32_t b = 0; b < runtime->slots; b++) {
     ((int32_t *)runtime->decode_tokens.data)[b] = active[b] ? tokens[b] : 0;
+    ((int32_t *)runtime->decode_cache_index.data)[b] = active[b] ? cache_indices[b] : 0;
     ((int32_t *)runtime->decode_positions.data)[b] = active[b] ? positions[b] : 0;
     ((int32_t *)runtime->decode_active.data)[b] = active[b] ? 1 : 0;
-    if (active[b] && positions[b] > furthest) furthest = positions[b];
+    if (active[b] && cache_indices[b] > furthest) furthest = cache_indices[b];
   }
-  /* A row at position p attends to cached rows [0, p): a window of p holds them. */
+  /* A row at cache index i attends to cached rows [0, i): a window of i holds them. */
   int window = 0;
   while (runtime->windows[window] < furthest) window++;
   VLM_RETURN_IF_ERROR(xla_invoke(runtime->decode_calls[window], "decode"));

@@ -50,16 +50,27 @@ void vlm_xla_runtime_release(vlm_xla_runtime *runtime);
  * last_logits: [vocab] of the last row (the module computes no others). */
 vlm_status vlm_xla_token_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start, const int32_t *tokens,
                                  int64_t count, float *last_logits);
-/* embeddings [count, hidden], positions [count] (RoPE), bias [count,
- * capacity] additive over the slot's keys or NULL for causal. */
+/* The rows of one embeddings_prefill: tokens [count]; features [count,
+ * hidden] where feature_mask [count] is set (NULL: none); positions [axes,
+ * count] (axes = the model's: 1, or 3 for M-RoPE); bias [count,
+ * bias_key_count] additive over the slot's first keys (later ones hidden)
+ * or NULL for causal. */
+typedef struct vlm_xla_prefill_rows {
+  const int32_t *tokens;
+  const float *features;
+  const int32_t *feature_mask;
+  const int32_t *positions;
+  const float *bias;
+  int64_t bias_key_count;
+} vlm_xla_prefill_rows;
 vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
-                                      const float *embeddings, const int32_t *positions, const float *bias,
-                                      int64_t count, float *last_logits);
-/* One row per slot: tokens/positions/active [slots]; logits [slots, vocab]
- * (rows of inactive slots unspecified). Calls the artifact's smallest decode
- * window that holds every active position. */
-vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const int32_t *positions,
-                          const int32_t *active, float *logits);
+                                      const vlm_xla_prefill_rows *input, int64_t count, float *last_logits);
+/* One row per slot: tokens/cache_indices/positions/active [slots] (the
+ * KV goes to the cache index, RoPE takes the position); logits [slots,
+ * vocab] (rows of inactive slots unspecified). Calls the artifact's
+ * smallest decode window that holds every active cache index. */
+vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const int32_t *cache_indices,
+                          const int32_t *positions, const int32_t *active, float *logits);
 /* [layers, 2 (keys, values), capacity, kv_heads, head_dim] of one slot. */
 vlm_status vlm_xla_read_kv(vlm_xla_runtime *runtime, int32_t slot, float *out);
 vlm_status vlm_xla_clear_slot(vlm_xla_runtime *runtime, int32_t slot);

@@ -9,7 +9,7 @@
 #include "backends/xla/stablehlo_emitter.h"
 #include "backends/xla/xla_runtime.h"
 #include "core/status.h"
-#include "engine/text_decoder.h"
+#include "models/modules.h"
 #include "vlm/xla.h"
 
 typedef struct xla_decoder {
@@ -20,19 +20,21 @@ typedef struct xla_decoder {
   int64_t vocab, hidden;
   int64_t *lengths;                 /* [slots] */
   float *slot_logits;               /* [slots, vocab] */
-  int32_t *tokens, *positions, *active; /* [slots] */
-  int32_t *row_positions;           /* [capacity] */
+  int32_t *tokens, *cache_indices, *positions, *active; /* [slots] */
+  int32_t *row_positions;           /* [3, capacity] */
+  int position_axes;
 } xla_decoder;
 
-static int64_t xla_capacity(void *self) { return ((xla_decoder *)self)->geometry.capacity; }
-static int64_t xla_vocab_size(void *self) { return ((xla_decoder *)self)->vocab; }
-static int64_t xla_hidden_size(void *self) { return ((xla_decoder *)self)->hidden; }
+static void xla_shape(void *self, vlm_text_decoder_shape *out) {
+  xla_decoder *decoder = self;
+  *out = (vlm_text_decoder_shape){decoder->vocab, decoder->hidden, decoder->geometry.capacity, decoder->position_axes};
+}
 static int32_t xla_slot_count(void *self) { return ((xla_decoder *)self)->geometry.slot_count; }
 
 /* The device-resident cache: [layers, 2, slots, capacity + chunk, kv_heads, head_dim] f32. */
 static uint64_t xla_kv_bytes(void *self) {
   xla_decoder *decoder = self;
-  const vlm_text_config *text = &decoder->model.config.text;
+  const vlm_text_config *text = &decoder->model.config->text;
   int64_t head_dim = text->head_dim ? text->head_dim : text->hidden_size / text->num_attention_heads;
   return (uint64_t)text->num_hidden_layers * 2 * (uint64_t)decoder->geometry.slot_count *
          (uint64_t)(decoder->geometry.capacity + decoder->geometry.prefill_chunk) *
@@ -69,40 +71,56 @@ static vlm_status xla_token_prefill(void *self, int32_t slot, const int32_t *tok
   return VLM_OK;
 }
 
-static vlm_status xla_embeddings_prefill(void *self, int32_t slot, const float *embeddings, int64_t count,
+static vlm_status xla_embeddings_prefill(void *self, int32_t slot, const vlm_prefill_input *input,
                                          float *last_logits) {
   xla_decoder *decoder = self;
+  int64_t count = input->row_count, length = decoder->lengths[slot >= 0 && slot < decoder->geometry.slot_count ? slot : 0];
   VLM_RETURN_IF_ERROR(check_room(decoder, slot, count));
-  for (int64_t i = 0; i < count; i++) decoder->row_positions[i] = (int32_t)(decoder->lengths[slot] + i);
-  VLM_RETURN_IF_ERROR(vlm_xla_embeddings_prefill(decoder->runtime, slot, decoder->lengths[slot], embeddings,
-                                                 decoder->row_positions, NULL, count, last_logits));
+  vlm_text_decoder_shape shape;
+  xla_shape(self, &shape);
+  VLM_RETURN_IF_ERROR(vlm_prefill_input_check(&shape, length, input));
+  int axes = decoder->position_axes;
+  for (int a = 0; a < axes; a++)
+    for (int64_t i = 0; i < count; i++) {
+      int64_t position = input->positions ? input->positions[(input->position_axes == axes ? a : 0) * count + i]
+                                          : length + i;
+      if (position > INT32_MAX) return VLM_ERROR(OUT_OF_RANGE, "xla: position %lld is too large", (long long)position);
+      decoder->row_positions[a * count + i] = (int32_t)position;
+    }
+  vlm_xla_prefill_rows rows = {.tokens = input->tokens, .features = input->features,
+                               .feature_mask = input->feature_mask, .positions = decoder->row_positions,
+                               .bias = input->bias, .bias_key_count = input->bias_key_count};
+  VLM_RETURN_IF_ERROR(vlm_xla_embeddings_prefill(decoder->runtime, slot, length, &rows, count, last_logits));
   decoder->lengths[slot] += count;
   return VLM_OK;
 }
 
 /* The compiled decode takes one row per slot with an active mask; the
- * engine's batch rows are scattered into it and gathered back. */
+ * engine's batch rows are scattered into it and gathered back. The KV goes
+ * to each slot's length; RoPE takes the engine's position (the slot's
+ * M-RoPE delta included). */
 static vlm_status xla_decode(void *self, int64_t batch, const int32_t *tokens, const int64_t *positions,
                              const int32_t *slots, float *logits) {
   xla_decoder *decoder = self;
   int32_t slot_count = decoder->geometry.slot_count;
   memset(decoder->active, 0, (size_t)slot_count * sizeof(int32_t));
   memset(decoder->tokens, 0, (size_t)slot_count * sizeof(int32_t));
+  memset(decoder->cache_indices, 0, (size_t)slot_count * sizeof(int32_t));
   memset(decoder->positions, 0, (size_t)slot_count * sizeof(int32_t));
   for (int64_t b = 0; b < batch; b++) {
     int32_t slot = slots[b];
     VLM_RETURN_IF_ERROR(check_room(decoder, slot, 1));
     if (decoder->active[slot]) return VLM_ERROR(INVALID_ARGUMENT, "xla decode: slot %d appears twice", slot);
-    if (positions[b] != decoder->lengths[slot])
-      return VLM_ERROR(UNIMPLEMENTED, "xla decode: slot %d continues at %lld, but position %lld was asked "
-                       "(position offsets are not compiled in yet)", slot, (long long)decoder->lengths[slot],
+    if (positions[b] < 0 || positions[b] > INT32_MAX)
+      return VLM_ERROR(INVALID_ARGUMENT, "xla decode: slot %d's position %lld is out of range", slot,
                        (long long)positions[b]);
     decoder->active[slot] = 1;
     decoder->tokens[slot] = tokens[b];
+    decoder->cache_indices[slot] = (int32_t)decoder->lengths[slot];
     decoder->positions[slot] = (int32_t)positions[b];
   }
-  VLM_RETURN_IF_ERROR(vlm_xla_decode(decoder->runtime, decoder->tokens, decoder->positions, decoder->active,
-                                     decoder->slot_logits));
+  VLM_RETURN_IF_ERROR(vlm_xla_decode(decoder->runtime, decoder->tokens, decoder->cache_indices, decoder->positions,
+                                     decoder->active, decoder->slot_logits));
   for (int64_t b = 0; b < batch; b++) {
     decoder->lengths[slots[b]]++;
     memcpy(logits + b * decoder->vocab, decoder->slot_logits + (int64_t)slots[b] * decoder->vocab,
@@ -119,6 +137,7 @@ static void xla_release(void *self) {
   free(decoder->lengths);
   free(decoder->slot_logits);
   free(decoder->tokens);
+  free(decoder->cache_indices);
   free(decoder->positions);
   free(decoder->active);
   free(decoder->row_positions);
@@ -126,9 +145,9 @@ static void xla_release(void *self) {
 }
 
 static const vlm_text_decoder_operations xla_operations = {
-    "xla",        xla_capacity,    xla_vocab_size, xla_hidden_size,   xla_slot_count,
-    xla_kv_bytes, xla_slot_length, xla_clear_slot, xla_token_prefill, xla_embeddings_prefill,
-    xla_decode,   xla_release};
+    .backend = "xla", .shape = xla_shape, .slot_count = xla_slot_count, .kv_bytes = xla_kv_bytes,
+    .slot_length = xla_slot_length, .clear_slot = xla_clear_slot, .token_prefill = xla_token_prefill,
+    .embeddings_prefill = xla_embeddings_prefill, .decode = xla_decode, .release = xla_release};
 
 /* Compiles the artifact when the cache has none for this key. */
 static vlm_status ensure_artifact(xla_decoder *decoder, const vlm_xla_decoder_options *options,
@@ -147,7 +166,7 @@ static vlm_status ensure_artifact(xla_decoder *decoder, const vlm_xla_decoder_op
       status = vlm_status_annotate(check, "no usable xla artifact for %s with %d slot(s), capacity %lld, prefill "
                                    "chunk %lld; run `vlm compile --model DIR --backend xla --slots %d --capacity "
                                    "%lld --prefill-chunk %lld` first",
-                                   decoder->model.config.model_type, decoder->geometry.slot_count,
+                                   decoder->model.config->model_type, decoder->geometry.slot_count,
                                    (long long)decoder->geometry.capacity, (long long)decoder->geometry.prefill_chunk,
                                    decoder->geometry.slot_count, (long long)decoder->geometry.capacity,
                                    (long long)decoder->geometry.prefill_chunk);
@@ -171,15 +190,16 @@ static vlm_status allocate_buffers(xla_decoder *decoder) {
   decoder->lengths = calloc(slots, sizeof(int64_t));
   decoder->slot_logits = malloc(slots * (size_t)decoder->vocab * sizeof(float));
   decoder->tokens = calloc(slots, sizeof(int32_t));
+  decoder->cache_indices = calloc(slots, sizeof(int32_t));
   decoder->positions = calloc(slots, sizeof(int32_t));
   decoder->active = calloc(slots, sizeof(int32_t));
-  decoder->row_positions = calloc(capacity, sizeof(int32_t));
-  bool ok = decoder->lengths && decoder->slot_logits && decoder->tokens &&
+  decoder->row_positions = calloc(3 * capacity, sizeof(int32_t));
+  bool ok = decoder->lengths && decoder->slot_logits && decoder->tokens && decoder->cache_indices &&
             decoder->positions && decoder->active && decoder->row_positions;
   return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the xla decoder's buffers");
 }
 
-vlm_status vlm_xla_open_text_decoder(const char *model_dir, const vlm_xla_decoder_options *options,
+vlm_status vlm_xla_open_text_decoder(vlm_model *model, const vlm_xla_decoder_options *options,
                                      vlm_text_decoder **out_decoder) {
   *out_decoder = NULL;
   vlm_xla_decoder_options defaults = {0};
@@ -196,13 +216,14 @@ vlm_status vlm_xla_open_text_decoder(const char *model_dir, const vlm_xla_decode
     free(handle);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
-  vlm_status status = vlm_xla_text_decoder_open(model_dir, &decoder->model);
+  vlm_status status = vlm_xla_text_decoder_open(model, &decoder->model);
   decoder->model_open = status == VLM_OK;
   if (!status) {
     decoder->geometry = (vlm_stablehlo_options){options->slot_count, options->capacity, options->prefill_chunk};
     vlm_stablehlo_default_options(&decoder->model, &decoder->geometry);
-    decoder->vocab = decoder->model.config.text.vocab_size;
-    decoder->hidden = decoder->model.config.text.hidden_size;
+    decoder->vocab = decoder->model.config->text.vocab_size;
+    decoder->hidden = decoder->model.config->text.hidden_size;
+    decoder->position_axes = decoder->model.config->text.rope.mrope_section_count > 0 ? 3 : 1;
     status = allocate_buffers(decoder);
   }
   if (!status) status = ensure_artifact(decoder, options, target, cache_dir);

@@ -1,6 +1,6 @@
 // vlm text decoder: StableHLO emitted from the shared decoder graph
 // (src/backends/xla/stablehlo_emitter.h describes the functions and layout).
-module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter_version = 3 : i32, vlm.compatibility_key_hash = "b081c7b86d48f7dc", vlm.compatibility_key = {contract_version = "1", emitter_version = "3", module = "text_decoder", model_type = "llama", config_hash = "c80345396a98558b", weights_signature = "a91eb50570581fcc", dtype = "compute=f32,weights=f32", capacity = "32", slots = "2", prefill_chunk = "8", decode_windows = "8,16,32", prefill_buckets = "4,8", position_mode = "rope-1d", mask_mode = "token_prefill=causal,embeddings_prefill=additive-bias", kv_layout = "global:f32[layers,2,slots,capacity+chunk,kv_heads,head_dim]", encoder_buckets = "none", side_inputs = "none"}} {
+module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter_version = 4 : i32, vlm.compatibility_key_hash = "6ef27cbf6eae8afa", vlm.compatibility_key = {contract_version = "1", emitter_version = "4", module = "text_decoder", model_type = "llama", weights_signature = "a91eb50570581fcc", dtype = "compute=f32,weights=f32", capacity = "32", slots = "2", prefill_chunk = "8", decode_windows = "8,16,32", prefill_buckets = "4,8", position_mode = "rope-1d", mask_mode = "token_prefill=causal,embeddings_prefill=additive-bias", kv_layout = "global:f32[layers,2,slots,capacity+chunk,kv_heads,head_dim]", graphs = "b2a9459df30ff19e", encoder_buckets = "none", side_inputs = "none"}} {
   util.global private @"model.embed_tokens.weight" = #stream.parameter.named<"model"::"model.embed_tokens.weight"> : tensor<512x128xf32>
   util.global private @"model.layers.0.input_layernorm.weight" = #stream.parameter.named<"model"::"model.layers.0.input_layernorm.weight"> : tensor<128xf32>
   util.global private @"model.layers.0.self_attn.q_proj.weight" = #stream.parameter.named<"model"::"model.layers.0.self_attn.q_proj.weight"> : tensor<128x128xf32>
@@ -642,626 +642,642 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     return %t257 : tensor<1x512xf32>
   }
 
-  func.func @embeddings_prefill_4(%embeddings: tensor<4x128xf32>, %positions: tensor<4xi32>, %bias: tensor<4x32xf32>, %valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {
+  func.func @embeddings_prefill_4(%tokens: tensor<4xi32>, %features: tensor<4x128xf32>, %feature_mask: tensor<4xi32>, %positions: tensor<1x4xi32>, %bias: tensor<4x32xf32>, %valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {
     %t0 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4xi32>
     %t1 = "stablehlo.broadcast_in_dim"(%start) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<4xi32>
     %t2 = "stablehlo.add"(%t0, %t1) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
     %t3 = "stablehlo.broadcast_in_dim"(%valid_rows) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<4xi32>
     %t4 = "stablehlo.compare"(%t0, %t3) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
-    %t5 = "stablehlo.convert"(%positions) : (tensor<4xi32>) -> tensor<4xf32>
-    %t6 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t7 = util.global.load @"model.layers.0.input_layernorm.weight" : tensor<128xf32>
-    %t8 = "stablehlo.multiply"(%embeddings, %embeddings) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t9 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t10 = "stablehlo.reduce"(%t8, %t9) ({
+    %t5 = "stablehlo.reshape"(%positions) : (tensor<1x4xi32>) -> tensor<4xi32>
+    %t6 = "stablehlo.convert"(%t5) : (tensor<4xi32>) -> tensor<4xf32>
+    %t7 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t8 = util.global.load @"model.embed_tokens.weight" : tensor<512x128xf32>
+    %t9 = "stablehlo.reshape"(%tokens) : (tensor<4xi32>) -> tensor<4x1xi32>
+    %t10 = "stablehlo.gather"(%t8, %t9) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 128>} : (tensor<512x128xf32>, tensor<4x1xi32>) -> tensor<4x128xf32>
+    %t11 = "stablehlo.constant"() {value = dense<0> : tensor<4xi32>} : () -> tensor<4xi32>
+    %t12 = "stablehlo.compare"(%feature_mask, %t11) {comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+    %t13 = "stablehlo.broadcast_in_dim"(%t12) {broadcast_dimensions = array<i64: 0>} : (tensor<4xi1>) -> tensor<4x128xi1>
+    %t14 = "stablehlo.select"(%t13, %features, %t10) : (tensor<4x128xi1>, tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t15 = util.global.load @"model.layers.0.input_layernorm.weight" : tensor<128xf32>
+    %t16 = "stablehlo.multiply"(%t14, %t14) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t17 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t18 = "stablehlo.reduce"(%t16, %t17) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t11 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t12 = "stablehlo.divide"(%t10, %t11) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t13 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t14 = "stablehlo.add"(%t12, %t13) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t15 = "stablehlo.rsqrt"(%t14) : (tensor<4xf32>) -> tensor<4xf32>
-    %t16 = "stablehlo.broadcast_in_dim"(%t15) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t17 = "stablehlo.multiply"(%embeddings, %t16) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t18 = "stablehlo.broadcast_in_dim"(%t7) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t19 = "stablehlo.multiply"(%t18, %t17) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t20 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t21 = "stablehlo.dot_general"(%t19, %t20) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t22 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t23 = "stablehlo.dot_general"(%t19, %t22) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t24 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t25 = "stablehlo.dot_general"(%t19, %t24) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t26 = "stablehlo.reshape"(%t21) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
-    %t27 = "stablehlo.reshape"(%t23) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
-    %t28 = "stablehlo.reshape"(%t25) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
-    %t29 = "stablehlo.constant"() {value = dense<[1.000000000e+00, 7.498942018e-01, 5.623413324e-01, 4.216965139e-01, 3.162277639e-01, 2.371373624e-01, 1.778279394e-01, 1.333521456e-01, 1.000000015e-01, 7.498941571e-02, 5.623412877e-02, 4.216964915e-02, 3.162277862e-02, 2.371373586e-02, 1.778279431e-02, 1.333521493e-02, 9.999999776e-03, 7.498942316e-03, 5.623413250e-03, 4.216964822e-03, 3.162277862e-03, 2.371373819e-03, 1.778279431e-03, 1.333521446e-03, 1.000000047e-03, 7.498941850e-04, 5.623413017e-04, 4.216964880e-04, 3.162277862e-04, 2.371373848e-04, 1.778279402e-04, 1.333521504e-04]> : tensor<32xf32>} : () -> tensor<32xf32>
-    %t30 = "stablehlo.broadcast_in_dim"(%t5) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x32xf32>
-    %t31 = "stablehlo.broadcast_in_dim"(%t29) {broadcast_dimensions = array<i64: 1>} : (tensor<32xf32>) -> tensor<4x32xf32>
-    %t32 = "stablehlo.multiply"(%t30, %t31) : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
-    %t33 = "stablehlo.cosine"(%t32) : (tensor<4x32xf32>) -> tensor<4x32xf32>
-    %t34 = "stablehlo.sine"(%t32) : (tensor<4x32xf32>) -> tensor<4x32xf32>
-    %t35 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
-    %t36 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
-    %t37 = "stablehlo.slice"(%t26) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
-    %t38 = "stablehlo.slice"(%t26) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
-    %t39 = "stablehlo.multiply"(%t37, %t35) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t40 = "stablehlo.multiply"(%t38, %t36) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t41 = "stablehlo.subtract"(%t39, %t40) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t42 = "stablehlo.multiply"(%t38, %t35) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t43 = "stablehlo.multiply"(%t37, %t36) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t44 = "stablehlo.add"(%t42, %t43) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t45 = "stablehlo.concatenate"(%t41, %t44) {dimension = 2 : i64} : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x64xf32>
-    %t46 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
-    %t47 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
-    %t48 = "stablehlo.slice"(%t27) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
-    %t49 = "stablehlo.slice"(%t27) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
-    %t50 = "stablehlo.multiply"(%t48, %t46) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t51 = "stablehlo.multiply"(%t49, %t47) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t52 = "stablehlo.subtract"(%t50, %t51) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t53 = "stablehlo.multiply"(%t49, %t46) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t54 = "stablehlo.multiply"(%t48, %t47) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t55 = "stablehlo.add"(%t53, %t54) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t56 = "stablehlo.concatenate"(%t52, %t55) {dimension = 2 : i64} : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x64xf32>
-    %t57 = util.global.load @kv_cache : tensor<2x2x2x40x1x64xf32>
-    %t58 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t59 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t60 = "stablehlo.dynamic_slice"(%t57, %t58, %t59, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t61 = "stablehlo.reshape"(%t60) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t62 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t63 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t64 = "stablehlo.dynamic_slice"(%t57, %t62, %t63, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t65 = "stablehlo.reshape"(%t64) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t66 = "stablehlo.concatenate"(%t61, %t56) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
-    %t67 = "stablehlo.concatenate"(%t65, %t28) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
-    %t68 = "stablehlo.reshape"(%t45) : (tensor<4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t69 = "stablehlo.dot_general"(%t68, %t66) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<4x1x2x64xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x36xf32>
-    %t70 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x4x2x36xf32>} : () -> tensor<1x4x2x36xf32>
-    %t71 = "stablehlo.multiply"(%t69, %t70) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t72 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<4x36xi32>
-    %t73 = "stablehlo.broadcast_in_dim"(%start) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<4x36xi32>
-    %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
-    %t75 = "stablehlo.constant"() {value = dense<32> : tensor<4x36xi32>} : () -> tensor<4x36xi32>
-    %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
-    %t77 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4x36xi32>
-    %t78 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
-    %t79 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
-    %t80 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x4xf32>} : () -> tensor<4x4xf32>
-    %t81 = "stablehlo.concatenate"(%bias, %t80) {dimension = 1 : i64} : (tensor<4x32xf32>, tensor<4x4xf32>) -> tensor<4x36xf32>
-    %t82 = "stablehlo.dynamic_slice"(%t81, %t6, %start) {slice_sizes = array<i64: 4, 4>} : (tensor<4x36xf32>, tensor<i32>, tensor<i32>) -> tensor<4x4xf32>
-    %t83 = "stablehlo.concatenate"(%bias, %t82) {dimension = 1 : i64} : (tensor<4x32xf32>, tensor<4x4xf32>) -> tensor<4x36xf32>
-    %t84 = "stablehlo.or"(%t74, %t76) : (tensor<4x36xi1>, tensor<4x36xi1>) -> tensor<4x36xi1>
-    %t85 = "stablehlo.select"(%t84, %t83, %t78) : (tensor<4x36xi1>, tensor<4x36xf32>, tensor<4x36xf32>) -> tensor<4x36xf32>
-    %t86 = "stablehlo.broadcast_in_dim"(%t85) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
-    %t87 = "stablehlo.add"(%t71, %t86) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t88 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t89 = "stablehlo.reduce"(%t87, %t88) ({
+    %t19 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t20 = "stablehlo.divide"(%t18, %t19) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t21 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t22 = "stablehlo.add"(%t20, %t21) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t23 = "stablehlo.rsqrt"(%t22) : (tensor<4xf32>) -> tensor<4xf32>
+    %t24 = "stablehlo.broadcast_in_dim"(%t23) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t25 = "stablehlo.multiply"(%t14, %t24) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t26 = "stablehlo.broadcast_in_dim"(%t15) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t27 = "stablehlo.multiply"(%t26, %t25) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t28 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
+    %t29 = "stablehlo.dot_general"(%t27, %t28) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t30 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
+    %t31 = "stablehlo.dot_general"(%t27, %t30) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t32 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
+    %t33 = "stablehlo.dot_general"(%t27, %t32) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t34 = "stablehlo.reshape"(%t29) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
+    %t35 = "stablehlo.reshape"(%t31) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
+    %t36 = "stablehlo.reshape"(%t33) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
+    %t37 = "stablehlo.constant"() {value = dense<[1.000000000e+00, 7.498942018e-01, 5.623413324e-01, 4.216965139e-01, 3.162277639e-01, 2.371373624e-01, 1.778279394e-01, 1.333521456e-01, 1.000000015e-01, 7.498941571e-02, 5.623412877e-02, 4.216964915e-02, 3.162277862e-02, 2.371373586e-02, 1.778279431e-02, 1.333521493e-02, 9.999999776e-03, 7.498942316e-03, 5.623413250e-03, 4.216964822e-03, 3.162277862e-03, 2.371373819e-03, 1.778279431e-03, 1.333521446e-03, 1.000000047e-03, 7.498941850e-04, 5.623413017e-04, 4.216964880e-04, 3.162277862e-04, 2.371373848e-04, 1.778279402e-04, 1.333521504e-04]> : tensor<32xf32>} : () -> tensor<32xf32>
+    %t38 = "stablehlo.broadcast_in_dim"(%t6) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x32xf32>
+    %t39 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 1>} : (tensor<32xf32>) -> tensor<4x32xf32>
+    %t40 = "stablehlo.multiply"(%t38, %t39) : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+    %t41 = "stablehlo.cosine"(%t40) : (tensor<4x32xf32>) -> tensor<4x32xf32>
+    %t42 = "stablehlo.sine"(%t40) : (tensor<4x32xf32>) -> tensor<4x32xf32>
+    %t43 = "stablehlo.broadcast_in_dim"(%t41) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
+    %t44 = "stablehlo.broadcast_in_dim"(%t42) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
+    %t45 = "stablehlo.slice"(%t34) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t46 = "stablehlo.slice"(%t34) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t47 = "stablehlo.multiply"(%t45, %t43) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t48 = "stablehlo.multiply"(%t46, %t44) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t49 = "stablehlo.subtract"(%t47, %t48) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t50 = "stablehlo.multiply"(%t46, %t43) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t51 = "stablehlo.multiply"(%t45, %t44) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t52 = "stablehlo.add"(%t50, %t51) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t53 = "stablehlo.concatenate"(%t49, %t52) {dimension = 2 : i64} : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x64xf32>
+    %t54 = "stablehlo.broadcast_in_dim"(%t41) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
+    %t55 = "stablehlo.broadcast_in_dim"(%t42) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
+    %t56 = "stablehlo.slice"(%t35) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t57 = "stablehlo.slice"(%t35) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t58 = "stablehlo.multiply"(%t56, %t54) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t59 = "stablehlo.multiply"(%t57, %t55) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t60 = "stablehlo.subtract"(%t58, %t59) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t61 = "stablehlo.multiply"(%t57, %t54) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t62 = "stablehlo.multiply"(%t56, %t55) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t63 = "stablehlo.add"(%t61, %t62) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t64 = "stablehlo.concatenate"(%t60, %t63) {dimension = 2 : i64} : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x64xf32>
+    %t65 = util.global.load @kv_cache : tensor<2x2x2x40x1x64xf32>
+    %t66 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t67 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t68 = "stablehlo.dynamic_slice"(%t65, %t66, %t67, %slot, %t7, %t7, %t7) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t69 = "stablehlo.reshape"(%t68) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t70 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t71 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t72 = "stablehlo.dynamic_slice"(%t65, %t70, %t71, %slot, %t7, %t7, %t7) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t73 = "stablehlo.reshape"(%t72) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t74 = "stablehlo.concatenate"(%t69, %t64) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
+    %t75 = "stablehlo.concatenate"(%t73, %t36) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
+    %t76 = "stablehlo.reshape"(%t53) : (tensor<4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t77 = "stablehlo.dot_general"(%t76, %t74) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<4x1x2x64xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x36xf32>
+    %t78 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x4x2x36xf32>} : () -> tensor<1x4x2x36xf32>
+    %t79 = "stablehlo.multiply"(%t77, %t78) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t80 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<4x36xi32>
+    %t81 = "stablehlo.broadcast_in_dim"(%start) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<4x36xi32>
+    %t82 = "stablehlo.compare"(%t80, %t81) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
+    %t83 = "stablehlo.constant"() {value = dense<32> : tensor<4x36xi32>} : () -> tensor<4x36xi32>
+    %t84 = "stablehlo.compare"(%t80, %t83) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<4x36xi32>, tensor<4x36xi32>) -> tensor<4x36xi1>
+    %t85 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<4x36xi32>
+    %t86 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
+    %t87 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<4x36xf32>} : () -> tensor<4x36xf32>
+    %t88 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<4x4xf32>} : () -> tensor<4x4xf32>
+    %t89 = "stablehlo.concatenate"(%bias, %t88) {dimension = 1 : i64} : (tensor<4x32xf32>, tensor<4x4xf32>) -> tensor<4x36xf32>
+    %t90 = "stablehlo.dynamic_slice"(%t89, %t7, %start) {slice_sizes = array<i64: 4, 4>} : (tensor<4x36xf32>, tensor<i32>, tensor<i32>) -> tensor<4x4xf32>
+    %t91 = "stablehlo.concatenate"(%bias, %t90) {dimension = 1 : i64} : (tensor<4x32xf32>, tensor<4x4xf32>) -> tensor<4x36xf32>
+    %t92 = "stablehlo.or"(%t82, %t84) : (tensor<4x36xi1>, tensor<4x36xi1>) -> tensor<4x36xi1>
+    %t93 = "stablehlo.select"(%t92, %t91, %t86) : (tensor<4x36xi1>, tensor<4x36xf32>, tensor<4x36xf32>) -> tensor<4x36xf32>
+    %t94 = "stablehlo.broadcast_in_dim"(%t93) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
+    %t95 = "stablehlo.add"(%t79, %t94) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t96 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t97 = "stablehlo.reduce"(%t95, %t96) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t90 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t91 = "stablehlo.maximum"(%t89, %t90) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t92 = "stablehlo.broadcast_in_dim"(%t91) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t93 = "stablehlo.subtract"(%t87, %t92) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t94 = "stablehlo.exponential"(%t93) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t95 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t96 = "stablehlo.reduce"(%t94, %t95) ({
+    %t98 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t99 = "stablehlo.maximum"(%t97, %t98) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t100 = "stablehlo.broadcast_in_dim"(%t99) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t101 = "stablehlo.subtract"(%t95, %t100) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t102 = "stablehlo.exponential"(%t101) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t103 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t104 = "stablehlo.reduce"(%t102, %t103) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t97 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t98 = "stablehlo.maximum"(%t96, %t97) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t99 = "stablehlo.broadcast_in_dim"(%t98) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t100 = "stablehlo.divide"(%t94, %t99) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t101 = "stablehlo.dot_general"(%t100, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
-    %t102 = "stablehlo.transpose"(%t101) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t103 = "stablehlo.reshape"(%t102) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t104 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t105 = "stablehlo.dot_general"(%t103, %t104) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t106 = "stablehlo.add"(%embeddings, %t105) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t107 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
-    %t108 = "stablehlo.multiply"(%t106, %t106) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t109 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t110 = "stablehlo.reduce"(%t108, %t109) ({
+    %t105 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t106 = "stablehlo.maximum"(%t104, %t105) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t107 = "stablehlo.broadcast_in_dim"(%t106) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t108 = "stablehlo.divide"(%t102, %t107) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t109 = "stablehlo.dot_general"(%t108, %t75) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
+    %t110 = "stablehlo.transpose"(%t109) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t111 = "stablehlo.reshape"(%t110) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
+    %t112 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t114 = "stablehlo.add"(%t14, %t113) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t115 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
+    %t116 = "stablehlo.multiply"(%t114, %t114) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t117 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t118 = "stablehlo.reduce"(%t116, %t117) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t111 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t112 = "stablehlo.divide"(%t110, %t111) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t113 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t114 = "stablehlo.add"(%t112, %t113) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t115 = "stablehlo.rsqrt"(%t114) : (tensor<4xf32>) -> tensor<4xf32>
-    %t116 = "stablehlo.broadcast_in_dim"(%t115) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t117 = "stablehlo.multiply"(%t106, %t116) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t118 = "stablehlo.broadcast_in_dim"(%t107) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t119 = "stablehlo.multiply"(%t118, %t117) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t120 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t121 = "stablehlo.dot_general"(%t119, %t120) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t122 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t123 = "stablehlo.dot_general"(%t119, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t124 = "stablehlo.negate"(%t121) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t125 = "stablehlo.exponential"(%t124) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t126 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
-    %t127 = "stablehlo.add"(%t125, %t126) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t128 = "stablehlo.divide"(%t121, %t127) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t129 = "stablehlo.multiply"(%t128, %t123) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t130 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t131 = "stablehlo.dot_general"(%t129, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
-    %t132 = "stablehlo.add"(%t106, %t131) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t133 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
-    %t134 = "stablehlo.multiply"(%t132, %t132) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t135 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t136 = "stablehlo.reduce"(%t134, %t135) ({
+    %t119 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t120 = "stablehlo.divide"(%t118, %t119) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t121 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t122 = "stablehlo.add"(%t120, %t121) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t123 = "stablehlo.rsqrt"(%t122) : (tensor<4xf32>) -> tensor<4xf32>
+    %t124 = "stablehlo.broadcast_in_dim"(%t123) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t125 = "stablehlo.multiply"(%t114, %t124) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t126 = "stablehlo.broadcast_in_dim"(%t115) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t127 = "stablehlo.multiply"(%t126, %t125) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t128 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t129 = "stablehlo.dot_general"(%t127, %t128) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t130 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t131 = "stablehlo.dot_general"(%t127, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t132 = "stablehlo.negate"(%t129) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t133 = "stablehlo.exponential"(%t132) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t134 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
+    %t135 = "stablehlo.add"(%t133, %t134) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t136 = "stablehlo.divide"(%t129, %t135) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t137 = "stablehlo.multiply"(%t136, %t131) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t138 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t140 = "stablehlo.add"(%t114, %t139) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t141 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
+    %t142 = "stablehlo.multiply"(%t140, %t140) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t143 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t144 = "stablehlo.reduce"(%t142, %t143) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t137 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t138 = "stablehlo.divide"(%t136, %t137) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t139 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t140 = "stablehlo.add"(%t138, %t139) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t141 = "stablehlo.rsqrt"(%t140) : (tensor<4xf32>) -> tensor<4xf32>
-    %t142 = "stablehlo.broadcast_in_dim"(%t141) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t143 = "stablehlo.multiply"(%t132, %t142) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t144 = "stablehlo.broadcast_in_dim"(%t133) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t145 = "stablehlo.multiply"(%t144, %t143) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t146 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t147 = "stablehlo.dot_general"(%t145, %t146) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t148 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t149 = "stablehlo.dot_general"(%t145, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t150 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t151 = "stablehlo.dot_general"(%t145, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t152 = "stablehlo.reshape"(%t147) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
-    %t153 = "stablehlo.reshape"(%t149) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
-    %t154 = "stablehlo.reshape"(%t151) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
-    %t155 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
-    %t156 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
-    %t157 = "stablehlo.slice"(%t152) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
-    %t158 = "stablehlo.slice"(%t152) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
-    %t159 = "stablehlo.multiply"(%t157, %t155) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t160 = "stablehlo.multiply"(%t158, %t156) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t161 = "stablehlo.subtract"(%t159, %t160) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t162 = "stablehlo.multiply"(%t158, %t155) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t163 = "stablehlo.multiply"(%t157, %t156) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t164 = "stablehlo.add"(%t162, %t163) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
-    %t165 = "stablehlo.concatenate"(%t161, %t164) {dimension = 2 : i64} : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x64xf32>
-    %t166 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
-    %t167 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
-    %t168 = "stablehlo.slice"(%t153) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
-    %t169 = "stablehlo.slice"(%t153) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
-    %t170 = "stablehlo.multiply"(%t168, %t166) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t171 = "stablehlo.multiply"(%t169, %t167) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t172 = "stablehlo.subtract"(%t170, %t171) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t173 = "stablehlo.multiply"(%t169, %t166) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t174 = "stablehlo.multiply"(%t168, %t167) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t175 = "stablehlo.add"(%t173, %t174) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
-    %t176 = "stablehlo.concatenate"(%t172, %t175) {dimension = 2 : i64} : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x64xf32>
-    %t177 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t178 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t179 = "stablehlo.dynamic_slice"(%t57, %t177, %t178, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t180 = "stablehlo.reshape"(%t179) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t181 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t182 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t183 = "stablehlo.dynamic_slice"(%t57, %t181, %t182, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t184 = "stablehlo.reshape"(%t183) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t185 = "stablehlo.concatenate"(%t180, %t176) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
-    %t186 = "stablehlo.concatenate"(%t184, %t154) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
-    %t187 = "stablehlo.reshape"(%t165) : (tensor<4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t188 = "stablehlo.dot_general"(%t187, %t185) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<4x1x2x64xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x36xf32>
-    %t189 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x4x2x36xf32>} : () -> tensor<1x4x2x36xf32>
-    %t190 = "stablehlo.multiply"(%t188, %t189) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t191 = "stablehlo.broadcast_in_dim"(%t85) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
-    %t192 = "stablehlo.add"(%t190, %t191) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t193 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t194 = "stablehlo.reduce"(%t192, %t193) ({
+    %t145 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t146 = "stablehlo.divide"(%t144, %t145) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t147 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t148 = "stablehlo.add"(%t146, %t147) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t149 = "stablehlo.rsqrt"(%t148) : (tensor<4xf32>) -> tensor<4xf32>
+    %t150 = "stablehlo.broadcast_in_dim"(%t149) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t151 = "stablehlo.multiply"(%t140, %t150) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t152 = "stablehlo.broadcast_in_dim"(%t141) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t153 = "stablehlo.multiply"(%t152, %t151) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t154 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
+    %t155 = "stablehlo.dot_general"(%t153, %t154) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t156 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
+    %t157 = "stablehlo.dot_general"(%t153, %t156) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t158 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
+    %t159 = "stablehlo.dot_general"(%t153, %t158) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t160 = "stablehlo.reshape"(%t155) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
+    %t161 = "stablehlo.reshape"(%t157) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
+    %t162 = "stablehlo.reshape"(%t159) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
+    %t163 = "stablehlo.broadcast_in_dim"(%t41) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
+    %t164 = "stablehlo.broadcast_in_dim"(%t42) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x2x32xf32>
+    %t165 = "stablehlo.slice"(%t160) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t166 = "stablehlo.slice"(%t160) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x2x64xf32>) -> tensor<4x2x32xf32>
+    %t167 = "stablehlo.multiply"(%t165, %t163) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t168 = "stablehlo.multiply"(%t166, %t164) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t169 = "stablehlo.subtract"(%t167, %t168) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t170 = "stablehlo.multiply"(%t166, %t163) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t171 = "stablehlo.multiply"(%t165, %t164) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t172 = "stablehlo.add"(%t170, %t171) : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x32xf32>
+    %t173 = "stablehlo.concatenate"(%t169, %t172) {dimension = 2 : i64} : (tensor<4x2x32xf32>, tensor<4x2x32xf32>) -> tensor<4x2x64xf32>
+    %t174 = "stablehlo.broadcast_in_dim"(%t41) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
+    %t175 = "stablehlo.broadcast_in_dim"(%t42) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<4x32xf32>) -> tensor<4x1x32xf32>
+    %t176 = "stablehlo.slice"(%t161) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t177 = "stablehlo.slice"(%t161) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 4, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<4x1x64xf32>) -> tensor<4x1x32xf32>
+    %t178 = "stablehlo.multiply"(%t176, %t174) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t179 = "stablehlo.multiply"(%t177, %t175) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t180 = "stablehlo.subtract"(%t178, %t179) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t181 = "stablehlo.multiply"(%t177, %t174) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t182 = "stablehlo.multiply"(%t176, %t175) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t183 = "stablehlo.add"(%t181, %t182) : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x32xf32>
+    %t184 = "stablehlo.concatenate"(%t180, %t183) {dimension = 2 : i64} : (tensor<4x1x32xf32>, tensor<4x1x32xf32>) -> tensor<4x1x64xf32>
+    %t185 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t186 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t187 = "stablehlo.dynamic_slice"(%t65, %t185, %t186, %slot, %t7, %t7, %t7) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t188 = "stablehlo.reshape"(%t187) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t189 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t190 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t191 = "stablehlo.dynamic_slice"(%t65, %t189, %t190, %slot, %t7, %t7, %t7) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t192 = "stablehlo.reshape"(%t191) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t193 = "stablehlo.concatenate"(%t188, %t184) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
+    %t194 = "stablehlo.concatenate"(%t192, %t162) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<4x1x64xf32>) -> tensor<36x1x64xf32>
+    %t195 = "stablehlo.reshape"(%t173) : (tensor<4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t196 = "stablehlo.dot_general"(%t195, %t193) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<4x1x2x64xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x36xf32>
+    %t197 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x4x2x36xf32>} : () -> tensor<1x4x2x36xf32>
+    %t198 = "stablehlo.multiply"(%t196, %t197) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t199 = "stablehlo.broadcast_in_dim"(%t93) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<4x36xf32>) -> tensor<1x4x2x36xf32>
+    %t200 = "stablehlo.add"(%t198, %t199) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t201 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t202 = "stablehlo.reduce"(%t200, %t201) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t195 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t196 = "stablehlo.maximum"(%t194, %t195) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t197 = "stablehlo.broadcast_in_dim"(%t196) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t198 = "stablehlo.subtract"(%t192, %t197) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t199 = "stablehlo.exponential"(%t198) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t200 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t201 = "stablehlo.reduce"(%t199, %t200) ({
+    %t203 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t204 = "stablehlo.maximum"(%t202, %t203) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t205 = "stablehlo.broadcast_in_dim"(%t204) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t206 = "stablehlo.subtract"(%t200, %t205) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t207 = "stablehlo.exponential"(%t206) : (tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t208 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t209 = "stablehlo.reduce"(%t207, %t208) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x4x2x36xf32>, tensor<f32>) -> tensor<1x4x2xf32>
-    %t202 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
-    %t203 = "stablehlo.maximum"(%t201, %t202) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
-    %t204 = "stablehlo.broadcast_in_dim"(%t203) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
-    %t205 = "stablehlo.divide"(%t199, %t204) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
-    %t206 = "stablehlo.dot_general"(%t205, %t186) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
-    %t207 = "stablehlo.transpose"(%t206) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
-    %t208 = "stablehlo.reshape"(%t207) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t209 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t210 = "stablehlo.dot_general"(%t208, %t209) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t211 = "stablehlo.add"(%t132, %t210) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t212 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
-    %t213 = "stablehlo.multiply"(%t211, %t211) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t214 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t215 = "stablehlo.reduce"(%t213, %t214) ({
+    %t210 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x4x2xf32>} : () -> tensor<1x4x2xf32>
+    %t211 = "stablehlo.maximum"(%t209, %t210) : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    %t212 = "stablehlo.broadcast_in_dim"(%t211) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x4x2xf32>) -> tensor<1x4x2x36xf32>
+    %t213 = "stablehlo.divide"(%t207, %t212) : (tensor<1x4x2x36xf32>, tensor<1x4x2x36xf32>) -> tensor<1x4x2x36xf32>
+    %t214 = "stablehlo.dot_general"(%t213, %t194) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
+    %t215 = "stablehlo.transpose"(%t214) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
+    %t216 = "stablehlo.reshape"(%t215) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
+    %t217 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t218 = "stablehlo.dot_general"(%t216, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t219 = "stablehlo.add"(%t140, %t218) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t220 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
+    %t221 = "stablehlo.multiply"(%t219, %t219) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t222 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t223 = "stablehlo.reduce"(%t221, %t222) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<4x128xf32>, tensor<f32>) -> tensor<4xf32>
-    %t216 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t217 = "stablehlo.divide"(%t215, %t216) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t218 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
-    %t219 = "stablehlo.add"(%t217, %t218) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %t220 = "stablehlo.rsqrt"(%t219) : (tensor<4xf32>) -> tensor<4xf32>
-    %t221 = "stablehlo.broadcast_in_dim"(%t220) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
-    %t222 = "stablehlo.multiply"(%t211, %t221) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t223 = "stablehlo.broadcast_in_dim"(%t212) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
-    %t224 = "stablehlo.multiply"(%t223, %t222) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t225 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t227 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t228 = "stablehlo.dot_general"(%t224, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t229 = "stablehlo.negate"(%t226) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t230 = "stablehlo.exponential"(%t229) : (tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t231 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
-    %t232 = "stablehlo.add"(%t230, %t231) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t233 = "stablehlo.divide"(%t226, %t232) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t234 = "stablehlo.multiply"(%t233, %t228) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t235 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t236 = "stablehlo.dot_general"(%t234, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
-    %t237 = "stablehlo.add"(%t211, %t236) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t238 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t239 = "stablehlo.subtract"(%valid_rows, %t238) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-    %t240 = "stablehlo.dynamic_slice"(%t237, %t239, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<4x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
-    %t241 = util.global.load @"model.norm.weight" : tensor<128xf32>
-    %t242 = "stablehlo.multiply"(%t240, %t240) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t243 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t244 = "stablehlo.reduce"(%t242, %t243) ({
+    %t224 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t225 = "stablehlo.divide"(%t223, %t224) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t226 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<4xf32>} : () -> tensor<4xf32>
+    %t227 = "stablehlo.add"(%t225, %t226) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t228 = "stablehlo.rsqrt"(%t227) : (tensor<4xf32>) -> tensor<4xf32>
+    %t229 = "stablehlo.broadcast_in_dim"(%t228) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x128xf32>
+    %t230 = "stablehlo.multiply"(%t219, %t229) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t231 = "stablehlo.broadcast_in_dim"(%t220) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
+    %t232 = "stablehlo.multiply"(%t231, %t230) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t233 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t234 = "stablehlo.dot_general"(%t232, %t233) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t235 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t236 = "stablehlo.dot_general"(%t232, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t237 = "stablehlo.negate"(%t234) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t238 = "stablehlo.exponential"(%t237) : (tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t239 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
+    %t240 = "stablehlo.add"(%t238, %t239) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t241 = "stablehlo.divide"(%t234, %t240) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t242 = "stablehlo.multiply"(%t241, %t236) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
+    %t243 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t244 = "stablehlo.dot_general"(%t242, %t243) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t245 = "stablehlo.add"(%t219, %t244) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
+    %t246 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t247 = "stablehlo.subtract"(%valid_rows, %t246) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %t248 = "stablehlo.dynamic_slice"(%t245, %t247, %t7) {slice_sizes = array<i64: 1, 128>} : (tensor<4x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
+    %t249 = util.global.load @"model.norm.weight" : tensor<128xf32>
+    %t250 = "stablehlo.multiply"(%t248, %t248) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t251 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t252 = "stablehlo.reduce"(%t250, %t251) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<1x128xf32>, tensor<f32>) -> tensor<1xf32>
-    %t245 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t246 = "stablehlo.divide"(%t244, %t245) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t247 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t248 = "stablehlo.add"(%t246, %t247) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t249 = "stablehlo.rsqrt"(%t248) : (tensor<1xf32>) -> tensor<1xf32>
-    %t250 = "stablehlo.broadcast_in_dim"(%t249) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
-    %t251 = "stablehlo.multiply"(%t240, %t250) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t252 = "stablehlo.broadcast_in_dim"(%t241) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
-    %t253 = "stablehlo.multiply"(%t252, %t251) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t254 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t255 = "stablehlo.dot_general"(%t253, %t254) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
-    %t256 = "stablehlo.reshape"(%t56) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t257 = "stablehlo.reshape"(%t28) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t258 = "stablehlo.reshape"(%t176) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t259 = "stablehlo.reshape"(%t154) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
-    %t260 = "stablehlo.concatenate"(%t256, %t257, %t258, %t259) {dimension = 1 : i64} : (tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>) -> tensor<1x4x1x4x1x64xf32>
-    %t261 = "stablehlo.reshape"(%t260) : (tensor<1x4x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
-    %t262 = "stablehlo.dynamic_slice"(%t57, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 4, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x4x1x64xf32>
-    %t263 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<4xi1>) -> tensor<2x2x1x4x1x64xi1>
-    %t264 = "stablehlo.select"(%t263, %t261, %t262) : (tensor<2x2x1x4x1x64xi1>, tensor<2x2x1x4x1x64xf32>, tensor<2x2x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
-    %t265 = "stablehlo.dynamic_update_slice"(%t57, %t264, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x4x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
-    util.global.store %t265, @kv_cache : tensor<2x2x2x40x1x64xf32>
-    return %t255 : tensor<1x512xf32>
+    %t253 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t254 = "stablehlo.divide"(%t252, %t253) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t255 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t256 = "stablehlo.add"(%t254, %t255) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t257 = "stablehlo.rsqrt"(%t256) : (tensor<1xf32>) -> tensor<1xf32>
+    %t258 = "stablehlo.broadcast_in_dim"(%t257) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
+    %t259 = "stablehlo.multiply"(%t248, %t258) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t260 = "stablehlo.broadcast_in_dim"(%t249) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
+    %t261 = "stablehlo.multiply"(%t260, %t259) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t262 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
+    %t263 = "stablehlo.dot_general"(%t261, %t262) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t264 = "stablehlo.reshape"(%t64) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t265 = "stablehlo.reshape"(%t36) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t266 = "stablehlo.reshape"(%t184) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t267 = "stablehlo.reshape"(%t162) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
+    %t268 = "stablehlo.concatenate"(%t264, %t265, %t266, %t267) {dimension = 1 : i64} : (tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>, tensor<1x1x1x4x1x64xf32>) -> tensor<1x4x1x4x1x64xf32>
+    %t269 = "stablehlo.reshape"(%t268) : (tensor<1x4x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
+    %t270 = "stablehlo.dynamic_slice"(%t65, %t7, %t7, %slot, %start, %t7, %t7) {slice_sizes = array<i64: 2, 2, 1, 4, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x4x1x64xf32>
+    %t271 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<4xi1>) -> tensor<2x2x1x4x1x64xi1>
+    %t272 = "stablehlo.select"(%t271, %t269, %t270) : (tensor<2x2x1x4x1x64xi1>, tensor<2x2x1x4x1x64xf32>, tensor<2x2x1x4x1x64xf32>) -> tensor<2x2x1x4x1x64xf32>
+    %t273 = "stablehlo.dynamic_update_slice"(%t65, %t272, %t7, %t7, %slot, %start, %t7, %t7) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x4x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
+    util.global.store %t273, @kv_cache : tensor<2x2x2x40x1x64xf32>
+    return %t263 : tensor<1x512xf32>
   }
 
-  func.func @embeddings_prefill(%embeddings: tensor<8x128xf32>, %positions: tensor<8xi32>, %bias: tensor<8x32xf32>, %valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {
+  func.func @embeddings_prefill(%tokens: tensor<8xi32>, %features: tensor<8x128xf32>, %feature_mask: tensor<8xi32>, %positions: tensor<1x8xi32>, %bias: tensor<8x32xf32>, %valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {
     %t0 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<8xi32>
     %t1 = "stablehlo.broadcast_in_dim"(%start) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<8xi32>
     %t2 = "stablehlo.add"(%t0, %t1) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
     %t3 = "stablehlo.broadcast_in_dim"(%valid_rows) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<8xi32>
     %t4 = "stablehlo.compare"(%t0, %t3) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi1>
-    %t5 = "stablehlo.convert"(%positions) : (tensor<8xi32>) -> tensor<8xf32>
-    %t6 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t7 = util.global.load @"model.layers.0.input_layernorm.weight" : tensor<128xf32>
-    %t8 = "stablehlo.multiply"(%embeddings, %embeddings) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t9 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t10 = "stablehlo.reduce"(%t8, %t9) ({
+    %t5 = "stablehlo.reshape"(%positions) : (tensor<1x8xi32>) -> tensor<8xi32>
+    %t6 = "stablehlo.convert"(%t5) : (tensor<8xi32>) -> tensor<8xf32>
+    %t7 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t8 = util.global.load @"model.embed_tokens.weight" : tensor<512x128xf32>
+    %t9 = "stablehlo.reshape"(%tokens) : (tensor<8xi32>) -> tensor<8x1xi32>
+    %t10 = "stablehlo.gather"(%t8, %t9) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 128>} : (tensor<512x128xf32>, tensor<8x1xi32>) -> tensor<8x128xf32>
+    %t11 = "stablehlo.constant"() {value = dense<0> : tensor<8xi32>} : () -> tensor<8xi32>
+    %t12 = "stablehlo.compare"(%feature_mask, %t11) {comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi1>
+    %t13 = "stablehlo.broadcast_in_dim"(%t12) {broadcast_dimensions = array<i64: 0>} : (tensor<8xi1>) -> tensor<8x128xi1>
+    %t14 = "stablehlo.select"(%t13, %features, %t10) : (tensor<8x128xi1>, tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t15 = util.global.load @"model.layers.0.input_layernorm.weight" : tensor<128xf32>
+    %t16 = "stablehlo.multiply"(%t14, %t14) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t17 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t18 = "stablehlo.reduce"(%t16, %t17) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t11 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t12 = "stablehlo.divide"(%t10, %t11) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t13 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t14 = "stablehlo.add"(%t12, %t13) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t15 = "stablehlo.rsqrt"(%t14) : (tensor<8xf32>) -> tensor<8xf32>
-    %t16 = "stablehlo.broadcast_in_dim"(%t15) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t17 = "stablehlo.multiply"(%embeddings, %t16) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t18 = "stablehlo.broadcast_in_dim"(%t7) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t19 = "stablehlo.multiply"(%t18, %t17) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t20 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t21 = "stablehlo.dot_general"(%t19, %t20) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t22 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t23 = "stablehlo.dot_general"(%t19, %t22) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t24 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t25 = "stablehlo.dot_general"(%t19, %t24) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t26 = "stablehlo.reshape"(%t21) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
-    %t27 = "stablehlo.reshape"(%t23) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
-    %t28 = "stablehlo.reshape"(%t25) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
-    %t29 = "stablehlo.constant"() {value = dense<[1.000000000e+00, 7.498942018e-01, 5.623413324e-01, 4.216965139e-01, 3.162277639e-01, 2.371373624e-01, 1.778279394e-01, 1.333521456e-01, 1.000000015e-01, 7.498941571e-02, 5.623412877e-02, 4.216964915e-02, 3.162277862e-02, 2.371373586e-02, 1.778279431e-02, 1.333521493e-02, 9.999999776e-03, 7.498942316e-03, 5.623413250e-03, 4.216964822e-03, 3.162277862e-03, 2.371373819e-03, 1.778279431e-03, 1.333521446e-03, 1.000000047e-03, 7.498941850e-04, 5.623413017e-04, 4.216964880e-04, 3.162277862e-04, 2.371373848e-04, 1.778279402e-04, 1.333521504e-04]> : tensor<32xf32>} : () -> tensor<32xf32>
-    %t30 = "stablehlo.broadcast_in_dim"(%t5) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x32xf32>
-    %t31 = "stablehlo.broadcast_in_dim"(%t29) {broadcast_dimensions = array<i64: 1>} : (tensor<32xf32>) -> tensor<8x32xf32>
-    %t32 = "stablehlo.multiply"(%t30, %t31) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
-    %t33 = "stablehlo.cosine"(%t32) : (tensor<8x32xf32>) -> tensor<8x32xf32>
-    %t34 = "stablehlo.sine"(%t32) : (tensor<8x32xf32>) -> tensor<8x32xf32>
-    %t35 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
-    %t36 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
-    %t37 = "stablehlo.slice"(%t26) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
-    %t38 = "stablehlo.slice"(%t26) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
-    %t39 = "stablehlo.multiply"(%t37, %t35) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t40 = "stablehlo.multiply"(%t38, %t36) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t41 = "stablehlo.subtract"(%t39, %t40) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t42 = "stablehlo.multiply"(%t38, %t35) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t43 = "stablehlo.multiply"(%t37, %t36) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t44 = "stablehlo.add"(%t42, %t43) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t45 = "stablehlo.concatenate"(%t41, %t44) {dimension = 2 : i64} : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x64xf32>
-    %t46 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
-    %t47 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
-    %t48 = "stablehlo.slice"(%t27) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
-    %t49 = "stablehlo.slice"(%t27) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
-    %t50 = "stablehlo.multiply"(%t48, %t46) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t51 = "stablehlo.multiply"(%t49, %t47) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t52 = "stablehlo.subtract"(%t50, %t51) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t53 = "stablehlo.multiply"(%t49, %t46) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t54 = "stablehlo.multiply"(%t48, %t47) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t55 = "stablehlo.add"(%t53, %t54) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t56 = "stablehlo.concatenate"(%t52, %t55) {dimension = 2 : i64} : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x64xf32>
-    %t57 = util.global.load @kv_cache : tensor<2x2x2x40x1x64xf32>
-    %t58 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t59 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t60 = "stablehlo.dynamic_slice"(%t57, %t58, %t59, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t61 = "stablehlo.reshape"(%t60) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t62 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t63 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t64 = "stablehlo.dynamic_slice"(%t57, %t62, %t63, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t65 = "stablehlo.reshape"(%t64) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t66 = "stablehlo.concatenate"(%t61, %t56) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
-    %t67 = "stablehlo.concatenate"(%t65, %t28) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
-    %t68 = "stablehlo.reshape"(%t45) : (tensor<8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t69 = "stablehlo.dot_general"(%t68, %t66) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<8x1x2x64xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x40xf32>
-    %t70 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x8x2x40xf32>} : () -> tensor<1x8x2x40xf32>
-    %t71 = "stablehlo.multiply"(%t69, %t70) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t72 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<8x40xi32>
-    %t73 = "stablehlo.broadcast_in_dim"(%start) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<8x40xi32>
-    %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
-    %t75 = "stablehlo.constant"() {value = dense<32> : tensor<8x40xi32>} : () -> tensor<8x40xi32>
-    %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
-    %t77 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<8x40xi32>
-    %t78 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
-    %t79 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
-    %t80 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x8xf32>} : () -> tensor<8x8xf32>
-    %t81 = "stablehlo.concatenate"(%bias, %t80) {dimension = 1 : i64} : (tensor<8x32xf32>, tensor<8x8xf32>) -> tensor<8x40xf32>
-    %t82 = "stablehlo.dynamic_slice"(%t81, %t6, %start) {slice_sizes = array<i64: 8, 8>} : (tensor<8x40xf32>, tensor<i32>, tensor<i32>) -> tensor<8x8xf32>
-    %t83 = "stablehlo.concatenate"(%bias, %t82) {dimension = 1 : i64} : (tensor<8x32xf32>, tensor<8x8xf32>) -> tensor<8x40xf32>
-    %t84 = "stablehlo.or"(%t74, %t76) : (tensor<8x40xi1>, tensor<8x40xi1>) -> tensor<8x40xi1>
-    %t85 = "stablehlo.select"(%t84, %t83, %t78) : (tensor<8x40xi1>, tensor<8x40xf32>, tensor<8x40xf32>) -> tensor<8x40xf32>
-    %t86 = "stablehlo.broadcast_in_dim"(%t85) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
-    %t87 = "stablehlo.add"(%t71, %t86) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t88 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t89 = "stablehlo.reduce"(%t87, %t88) ({
+    %t19 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t20 = "stablehlo.divide"(%t18, %t19) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t21 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t22 = "stablehlo.add"(%t20, %t21) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t23 = "stablehlo.rsqrt"(%t22) : (tensor<8xf32>) -> tensor<8xf32>
+    %t24 = "stablehlo.broadcast_in_dim"(%t23) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t25 = "stablehlo.multiply"(%t14, %t24) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t26 = "stablehlo.broadcast_in_dim"(%t15) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t27 = "stablehlo.multiply"(%t26, %t25) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t28 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
+    %t29 = "stablehlo.dot_general"(%t27, %t28) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t30 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
+    %t31 = "stablehlo.dot_general"(%t27, %t30) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t32 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
+    %t33 = "stablehlo.dot_general"(%t27, %t32) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t34 = "stablehlo.reshape"(%t29) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
+    %t35 = "stablehlo.reshape"(%t31) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
+    %t36 = "stablehlo.reshape"(%t33) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
+    %t37 = "stablehlo.constant"() {value = dense<[1.000000000e+00, 7.498942018e-01, 5.623413324e-01, 4.216965139e-01, 3.162277639e-01, 2.371373624e-01, 1.778279394e-01, 1.333521456e-01, 1.000000015e-01, 7.498941571e-02, 5.623412877e-02, 4.216964915e-02, 3.162277862e-02, 2.371373586e-02, 1.778279431e-02, 1.333521493e-02, 9.999999776e-03, 7.498942316e-03, 5.623413250e-03, 4.216964822e-03, 3.162277862e-03, 2.371373819e-03, 1.778279431e-03, 1.333521446e-03, 1.000000047e-03, 7.498941850e-04, 5.623413017e-04, 4.216964880e-04, 3.162277862e-04, 2.371373848e-04, 1.778279402e-04, 1.333521504e-04]> : tensor<32xf32>} : () -> tensor<32xf32>
+    %t38 = "stablehlo.broadcast_in_dim"(%t6) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x32xf32>
+    %t39 = "stablehlo.broadcast_in_dim"(%t37) {broadcast_dimensions = array<i64: 1>} : (tensor<32xf32>) -> tensor<8x32xf32>
+    %t40 = "stablehlo.multiply"(%t38, %t39) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+    %t41 = "stablehlo.cosine"(%t40) : (tensor<8x32xf32>) -> tensor<8x32xf32>
+    %t42 = "stablehlo.sine"(%t40) : (tensor<8x32xf32>) -> tensor<8x32xf32>
+    %t43 = "stablehlo.broadcast_in_dim"(%t41) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
+    %t44 = "stablehlo.broadcast_in_dim"(%t42) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
+    %t45 = "stablehlo.slice"(%t34) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t46 = "stablehlo.slice"(%t34) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t47 = "stablehlo.multiply"(%t45, %t43) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t48 = "stablehlo.multiply"(%t46, %t44) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t49 = "stablehlo.subtract"(%t47, %t48) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t50 = "stablehlo.multiply"(%t46, %t43) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t51 = "stablehlo.multiply"(%t45, %t44) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t52 = "stablehlo.add"(%t50, %t51) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t53 = "stablehlo.concatenate"(%t49, %t52) {dimension = 2 : i64} : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x64xf32>
+    %t54 = "stablehlo.broadcast_in_dim"(%t41) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
+    %t55 = "stablehlo.broadcast_in_dim"(%t42) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
+    %t56 = "stablehlo.slice"(%t35) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t57 = "stablehlo.slice"(%t35) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t58 = "stablehlo.multiply"(%t56, %t54) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t59 = "stablehlo.multiply"(%t57, %t55) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t60 = "stablehlo.subtract"(%t58, %t59) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t61 = "stablehlo.multiply"(%t57, %t54) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t62 = "stablehlo.multiply"(%t56, %t55) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t63 = "stablehlo.add"(%t61, %t62) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t64 = "stablehlo.concatenate"(%t60, %t63) {dimension = 2 : i64} : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x64xf32>
+    %t65 = util.global.load @kv_cache : tensor<2x2x2x40x1x64xf32>
+    %t66 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t67 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t68 = "stablehlo.dynamic_slice"(%t65, %t66, %t67, %slot, %t7, %t7, %t7) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t69 = "stablehlo.reshape"(%t68) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t70 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t71 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t72 = "stablehlo.dynamic_slice"(%t65, %t70, %t71, %slot, %t7, %t7, %t7) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t73 = "stablehlo.reshape"(%t72) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t74 = "stablehlo.concatenate"(%t69, %t64) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
+    %t75 = "stablehlo.concatenate"(%t73, %t36) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
+    %t76 = "stablehlo.reshape"(%t53) : (tensor<8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t77 = "stablehlo.dot_general"(%t76, %t74) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<8x1x2x64xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x40xf32>
+    %t78 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x8x2x40xf32>} : () -> tensor<1x8x2x40xf32>
+    %t79 = "stablehlo.multiply"(%t77, %t78) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t80 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<8x40xi32>
+    %t81 = "stablehlo.broadcast_in_dim"(%start) {broadcast_dimensions = array<i64>} : (tensor<i32>) -> tensor<8x40xi32>
+    %t82 = "stablehlo.compare"(%t80, %t81) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
+    %t83 = "stablehlo.constant"() {value = dense<32> : tensor<8x40xi32>} : () -> tensor<8x40xi32>
+    %t84 = "stablehlo.compare"(%t80, %t83) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<8x40xi32>, tensor<8x40xi32>) -> tensor<8x40xi1>
+    %t85 = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<8x40xi32>
+    %t86 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
+    %t87 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<8x40xf32>} : () -> tensor<8x40xf32>
+    %t88 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<8x8xf32>} : () -> tensor<8x8xf32>
+    %t89 = "stablehlo.concatenate"(%bias, %t88) {dimension = 1 : i64} : (tensor<8x32xf32>, tensor<8x8xf32>) -> tensor<8x40xf32>
+    %t90 = "stablehlo.dynamic_slice"(%t89, %t7, %start) {slice_sizes = array<i64: 8, 8>} : (tensor<8x40xf32>, tensor<i32>, tensor<i32>) -> tensor<8x8xf32>
+    %t91 = "stablehlo.concatenate"(%bias, %t90) {dimension = 1 : i64} : (tensor<8x32xf32>, tensor<8x8xf32>) -> tensor<8x40xf32>
+    %t92 = "stablehlo.or"(%t82, %t84) : (tensor<8x40xi1>, tensor<8x40xi1>) -> tensor<8x40xi1>
+    %t93 = "stablehlo.select"(%t92, %t91, %t86) : (tensor<8x40xi1>, tensor<8x40xf32>, tensor<8x40xf32>) -> tensor<8x40xf32>
+    %t94 = "stablehlo.broadcast_in_dim"(%t93) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
+    %t95 = "stablehlo.add"(%t79, %t94) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t96 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t97 = "stablehlo.reduce"(%t95, %t96) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t90 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t91 = "stablehlo.maximum"(%t89, %t90) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t92 = "stablehlo.broadcast_in_dim"(%t91) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t93 = "stablehlo.subtract"(%t87, %t92) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t94 = "stablehlo.exponential"(%t93) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t95 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t96 = "stablehlo.reduce"(%t94, %t95) ({
+    %t98 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t99 = "stablehlo.maximum"(%t97, %t98) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t100 = "stablehlo.broadcast_in_dim"(%t99) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t101 = "stablehlo.subtract"(%t95, %t100) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t102 = "stablehlo.exponential"(%t101) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t103 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t104 = "stablehlo.reduce"(%t102, %t103) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t97 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t98 = "stablehlo.maximum"(%t96, %t97) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t99 = "stablehlo.broadcast_in_dim"(%t98) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t100 = "stablehlo.divide"(%t94, %t99) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t101 = "stablehlo.dot_general"(%t100, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
-    %t102 = "stablehlo.transpose"(%t101) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t103 = "stablehlo.reshape"(%t102) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t104 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t105 = "stablehlo.dot_general"(%t103, %t104) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t106 = "stablehlo.add"(%embeddings, %t105) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t107 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
-    %t108 = "stablehlo.multiply"(%t106, %t106) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t109 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t110 = "stablehlo.reduce"(%t108, %t109) ({
+    %t105 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t106 = "stablehlo.maximum"(%t104, %t105) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t107 = "stablehlo.broadcast_in_dim"(%t106) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t108 = "stablehlo.divide"(%t102, %t107) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t109 = "stablehlo.dot_general"(%t108, %t75) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
+    %t110 = "stablehlo.transpose"(%t109) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t111 = "stablehlo.reshape"(%t110) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
+    %t112 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t114 = "stablehlo.add"(%t14, %t113) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t115 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
+    %t116 = "stablehlo.multiply"(%t114, %t114) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t117 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t118 = "stablehlo.reduce"(%t116, %t117) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t111 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t112 = "stablehlo.divide"(%t110, %t111) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t113 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t114 = "stablehlo.add"(%t112, %t113) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t115 = "stablehlo.rsqrt"(%t114) : (tensor<8xf32>) -> tensor<8xf32>
-    %t116 = "stablehlo.broadcast_in_dim"(%t115) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t117 = "stablehlo.multiply"(%t106, %t116) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t118 = "stablehlo.broadcast_in_dim"(%t107) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t119 = "stablehlo.multiply"(%t118, %t117) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t120 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t121 = "stablehlo.dot_general"(%t119, %t120) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t122 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t123 = "stablehlo.dot_general"(%t119, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t124 = "stablehlo.negate"(%t121) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t125 = "stablehlo.exponential"(%t124) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t126 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
-    %t127 = "stablehlo.add"(%t125, %t126) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t128 = "stablehlo.divide"(%t121, %t127) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t129 = "stablehlo.multiply"(%t128, %t123) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t130 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t131 = "stablehlo.dot_general"(%t129, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
-    %t132 = "stablehlo.add"(%t106, %t131) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t133 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
-    %t134 = "stablehlo.multiply"(%t132, %t132) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t135 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t136 = "stablehlo.reduce"(%t134, %t135) ({
+    %t119 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t120 = "stablehlo.divide"(%t118, %t119) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t121 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t122 = "stablehlo.add"(%t120, %t121) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t123 = "stablehlo.rsqrt"(%t122) : (tensor<8xf32>) -> tensor<8xf32>
+    %t124 = "stablehlo.broadcast_in_dim"(%t123) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t125 = "stablehlo.multiply"(%t114, %t124) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t126 = "stablehlo.broadcast_in_dim"(%t115) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t127 = "stablehlo.multiply"(%t126, %t125) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t128 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t129 = "stablehlo.dot_general"(%t127, %t128) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t130 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t131 = "stablehlo.dot_general"(%t127, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t132 = "stablehlo.negate"(%t129) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t133 = "stablehlo.exponential"(%t132) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t134 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
+    %t135 = "stablehlo.add"(%t133, %t134) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t136 = "stablehlo.divide"(%t129, %t135) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t137 = "stablehlo.multiply"(%t136, %t131) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t138 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t140 = "stablehlo.add"(%t114, %t139) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t141 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
+    %t142 = "stablehlo.multiply"(%t140, %t140) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t143 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t144 = "stablehlo.reduce"(%t142, %t143) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t137 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t138 = "stablehlo.divide"(%t136, %t137) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t139 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t140 = "stablehlo.add"(%t138, %t139) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t141 = "stablehlo.rsqrt"(%t140) : (tensor<8xf32>) -> tensor<8xf32>
-    %t142 = "stablehlo.broadcast_in_dim"(%t141) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t143 = "stablehlo.multiply"(%t132, %t142) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t144 = "stablehlo.broadcast_in_dim"(%t133) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t145 = "stablehlo.multiply"(%t144, %t143) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t146 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t147 = "stablehlo.dot_general"(%t145, %t146) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t148 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t149 = "stablehlo.dot_general"(%t145, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t150 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t151 = "stablehlo.dot_general"(%t145, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t152 = "stablehlo.reshape"(%t147) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
-    %t153 = "stablehlo.reshape"(%t149) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
-    %t154 = "stablehlo.reshape"(%t151) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
-    %t155 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
-    %t156 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
-    %t157 = "stablehlo.slice"(%t152) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
-    %t158 = "stablehlo.slice"(%t152) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
-    %t159 = "stablehlo.multiply"(%t157, %t155) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t160 = "stablehlo.multiply"(%t158, %t156) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t161 = "stablehlo.subtract"(%t159, %t160) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t162 = "stablehlo.multiply"(%t158, %t155) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t163 = "stablehlo.multiply"(%t157, %t156) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t164 = "stablehlo.add"(%t162, %t163) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
-    %t165 = "stablehlo.concatenate"(%t161, %t164) {dimension = 2 : i64} : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x64xf32>
-    %t166 = "stablehlo.broadcast_in_dim"(%t33) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
-    %t167 = "stablehlo.broadcast_in_dim"(%t34) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
-    %t168 = "stablehlo.slice"(%t153) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
-    %t169 = "stablehlo.slice"(%t153) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
-    %t170 = "stablehlo.multiply"(%t168, %t166) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t171 = "stablehlo.multiply"(%t169, %t167) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t172 = "stablehlo.subtract"(%t170, %t171) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t173 = "stablehlo.multiply"(%t169, %t166) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t174 = "stablehlo.multiply"(%t168, %t167) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t175 = "stablehlo.add"(%t173, %t174) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
-    %t176 = "stablehlo.concatenate"(%t172, %t175) {dimension = 2 : i64} : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x64xf32>
-    %t177 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t178 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %t179 = "stablehlo.dynamic_slice"(%t57, %t177, %t178, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t180 = "stablehlo.reshape"(%t179) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t181 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t182 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t183 = "stablehlo.dynamic_slice"(%t57, %t181, %t182, %slot, %t6, %t6, %t6) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
-    %t184 = "stablehlo.reshape"(%t183) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
-    %t185 = "stablehlo.concatenate"(%t180, %t176) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
-    %t186 = "stablehlo.concatenate"(%t184, %t154) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
-    %t187 = "stablehlo.reshape"(%t165) : (tensor<8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t188 = "stablehlo.dot_general"(%t187, %t185) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<8x1x2x64xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x40xf32>
-    %t189 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x8x2x40xf32>} : () -> tensor<1x8x2x40xf32>
-    %t190 = "stablehlo.multiply"(%t188, %t189) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t191 = "stablehlo.broadcast_in_dim"(%t85) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
-    %t192 = "stablehlo.add"(%t190, %t191) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t193 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
-    %t194 = "stablehlo.reduce"(%t192, %t193) ({
+    %t145 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t146 = "stablehlo.divide"(%t144, %t145) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t147 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t148 = "stablehlo.add"(%t146, %t147) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t149 = "stablehlo.rsqrt"(%t148) : (tensor<8xf32>) -> tensor<8xf32>
+    %t150 = "stablehlo.broadcast_in_dim"(%t149) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t151 = "stablehlo.multiply"(%t140, %t150) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t152 = "stablehlo.broadcast_in_dim"(%t141) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t153 = "stablehlo.multiply"(%t152, %t151) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t154 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
+    %t155 = "stablehlo.dot_general"(%t153, %t154) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t156 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
+    %t157 = "stablehlo.dot_general"(%t153, %t156) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t158 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
+    %t159 = "stablehlo.dot_general"(%t153, %t158) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t160 = "stablehlo.reshape"(%t155) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
+    %t161 = "stablehlo.reshape"(%t157) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
+    %t162 = "stablehlo.reshape"(%t159) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
+    %t163 = "stablehlo.broadcast_in_dim"(%t41) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
+    %t164 = "stablehlo.broadcast_in_dim"(%t42) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x2x32xf32>
+    %t165 = "stablehlo.slice"(%t160) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 2, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t166 = "stablehlo.slice"(%t160) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 2, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x2x64xf32>) -> tensor<8x2x32xf32>
+    %t167 = "stablehlo.multiply"(%t165, %t163) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t168 = "stablehlo.multiply"(%t166, %t164) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t169 = "stablehlo.subtract"(%t167, %t168) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t170 = "stablehlo.multiply"(%t166, %t163) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t171 = "stablehlo.multiply"(%t165, %t164) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t172 = "stablehlo.add"(%t170, %t171) : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+    %t173 = "stablehlo.concatenate"(%t169, %t172) {dimension = 2 : i64} : (tensor<8x2x32xf32>, tensor<8x2x32xf32>) -> tensor<8x2x64xf32>
+    %t174 = "stablehlo.broadcast_in_dim"(%t41) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
+    %t175 = "stablehlo.broadcast_in_dim"(%t42) {broadcast_dimensions = array<i64: 0, 2>} : (tensor<8x32xf32>) -> tensor<8x1x32xf32>
+    %t176 = "stablehlo.slice"(%t161) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 8, 1, 32>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t177 = "stablehlo.slice"(%t161) {start_indices = array<i64: 0, 0, 32>, limit_indices = array<i64: 8, 1, 64>, strides = array<i64: 1, 1, 1>} : (tensor<8x1x64xf32>) -> tensor<8x1x32xf32>
+    %t178 = "stablehlo.multiply"(%t176, %t174) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t179 = "stablehlo.multiply"(%t177, %t175) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t180 = "stablehlo.subtract"(%t178, %t179) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t181 = "stablehlo.multiply"(%t177, %t174) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t182 = "stablehlo.multiply"(%t176, %t175) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t183 = "stablehlo.add"(%t181, %t182) : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x32xf32>
+    %t184 = "stablehlo.concatenate"(%t180, %t183) {dimension = 2 : i64} : (tensor<8x1x32xf32>, tensor<8x1x32xf32>) -> tensor<8x1x64xf32>
+    %t185 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t186 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %t187 = "stablehlo.dynamic_slice"(%t65, %t185, %t186, %slot, %t7, %t7, %t7) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t188 = "stablehlo.reshape"(%t187) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t189 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t190 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t191 = "stablehlo.dynamic_slice"(%t65, %t189, %t190, %slot, %t7, %t7, %t7) {slice_sizes = array<i64: 1, 1, 1, 32, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1x32x1x64xf32>
+    %t192 = "stablehlo.reshape"(%t191) : (tensor<1x1x1x32x1x64xf32>) -> tensor<32x1x64xf32>
+    %t193 = "stablehlo.concatenate"(%t188, %t184) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
+    %t194 = "stablehlo.concatenate"(%t192, %t162) {dimension = 0 : i64} : (tensor<32x1x64xf32>, tensor<8x1x64xf32>) -> tensor<40x1x64xf32>
+    %t195 = "stablehlo.reshape"(%t173) : (tensor<8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t196 = "stablehlo.dot_general"(%t195, %t193) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [1], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [2]>} : (tensor<8x1x2x64xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x40xf32>
+    %t197 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<1x8x2x40xf32>} : () -> tensor<1x8x2x40xf32>
+    %t198 = "stablehlo.multiply"(%t196, %t197) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t199 = "stablehlo.broadcast_in_dim"(%t93) {broadcast_dimensions = array<i64: 1, 3>} : (tensor<8x40xf32>) -> tensor<1x8x2x40xf32>
+    %t200 = "stablehlo.add"(%t198, %t199) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t201 = "stablehlo.constant"() {value = dense<0xFF800000> : tensor<f32>} : () -> tensor<f32>
+    %t202 = "stablehlo.reduce"(%t200, %t201) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.maximum"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t195 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t196 = "stablehlo.maximum"(%t194, %t195) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t197 = "stablehlo.broadcast_in_dim"(%t196) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t198 = "stablehlo.subtract"(%t192, %t197) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t199 = "stablehlo.exponential"(%t198) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t200 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t201 = "stablehlo.reduce"(%t199, %t200) ({
+    %t203 = "stablehlo.constant"() {value = dense<-3.402823466e+38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t204 = "stablehlo.maximum"(%t202, %t203) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t205 = "stablehlo.broadcast_in_dim"(%t204) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t206 = "stablehlo.subtract"(%t200, %t205) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t207 = "stablehlo.exponential"(%t206) : (tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t208 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t209 = "stablehlo.reduce"(%t207, %t208) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 3>} : (tensor<1x8x2x40xf32>, tensor<f32>) -> tensor<1x8x2xf32>
-    %t202 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
-    %t203 = "stablehlo.maximum"(%t201, %t202) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
-    %t204 = "stablehlo.broadcast_in_dim"(%t203) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
-    %t205 = "stablehlo.divide"(%t199, %t204) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
-    %t206 = "stablehlo.dot_general"(%t205, %t186) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
-    %t207 = "stablehlo.transpose"(%t206) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
-    %t208 = "stablehlo.reshape"(%t207) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t209 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t210 = "stablehlo.dot_general"(%t208, %t209) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t211 = "stablehlo.add"(%t132, %t210) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t212 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
-    %t213 = "stablehlo.multiply"(%t211, %t211) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t214 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t215 = "stablehlo.reduce"(%t213, %t214) ({
+    %t210 = "stablehlo.constant"() {value = dense<1.175494351e-38> : tensor<1x8x2xf32>} : () -> tensor<1x8x2xf32>
+    %t211 = "stablehlo.maximum"(%t209, %t210) : (tensor<1x8x2xf32>, tensor<1x8x2xf32>) -> tensor<1x8x2xf32>
+    %t212 = "stablehlo.broadcast_in_dim"(%t211) {broadcast_dimensions = array<i64: 0, 1, 2>} : (tensor<1x8x2xf32>) -> tensor<1x8x2x40xf32>
+    %t213 = "stablehlo.divide"(%t207, %t212) : (tensor<1x8x2x40xf32>, tensor<1x8x2x40xf32>) -> tensor<1x8x2x40xf32>
+    %t214 = "stablehlo.dot_general"(%t213, %t194) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
+    %t215 = "stablehlo.transpose"(%t214) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
+    %t216 = "stablehlo.reshape"(%t215) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
+    %t217 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
+    %t218 = "stablehlo.dot_general"(%t216, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t219 = "stablehlo.add"(%t140, %t218) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t220 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
+    %t221 = "stablehlo.multiply"(%t219, %t219) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t222 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t223 = "stablehlo.reduce"(%t221, %t222) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<8x128xf32>, tensor<f32>) -> tensor<8xf32>
-    %t216 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t217 = "stablehlo.divide"(%t215, %t216) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t218 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
-    %t219 = "stablehlo.add"(%t217, %t218) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-    %t220 = "stablehlo.rsqrt"(%t219) : (tensor<8xf32>) -> tensor<8xf32>
-    %t221 = "stablehlo.broadcast_in_dim"(%t220) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
-    %t222 = "stablehlo.multiply"(%t211, %t221) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t223 = "stablehlo.broadcast_in_dim"(%t212) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
-    %t224 = "stablehlo.multiply"(%t223, %t222) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t225 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t227 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t228 = "stablehlo.dot_general"(%t224, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t229 = "stablehlo.negate"(%t226) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t230 = "stablehlo.exponential"(%t229) : (tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t231 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
-    %t232 = "stablehlo.add"(%t230, %t231) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t233 = "stablehlo.divide"(%t226, %t232) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t234 = "stablehlo.multiply"(%t233, %t228) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t235 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t236 = "stablehlo.dot_general"(%t234, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
-    %t237 = "stablehlo.add"(%t211, %t236) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t238 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-    %t239 = "stablehlo.subtract"(%valid_rows, %t238) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-    %t240 = "stablehlo.dynamic_slice"(%t237, %t239, %t6) {slice_sizes = array<i64: 1, 128>} : (tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
-    %t241 = util.global.load @"model.norm.weight" : tensor<128xf32>
-    %t242 = "stablehlo.multiply"(%t240, %t240) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t243 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
-    %t244 = "stablehlo.reduce"(%t242, %t243) ({
+    %t224 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t225 = "stablehlo.divide"(%t223, %t224) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t226 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<8xf32>} : () -> tensor<8xf32>
+    %t227 = "stablehlo.add"(%t225, %t226) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    %t228 = "stablehlo.rsqrt"(%t227) : (tensor<8xf32>) -> tensor<8xf32>
+    %t229 = "stablehlo.broadcast_in_dim"(%t228) {broadcast_dimensions = array<i64: 0>} : (tensor<8xf32>) -> tensor<8x128xf32>
+    %t230 = "stablehlo.multiply"(%t219, %t229) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t231 = "stablehlo.broadcast_in_dim"(%t220) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
+    %t232 = "stablehlo.multiply"(%t231, %t230) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t233 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
+    %t234 = "stablehlo.dot_general"(%t232, %t233) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t235 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
+    %t236 = "stablehlo.dot_general"(%t232, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t237 = "stablehlo.negate"(%t234) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t238 = "stablehlo.exponential"(%t237) : (tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t239 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
+    %t240 = "stablehlo.add"(%t238, %t239) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t241 = "stablehlo.divide"(%t234, %t240) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t242 = "stablehlo.multiply"(%t241, %t236) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+    %t243 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
+    %t244 = "stablehlo.dot_general"(%t242, %t243) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t245 = "stablehlo.add"(%t219, %t244) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
+    %t246 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %t247 = "stablehlo.subtract"(%valid_rows, %t246) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %t248 = "stablehlo.dynamic_slice"(%t245, %t247, %t7) {slice_sizes = array<i64: 1, 128>} : (tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<1x128xf32>
+    %t249 = util.global.load @"model.norm.weight" : tensor<128xf32>
+    %t250 = "stablehlo.multiply"(%t248, %t248) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t251 = "stablehlo.constant"() {value = dense<0.000000000e+00> : tensor<f32>} : () -> tensor<f32>
+    %t252 = "stablehlo.reduce"(%t250, %t251) ({
     ^bb0(%a: tensor<f32>, %b: tensor<f32>):
       %r = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
       "stablehlo.return"(%r) : (tensor<f32>) -> ()
     }) {dimensions = array<i64: 1>} : (tensor<1x128xf32>, tensor<f32>) -> tensor<1xf32>
-    %t245 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t246 = "stablehlo.divide"(%t244, %t245) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t247 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
-    %t248 = "stablehlo.add"(%t246, %t247) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-    %t249 = "stablehlo.rsqrt"(%t248) : (tensor<1xf32>) -> tensor<1xf32>
-    %t250 = "stablehlo.broadcast_in_dim"(%t249) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
-    %t251 = "stablehlo.multiply"(%t240, %t250) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t252 = "stablehlo.broadcast_in_dim"(%t241) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
-    %t253 = "stablehlo.multiply"(%t252, %t251) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t254 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t255 = "stablehlo.dot_general"(%t253, %t254) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
-    %t256 = "stablehlo.reshape"(%t56) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t257 = "stablehlo.reshape"(%t28) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t258 = "stablehlo.reshape"(%t176) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t259 = "stablehlo.reshape"(%t154) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
-    %t260 = "stablehlo.concatenate"(%t256, %t257, %t258, %t259) {dimension = 1 : i64} : (tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>) -> tensor<1x4x1x8x1x64xf32>
-    %t261 = "stablehlo.reshape"(%t260) : (tensor<1x4x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
-    %t262 = "stablehlo.dynamic_slice"(%t57, %t6, %t6, %slot, %start, %t6, %t6) {slice_sizes = array<i64: 2, 2, 1, 8, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x8x1x64xf32>
-    %t263 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<8xi1>) -> tensor<2x2x1x8x1x64xi1>
-    %t264 = "stablehlo.select"(%t263, %t261, %t262) : (tensor<2x2x1x8x1x64xi1>, tensor<2x2x1x8x1x64xf32>, tensor<2x2x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
-    %t265 = "stablehlo.dynamic_update_slice"(%t57, %t264, %t6, %t6, %slot, %start, %t6, %t6) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x8x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
-    util.global.store %t265, @kv_cache : tensor<2x2x2x40x1x64xf32>
-    return %t255 : tensor<1x512xf32>
+    %t253 = "stablehlo.constant"() {value = dense<1.280000000e+02> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t254 = "stablehlo.divide"(%t252, %t253) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t255 = "stablehlo.constant"() {value = dense<9.999999747e-06> : tensor<1xf32>} : () -> tensor<1xf32>
+    %t256 = "stablehlo.add"(%t254, %t255) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+    %t257 = "stablehlo.rsqrt"(%t256) : (tensor<1xf32>) -> tensor<1xf32>
+    %t258 = "stablehlo.broadcast_in_dim"(%t257) {broadcast_dimensions = array<i64: 0>} : (tensor<1xf32>) -> tensor<1x128xf32>
+    %t259 = "stablehlo.multiply"(%t248, %t258) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t260 = "stablehlo.broadcast_in_dim"(%t249) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
+    %t261 = "stablehlo.multiply"(%t260, %t259) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
+    %t262 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
+    %t263 = "stablehlo.dot_general"(%t261, %t262) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t264 = "stablehlo.reshape"(%t64) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t265 = "stablehlo.reshape"(%t36) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t266 = "stablehlo.reshape"(%t184) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t267 = "stablehlo.reshape"(%t162) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
+    %t268 = "stablehlo.concatenate"(%t264, %t265, %t266, %t267) {dimension = 1 : i64} : (tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>, tensor<1x1x1x8x1x64xf32>) -> tensor<1x4x1x8x1x64xf32>
+    %t269 = "stablehlo.reshape"(%t268) : (tensor<1x4x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
+    %t270 = "stablehlo.dynamic_slice"(%t65, %t7, %t7, %slot, %start, %t7, %t7) {slice_sizes = array<i64: 2, 2, 1, 8, 1, 64>} : (tensor<2x2x2x40x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x1x8x1x64xf32>
+    %t271 = "stablehlo.broadcast_in_dim"(%t4) {broadcast_dimensions = array<i64: 3>} : (tensor<8xi1>) -> tensor<2x2x1x8x1x64xi1>
+    %t272 = "stablehlo.select"(%t271, %t269, %t270) : (tensor<2x2x1x8x1x64xi1>, tensor<2x2x1x8x1x64xf32>, tensor<2x2x1x8x1x64xf32>) -> tensor<2x2x1x8x1x64xf32>
+    %t273 = "stablehlo.dynamic_update_slice"(%t65, %t272, %t7, %t7, %slot, %start, %t7, %t7) : (tensor<2x2x2x40x1x64xf32>, tensor<2x2x1x8x1x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x2x2x40x1x64xf32>
+    util.global.store %t273, @kv_cache : tensor<2x2x2x40x1x64xf32>
+    return %t263 : tensor<1x512xf32>
   }
 
-  func.func @decode_8(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {
+  func.func @decode_8(%tokens: tensor<2xi32>, %cache_index: tensor<2xi32>, %positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {
     %t0 = "stablehlo.convert"(%positions) : (tensor<2xi32>) -> tensor<2xf32>
     %t1 = "stablehlo.constant"() {value = dense<0> : tensor<2xi32>} : () -> tensor<2xi32>
     %t2 = "stablehlo.compare"(%active, %t1) {comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
     %t3 = "stablehlo.constant"() {value = dense<32> : tensor<2xi32>} : () -> tensor<2xi32>
-    %t4 = "stablehlo.select"(%t2, %positions, %t3) : (tensor<2xi1>, tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+    %t4 = "stablehlo.select"(%t2, %cache_index, %t3) : (tensor<2xi1>, tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
     %t5 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
     %t6 = util.global.load @"model.embed_tokens.weight" : tensor<512x128xf32>
     %t7 = "stablehlo.reshape"(%tokens) : (tensor<2xi32>) -> tensor<2x1xi32>
@@ -1334,7 +1350,7 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t70 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<2x1x2x9xf32>} : () -> tensor<2x1x2x9xf32>
     %t71 = "stablehlo.multiply"(%t69, %t70) : (tensor<2x1x2x9xf32>, tensor<2x1x2x9xf32>) -> tensor<2x1x2x9xf32>
     %t72 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x9xi32>
-    %t73 = "stablehlo.broadcast_in_dim"(%positions) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x9xi32>
+    %t73 = "stablehlo.broadcast_in_dim"(%cache_index) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x9xi32>
     %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x9xi32>, tensor<2x9xi32>) -> tensor<2x9xi1>
     %t75 = "stablehlo.constant"() {value = dense<8> : tensor<2x9xi32>} : () -> tensor<2x9xi32>
     %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x9xi32>, tensor<2x9xi32>) -> tensor<2x9xi1>
@@ -1556,12 +1572,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     return %t242 : tensor<2x512xf32>
   }
 
-  func.func @decode_16(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {
+  func.func @decode_16(%tokens: tensor<2xi32>, %cache_index: tensor<2xi32>, %positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {
     %t0 = "stablehlo.convert"(%positions) : (tensor<2xi32>) -> tensor<2xf32>
     %t1 = "stablehlo.constant"() {value = dense<0> : tensor<2xi32>} : () -> tensor<2xi32>
     %t2 = "stablehlo.compare"(%active, %t1) {comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
     %t3 = "stablehlo.constant"() {value = dense<32> : tensor<2xi32>} : () -> tensor<2xi32>
-    %t4 = "stablehlo.select"(%t2, %positions, %t3) : (tensor<2xi1>, tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+    %t4 = "stablehlo.select"(%t2, %cache_index, %t3) : (tensor<2xi1>, tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
     %t5 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
     %t6 = util.global.load @"model.embed_tokens.weight" : tensor<512x128xf32>
     %t7 = "stablehlo.reshape"(%tokens) : (tensor<2xi32>) -> tensor<2x1xi32>
@@ -1634,7 +1650,7 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t70 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<2x1x2x17xf32>} : () -> tensor<2x1x2x17xf32>
     %t71 = "stablehlo.multiply"(%t69, %t70) : (tensor<2x1x2x17xf32>, tensor<2x1x2x17xf32>) -> tensor<2x1x2x17xf32>
     %t72 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x17xi32>
-    %t73 = "stablehlo.broadcast_in_dim"(%positions) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x17xi32>
+    %t73 = "stablehlo.broadcast_in_dim"(%cache_index) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x17xi32>
     %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x17xi32>, tensor<2x17xi32>) -> tensor<2x17xi1>
     %t75 = "stablehlo.constant"() {value = dense<16> : tensor<2x17xi32>} : () -> tensor<2x17xi32>
     %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x17xi32>, tensor<2x17xi32>) -> tensor<2x17xi1>
@@ -1856,12 +1872,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     return %t242 : tensor<2x512xf32>
   }
 
-  func.func @decode(%tokens: tensor<2xi32>, %positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {
+  func.func @decode(%tokens: tensor<2xi32>, %cache_index: tensor<2xi32>, %positions: tensor<2xi32>, %active: tensor<2xi32>) -> tensor<2x512xf32> {
     %t0 = "stablehlo.convert"(%positions) : (tensor<2xi32>) -> tensor<2xf32>
     %t1 = "stablehlo.constant"() {value = dense<0> : tensor<2xi32>} : () -> tensor<2xi32>
     %t2 = "stablehlo.compare"(%active, %t1) {comparison_direction = #stablehlo<comparison_direction NE>} : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
     %t3 = "stablehlo.constant"() {value = dense<32> : tensor<2xi32>} : () -> tensor<2xi32>
-    %t4 = "stablehlo.select"(%t2, %positions, %t3) : (tensor<2xi1>, tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+    %t4 = "stablehlo.select"(%t2, %cache_index, %t3) : (tensor<2xi1>, tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
     %t5 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
     %t6 = util.global.load @"model.embed_tokens.weight" : tensor<512x128xf32>
     %t7 = "stablehlo.reshape"(%tokens) : (tensor<2xi32>) -> tensor<2x1xi32>
@@ -1934,7 +1950,7 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t70 = "stablehlo.constant"() {value = dense<1.250000000e-01> : tensor<2x1x2x33xf32>} : () -> tensor<2x1x2x33xf32>
     %t71 = "stablehlo.multiply"(%t69, %t70) : (tensor<2x1x2x33xf32>, tensor<2x1x2x33xf32>) -> tensor<2x1x2x33xf32>
     %t72 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x33xi32>
-    %t73 = "stablehlo.broadcast_in_dim"(%positions) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x33xi32>
+    %t73 = "stablehlo.broadcast_in_dim"(%cache_index) {broadcast_dimensions = array<i64: 0>} : (tensor<2xi32>) -> tensor<2x33xi32>
     %t74 = "stablehlo.compare"(%t72, %t73) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<2x33xi32>, tensor<2x33xi32>) -> tensor<2x33xi1>
     %t75 = "stablehlo.constant"() {value = dense<32> : tensor<2x33xi32>} : () -> tensor<2x33xi32>
     %t76 = "stablehlo.compare"(%t72, %t75) {comparison_direction = #stablehlo<comparison_direction EQ>} : (tensor<2x33xi32>, tensor<2x33xi32>) -> tensor<2x33xi1>
@@ -2174,7 +2190,7 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
   }
 
   func.func @compatibility() -> tensor<4xi32> {
-    %key = "stablehlo.constant"() {value = dense<[1, 3, 1833498588, -1333672008]> : tensor<4xi32>} : () -> tensor<4xi32>
+    %key = "stablehlo.constant"() {value = dense<[1, 4, 1856932602, 1861385407]> : tensor<4xi32>} : () -> tensor<4xi32>
     return %key : tensor<4xi32>
   }
 }

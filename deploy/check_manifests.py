@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Checks the Kubernetes manifests in deploy/kubernetes (docs/DEPLOY.md).
+
+1. Schema: every document against the Kubernetes JSON schemas that
+   kubernetes-validate bundles (strict: unknown fields are errors), for the
+   oldest and the newest release the manifests target. Nothing is fetched.
+2. Values the schemas leave as strings: resource quantities.
+3. The pieces fit together: the Service and the PodDisruptionBudget select
+   the Deployment's pods, the Service's targetPort is a container port, the
+   HPA scales the Deployment on the metric the Prometheus Adapter rule
+   exposes, the PVC the Deployment mounts exists.
+4. With --vlm: the container's arguments are ones `vlm` parses, and a
+   `vlm serve` started with them (on a given model, on loopback) answers
+   the probes' paths with 200 once ready and exports the HPA's metric as a
+   gauge, with the Deployment's container port rewritten to a free one.
+
+Usage: check_manifests.py [--vlm VLM --model DIR]
+Runs in .venv-deploy (deploy/requirements.txt). Exit status 0 when every
+check passes; prints one line per check and "N passed, N failed".
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import kubernetes_validate
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFESTS = os.path.join(HERE, "kubernetes")
+VERSIONS = ("1.30.0", "1.37.0")  # sleep preStop hooks are GA from 1.30
+QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+
+passed = failed = 0
+
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}{': ' + detail if detail else ''}")
+
+
+def load_documents():
+    documents = []
+    for path in sorted(glob.glob(os.path.join(MANIFESTS, "*.yaml"))):
+        with open(path) as file:
+            for document in yaml.safe_load_all(file):
+                if document:
+                    documents.append((os.path.basename(path), document))
+    return documents
+
+
+def check_schemas(documents):
+    for name, document in documents:
+        for version in VERSIONS:
+            try:
+                kubernetes_validate.validate(document, version, strict=True)
+                check(f"schema {name} {document['kind']}/{document['metadata']['name']} k8s {version}", True)
+            except kubernetes_validate.ValidationError as error:
+                check(f"schema {name} k8s {version}", False, f"{error.path}: {error.message}")
+            except Exception as error:  # an unknown kind or apiVersion
+                check(f"schema {name} k8s {version}", False, str(error))
+
+
+def quantities(value, path=""):
+    """(path, quantity) for every resource quantity below `value`."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else key
+            if key in ("requests", "limits") and isinstance(item, dict):
+                for resource, quantity in item.items():
+                    yield f"{here}.{resource}", quantity
+            elif key in ("averageValue", "sizeLimit"):
+                yield here, item
+            else:
+                yield from quantities(item, here)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from quantities(item, f"{path}[{index}]")
+
+
+def by_kind(documents, kind):
+    found = [document for _, document in documents if document["kind"] == kind]
+    return found[0] if found else None
+
+
+def check_together(documents):
+    for name, document in documents:
+        for path, quantity in quantities(document.get("spec", {})):
+            check(f"quantity {name} {path}={quantity}", isinstance(quantity, str) and QUANTITY.match(quantity))
+    deployment = by_kind(documents, "Deployment")
+    service = by_kind(documents, "Service")
+    hpa = by_kind(documents, "HorizontalPodAutoscaler")
+    pdb = by_kind(documents, "PodDisruptionBudget")
+    pvc = by_kind(documents, "PersistentVolumeClaim")
+    adapter = by_kind(documents, "ConfigMap")
+    check("a Deployment, Service, HPA, PDB, PVC and adapter rule are there",
+          all((deployment, service, hpa, pdb, pvc, adapter)))
+    if not all((deployment, service, hpa, pdb, pvc, adapter)):
+        return None
+    pod = deployment["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    selects = lambda selector: all(labels.get(key) == value for key, value in selector.items())
+    check("the Deployment's selector matches its pods", selects(deployment["spec"]["selector"]["matchLabels"]))
+    check("the Service selects the pods", selects(service["spec"]["selector"]))
+    check("the PDB selects the pods", selects(pdb["spec"]["selector"]["matchLabels"]))
+    container = pod["spec"]["containers"][0]
+    port_names = {port["name"] for port in container["ports"]}
+    check("the Service's targetPort is a container port",
+          all(port["targetPort"] in port_names for port in service["spec"]["ports"]))
+    target = hpa["spec"]["scaleTargetRef"]
+    check("the HPA scales the Deployment",
+          (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"]))
+    hpa_metric = hpa["spec"]["metrics"][0]["pods"]["metric"]["name"]
+    rules = yaml.safe_load(adapter["data"]["config.yaml"])["rules"]
+    check("the adapter rule exposes the HPA's metric",
+          any(rule["name"]["as"] == hpa_metric and hpa_metric in rule["seriesQuery"] for rule in rules))
+    claims = [volume["persistentVolumeClaim"]["claimName"] for volume in pod["spec"]["volumes"]
+              if "persistentVolumeClaim" in volume]
+    check("the mounted PVC is defined", claims == [pvc["metadata"]["name"]])
+    return deployment, hpa_metric
+
+
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def check_with_vlm(vlm, model, deployment, hpa_metric):
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    arguments = list(container["args"])
+    # Parsed: `vlm ARGS --help` exits 0 only when every option before --help
+    # is known and its value valid.
+    result = subprocess.run([vlm, *arguments, "--help"], capture_output=True, text=True, timeout=60)
+    check("vlm parses the container's arguments", result.returncode == 0, result.stderr.strip())
+    # Served: the same arguments on the given model, on loopback, a free port.
+    replace = {"--model": model, "--host": "127.0.0.1", "--port": "0"}
+    served = [replace.get(arguments[i - 1], value) if i else value for i, value in enumerate(arguments)]
+    process = subprocess.Popen([vlm, *served], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        base = None
+        deadline = time.monotonic() + 120
+        while base is None and time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if not line:
+                break
+            match = re.search(r"listening on (http://\S+)", line)
+            if match:
+                base = match.group(1)
+        check("vlm serve starts with the container's arguments", base is not None)
+        if base is None:
+            return
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            path = container[probe]["httpGet"]["path"]
+            status, _ = get(base + path)
+            check(f"{probe} {path} answers 200 once ready", status == 200, f"got {status}")
+        status, text = get(base + "/metrics")
+        check("/metrics answers without the key (--public-metrics)", status == 200, f"got {status}")
+        check(f"/metrics exports {hpa_metric} as a gauge", f"# TYPE {hpa_metric} gauge\n" in text)
+        check(f"{hpa_metric} has a value", re.search(rf"^{hpa_metric} [0-9.e+-]+$", text, re.M) is not None)
+    finally:
+        process.terminate()
+        try:
+            status = process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            status = process.wait()
+        check("vlm serve exits 0 on SIGTERM", status == 0, f"exit {status}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vlm")
+    parser.add_argument("--model")
+    arguments = parser.parse_args()
+    documents = load_documents()
+    check("manifests found", len(documents) > 0)
+    check_schemas(documents)
+    together = check_together(documents)
+    if arguments.vlm and together:
+        check_with_vlm(arguments.vlm, arguments.model, *together)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,385 @@
+#include "backends/cpu/text_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu_graph.h"
+#include "core/alloc.h"
+#include "core/status.h"
+#include "models/decoder.h"
+#include "models/family.h"
+
+#define DEFAULT_CAPACITY 4096
+#define DEFAULT_PREFILL_CHUNK 512
+
+struct vlm_text_model {
+  vlm_model *model;
+  const vlm_model_config *config;
+  vlm_decoder_description decoder;
+  const vlm_checkpoint *weights;
+  vlm_kv_cache *cache;
+  vlm_thread_pool *pool;
+  const vlm_allocator *allocator;
+  int32_t slot_count;
+  int64_t capacity;
+  int64_t prefill_chunk;
+  vlm_node_observer observer;
+  void *observer_context;
+};
+
+void vlm_text_model_set_observer(vlm_text_model *model, vlm_node_observer observer, void *context) {
+  model->observer = observer;
+  model->observer_context = context;
+}
+
+/* One step of rows through the decoder graph. */
+typedef struct step_request {
+  int64_t row_count;
+  const int32_t *tokens;
+  const float *features;          /* [rows, hidden] where feature_mask, or NULL */
+  const int32_t *feature_mask;
+  vlm_row_context rows;
+  const int32_t *logit_rows;
+  int64_t logit_row_count;
+  float *output;                  /* [logit rows, vocab] or [rows, hidden] */
+} step_request;
+
+static bool uses_mrope(const vlm_text_model *model) {
+  return model->config->text.rope.mrope_section_count > 0;
+}
+
+/* ---------------------------------------------------------------------- */
+
+vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *options,
+                               vlm_text_model **out_model) {
+  *out_model = NULL;
+  vlm_text_model_options defaults = {0};
+  if (!options) options = &defaults;
+  VLM_RETURN_IF_ERROR(vlm_model_require_family(opened, "the text decoder"));
+  if (!opened->family->describe_decoder)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: the text decoder of model_type '%s' is not supported yet",
+                     opened->directory, opened->config.model_type);
+  vlm_text_model *model = calloc(1, sizeof(*model));
+  if (!model) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  model->model = vlm_model_retain(opened);
+  model->config = &opened->config;
+  model->weights = opened->weights;
+  model->pool = options->pool;
+  model->allocator = options->allocator;
+  opened->family->describe_decoder(model->config, &model->decoder);
+  const vlm_text_config *text = &model->config->text;
+  model->slot_count = options->slot_count > 0 ? options->slot_count : 1;
+  model->capacity = options->capacity > 0 ? options->capacity
+                    : text->max_position_embeddings < DEFAULT_CAPACITY ? text->max_position_embeddings
+                                                                       : DEFAULT_CAPACITY;
+  model->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : DEFAULT_PREFILL_CHUNK;
+  vlm_kv_cache_shape shape = {model->slot_count, (int32_t)text->num_hidden_layers,
+                              (int32_t)text->num_key_value_heads, (int32_t)text->head_dim, model->capacity};
+  vlm_status status = vlm_kv_cache_create(&shape, options->allocator, &model->cache);
+  if (status) {
+    vlm_text_model_release(model);
+    return status;
+  }
+  *out_model = model;
+  return VLM_OK;
+}
+
+void vlm_text_model_release(vlm_text_model *model) {
+  if (!model) return;
+  vlm_kv_cache_release(model->cache);
+  vlm_model_release(model->model);
+  free(model);
+}
+
+const vlm_model_config *vlm_text_model_config(const vlm_text_model *model) { return model->config; }
+int64_t vlm_text_model_vocab_size(const vlm_text_model *model) { return model->config->text.vocab_size; }
+
+void vlm_text_model_shape(const vlm_text_model *model, vlm_text_decoder_shape *out) {
+  *out = (vlm_text_decoder_shape){model->config->text.vocab_size, model->config->text.hidden_size, model->capacity,
+                                  uses_mrope(model) ? 3 : 1};
+}
+int64_t vlm_text_model_capacity(const vlm_text_model *model) { return model->capacity; }
+vlm_kv_cache *vlm_text_model_cache(vlm_text_model *model) { return model->cache; }
+const vlm_checkpoint *vlm_text_model_weights(const vlm_text_model *model) { return model->weights; }
+
+int64_t vlm_text_model_slot_length(const vlm_text_model *model, int32_t slot) {
+  return slot >= 0 && slot < model->slot_count ? vlm_kv_cache_length(model->cache, slot) : -1;
+}
+
+vlm_status vlm_text_model_embedding_table(const vlm_text_model *model, vlm_tensor *out_table) {
+  char name[160];
+  snprintf(name, sizeof(name), "%sembed_tokens.weight", model->decoder.prefix);
+  const vlm_text_config *text = &model->config->text;
+  return vlm_checkpoint_get(model->weights, name, VLM_DTYPE_INVALID, 2,
+                            (const int64_t[]){text->vocab_size, text->hidden_size}, out_table);
+}
+
+static vlm_status check_slot(const vlm_text_model *model, int32_t slot) {
+  if (slot < 0 || slot >= model->slot_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "slot %d is outside 0..%d", slot, model->slot_count - 1);
+  return VLM_OK;
+}
+
+vlm_status vlm_text_model_clear_slot(vlm_text_model *model, int32_t slot) {
+  VLM_RETURN_IF_ERROR(check_slot(model, slot));
+  vlm_kv_cache_clear(model->cache, slot);
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Validation shared by the contracts                                      */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status check_tokens(const vlm_text_model *model, const int32_t *tokens, int64_t count) {
+  if (!tokens) return VLM_ERROR(INVALID_ARGUMENT, "tokens are missing");
+  for (int64_t i = 0; i < count; i++)
+    if (tokens[i] < 0 || tokens[i] >= model->config->text.vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "token %lld (id %d) is outside the vocabulary of %lld",
+                       (long long)i, tokens[i], (long long)model->config->text.vocab_size);
+  return VLM_OK;
+}
+
+static vlm_status check_capacity(const vlm_text_model *model, int32_t slot, int64_t new_rows) {
+  int64_t length = vlm_kv_cache_length(model->cache, slot);
+  if (new_rows <= 0) return VLM_ERROR(INVALID_ARGUMENT, "a prefill needs at least one row");
+  if (length + new_rows > model->capacity)
+    return VLM_ERROR(OUT_OF_RANGE,
+                     "context length exceeded: slot %d holds %lld positions and %lld more would "
+                     "exceed its capacity of %lld",
+                     slot, (long long)length, (long long)new_rows, (long long)model->capacity);
+  return VLM_OK;
+}
+
+static vlm_status check_positions(const vlm_text_model *model, const vlm_positions *positions,
+                                  int64_t count) {
+  if (!positions || !positions->values) return VLM_OK;
+  int wanted = uses_mrope(model) ? 3 : 1;
+  if (positions->axes != wanted)
+    return VLM_ERROR(INVALID_ARGUMENT, "%d-axis positions given to a model with %s",
+                     positions->axes, wanted == 3 ? "3-axis M-RoPE" : "1-axis RoPE");
+  for (int64_t i = 0; i < count * positions->axes; i++)
+    if (positions->values[i] < 0)
+      return VLM_ERROR(INVALID_ARGUMENT, "position %lld is negative", (long long)i);
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Steps                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status run_step(vlm_text_model *model, const step_request *request) {
+  vlm_decoder_step step = {.row_count = request->row_count,
+                           .with_features = request->features != NULL,
+                           .logit_rows = request->logit_rows,
+                           .logit_row_count = request->logit_row_count};
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  graph.rows = request->rows;
+  vlm_status status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
+  if (!status) {
+    vlm_cpu_graph_run run = {.graph = &graph, .weights = model->weights, .cache = model->cache,
+                             .pool = model->pool,
+                             .max_position_embeddings = model->config->text.max_position_embeddings,
+                             .tokens = request->tokens, .features = request->features,
+                             .feature_mask = request->feature_mask, .observer = model->observer,
+                             .observer_context = model->observer_context};
+    status = vlm_cpu_graph_execute(&run, request->output);
+  }
+  vlm_graph_release(&graph);
+  return status;
+}
+
+/* Chunked prefill of one slot: `tokens` (and, for feature rows,
+ * `features` where `feature_mask`) hold all rows. */
+typedef struct prefill_request {
+  int32_t slot;
+  int64_t row_count;
+  const int32_t *tokens;
+  const float *features;
+  const int32_t *feature_mask;
+  const vlm_positions *positions;
+  const float *bias;
+  int64_t bias_key_count;
+  const vlm_prefill_logits *logits;
+} prefill_request;
+
+/* Positions of rows [first, first + count) in the step's layout. */
+static void chunk_positions(const vlm_text_model *model, const prefill_request *request,
+                            int64_t first, int64_t count, int64_t past, int64_t *out) {
+  int axes = uses_mrope(model) ? 3 : 1;
+  for (int axis = 0; axis < axes; axis++)
+    for (int64_t i = 0; i < count; i++)
+      out[axis * count + i] = request->positions && request->positions->values
+                                  ? request->positions->values[axis * request->row_count + first + i]
+                                  : past + first + i;
+}
+
+/* A bias may not let a row see a key beyond its own chunk: those keys are
+ * not in the cache yet when the chunk runs. */
+static vlm_status check_bias_fits_chunk(const prefill_request *request, int64_t first, int64_t count,
+                                        int64_t past) {
+  for (int64_t row = first; row < first + count; row++) {
+    const float *bias_row = request->bias + row * request->bias_key_count;
+    for (int64_t key = past + first + count; key < request->bias_key_count; key++)
+      if (bias_row[key] != -INFINITY)
+        return VLM_ERROR(INVALID_ARGUMENT,
+                         "the attention bias lets row %lld see row %lld, which a later prefill "
+                         "chunk computes (prefill chunk %lld); use a larger prefill chunk",
+                         (long long)row, (long long)(key - past), (long long)count);
+  }
+  return VLM_OK;
+}
+
+static vlm_status run_prefill(vlm_text_model *model, const prefill_request *request) {
+  int64_t past = vlm_kv_cache_length(model->cache, request->slot);
+  int64_t vocab = model->config->text.vocab_size, hidden = model->config->text.hidden_size;
+  int64_t chunk = model->prefill_chunk;
+  size_t largest = (size_t)(chunk * (vocab > hidden ? vocab : hidden));
+  float *scratch = malloc(largest * sizeof(float));
+  int64_t *positions = malloc((size_t)(3 * chunk) * sizeof(int64_t));
+  int64_t *cache_indices = malloc((size_t)chunk * sizeof(int64_t));
+  int32_t *slots = malloc((size_t)chunk * sizeof(int32_t));
+  int32_t *logit_rows = malloc((size_t)chunk * sizeof(int32_t));
+  vlm_status status = scratch && positions && cache_indices && slots && logit_rows
+                          ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a prefill chunk");
+  for (int64_t first = 0; !status && first < request->row_count; first += chunk) {
+    int64_t count = request->row_count - first < chunk ? request->row_count - first : chunk;
+    bool last_chunk = first + count == request->row_count;
+    for (int64_t i = 0; i < count; i++) {
+      cache_indices[i] = past + first + i;
+      slots[i] = request->slot;
+      logit_rows[i] = (int32_t)i;
+    }
+    chunk_positions(model, request, first, count, past, positions);
+    if (request->bias) status = check_bias_fits_chunk(request, first, count, past);
+    if (status) break;
+    step_request step = {
+        .row_count = count,
+        .tokens = request->tokens + first,
+        .features = request->features ? request->features + first * hidden : NULL,
+        .feature_mask = request->feature_mask ? request->feature_mask + first : NULL,
+        .rows = {.row_count = count, .slots = slots, .cache_indices = cache_indices,
+                 .positions = positions, .position_axes = uses_mrope(model) ? 3 : 1,
+                 .bias = request->bias ? request->bias + first * request->bias_key_count : NULL,
+                 .bias_key_count = request->bias_key_count},
+        .output = scratch};
+    if (request->logits->all_rows) {
+      step.logit_rows = logit_rows;
+      step.logit_row_count = count;
+    } else if (last_chunk) {
+      step.logit_rows = &logit_rows[count - 1];
+      step.logit_row_count = 1;
+    }
+    status = run_step(model, &step);
+    if (status) break;
+    vlm_kv_cache_set_length(model->cache, request->slot, past + first + count);
+    if (request->logits->all_rows)
+      memcpy(request->logits->all_rows + first * vocab, scratch, (size_t)(count * vocab) * sizeof(float));
+    if (last_chunk && request->logits->last_row)
+      memcpy(request->logits->last_row, scratch + (step.logit_row_count - 1) * vocab,
+             (size_t)vocab * sizeof(float));
+  }
+  free(scratch);
+  free(positions);
+  free(cache_indices);
+  free(slots);
+  free(logit_rows);
+  /* A failed prefill leaves nothing half-written behind. */
+  if (status) vlm_kv_cache_set_length(model->cache, request->slot, past);
+  return status;
+}
+
+vlm_status vlm_text_model_token_prefill(vlm_text_model *model, int32_t slot,
+                                        const int32_t *tokens, int64_t token_count,
+                                        const vlm_positions *positions,
+                                        const vlm_prefill_logits *logits) {
+  VLM_RETURN_IF_ERROR(check_slot(model, slot));
+  VLM_RETURN_IF_ERROR(check_capacity(model, slot, token_count));
+  VLM_RETURN_IF_ERROR(check_tokens(model, tokens, token_count));
+  VLM_RETURN_IF_ERROR(check_positions(model, positions, token_count));
+  if (!logits || (!logits->last_row && !logits->all_rows))
+    return VLM_ERROR(INVALID_ARGUMENT, "token_prefill: no logits buffer given");
+  prefill_request request = {.slot = slot, .row_count = token_count, .tokens = tokens,
+                             .positions = positions, .logits = logits};
+  return run_prefill(model, &request);
+}
+
+vlm_status vlm_text_model_embeddings_prefill(vlm_text_model *model, int32_t slot,
+                                             const vlm_prefill_input *input,
+                                             const vlm_prefill_logits *logits) {
+  VLM_RETURN_IF_ERROR(check_slot(model, slot));
+  vlm_text_decoder_shape shape;
+  vlm_text_model_shape(model, &shape);
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_prefill_input_check(&shape, vlm_kv_cache_length(model->cache, slot), input),
+                                          "embeddings_prefill"));
+  if (!logits || (!logits->last_row && !logits->all_rows))
+    return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: no logits buffer given");
+  /* A feature row's id is not read, but the gather still looks it up:
+   * give it a valid one (placeholder ids may lie outside the table). */
+  int32_t *tokens = malloc((size_t)input->row_count * sizeof(int32_t));
+  if (!tokens) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < input->row_count; i++)
+    tokens[i] = input->feature_mask && input->feature_mask[i] ? 0 : input->tokens[i];
+  vlm_positions positions = {input->positions, input->position_axes};
+  prefill_request request = {.slot = slot, .row_count = input->row_count, .tokens = tokens,
+                             .features = input->features, .feature_mask = input->feature_mask,
+                             .positions = &positions, .bias = input->bias,
+                             .bias_key_count = input->bias_key_count, .logits = logits};
+  vlm_status status = run_prefill(model, &request);
+  free(tokens);
+  return status;
+}
+
+static vlm_status check_decode(const vlm_text_model *model, int64_t batch, const int32_t *tokens,
+                               const int64_t *positions, const int64_t *mrope_deltas,
+                               const int32_t *slots) {
+  if (batch <= 0 || batch > model->slot_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "decode: batch of %lld rows, expected 1..%d", (long long)batch,
+                     model->slot_count);
+  if (!positions || !slots) return VLM_ERROR(INVALID_ARGUMENT, "decode: positions and slots are required");
+  if (mrope_deltas && !uses_mrope(model))
+    return VLM_ERROR(INVALID_ARGUMENT, "decode: M-RoPE deltas given to a model with 1-axis RoPE");
+  VLM_RETURN_IF_ERROR(check_tokens(model, tokens, batch));
+  for (int64_t b = 0; b < batch; b++) {
+    VLM_RETURN_IF_ERROR(check_slot(model, slots[b]));
+    for (int64_t c = 0; c < b; c++)
+      if (slots[c] == slots[b])
+        return VLM_ERROR(INVALID_ARGUMENT, "decode: slot %d appears twice in one batch", slots[b]);
+    if (positions[b] < 0) return VLM_ERROR(INVALID_ARGUMENT, "decode: position %lld is negative", (long long)b);
+    VLM_RETURN_IF_ERROR(check_capacity(model, slots[b], 1));
+  }
+  return VLM_OK;
+}
+
+vlm_status vlm_text_model_decode(vlm_text_model *model, int64_t batch, const int32_t *tokens,
+                                 const int64_t *positions, const int64_t *mrope_deltas,
+                                 const int32_t *slots, float *logits) {
+  VLM_RETURN_IF_ERROR(check_decode(model, batch, tokens, positions, mrope_deltas, slots));
+  int axes = uses_mrope(model) ? 3 : 1;
+  int64_t *row_positions = malloc((size_t)(axes * batch) * sizeof(int64_t));
+  int64_t *cache_indices = malloc((size_t)batch * sizeof(int64_t));
+  int32_t *logit_rows = malloc((size_t)batch * sizeof(int32_t));
+  vlm_status status = row_positions && cache_indices && logit_rows
+                          ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t b = 0; !status && b < batch; b++) {
+    cache_indices[b] = vlm_kv_cache_length(model->cache, slots[b]);
+    logit_rows[b] = (int32_t)b;
+    for (int axis = 0; axis < axes; axis++)
+      row_positions[axis * batch + b] = positions[b] + (mrope_deltas ? mrope_deltas[b] : 0);
+  }
+  if (!status) {
+    step_request step = {.row_count = batch, .tokens = tokens,
+                         .rows = {.row_count = batch, .slots = slots, .cache_indices = cache_indices,
+                                  .positions = row_positions, .position_axes = axes},
+                         .logit_rows = logit_rows, .logit_row_count = batch, .output = logits};
+    status = run_step(model, &step);
+  }
+  for (int64_t b = 0; !status && b < batch; b++)
+    vlm_kv_cache_set_length(model->cache, slots[b], cache_indices[b] + 1);
+  free(row_positions);
+  free(cache_indices);
+  free(logit_rows);
+  return status;
+}

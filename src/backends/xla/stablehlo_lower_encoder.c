@@ -1,0 +1,101 @@
+/* Lowering of layer norm, concat, row select and the encoder ops
+ * (graph.h: "Encoders": whole sequences per call, no KV cache). Numerics follow the cpu backend
+ * (src/backends/cpu_graph.c, cpu_layer_norm, cpu_attention's non-causal
+ * path) in f32; where the cpu backend accumulates in double (layer norm's
+ * mean and variance) the module stays f32, which the execution tests bound. */
+#include <math.h>
+#include <string.h>
+
+#include "backends/xla/stablehlo_internal.h"
+#include "core/status.h"
+
+/* (x - mean) * rsqrt(variance + eps) * weight + bias over the last
+ * dimension; mean and variance over the row, the variance of the centred
+ * values (two passes, as cpu_layer_norm). */
+static xla_value lower_layer_norm(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0);
+  int64_t width = x.shape[x.rank - 1], last = x.rank - 1;
+  int64_t dims[XLA_MAX_RANK];
+  for (int i = 0; i < x.rank; i++) dims[i] = i;
+  xla_value sum = xla_reduce_last(e, x, "add", 0.0);
+  xla_value mean = XLA_OP(e, "divide", NULL, &sum, sum, xla_splat_like(e, (double)width, sum));
+  xla_value centred = XLA_OP(e, "subtract", NULL, &x, x, xla_broadcast(e, mean, x.rank, x.shape, dims));
+  xla_value squares = XLA_OP(e, "multiply", NULL, &x, centred, centred);
+  xla_value square_sum = xla_reduce_last(e, squares, "add", 0.0);
+  xla_value variance = XLA_OP(e, "divide", NULL, &square_sum, square_sum,
+                              xla_splat_like(e, (double)width, square_sum));
+  xla_value shifted = XLA_OP(e, "add", NULL, &variance, variance,
+                             xla_splat_like(e, (float)node->params.norm.epsilon, variance));
+  xla_value inverse = XLA_OP(e, "rsqrt", NULL, &shifted, shifted);
+  xla_value normalized = XLA_OP(e, "multiply", NULL, &x, centred,
+                                xla_broadcast(e, inverse, x.rank, x.shape, dims));
+  xla_value weight = xla_broadcast(e, xla_input_f32(e, node, 1), x.rank, x.shape, &last);
+  xla_value bias = xla_broadcast(e, xla_input_f32(e, node, 2), x.rank, x.shape, &last);
+  xla_value scaled = XLA_OP(e, "multiply", NULL, &x, normalized, weight);
+  return XLA_OP(e, "add", NULL, &x, scaled, bias);
+}
+
+/* q, k, v [rows, heads, dim]: row r attends to the rows whose segment id
+ * equals its own. One dot_general per product over all rows, with the
+ * segment mask as an additive bias (0 or -inf); every row sees at least
+ * itself, so no row's softmax is empty. */
+static vlm_status lower_segment_attention(xla_emitter *e, const vlm_node *node, xla_value *out) {
+  xla_value q = xla_input_f32(e, node, 0), k = xla_input_f32(e, node, 1), v = xla_input_f32(e, node, 2);
+  xla_value segments = e->nodes[node->inputs[3]];
+  int64_t rows = q.shape[0], heads = q.shape[1], dim = q.shape[2];
+  int64_t pair[2] = {rows, rows};
+  xla_value same = xla_compare(e, xla_broadcast(e, segments, 2, pair, (int64_t[]){0}),
+                               xla_broadcast(e, segments, 2, pair, (int64_t[]){1}), "EQ");
+  xla_value bias = xla_select(e, same, xla_splat(e, 0.0, "f32", 2, pair), xla_splat(e, -INFINITY, "f32", 2, pair));
+  /* [head, query, key] */
+  int64_t score_shape[3] = {heads, rows, rows};
+  xla_value scores = xla_dot_general(e, q, k, 1, (int64_t[]){1}, (int64_t[]){1}, 2, 2, 3, score_shape);
+  scores = XLA_OP(e, "multiply", NULL, &scores, scores,
+                  xla_splat_like(e, (float)node->params.segment_attention.scale, scores));
+  scores = XLA_OP(e, "add", NULL, &scores, scores, xla_broadcast(e, bias, 3, score_shape, (int64_t[]){1, 2}));
+  xla_value probabilities = xla_softmax_last(e, scores);
+  /* [head, query, dim] */
+  xla_value attended = xla_dot_general(e, probabilities, v, 1, (int64_t[]){0}, (int64_t[]){1}, 2, 0, 3,
+                                       (int64_t[]){heads, rows, dim});
+  xla_value like = xla_make_value("f32", 3, (int64_t[]){rows, heads, dim});
+  attended = XLA_OP(e, "transpose", "permutation = array<i64: 1, 0, 2>", &like, attended);
+  *out = xla_reshape(e, attended, 2, (int64_t[]){rows, heads * dim});
+  return VLM_OK;
+}
+
+static xla_value lower_concat(xla_emitter *e, const vlm_node *node) {
+  xla_value parts[VLM_GRAPH_MAX_INPUTS];
+  for (int i = 0; i < node->input_count; i++) parts[i] = xla_input_f32(e, node, i);
+  if (node->input_count == 1) return parts[0];
+  return xla_concatenate(e, node->input_count, parts, node->params.concat.axis);
+}
+
+static xla_value lower_slice(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0);
+  int64_t start[XLA_MAX_RANK] = {0}, limit[XLA_MAX_RANK];
+  memcpy(limit, x.shape, sizeof(limit));
+  start[node->params.slice.axis] = node->params.slice.start;
+  limit[node->params.slice.axis] = node->params.slice.start + node->shape[node->params.slice.axis];
+  return xla_slice(e, x, start, limit);
+}
+
+/* mask [rows] != 0 ? a : b, the mask broadcast along the row. */
+static xla_value lower_row_select(xla_emitter *e, const vlm_node *node) {
+  xla_value mask = e->nodes[node->inputs[0]];
+  xla_value a = xla_input_f32(e, node, 1), b = xla_input_f32(e, node, 2);
+  xla_value chosen = xla_compare(e, mask, xla_splat(e, 0, "i32", 1, mask.shape), "NE");
+  return xla_select(e, xla_broadcast(e, chosen, a.rank, a.shape, (int64_t[]){0}), a, b);
+}
+
+vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_value *out) {
+  switch (node->op) {
+    case VLM_OP_LAYER_NORM: *out = lower_layer_norm(e, node); return VLM_OK;
+    case VLM_OP_SEGMENT_ATTENTION: return lower_segment_attention(e, node, out);
+    case VLM_OP_CONCAT: *out = lower_concat(e, node); return VLM_OK;
+    case VLM_OP_SLICE: *out = lower_slice(e, node); return VLM_OK;
+    case VLM_OP_ROW_SELECT: *out = lower_row_select(e, node); return VLM_OK;
+    default:
+      return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s': op '%s' is not an encoder op", node->name,
+                       vlm_op_name(node->op));
+  }
+}

@@ -1,0 +1,151 @@
+/* The xla backend behind the engine's media-encoder table
+ * (src/models/modules.h): a family's encoder graph per encoder-row bucket
+ * (stablehlo_encoder.h), each bucket's artifact found or compiled on first
+ * use and run through the graph runtime with the inputs the family
+ * prepares on the host, exactly as for the cpu backend. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/xla/stablehlo_encoder.h"
+#include "backends/xla/xla_graph_runtime.h"
+#include "core/status.h"
+#include "core/tensor_list.h"
+#include "models/modules.h"
+#include "vlm/xla.h"
+
+typedef struct encoder_bucket {
+  int64_t rows;
+  vlm_xla_encoder_function function;
+  bool built;
+  vlm_xla_graph_runtime *runtime; /* NULL until the first item that needs it */
+} encoder_bucket;
+
+typedef struct xla_encoder {
+  vlm_model *model;
+  vlm_xla_target target;
+  char cache_dir[VLM_XLA_PATH_LENGTH];
+  bool has_cache_dir, compile_if_missing;
+  FILE *progress;
+  bool fixed;                     /* one bucket of the tower's fixed rows */
+  int bucket_count;
+  encoder_bucket buckets[VLM_XLA_MAX_ENCODER_BUCKETS];
+  int64_t output_width;
+} xla_encoder;
+
+static int64_t xla_output_width(void *self) { return ((xla_encoder *)self)->output_width; }
+
+static vlm_status open_bucket(xla_encoder *encoder, encoder_bucket *bucket) {
+  if (bucket->runtime) return VLM_OK;
+  if (!bucket->built) {
+    VLM_RETURN_IF_ERROR(vlm_xla_encoder_function_build(encoder->model, bucket->rows, &bucket->function));
+    bucket->built = true;
+  }
+  char artifact[VLM_XLA_PATH_LENGTH];
+  vlm_xla_key key;
+  VLM_RETURN_IF_ERROR(vlm_xla_encoder_prepare_artifact(encoder->model, &bucket->function, encoder->target,
+                                                       encoder->has_cache_dir ? encoder->cache_dir : NULL,
+                                                       encoder->compile_if_missing, encoder->progress, artifact,
+                                                       sizeof(artifact), &key));
+  vlm_xla_runtime_options options = {.target = encoder->target};
+  return vlm_xla_graph_runtime_open(&bucket->function.function, 1, encoder->model->weights, &key, artifact,
+                                    &options, &bucket->runtime);
+}
+
+static vlm_status choose_bucket(xla_encoder *encoder, int64_t rows, encoder_bucket **out) {
+  for (int i = 0; i < encoder->bucket_count; i++)
+    if (encoder->buckets[i].rows >= rows) {
+      *out = &encoder->buckets[i];
+      return VLM_OK;
+    }
+  return VLM_ERROR(OUT_OF_RANGE, "xla: an image of %lld encoder rows exceeds the largest compiled bucket (%lld)",
+                   (long long)rows, (long long)encoder->buckets[encoder->bucket_count - 1].rows);
+}
+
+static vlm_status xla_encode(void *self, const vlm_media_item *item, float *out_features) {
+  xla_encoder *encoder = self;
+  const vlm_family_image *path = encoder->model->family->image;
+  int64_t rows = 0;
+  VLM_RETURN_IF_ERROR(path->encoder_rows(&encoder->model->config, item, &rows));
+  encoder_bucket *bucket = NULL;
+  VLM_RETURN_IF_ERROR(choose_bucket(encoder, rows, &bucket));
+  VLM_RETURN_IF_ERROR(open_bucket(encoder, bucket));
+  const vlm_node *output = &bucket->function.graph.nodes[bucket->function.nodes.output];
+  if (output->shape[0] < item->token_count || output->shape[1] != encoder->output_width)
+    return VLM_ERROR(INTERNAL, "xla: the encoder's %lld output rows cannot hold the item's %lld tokens",
+                     (long long)output->shape[0], (long long)item->token_count);
+  vlm_tensor_list inputs = {0};
+  vlm_status status = path->encoder_inputs(&encoder->model->config, item, bucket->rows, &inputs);
+  float *all_rows = NULL;
+  if (!status) {
+    all_rows = malloc((size_t)(output->shape[0] * output->shape[1]) * sizeof(float));
+    if (!all_rows) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  float *outputs[VLM_XLA_GRAPH_MAX_OUTPUTS] = {all_rows}; /* the stage outputs are not wanted here */
+  if (!status) status = vlm_xla_graph_call(bucket->runtime, 0, &inputs, outputs);
+  if (!status) memcpy(out_features, all_rows, (size_t)(item->token_count * encoder->output_width) * sizeof(float));
+  free(all_rows);
+  vlm_tensor_list_release(&inputs);
+  return status;
+}
+
+static void xla_release(void *self) {
+  xla_encoder *encoder = self;
+  if (!encoder) return;
+  for (int i = 0; i < encoder->bucket_count; i++) {
+    vlm_xla_graph_runtime_release(encoder->buckets[i].runtime);
+    if (encoder->buckets[i].built) vlm_xla_encoder_function_release(&encoder->buckets[i].function);
+  }
+  vlm_model_release(encoder->model);
+  free(encoder);
+}
+
+static const vlm_media_encoder_operations xla_operations = {"xla", VLM_MEDIA_IMAGE, xla_output_width, xla_encode,
+                                                            xla_release};
+
+vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
+                                      vlm_media_encoder **out_encoder) {
+  *out_encoder = NULL;
+  vlm_xla_decoder_options defaults = {0};
+  if (!options) options = &defaults;
+  vlm_xla_target target = VLM_XLA_TARGET_LLVM_CPU;
+  if (options->target) VLM_RETURN_IF_ERROR(vlm_xla_target_from_name(options->target, &target));
+  VLM_RETURN_IF_ERROR(vlm_model_require_family(model, "the image encoder"));
+  if (!model->family->image)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no image path in vlm", model->directory,
+                     model->config.model_type);
+  xla_encoder *encoder = calloc(1, sizeof(*encoder));
+  vlm_media_encoder *handle = calloc(1, sizeof(*handle));
+  if (!encoder || !handle) {
+    free(encoder);
+    free(handle);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  encoder->model = vlm_model_retain(model);
+  encoder->target = target;
+  encoder->compile_if_missing = options->compile_if_missing;
+  encoder->progress = options->progress;
+  encoder->output_width = model->config.text.hidden_size;
+  if (options->cache_dir) {
+    snprintf(encoder->cache_dir, sizeof(encoder->cache_dir), "%s", options->cache_dir);
+    encoder->has_cache_dir = true;
+  }
+  int64_t rows[VLM_XLA_MAX_ENCODER_BUCKETS], fixed = -1;
+  int count = vlm_xla_encoder_buckets(model, rows, VLM_XLA_MAX_ENCODER_BUCKETS, &fixed);
+  if (count == 0 && fixed > 0) rows[count++] = fixed;
+  encoder->bucket_count = count;
+  for (int i = 0; i < count; i++) encoder->buckets[i].rows = rows[i];
+  vlm_status status = count ? VLM_OK : VLM_ERROR(UNIMPLEMENTED, "xla: the %s image encoder has no row buckets",
+                                                  model->config.model_type);
+  /* The smallest bucket now: the emitter refuses what it cannot lower
+   * before any request (naming the op), and a fixed tower is ready. */
+  if (!status) status = open_bucket(encoder, &encoder->buckets[0]);
+  if (status) {
+    xla_release(encoder);
+    free(handle);
+    return status;
+  }
+  handle->operations = &xla_operations;
+  handle->self = encoder;
+  *out_encoder = handle;
+  return VLM_OK;
+}

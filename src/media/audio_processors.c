@@ -1,0 +1,51 @@
+/* See audio_processors.h. */
+#include "media/audio_processors.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "media/audio_features_phi4.h"
+
+/* ---- Phi4MultimodalFeatureExtractor (Phi-4-multimodal) ----------------- */
+
+/* What the extractor returns for one clip (batch of one, no padding):
+ * audio_input_features [frames, feature_size] (its [1, frames, 80] without
+ * the batch axis) and audio_embed_sizes [1] (int32 here, int64 in torch); no audio_attention_mask (the
+ * class returns none for a single clip). Grid: 1, frames, feature_size. */
+static vlm_status phi4_preprocess(const vlm_feature_extractor_config *config, const float *samples, int64_t count,
+                                  const vlm_allocator *allocator, vlm_media_item *out) {
+  vlm_tensor features;
+  VLM_RETURN_IF_ERROR(vlm_phi4_audio_features(config, samples, count, allocator, &features));
+  void *data = NULL;
+  vlm_status status = vlm_tensor_list_add(&out->tensors, "audio_input_features", VLM_DTYPE_F32, 2, features.shape, &data);
+  if (!status) memcpy(data, features.data, vlm_tensor_byte_size(&features));
+  out->grid[0] = 1, out->grid[1] = features.shape[0], out->grid[2] = features.shape[1];
+  vlm_tensor_release(&features);
+  int32_t *sizes = NULL;
+  if (!status)
+    status = vlm_tensor_list_add(&out->tensors, "audio_embed_sizes", VLM_DTYPE_I32, 1, (const int64_t[]){1},
+                                 (void **)&sizes);
+  if (!status) sizes[0] = (int32_t)vlm_phi4_audio_embed_size(config, out->grid[1]);
+  return status;
+}
+
+static const vlm_audio_processor_class processors[] = {
+    {"Phi4MultimodalFeatureExtractor", phi4_preprocess},
+};
+
+vlm_status vlm_audio_processor_find(const vlm_feature_extractor_config *config,
+                                    const vlm_audio_processor_class **out) {
+  *out = NULL;
+  const char *type = config ? config->feature_extractor_type : NULL;
+  for (size_t i = 0; type && config->supported && i < sizeof(processors) / sizeof(processors[0]); i++)
+    if (strcmp(type, processors[i].name) == 0) {
+      *out = &processors[i];
+      return VLM_OK;
+    }
+  char names[256] = "";
+  for (size_t i = 0; i < sizeof(processors) / sizeof(processors[0]); i++)
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "", processors[i].name);
+  return VLM_ERROR(UNIMPLEMENTED, "feature extractor '%s' is not supported yet (supported: %s)",
+                   type ? type : "(none)", names);
+}

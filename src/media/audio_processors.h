@@ -1,0 +1,31 @@
+/* The audio feature extractor registry: the classes AutoFeatureExtractor /
+ * AutoProcessor resolve to in the pinned Transformers (the config's
+ * feature_extractor_type, src/io/feature_extractor_config.h), each turning
+ * a decoded clip (mono float32 at the class's sampling_rate, vlm/audio.h)
+ * into a media item of kind audio exactly as that class does.
+ *
+ * Adding an extractor means one entry here and its own file; nothing in
+ * the engine names a feature extractor class. */
+#ifndef VLM_MEDIA_AUDIO_PROCESSORS_H
+#define VLM_MEDIA_AUDIO_PROCESSORS_H
+
+#include <stdint.h>
+
+#include "io/feature_extractor_config.h"
+#include "media/media_item.h"
+
+typedef struct vlm_audio_processor_class {
+  const char *name; /* "Phi4MultimodalFeatureExtractor" */
+  /* The extractor's tensors and grid into `out` (kind, tensors, grid,
+   * processor; the caller sets the token count and the source fields).
+   * `samples` are at config->sampling_rate. */
+  vlm_status (*preprocess)(const vlm_feature_extractor_config *config, const float *samples, int64_t count,
+                           const vlm_allocator *allocator, vlm_media_item *out);
+} vlm_audio_processor_class;
+
+/* The class for `config` (its feature_extractor_type), or UNIMPLEMENTED
+ * naming it and the supported ones. */
+vlm_status vlm_audio_processor_find(const vlm_feature_extractor_config *config,
+                                    const vlm_audio_processor_class **out);
+
+#endif

@@ -1,0 +1,82 @@
+/* See image_processors.h. */
+#include "media/image_processors.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "media/image_processor_clip.h"
+#include "media/image_processor_qwen2_vl.h"
+
+/* ---- CLIPImageProcessor (LLaVA-1.5) ------------------------------------ */
+
+/* The crop (or the fixed size) is what the tower sees; a shortest-edge
+ * resize without a crop depends on the aspect ratio, which the pixels'
+ * processor works out. */
+static vlm_status clip_grid(const vlm_processor_config *config, int64_t width, int64_t height, int64_t out_grid[3]) {
+  (void)width, (void)height;
+  const vlm_image_size *size = config->do_center_crop ? &config->crop_size : &config->size;
+  if (size->kind != VLM_IMAGE_SIZE_HEIGHT_WIDTH || size->height <= 0 || size->width <= 0)
+    return VLM_ERROR(NOT_FOUND, "CLIP image processor: the output size depends on the image");
+  out_grid[0] = 1, out_grid[1] = size->height, out_grid[2] = size->width;
+  return VLM_OK;
+}
+
+static vlm_status clip_preprocess(const vlm_processor_config *config, const vlm_image *image,
+                                  vlm_image_backend backend, const vlm_allocator *allocator, vlm_media_item *out) {
+  vlm_tensor pixels;
+  vlm_clip_variant variant = backend == VLM_IMAGE_BACKEND_PIL ? VLM_CLIP_PIL : VLM_CLIP_TORCHVISION;
+  VLM_RETURN_IF_ERROR(vlm_clip_preprocess(config, image, variant, allocator, &pixels));
+  void *data = NULL;
+  vlm_status status = vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 3, pixels.shape, &data);
+  if (!status) memcpy(data, pixels.data, vlm_tensor_byte_size(&pixels));
+  out->grid[0] = 1, out->grid[1] = pixels.shape[1], out->grid[2] = pixels.shape[2];
+  vlm_tensor_release(&pixels);
+  return status;
+}
+
+/* ---- Qwen2VLImageProcessor (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) -------------- */
+
+static vlm_status qwen2_vl_grid(const vlm_processor_config *config, int64_t width, int64_t height,
+                                int64_t out_grid[3]) {
+  return vlm_qwen2_vl_image_grid(config, width, height, out_grid);
+}
+
+/* pixel_values [t*h*w, C*T*P*P] and image_grid_thw [3], as the processor
+ * returns them for one image. */
+static vlm_status qwen2_vl_preprocess(const vlm_processor_config *config, const vlm_image *image,
+                                      vlm_image_backend backend, const vlm_allocator *allocator,
+                                      vlm_media_item *out) {
+  vlm_tensor pixels;
+  vlm_qwen2_vl_variant variant = backend == VLM_IMAGE_BACKEND_PIL ? VLM_QWEN2_VL_PIL : VLM_QWEN2_VL_TORCHVISION;
+  VLM_RETURN_IF_ERROR(vlm_qwen2_vl_preprocess(config, image, variant, allocator, &pixels, out->grid));
+  void *data = NULL;
+  vlm_status status = vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 2, pixels.shape, &data);
+  if (!status) memcpy(data, pixels.data, vlm_tensor_byte_size(&pixels));
+  vlm_tensor_release(&pixels);
+  int32_t *grid = NULL;
+  if (!status)
+    status = vlm_tensor_list_add(&out->tensors, "image_grid_thw", VLM_DTYPE_I32, 1, (const int64_t[]){3}, (void **)&grid);
+  for (int a = 0; !status && a < 3; a++) grid[a] = (int32_t)out->grid[a];
+  return status;
+}
+
+static const vlm_image_processor_class processors[] = {
+    {"CLIPImageProcessor", clip_grid, clip_preprocess},
+    {"Qwen2VLImageProcessor", qwen2_vl_grid, qwen2_vl_preprocess},
+};
+
+vlm_status vlm_image_processor_find(const vlm_processor_config *config, const vlm_image_processor_class **out) {
+  *out = NULL;
+  const char *type = config ? config->image_processor_type : NULL;
+  for (size_t i = 0; type && i < sizeof(processors) / sizeof(processors[0]); i++)
+    if (strcmp(type, processors[i].name) == 0) {
+      *out = &processors[i];
+      return VLM_OK;
+    }
+  char names[256] = "";
+  for (size_t i = 0; i < sizeof(processors) / sizeof(processors[0]); i++)
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "", processors[i].name);
+  return VLM_ERROR(UNIMPLEMENTED, "image processor '%s' is not supported yet (supported: %s)", type ? type : "(none)",
+                   names);
+}

@@ -1,0 +1,50 @@
+/* A media item: one image or audio clip (later a video) after its
+ * processor (image processor or feature extractor), owned, ready for the
+ * family's encoder.
+ *
+ * It carries the processor's outputs as named tensors under the names
+ * Transformers gives them ("pixel_values", "image_grid_thw", ...), the
+ * processor's grid (the extent the item covers: for Qwen2-VL t, h, w in
+ * patches; for fixed-size processors 1, height, width in pixels), and the
+ * number of placeholder tokens it expands to in the prompt (the family
+ * decides that count; see vlm_family_image). Engine, encoders and prompt
+ * expansion read items only through these fields, so a family with other
+ * tensors (crops, pooling indices, audio features and masks) needs no
+ * change outside its own files. */
+#ifndef VLM_MEDIA_MEDIA_ITEM_H
+#define VLM_MEDIA_MEDIA_ITEM_H
+
+#include <stdint.h>
+
+#include "core/tensor_list.h"
+#include "vlm.h"
+
+typedef enum vlm_media_kind {
+  VLM_MEDIA_IMAGE = 0,
+  VLM_MEDIA_AUDIO,
+  VLM_MEDIA_VIDEO,
+  VLM_MEDIA_KIND_COUNT
+} vlm_media_kind;
+
+/* "image", "audio", "video" (stable: usage and metrics keys). */
+const char *vlm_media_kind_name(vlm_media_kind kind);
+
+typedef struct vlm_media_item {
+  vlm_media_kind kind;
+  vlm_tensor_list tensors;     /* the processor's outputs, by Transformers' names */
+  int64_t grid[3];             /* the processor's grid (see above) */
+  int64_t token_count;         /* placeholder tokens in the expanded prompt */
+  const char *processor;       /* the class that made it (static string) */
+  int64_t source_width, source_height; /* the decoded image's size */
+  /* An audio clip's file: rate, channels, and its duration in seconds. */
+  int64_t source_sample_rate, source_channels;
+  double source_seconds;
+  double preprocess_seconds;   /* decode + processor */
+} vlm_media_item;
+
+/* The tensor `name`, or NULL. */
+const vlm_named_tensor *vlm_media_item_tensor(const vlm_media_item *item, const char *name);
+/* Frees the tensors and zeroes the item (NULL: nothing). */
+void vlm_media_item_release(vlm_media_item *item);
+
+#endif

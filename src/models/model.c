@@ -1,0 +1,164 @@
+/* See include/vlm/model.h and src/models/model.h. */
+#include "models/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "media/audio_processors.h"
+#include "media/image_processors.h"
+#include "media/media_item.h"
+#include "vlm/audio.h"
+
+static vlm_status open_parts(vlm_model *model, const char *model_dir) {
+  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, model->allocator, &model->config));
+  VLM_RETURN_IF_ERROR(vlm_generation_config_load(model_dir, model->allocator, &model->generation));
+  vlm_status status = vlm_processor_config_load(model_dir, model->allocator, &model->processor);
+  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
+    vlm_status_free(status); /* text-only models have none */
+    status = VLM_OK;
+  } else {
+    model->has_processor = status == VLM_OK;
+  }
+  VLM_RETURN_IF_ERROR(status);
+  status = vlm_feature_extractor_config_load(model_dir, model->allocator, &model->feature_extractor);
+  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
+    vlm_status_free(status); /* models without audio have none */
+    status = VLM_OK;
+  } else {
+    model->has_feature_extractor = status == VLM_OK;
+  }
+  VLM_RETURN_IF_ERROR(status);
+  model->family = vlm_family_find(model->config.model_type);
+  vlm_manifest_init(&model->manifest);
+  vlm_checkpoint_options options = {.allocator = model->allocator};
+  if (model->family) {
+    VLM_RETURN_IF_ERROR(model->family->declare_tensors(&model->config, &model->manifest));
+    if (model->manifest.out_of_memory) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory declaring tensors");
+    options.renames = model->family->renames;
+    options.rename_count = model->family->rename_count;
+  }
+  return vlm_checkpoint_open(model_dir, &options, &model->weights);
+}
+
+vlm_status vlm_model_open(const char *model_dir, const vlm_model_options *options, vlm_model **out_model) {
+  *out_model = NULL;
+  if (!model_dir) return VLM_ERROR(INVALID_ARGUMENT, "no model directory given");
+  vlm_model *model = calloc(1, sizeof(*model));
+  if (!model) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  atomic_init(&model->references, 1);
+  model->allocator = options ? options->allocator : NULL;
+  model->directory = strdup(model_dir);
+  vlm_status status = model->directory ? open_parts(model, model_dir) : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (status) {
+    vlm_model_release(model);
+    return status;
+  }
+  *out_model = model;
+  return VLM_OK;
+}
+
+vlm_model *vlm_model_retain(vlm_model *model) {
+  if (model) atomic_fetch_add(&model->references, 1);
+  return model;
+}
+
+void vlm_model_release(vlm_model *model) {
+  if (!model || atomic_fetch_sub(&model->references, 1) != 1) return;
+  vlm_checkpoint_release(model->weights);
+  vlm_manifest_release(&model->manifest);
+  vlm_processor_config_release(&model->processor);
+  vlm_feature_extractor_config_release(&model->feature_extractor);
+  vlm_generation_config_release(&model->generation);
+  vlm_model_config_release(&model->config);
+  free(model->directory);
+  free(model);
+}
+
+const char *vlm_model_directory(const vlm_model *model) { return model->directory; }
+const char *vlm_model_type(const vlm_model *model) { return model->config.model_type; }
+
+vlm_status vlm_model_require_family(const vlm_model *model, const char *what) {
+  if (model->family) return VLM_OK;
+  return VLM_ERROR(UNIMPLEMENTED, "%s: %s of model_type '%s' is not supported (supported: %s)", model->directory,
+                   what, model->config.model_type, vlm_family_supported_list());
+}
+
+vlm_status vlm_model_image_item(const vlm_model *model, const vlm_image *image, const vlm_allocator *allocator,
+                                vlm_media_item *out_item) {
+  return vlm_model_image_item_with(model, image, VLM_IMAGE_BACKEND_TORCHVISION, allocator, out_item);
+}
+
+vlm_status vlm_model_image_item_with(const vlm_model *model, const vlm_image *image, int backend,
+                                     const vlm_allocator *allocator, vlm_media_item *out_item) {
+  memset(out_item, 0, sizeof(*out_item));
+  if (!model->family || !model->family->image || !model->has_processor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no image path with a processor config",
+                     model->directory, model->config.model_type);
+  const vlm_image_processor_class *processor = NULL;
+  vlm_status status = vlm_image_processor_find(&model->processor, &processor);
+  if (status) return vlm_status_annotate(status, "%s", model->directory);
+  out_item->kind = VLM_MEDIA_IMAGE;
+  out_item->processor = processor->name;
+  out_item->source_width = image->width;
+  out_item->source_height = image->height;
+  status = processor->preprocess(&model->processor, image, (vlm_image_backend)backend, allocator, out_item);
+  if (!status)
+    status = model->family->image->token_count(&model->config, &model->processor, out_item->grid,
+                                               &out_item->token_count);
+  if (status) vlm_media_item_release(out_item);
+  return status;
+}
+
+vlm_status vlm_model_image_tokens(const vlm_model *model, int64_t width, int64_t height, int64_t *out_tokens) {
+  *out_tokens = 0;
+  if (!model->family || !model->family->image || !model->has_processor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no image path with a processor config",
+                     model->directory, model->config.model_type);
+  if (width <= 0 || height <= 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "an image of %lldx%lld pixels", (long long)width, (long long)height);
+  const vlm_image_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_image_processor_find(&model->processor, &processor), "%s",
+                                          model->directory));
+  int64_t grid[3] = {0, 0, 0};
+  VLM_RETURN_IF_ERROR(processor->grid(&model->processor, width, height, grid));
+  return model->family->image->token_count(&model->config, &model->processor, grid, out_tokens);
+}
+
+vlm_status vlm_model_audio_sample_rate(const vlm_model *model, int *out_rate) {
+  *out_rate = 0;
+  if (!model->family || !model->family->audio)
+    return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no audio input (vlm has no audio encoder for it)",
+                     model->config.model_type);
+  if (!model->has_feature_extractor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s has no feature extractor config (preprocessor_config.json or "
+                     "processor_config.json's audio_processor): its audio cannot be processed", model->directory);
+  const vlm_audio_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_audio_processor_find(&model->feature_extractor, &processor), "%s",
+                                          model->directory));
+  *out_rate = (int)model->feature_extractor.sampling_rate;
+  return VLM_OK;
+}
+
+vlm_status vlm_model_audio_item(const vlm_model *model, const vlm_audio *audio, const vlm_allocator *allocator,
+                                vlm_media_item *out_item) {
+  memset(out_item, 0, sizeof(*out_item));
+  int rate = 0;
+  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(model, &rate));
+  if (audio->sample_rate != rate)
+    return VLM_ERROR(INVALID_ARGUMENT, "the audio is at %d Hz; %s takes %d Hz", audio->sample_rate,
+                     model->feature_extractor.feature_extractor_type, rate);
+  const vlm_audio_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(vlm_audio_processor_find(&model->feature_extractor, &processor));
+  out_item->kind = VLM_MEDIA_AUDIO;
+  out_item->processor = processor->name;
+  out_item->source_sample_rate = audio->source_sample_rate;
+  out_item->source_channels = audio->source_channels;
+  out_item->source_seconds = (double)audio->source_frames / audio->source_sample_rate;
+  vlm_status status = processor->preprocess(&model->feature_extractor, audio->samples, audio->count, allocator, out_item);
+  if (!status)
+    status = model->family->audio->token_count(&model->config, &model->feature_extractor, out_item,
+                                               &out_item->token_count);
+  if (status) vlm_media_item_release(out_item);
+  return status;
+}

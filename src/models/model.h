@@ -1,0 +1,66 @@
+/* The opened model (include/vlm/model.h) from the inside: what every part
+ * that runs a model reads, opened once. */
+#ifndef VLM_MODELS_MODEL_H
+#define VLM_MODELS_MODEL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "io/checkpoint.h"
+#include "io/config.h"
+#include "io/feature_extractor_config.h"
+#include "models/family.h"
+#include "vlm/model.h"
+
+struct vlm_model {
+  atomic_int references;
+  char *directory;
+  const vlm_allocator *allocator;
+  vlm_model_config config;
+  vlm_generation_config generation;
+  bool has_processor;                 /* preprocessor_config.json / processor_config.json */
+  vlm_processor_config processor;
+  bool has_feature_extractor;         /* an audio feature extractor config (feature_extractor_config.h) */
+  vlm_feature_extractor_config feature_extractor;
+  const vlm_family *family;           /* NULL: no family implements model_type */
+  vlm_tensor_manifest manifest;       /* empty without a family */
+  vlm_checkpoint *weights;
+};
+
+struct vlm_media_item;
+struct vlm_image;
+/* A decoded image run through the model's image processor (the registry's
+ * class for its processor config, its default torchvision backend) into a
+ * media item, with the family's placeholder count. UNIMPLEMENTED for a
+ * model without an image path or processor config. */
+vlm_status vlm_model_image_item(const vlm_model *model, const struct vlm_image *image,
+                                const vlm_allocator *allocator, struct vlm_media_item *out_item);
+/* The same through the class's Pil backend (VLM_IMAGE_BACKEND_PIL) or
+ * its default one (vlm compare's processor_pil.* stages). */
+vlm_status vlm_model_image_item_with(const vlm_model *model, const struct vlm_image *image, int backend,
+                                     const vlm_allocator *allocator, struct vlm_media_item *out_item);
+
+/* The placeholder tokens an image of width x height (as decoded, before
+ * EXIF rotation: the counts here do not change with it) expands to, from
+ * its size alone (the processor class's grid, then the family's count), so
+ * a request can be admitted before its images are decoded. NOT_FOUND when
+ * the class cannot tell without the pixels; UNIMPLEMENTED as
+ * vlm_model_image_item. */
+vlm_status vlm_model_image_tokens(const vlm_model *model, int64_t width, int64_t height, int64_t *out_tokens);
+
+struct vlm_audio;
+/* The output rate audio must be decoded to for the model's feature
+ * extractor, or UNIMPLEMENTED when the model takes no audio: a family
+ * without an audio path, no feature extractor config, or a class the
+ * registry lacks (the message names which). */
+vlm_status vlm_model_audio_sample_rate(const vlm_model *model, int *out_rate);
+/* A decoded clip (at that rate) run through the model's feature extractor
+ * into a media item of kind audio, with the family's placeholder count. */
+vlm_status vlm_model_audio_item(const vlm_model *model, const struct vlm_audio *audio,
+                                const vlm_allocator *allocator, struct vlm_media_item *out_item);
+
+/* The family, or UNIMPLEMENTED naming the model_type and the supported
+ * ones ("the text decoder of model_type 'x' is not supported"). */
+vlm_status vlm_model_require_family(const vlm_model *model, const char *what);
+
+#endif

@@ -1,0 +1,115 @@
+/* The module contracts of SPEC 3.1 as the engine drives them: tables of
+ * functions each backend implements (src/backends/cpu/cpu_modules.c,
+ * src/backends/xla), so one scheduler drives every backend and no backend
+ * knows the engine.
+ *
+ *   token_prefill(tokens[T], slot)                       -> last logits, KV
+ *   embeddings_prefill(tokens[T], features[T, H] where feature_mask[T],
+ *                      positions [axes, T], additive bias [T, past+T],
+ *                      side inputs, slot)                -> last logits, KV
+ *   decode(tokens[B], positions[B], slots[B])             -> logits[B]
+ *   encode(media item)                                   -> features[tokens, H]
+ *
+ * embeddings_prefill takes the token ids and the encoder features, not
+ * ready embeddings: the merge (features replacing their placeholder rows,
+ * after the family's embedding scale on the text rows) is a step of the
+ * decoder graph, so it runs on the backend and keeps the family's scale.
+ * Passing every row as a feature row is the SPEC's embeds[T, H] form.
+ *
+ * A backend keeps each slot's length itself: prefill appends at it, decode
+ * continues it (the KV goes to the slot's length; `positions` are RoPE
+ * positions, which differ from it by the slot's M-RoPE delta), clear_slot
+ * resets it. The engine validates what it passes once, before any backend
+ * (vlm_prefill_input_check); backends may check again. */
+#ifndef VLM_MODELS_MODULES_H
+#define VLM_MODELS_MODULES_H
+
+#include <stdint.h>
+
+#include "media/media_item.h"
+#include "vlm.h"
+
+typedef struct vlm_text_decoder vlm_text_decoder;   /* also in vlm/engine.h */
+typedef struct vlm_media_encoder vlm_media_encoder; /* also in vlm/engine.h */
+
+/* A family side input of embeddings_prefill (per-layer DeepStack features,
+ * per-layer PLE inputs); no family takes one yet, so any given is refused
+ * by name. */
+typedef struct vlm_side_input {
+  const char *name;
+  const float *values;
+  int rank;
+  int64_t shape[4];
+} vlm_side_input;
+
+typedef struct vlm_prefill_input {
+  int64_t row_count;             /* T */
+  const int32_t *tokens;         /* [T], in the vocabulary (a feature row's id is not read) */
+  const float *features;         /* [T, hidden] or NULL: no feature rows */
+  const int32_t *feature_mask;   /* [T]: non-zero where the row is features[r] */
+  const int64_t *positions;      /* [axes, T] axis-major, or NULL: consecutive from the slot's length */
+  int position_axes;             /* 1, or 3 for an M-RoPE model */
+  const float *bias;             /* [T, past + T] additive, replacing the causal mask; NULL: causal */
+  int64_t bias_key_count;        /* past + T when bias is given */
+  const vlm_side_input *side_inputs;
+  int side_input_count;
+} vlm_prefill_input;
+
+/* What a decoder accepts, for validating inputs before any backend. */
+typedef struct vlm_text_decoder_shape {
+  int64_t vocab_size, hidden_size, capacity;
+  int position_axes;             /* 1, or 3 for M-RoPE */
+} vlm_text_decoder_shape;
+
+/* Every field of `input` against `shape` and the slot's current length:
+ * ids in the vocabulary, features present where the mask says, positions
+ * non-negative with the model's axis count, the bias [T, past + T],
+ * capacity, and no side input (none is accepted yet). */
+vlm_status vlm_prefill_input_check(const vlm_text_decoder_shape *shape, int64_t slot_length,
+                                   const vlm_prefill_input *input);
+
+typedef struct vlm_text_decoder_operations {
+  const char *backend; /* "cpu", "xla" */
+  void (*shape)(void *self, vlm_text_decoder_shape *out);
+  int32_t (*slot_count)(void *self);
+  uint64_t (*kv_bytes)(void *self);
+  int64_t (*slot_length)(void *self, int32_t slot);
+  vlm_status (*clear_slot)(void *self, int32_t slot);
+  /* Appends `count` rows to the slot at positions continuing its length;
+   * last_logits: [vocab] of the last row. */
+  vlm_status (*token_prefill)(void *self, int32_t slot, const int32_t *tokens, int64_t count, float *last_logits);
+  vlm_status (*embeddings_prefill)(void *self, int32_t slot, const vlm_prefill_input *input, float *last_logits);
+  /* Row b continues slot slots[b] (its KV at the slot's length) at RoPE
+   * position positions[b]; logits [batch, vocab] in batch order. Slots are
+   * distinct. */
+  vlm_status (*decode)(void *self, int64_t batch, const int32_t *tokens, const int64_t *positions,
+                       const int32_t *slots, float *logits);
+  void (*release)(void *self);
+} vlm_text_decoder_operations;
+
+struct vlm_text_decoder {
+  const vlm_text_decoder_operations *operations;
+  void *self;
+};
+
+/* An encoder for one kind of media item (a family's vision tower and
+ * projector, later its audio encoder) on some backend. */
+typedef struct vlm_media_encoder_operations {
+  const char *backend; /* "cpu", "xla" */
+  vlm_media_kind kind;
+  int64_t (*output_width)(void *self);
+  /* out_features: [item->token_count, output_width]. */
+  vlm_status (*encode)(void *self, const vlm_media_item *item, float *out_features);
+  void (*release)(void *self);
+} vlm_media_encoder_operations;
+
+struct vlm_media_encoder {
+  const vlm_media_encoder_operations *operations;
+  void *self;
+};
+
+/* Release the backend's module and the handle (NULL: nothing). */
+void vlm_text_decoder_release(vlm_text_decoder *decoder);
+void vlm_media_encoder_release(vlm_media_encoder *encoder);
+
+#endif

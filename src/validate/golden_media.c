@@ -1,0 +1,158 @@
+/* See golden_media.h. Transformers batches a processor's outputs over the
+ * images: pixel_values [images, channels, height, width] for fixed-size
+ * processors, or [sum of patches, patch width] with image_grid_thw
+ * [images, 3] (t, h, w in patches) for the Qwen2-VL processor. */
+#include "validate/golden_media.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "models/model.h"
+
+#define PIXEL_VALUES "processor.pixel_values"
+#define GRIDS "processor.image_grid_thw"
+
+static const vlm_json_value *image_list(const vlm_golden_case *golden) {
+  const vlm_json_value *images = vlm_json_object_get(golden->manifest.root, "images");
+  return images && images->type == VLM_JSON_ARRAY ? images : NULL;
+}
+
+static int64_t grid_value(const vlm_tensor *grids, int64_t index) {
+  double value = 0;
+  vlm_tensor_value_as_double(grids, index, &value);
+  return (int64_t)value;
+}
+
+/* Image `index` of `golden`'s processor outputs into `item`. */
+static vlm_status item_from_case(const vlm_golden_case *golden, int64_t index, vlm_media_item *item) {
+  vlm_tensor pixels, grids;
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(golden, PIXEL_VALUES, &pixels));
+  if (pixels.dtype != VLM_DTYPE_F32) return VLM_ERROR(DATA_LOSS, PIXEL_VALUES " is not f32");
+  vlm_status has_grids = vlm_golden_case_tensor(golden, GRIDS, &grids);
+  item->kind = VLM_MEDIA_IMAGE;
+  void *data = NULL;
+  if (!has_grids) {
+    if (grids.rank != 2 || grids.shape[1] != 3 || pixels.rank != 2 || index >= grids.shape[0])
+      return VLM_ERROR(DATA_LOSS, GRIDS " and " PIXEL_VALUES " do not have Qwen2-VL's layout");
+    int64_t first = 0;
+    for (int64_t i = 0; i < index; i++) first += grid_value(&grids, 3 * i) * grid_value(&grids, 3 * i + 1) * grid_value(&grids, 3 * i + 2);
+    for (int a = 0; a < 3; a++) item->grid[a] = grid_value(&grids, 3 * index + a);
+    int64_t rows = item->grid[0] * item->grid[1] * item->grid[2], width = pixels.shape[1];
+    if (first + rows > pixels.shape[0]) return VLM_ERROR(DATA_LOSS, "the grids cover more rows than " PIXEL_VALUES);
+    VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "pixel_values", VLM_DTYPE_F32, 2,
+                                            (const int64_t[]){rows, width}, &data));
+    memcpy(data, (const float *)pixels.data + first * width, (size_t)(rows * width) * sizeof(float));
+    int32_t *grid = NULL;
+    VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "image_grid_thw", VLM_DTYPE_I32, 1,
+                                            (const int64_t[]){3}, (void **)&grid));
+    for (int a = 0; a < 3; a++) grid[a] = (int32_t)item->grid[a];
+    return VLM_OK;
+  }
+  vlm_status_free(has_grids);
+  if (pixels.rank != 4 || index >= pixels.shape[0])
+    return VLM_ERROR(DATA_LOSS, PIXEL_VALUES " is not [images, channels, height, width]");
+  int64_t values = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "pixel_values", VLM_DTYPE_F32, 3, pixels.shape + 1, &data));
+  memcpy(data, (const float *)pixels.data + index * values, (size_t)values * sizeof(float));
+  item->grid[0] = 1, item->grid[1] = pixels.shape[2], item->grid[2] = pixels.shape[3];
+  return VLM_OK;
+}
+
+static bool case_has_pixels(const vlm_golden_case *golden) {
+  vlm_tensor pixels;
+  vlm_status status = vlm_golden_case_tensor(golden, PIXEL_VALUES, &pixels);
+  vlm_status_free(status);
+  return status == VLM_OK;
+}
+
+/* Image `name` from the case in `path`, when it processed it, into
+ * `item`: true when the case holds it (`*status` says how that went). */
+static bool item_from_other_case(const vlm_compare_context *context, const char *path, const char *name,
+                                 vlm_media_item *item, vlm_status *status) {
+  vlm_golden_case other;
+  vlm_status opened = vlm_golden_case_open(path, context->allocator, &other);
+  if (opened) {
+    vlm_status_free(opened);
+    return false;
+  }
+  bool found = false;
+  const vlm_json_value *theirs = image_list(&other);
+  for (size_t j = 0; theirs && case_has_pixels(&other) && j < theirs->as.array.count && !found; j++) {
+    const char *image = vlm_json_get_string(&theirs->as.array.items[j]);
+    if (!image || strcmp(image, name) != 0) continue;
+    *status = item_from_case(&other, (int64_t)j, item);
+    found = true;
+  }
+  vlm_golden_case_close(&other);
+  return found;
+}
+
+/* Image `name` from a sibling case (same parent directory) that processed
+ * it, or from the cases the manifest names in "pixel_values_from" (relative
+ * to the case: a family variant reusing another family's images), into
+ * `item`; NOT_FOUND when none did. bfloat16 cases hold no processor
+ * tensors: the oracle runs the processor in float32 whatever the model
+ * dtype. */
+static vlm_status item_from_siblings(const vlm_compare_context *context, const char *name, vlm_media_item *item) {
+  char parent[4096];
+  snprintf(parent, sizeof(parent), "%s/..", context->golden->directory);
+  DIR *directory = opendir(parent);
+  vlm_status status = VLM_OK;
+  bool found = false;
+  for (struct dirent *entry; directory && !found && (entry = readdir(directory)) != NULL;) {
+    if (entry->d_name[0] == '.') continue;
+    char path[4096 + 256];
+    snprintf(path, sizeof(path), "%s/%s", parent, entry->d_name);
+    found = item_from_other_case(context, path, name, item, &status);
+  }
+  if (directory) closedir(directory);
+  const vlm_json_value *elsewhere = vlm_json_object_get(context->golden->manifest.root, "pixel_values_from");
+  for (size_t i = 0; !found && elsewhere && elsewhere->type == VLM_JSON_ARRAY && i < elsewhere->as.array.count; i++) {
+    const char *relative = vlm_json_get_string(&elsewhere->as.array.items[i]);
+    char path[8192];
+    if (!relative) continue;
+    snprintf(path, sizeof(path), "%s/%s", context->golden->directory, relative);
+    found = item_from_other_case(context, path, name, item, &status);
+  }
+  if (!found) return VLM_ERROR(NOT_FOUND, "no case next to this one (nor in pixel_values_from) holds " PIXEL_VALUES " for %s", name);
+  return status;
+}
+
+void vlm_golden_media_items_release(vlm_media_item *items, int count) {
+  for (int i = 0; items && i < count; i++) vlm_media_item_release(&items[i]);
+  free(items);
+}
+
+vlm_status vlm_golden_media_items(const vlm_compare_context *context, vlm_media_item **out_items, int *out_count) {
+  *out_items = NULL;
+  *out_count = 0;
+  const vlm_json_value *images = image_list(context->golden);
+  int count = images ? (int)images->as.array.count : 0;
+  if (count == 0) return VLM_OK;
+  if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
+  const vlm_model *model = context->model;
+  if (!model->family || !model->family->image)
+    return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' has no image path", model->config.model_type);
+  vlm_media_item *items = calloc((size_t)count, sizeof(*items));
+  if (!items) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  bool own = case_has_pixels(context->golden);
+  vlm_status status = VLM_OK;
+  for (int i = 0; !status && i < count; i++) {
+    const char *name = vlm_json_get_string(&images->as.array.items[i]);
+    status = own ? item_from_case(context->golden, i, &items[i])
+                 : item_from_siblings(context, name ? name : "?", &items[i]);
+    if (!status)
+      status = model->family->image->token_count(&model->config, &model->processor, items[i].grid,
+                                                 &items[i].token_count);
+  }
+  if (status) {
+    vlm_golden_media_items_release(items, count);
+    return status;
+  }
+  *out_items = items;
+  *out_count = count;
+  return VLM_OK;
+}

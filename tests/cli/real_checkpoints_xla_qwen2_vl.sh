@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# real_checkpoints.sh on the xla backend for Qwen2-VL in both checkpoint
+# layouts: the M-RoPE text decoder and the vision tower compiled by IREE
+# into a temporary cache. Arguments: VLM MAKE_TINY SOURCE_DIR.
+VLM_TEST_BACKEND=xla VLM_TEST_FAMILIES="qwen2_vl qwen2_vl_v4" \
+  exec bash "$(dirname "$0")/real_checkpoints.sh" "$@"

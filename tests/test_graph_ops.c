@@ -1,0 +1,350 @@
+/* Operator contracts (SPEC 5.4): each general graph op as a one-op graph,
+ * run by the cpu backend and, where the pinned IREE is present, by the xla
+ * backend (all cases as functions of one stateless graph module), against
+ * a float64 reference computed here. Tolerances are float32's: 1e-6
+ * absolute for data movement (which must be exact), and |got - want| <=
+ * 2e-6 + 2e-5 |want| for arithmetic (attention, RoPE).
+ *
+ * Ops: concat (rows and columns), slice, row_select, gather from a computed
+ * table, segment_attention (three segments of different lengths), RoPE at
+ * positions of its own: axial 2D (vision towers) and 3-axis M-RoPE, plain
+ * and interleaved (Qwen2-VL, Qwen3-VL). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cpu_graph.h"
+#include "core/alloc.h"
+#include "graph/graph.h"
+#include "core/tensor_list.h"
+#include "io/config.h"
+#include "test.h"
+
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+#define MAX_CASES 12
+
+typedef struct op_case {
+  char name[32];
+  vlm_graph graph;
+  vlm_tensor_list inputs;
+  vlm_rope_config rope;       /* for the RoPE cases (the graph points here) */
+  double *expected;           /* the output node's elements, float64 */
+  size_t count;
+  bool exact;                 /* data movement: equal to the input values */
+} op_case;
+
+static op_case cases[MAX_CASES];
+static int case_count;
+
+/* Deterministic values in [-1, 1). */
+static float value_at(uint64_t seed, size_t index) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + index * 0xBF58476D1CE4E5B9ULL + 1;
+  x ^= x >> 31;
+  x *= 0x94D049BB133111EBULL;
+  x ^= x >> 29;
+  return (float)((double)(x >> 40) / (double)(1ULL << 23) - 1.0);
+}
+
+static float *add_f32(op_case *c, const char *name, int rank, const int64_t *shape, uint64_t seed) {
+  void *data = NULL;
+  CHECK_OK(vlm_tensor_list_add(&c->inputs, name, VLM_DTYPE_F32, rank, shape, &data));
+  float *values = data;
+  size_t count = data ? vlm_named_tensor_bytes(vlm_tensor_list_find(&c->inputs, name)) / sizeof(float) : 0;
+  for (size_t i = 0; i < count; i++) values[i] = value_at(seed, i);
+  return values;
+}
+
+static int32_t *add_i32(op_case *c, const char *name, int rank, const int64_t *shape, const int32_t *values) {
+  void *data = NULL;
+  CHECK_OK(vlm_tensor_list_add(&c->inputs, name, VLM_DTYPE_I32, rank, shape, &data));
+  size_t count = data ? vlm_named_tensor_bytes(vlm_tensor_list_find(&c->inputs, name)) / sizeof(int32_t) : 0;
+  if (data) memcpy(data, values, count * sizeof(int32_t));
+  return data;
+}
+
+static op_case *new_case(const char *name, size_t count, bool exact) {
+  op_case *c = &cases[case_count++];
+  snprintf(c->name, sizeof(c->name), "%s", name);
+  vlm_graph_init(&c->graph);
+  c->expected = calloc(count, sizeof(double));
+  c->count = count;
+  c->exact = exact;
+  return c;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void build_concat_rows(void) {
+  op_case *c = new_case("concat_rows", 7 * 4, true);
+  float *a = add_f32(c, "a", 2, SHAPE(2, 4), 1), *b = add_f32(c, "b", 2, SHAPE(5, 4), 2);
+  int32_t na = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(2, 4), "a");
+  int32_t nb = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(5, 4), "b");
+  c->graph.output = vlm_graph_concat(&c->graph, (int32_t[]){na, nb}, 2, 0, "joined");
+  for (int i = 0; i < 8; i++) c->expected[i] = a[i];
+  for (int i = 0; i < 20; i++) c->expected[8 + i] = b[i];
+}
+
+static void build_concat_columns(void) {
+  op_case *c = new_case("concat_columns", 3 * 7, true);
+  float *a = add_f32(c, "a", 2, SHAPE(3, 2), 3), *b = add_f32(c, "b", 2, SHAPE(3, 5), 4);
+  int32_t na = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(3, 2), "a");
+  int32_t nb = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(3, 5), "b");
+  c->graph.output = vlm_graph_concat(&c->graph, (int32_t[]){na, nb}, 2, 1, "joined");
+  for (int r = 0; r < 3; r++) {
+    for (int i = 0; i < 2; i++) c->expected[r * 7 + i] = a[r * 2 + i];
+    for (int i = 0; i < 5; i++) c->expected[r * 7 + 2 + i] = b[r * 5 + i];
+  }
+}
+
+static void build_slice(void) {
+  op_case *c = new_case("slice_columns", 4 * 3, true);
+  float *x = add_f32(c, "x", 2, SHAPE(4, 9), 14);
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(4, 9), "x");
+  c->graph.output = vlm_graph_slice(&c->graph, nx, 1, 3, 3, "k"); /* the middle third of a fused qkv */
+  for (int r = 0; r < 4; r++)
+    for (int i = 0; i < 3; i++) c->expected[r * 3 + i] = x[r * 9 + 3 + i];
+}
+
+static void build_row_select(void) {
+  op_case *c = new_case("row_select", 5 * 3, true);
+  float *a = add_f32(c, "a", 2, SHAPE(5, 3), 5), *b = add_f32(c, "b", 2, SHAPE(5, 3), 6);
+  const int32_t mask[5] = {0, 1, 1, 0, 7};
+  add_i32(c, "mask", 1, SHAPE(5), mask);
+  int32_t nm = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(5), "mask");
+  int32_t na = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(5, 3), "a");
+  int32_t nb = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(5, 3), "b");
+  c->graph.output = vlm_graph_row_select(&c->graph, nm, na, nb, "merged");
+  for (int r = 0; r < 5; r++)
+    for (int i = 0; i < 3; i++) c->expected[r * 3 + i] = mask[r] ? a[r * 3 + i] : b[r * 3 + i];
+}
+
+static void build_gather_computed(void) {
+  op_case *c = new_case("gather_computed", 6 * 4, true);
+  float *table = add_f32(c, "table", 2, SHAPE(3, 4), 7);
+  const int32_t ids[6] = {2, 0, 0, 1, 2, 2};
+  add_i32(c, "ids", 1, SHAPE(6), ids);
+  int32_t nt = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(3, 4), "table");
+  int32_t ni = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(6), "ids");
+  int32_t doubled = vlm_graph_scale(&c->graph, nt, 2.0, "doubled"); /* a computed table */
+  c->graph.output = vlm_graph_gather(&c->graph, doubled, ni, "rows");
+  for (int r = 0; r < 6; r++)
+    for (int i = 0; i < 4; i++) c->expected[r * 4 + i] = 2.0 * table[ids[r] * 4 + i];
+}
+
+/* Softmax(q.k * scale) v within each segment, in float64. */
+static void build_segment_attention(void) {
+  enum { ROWS = 9, HEADS = 2, DIM = 4 };
+  op_case *c = new_case("segment_attention", ROWS * HEADS * DIM, false);
+  float *q = add_f32(c, "q", 3, SHAPE(ROWS, HEADS, DIM), 8);
+  float *k = add_f32(c, "k", 3, SHAPE(ROWS, HEADS, DIM), 9);
+  float *v = add_f32(c, "v", 3, SHAPE(ROWS, HEADS, DIM), 10);
+  const int32_t segments[ROWS] = {0, 0, 0, 0, 5, 5, 2, 2, 2};
+  add_i32(c, "segments", 1, SHAPE(ROWS), segments);
+  int32_t nq = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "q");
+  int32_t nk = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "k");
+  int32_t nv = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "v");
+  int32_t ns = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(ROWS), "segments");
+  double scale = 0.5;
+  c->graph.output = vlm_graph_segment_attention(&c->graph, nq, nk, nv, ns, scale, "attended");
+  for (int r = 0; r < ROWS; r++)
+    for (int h = 0; h < HEADS; h++) {
+      double scores[ROWS], largest = -INFINITY, sum = 0;
+      for (int j = 0; j < ROWS; j++) {
+        scores[j] = -INFINITY;
+        if (segments[j] != segments[r]) continue;
+        double dot = 0;
+        for (int d = 0; d < DIM; d++) dot += (double)q[(r * HEADS + h) * DIM + d] * k[(j * HEADS + h) * DIM + d];
+        scores[j] = dot * scale;
+        if (scores[j] > largest) largest = scores[j];
+      }
+      for (int j = 0; j < ROWS; j++) sum += scores[j] == -INFINITY ? 0 : exp(scores[j] - largest);
+      for (int d = 0; d < DIM; d++) {
+        double out = 0;
+        for (int j = 0; j < ROWS; j++)
+          if (scores[j] != -INFINITY) out += exp(scores[j] - largest) / sum * v[(j * HEADS + h) * DIM + d];
+        c->expected[(r * HEADS + h) * DIM + d] = out;
+      }
+    }
+}
+
+/* x rotated by rotate_half with angle position(axis of frequency i) *
+ * inverse frequency i, the frequencies computed here in float64 from the
+ * same formula (default RoPE; axial: per axis over dim / axes). */
+static void rope_reference(const vlm_rope_config *rope, const float *x, int64_t rows, int64_t heads, int64_t dim,
+                           const int32_t *positions, int axes, double *out) {
+  int64_t half = rope->rotary_dimension / 2;
+  double inverse[64];
+  int axis_of[64];
+  for (int64_t i = 0; i < half; i++) {
+    if (rope->axial_axes > 1) {
+      int64_t part = rope->rotary_dimension / rope->axial_axes, per_axis = half / rope->axial_axes;
+      inverse[i] = 1.0 / pow(rope->theta, (double)(2 * (i % per_axis)) / (double)part);
+      axis_of[i] = (int)(i / per_axis);
+    } else {
+      inverse[i] = 1.0 / pow(rope->theta, (double)(2 * i) / (double)rope->rotary_dimension);
+      axis_of[i] = 0;
+      if (rope->mrope_section_count && !rope->mrope_interleaved) {
+        int64_t start = 0;
+        for (size_t s = 0; s < rope->mrope_section_count; s++) {
+          if (i >= start && i < start + rope->mrope_section[s]) axis_of[i] = (int)(s % 3);
+          start += rope->mrope_section[s];
+        }
+      } else if (rope->mrope_interleaved) {
+        if (i % 3 == 1 && i < 3 * rope->mrope_section[1]) axis_of[i] = 1;
+        if (i % 3 == 2 && i < 3 * rope->mrope_section[2]) axis_of[i] = 2;
+      }
+    }
+  }
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t h = 0; h < heads; h++) {
+      const float *row = x + (r * heads + h) * dim;
+      double *target = out + (r * heads + h) * dim;
+      for (int64_t i = 0; i < half; i++) {
+        int axis = axis_of[i] < axes ? axis_of[i] : 0;
+        double angle = positions[axis * rows + r] * inverse[i];
+        target[i] = row[i] * cos(angle) - row[i + half] * sin(angle);
+        target[i + half] = row[i + half] * cos(angle) + row[i] * sin(angle);
+      }
+      for (int64_t i = 2 * half; i < dim; i++) target[i] = row[i];
+    }
+}
+
+static void build_rope_case(const char *name, vlm_rope_config rope, int axes, uint64_t seed) {
+  enum { ROWS = 6, HEADS = 2, DIM = 16 };
+  op_case *c = new_case(name, ROWS * HEADS * DIM, false);
+  c->rope = rope;
+  float *x = add_f32(c, "x", 3, SHAPE(ROWS, HEADS, DIM), seed);
+  int32_t positions[3 * ROWS];
+  for (int a = 0; a < axes; a++)
+    for (int r = 0; r < ROWS; r++) positions[a * ROWS + r] = (int32_t)(a == 0 ? 3 + r : (r * (a + 1)) % 5 + 7 * a);
+  add_i32(c, "positions", 2, SHAPE(axes, ROWS), positions);
+  c->graph.ropes[0] = &c->rope;
+  c->graph.rope_count = 1;
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "x");
+  int32_t np = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 2, SHAPE(axes, ROWS), "positions");
+  c->graph.output = vlm_graph_rope_at(&c->graph, nx, np, 0, "rotated");
+  rope_reference(&c->rope, x, ROWS, HEADS, DIM, positions, axes, c->expected);
+}
+
+static void build_cases(void) {
+  if (case_count) return;
+  build_concat_rows();
+  build_concat_columns();
+  build_slice();
+  build_row_select();
+  build_gather_computed();
+  build_segment_attention();
+  build_rope_case("rope_axial_2d", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,
+                                                      .rotary_dimension = 16, .axial_axes = 2}, 2, 11);
+  build_rope_case("rope_mrope", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,
+                                                   .rotary_dimension = 16, .mrope_section = {2, 3, 3},
+                                                   .mrope_section_count = 3}, 3, 12);
+  build_rope_case("rope_mrope_interleaved",
+                  (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1, .rotary_dimension = 16,
+                                    .mrope_section = {4, 2, 2}, .mrope_section_count = 3, .mrope_interleaved = true},
+                  3, 13);
+  for (int i = 0; i < case_count; i++) CHECK_OK(vlm_graph_take_error(&cases[i].graph));
+}
+
+/* Worst |got - want| / allowed over a case; <= 1 passes. */
+static double worst_error(const op_case *c, const float *got) {
+  double worst = 0;
+  for (size_t i = 0; i < c->count; i++) {
+    double allowed = c->exact ? 1e-6 : 2e-6 + 2e-5 * fabs(c->expected[i]);
+    double error = fabs((double)got[i] - c->expected[i]) / allowed;
+    if (!(error <= worst)) worst = error; /* NaN counts as the worst */
+  }
+  return worst;
+}
+
+static void ops_match_float64_on_the_cpu_backend(void) {
+  build_cases();
+  for (int i = 0; i < case_count; i++) {
+    op_case *c = &cases[i];
+    float *got = calloc(c->count, sizeof(float));
+    vlm_cpu_graph_run run = {.graph = &c->graph, .inputs = &c->inputs};
+    CHECK_OK(vlm_cpu_graph_execute(&run, got));
+    double worst = worst_error(c, got);
+    if (!(worst <= 1.0)) fprintf(stderr, "  cpu %s: error %.3g of the tolerance\n", c->name, worst);
+    CHECK(worst <= 1.0);
+    free(got);
+  }
+}
+
+/* A segment that comes back after another is refused (graph.h). */
+static void cpu_refuses_segments_that_are_not_runs(void) {
+  op_case c = {0};
+  vlm_graph_init(&c.graph);
+  float *q = add_f32(&c, "q", 3, SHAPE(3, 1, 2), 1);
+  (void)q;
+  const int32_t segments[3] = {0, 1, 0};
+  add_i32(&c, "segments", 1, SHAPE(3), segments);
+  int32_t nq = vlm_graph_input(&c.graph, VLM_DTYPE_F32, 3, SHAPE(3, 1, 2), "q");
+  int32_t ns = vlm_graph_input(&c.graph, VLM_DTYPE_I32, 1, SHAPE(3), "segments");
+  c.graph.output = vlm_graph_segment_attention(&c.graph, nq, nq, nq, ns, 1.0, "attended");
+  float out[6];
+  vlm_cpu_graph_run run = {.graph = &c.graph, .inputs = &c.inputs};
+  CHECK_ERROR(vlm_cpu_graph_execute(&run, out), VLM_STATUS_INVALID_ARGUMENT, "segment 0 is not one run of rows");
+  vlm_graph_release(&c.graph);
+  vlm_tensor_list_release(&c.inputs);
+}
+
+#ifdef VLM_HAVE_XLA_RUNTIME
+#include "backends/xla/stablehlo_graph.h"
+#include "backends/xla/xla_graph_runtime.h"
+#include "test_xla_support.h"
+
+static void ops_match_float64_on_the_xla_backend(void) {
+  build_cases();
+  if (!environment_ready()) return;
+  vlm_stablehlo_graph_function functions[MAX_CASES];
+  for (int i = 0; i < case_count; i++)
+    functions[i] = (vlm_stablehlo_graph_function){cases[i].name, &cases[i].graph, {cases[i].graph.output}, 1};
+  vlm_xla_key key = {0};
+  CHECK_OK(vlm_xla_key_set(&key, "module", "graph_op_tests"));
+  char *module = NULL;
+  CHECK_OK(vlm_stablehlo_emit_graph_module("vlm_graph_op_tests", "", functions, case_count, NULL, &key, &module));
+  if (!module) return;
+  vlm_iree_compiler compiler;
+  vlm_xla_key compile_key;
+  char cache[600], artifact[VLM_XLA_PATH_LENGTH];
+  snprintf(cache, sizeof(cache), "%s/cache", test_temp_dir());
+  vlm_xla_runtime_options options = {0};
+  CHECK_OK(vlm_iree_compiler_find(&compiler));
+  CHECK_OK(vlm_xla_graph_runtime_key(&key, &options, &compile_key));
+  double started = seconds_now();
+  CHECK_OK(vlm_xla_compile(&compiler, module, &compile_key, VLM_XLA_TARGET_LLVM_CPU, cache, NULL, artifact,
+                           sizeof(artifact)));
+  printf("  %d op functions compiled (llvm-cpu) in %.1f s\n", case_count, seconds_now() - started);
+  free(module);
+  vlm_xla_graph_runtime *runtime = NULL;
+  CHECK_OK(vlm_xla_graph_runtime_open(functions, case_count, NULL, &key, artifact, &options, &runtime));
+  for (int i = 0; runtime && i < case_count; i++) {
+    op_case *c = &cases[i];
+    float *got = calloc(c->count, sizeof(float));
+    float *outputs[VLM_XLA_GRAPH_MAX_OUTPUTS] = {got};
+    CHECK_OK(vlm_xla_graph_call(runtime, i, &c->inputs, outputs));
+    double worst = worst_error(c, got);
+    printf("  xla %s: %.3g of the tolerance\n", c->name, worst);
+    CHECK(worst <= 1.0);
+    free(got);
+  }
+  vlm_xla_graph_runtime_release(runtime);
+}
+#else
+static void ops_match_float64_on_the_xla_backend(void) {
+  test_skip("no-xla-runtime", "built without python-3.11-embed (Debian's libpython3.11-dev); xla ops not tested");
+}
+#endif
+
+static void release_cases(void) {
+  for (int i = 0; i < case_count; i++) {
+    vlm_graph_release(&cases[i].graph);
+    vlm_tensor_list_release(&cases[i].inputs);
+    free(cases[i].expected);
+  }
+  case_count = 0;
+}
+
+TEST_MAIN(TEST(ops_match_float64_on_the_cpu_backend), TEST(cpu_refuses_segments_that_are_not_runs),
+          TEST(ops_match_float64_on_the_xla_backend), TEST(release_cases))
