@@ -295,7 +295,7 @@ static void image_memory_stays_within_the_budget(void) {
  * quadratic in their length: the engine bounds them whoever its caller. */
 static void stop_strings_are_bounded(void) {
   vlm_engine *engine = open_engine(TEXT_MODEL, 64, NULL);
-  char *long_stop = filled(513, 'x');
+  char *long_stop = filled(1025, 'x');
   const char *stops[17];
   for (int i = 0; i < 17; i++) stops[i] = "end";
   vlm_engine_request_options options = request_for(engine, NULL, "Hello", 4);
@@ -307,10 +307,10 @@ static void stop_strings_are_bounded(void) {
   stops[3] = long_stop;
   options.stop_count = 4;
   CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, NULL, &request), VLM_STATUS_INVALID_ARGUMENT,
-              "stop string 3 is over 512 bytes");
+              "stop string 3 is over 1024 bytes");
   CHECK_ERROR(vlm_engine_check_admission(engine, &options, NULL), VLM_STATUS_INVALID_ARGUMENT,
-              "stop string 3 is over 512 bytes");
-  long_stop[512] = 0;
+              "stop string 3 is over 1024 bytes");
+  long_stop[1024] = 0;
   atomic_int finished = 0;
   CHECK_OK(vlm_engine_submit(engine, &options, on_event, &finished, &request));
   while (request && !atomic_load(&finished)) nanosleep(&(struct timespec){0, 1000000}, NULL);

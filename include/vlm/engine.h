@@ -182,7 +182,7 @@ typedef struct vlm_engine_request_options {
   vlm_sampling_params sampling;
   bool logprobs;                /* report each token's logprob (+ top alternatives) */
   const char *const *stop;      /* stop strings, copied; not part of the output; */
-  size_t stop_count;            /* at most 16, each at most 512 bytes */
+  size_t stop_count;            /* at most 16, each at most 1024 bytes */
 } vlm_engine_request_options;
 
 typedef enum vlm_engine_event_kind {
@@ -240,7 +240,7 @@ typedef void (*vlm_engine_event_callback)(void *context, const vlm_engine_event 
 
 /* Prepares and queues a request. Errors (before any compute, cheapest
  * first, as vlm_engine_check_admission lists them): bad options (stop
- * strings: at most 16 of at most 512 bytes), images or audio for a model
+ * strings: at most 16 of at most 1024 bytes), images or audio for a model
  * without that modality (UNIMPLEMENTED), max_tokens plus the images over
  * capacity, a prompt too long in bytes to fit (OUT_OF_RANGE, "context
  * length exceeded ..." or "the prompt is over the limit of N bytes"), the

@@ -23,7 +23,7 @@
 
 #define ENGINE_MAX_STOP_TOKENS 16
 #define ENGINE_MAX_STOP_STRINGS 16   /* a request's stop strings */
-#define ENGINE_MAX_STOP_BYTES 512    /* each */
+#define ENGINE_MAX_STOP_BYTES 1024   /* each; as the server's OPENAI_MAX_STOP_BYTES */
 
 struct vlm_engine_request {
   vlm_engine *engine;
