@@ -463,19 +463,6 @@ class MediaBombTests(unittest.TestCase):
                 self.assertLess(seconds, 2 * REFUSAL_SECONDS)  # 8 MiB of JSON to parse first
         self.assert_peak_near_idle("long prompts")
 
-    def test_max_tokens_that_would_wrap_is_refused(self):
-        # Issue 13, item 1: max_tokens 2^63-1 wrapped the capacity check and
-        # the server died writing past a 0-byte buffer.
-        for path, body in [
-                ("/v1/completions", {"model": "llava", "prompt": "Hi", "max_tokens": 9223372036854775807}),
-                ("/v1/chat/completions", {**self.body([]), "max_tokens": 9223372036854775807}),
-                ("/v1/chat/completions", {**self.body([]), "max_completion_tokens": 9223372036854775807,
-                                          "stream": True})]:
-            body.pop("max_tokens", None) if "max_completion_tokens" in body else None
-            with self.subTest(path=path, fields=sorted(body)):
-                status, answer, _ = self.timed_post(path, body)
-                self.assertEqual(status, 400, answer)
-
 
 if __name__ == "__main__":
     unittest.main()
