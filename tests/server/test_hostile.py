@@ -408,7 +408,7 @@ class MediaBombTests(unittest.TestCase):
     def test_a_bomb_in_every_container_is_refused_from_its_header(self):
         # Issue 13: a 66-byte PNG cost 6 GB and 25 s before its 400. A work
         # bomb is a valid image, so its answer is timed against a plain one's
-        # (generation included; several seconds under ASan).
+        # (generation included; two seconds and more under ASan).
         plain = {"type": "image_url", "image_url": {"url": harness.data_url(os.path.join(BOMBS, "tiny_1x1.png"))}}
         status, answer, self.plain_seconds = self.timed_post("/v1/chat/completions", self.body([plain]))
         self.assertEqual(status, 200, answer)
@@ -422,7 +422,9 @@ class MediaBombTests(unittest.TestCase):
                         "/v1/chat/completions", self.body([{"type": "image_url", "image_url": {"url": url}}]))
                     if name in WORK_BOMBS:  # a valid 1x1 image: answered, its text never inflated
                         self.assertEqual(status, 200, answer)
-                        self.assertLess(seconds, self.plain_seconds + REFUSAL_SECONDS,
+                        # Twice the plain answer plus a second: a loaded machine (under
+                        # ASan) varies that much; the bomb used to take 27 s.
+                        self.assertLess(seconds, 2 * self.plain_seconds + REFUSAL_SECONDS,
                                         f"{name}: answered after {seconds:.2f} s, a plain 1x1 PNG after "
                                         f"{self.plain_seconds:.2f} s")
                         continue
