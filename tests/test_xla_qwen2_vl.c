@@ -1,10 +1,12 @@
-/* The Qwen2-VL vision tower and merger on the xla backend, through the
+/* The Qwen-VL vision towers and mergers on the xla backend, through the
  * engine's encoder table (so nothing falls back to the host), against the
  * cpu backend and the oracle's goldens: two images of different sizes and
- * aspect ratios (tests/goldens/qwen2_vl/two_images: 256 and 388 encoder
- * rows, so two row buckets, the second padded), each image's merged rows
- * within float32 tolerance of the cpu backend's and of Transformers'. Also
- * that every image smart_resize can produce fits a compiled bucket. */
+ * aspect ratios (tests/goldens/<family>/two_images: Qwen2-VL 256 and 388
+ * encoder rows, so two row buckets, the second padded; Qwen2.5-VL 216 and
+ * 388, both padded, with windowed attention and the window order undone
+ * after the merger), each image's merged rows within float32 tolerance of
+ * the cpu backend's and of Transformers'. Also that every image
+ * smart_resize can produce fits a compiled bucket. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +20,27 @@
 #include "validate/golden.h"
 #include "validate/golden_media.h"
 
-#define MODEL VLM_SOURCE_DIR "/tests/models/qwen2_vl"
-#define TWO_IMAGES VLM_SOURCE_DIR "/tests/goldens/qwen2_vl/two_images"
+/* The families whose tower these tests run, each with its two_images golden. */
+static const char *const families[] = {"qwen2_vl", "qwen2_5_vl"};
+#define FAMILY_COUNT ((int)(sizeof(families) / sizeof(families[0])))
 
-static vlm_model *open_model(void) {
+static void model_path(const char *family, char *out, size_t size) {
+  snprintf(out, size, "%s/tests/models/%s", VLM_SOURCE_DIR, family);
+}
+
+static vlm_model *open_model(const char *family) {
+  char path[512];
+  model_path(family, path, sizeof(path));
   vlm_model *model = NULL;
-  CHECK_OK(vlm_model_open(MODEL, NULL, &model));
+  CHECK_OK(vlm_model_open(path, NULL, &model));
   return model;
 }
 
 /* Seeded sizes of every aspect ratio smart_resize accepts (up to 200:1),
  * tiny to huge: each grid's rows fit the largest bucket the family
  * declares (an image above it would be refused on xla). */
-static void every_resized_image_fits_a_bucket(void) {
-  vlm_model *model = open_model();
+static void every_resized_image_fits_a_bucket_of(const char *family) {
+  vlm_model *model = open_model(family);
   if (!model) return;
   int64_t buckets[16];
   int count = model->family->image->encoder_buckets(&model->config, &model->processor, buckets, 16);
@@ -61,8 +70,13 @@ static void every_resized_image_fits_a_bucket(void) {
       break;
     }
   }
-  printf("  most rows seen %lld, largest bucket %lld (%d buckets)\n", (long long)most, (long long)largest, count);
+  printf("  %s: most rows seen %lld, largest bucket %lld (%d buckets)\n", family, (long long)most,
+         (long long)largest, count);
   vlm_model_release(model);
+}
+
+static void every_resized_image_fits_a_bucket(void) {
+  for (int i = 0; i < FAMILY_COUNT; i++) every_resized_image_fits_a_bucket_of(families[i]);
 }
 
 #ifndef VLM_HAVE_XLA_RUNTIME
@@ -93,16 +107,20 @@ static double worst(const float *actual, const float *expected, int64_t count, d
   return result;
 }
 
-static void images_of_two_sizes_match_cpu_and_goldens(void) {
-  if (!environment_ready()) return;
-  vlm_model *model = open_model();
+static void images_of_two_sizes_match_cpu_and_goldens_of(const char *family) {
+  vlm_model *model = open_model(family);
+  char directory[512], two_images[512];
+  model_path(family, directory, sizeof(directory));
+  snprintf(two_images, sizeof(two_images), "%s/tests/goldens/%s/two_images", VLM_SOURCE_DIR, family);
   vlm_golden_case golden;
-  CHECK_OK(vlm_golden_case_open(TWO_IMAGES, NULL, &golden));
+  CHECK_OK(vlm_golden_case_open(two_images, NULL, &golden));
   if (!model || TEST_CURRENT_FAILED()) {
     vlm_model_release(model);
     return;
   }
-  vlm_compare_context context = {.model_directory = MODEL, .model = model, .golden = &golden, .thread_count = 1};
+  printf("  %s:\n", family);
+  vlm_compare_context context = {.model_directory = directory, .model = model, .golden = &golden,
+                                 .thread_count = 1};
   vlm_media_item *items = NULL;
   int item_count = 0;
   CHECK_OK(vlm_golden_media_items(&context, &items, &item_count));
@@ -143,6 +161,11 @@ static void images_of_two_sizes_match_cpu_and_goldens(void) {
   vlm_golden_media_items_release(items, item_count);
   vlm_golden_case_close(&golden);
   vlm_model_release(model);
+}
+
+static void images_of_two_sizes_match_cpu_and_goldens(void) {
+  if (!environment_ready()) return;
+  for (int i = 0; i < FAMILY_COUNT && !TEST_CURRENT_FAILED(); i++) images_of_two_sizes_match_cpu_and_goldens_of(families[i]);
 }
 
 TEST_MAIN(TEST(every_resized_image_fits_a_bucket), TEST(images_of_two_sizes_match_cpu_and_goldens))

@@ -12,7 +12,9 @@
 #include "backends/cpu/cpu_encoder.h"
 #include "backends/cpu/text_model.h"
 #include "core/status.h"
+#include "core/tensor_list.h"
 #include "core/thread_pool.h"
+#include "io/json.h"
 #include "models/decoder.h"
 #include "validate/compare.h"
 #include "validate/golden_media.h"
@@ -134,6 +136,45 @@ vlm_status vlm_stage_vision_features(const vlm_compare_context *context, const v
 vlm_status vlm_stage_projector(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                vlm_stage_result *result) {
   return compare_stage(context, stage, result);
+}
+
+/* An integer input of the family's encoder graph that Transformers also
+ * computes (Qwen2.5-VL's window order): the stage's "encoder_input" names
+ * it; each golden image's inputs are built at the image's own rows (no
+ * padding) and appended in image order. */
+vlm_status vlm_stage_encoder_input(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                   vlm_stage_result *result) {
+  const char *name = vlm_json_get_string(vlm_json_object_get(stage->spec, "encoder_input"));
+  if (!name) return VLM_ERROR(DATA_LOSS, "stage %s names no \"encoder_input\"", stage->name);
+  vlm_media_item *items = NULL;
+  int item_count = 0;
+  VLM_RETURN_IF_ERROR(vlm_golden_media_items(context, &items, &item_count));
+  const vlm_family_image *path = context->model->family->image;
+  const vlm_model_config *config = &context->model->config;
+  captured_stage captured = {.stage = stage->name};
+  vlm_status status = item_count ? VLM_OK : VLM_ERROR(NOT_FOUND, "the case has no images");
+  for (int i = 0; !status && i < item_count; i++) {
+    int64_t rows = 0;
+    vlm_tensor_list inputs = {0};
+    status = path->encoder_rows(config, &items[i], &rows);
+    if (!status) status = path->encoder_inputs(config, &items[i], rows, &inputs);
+    const vlm_named_tensor *tensor = status ? NULL : vlm_tensor_list_find(&inputs, name);
+    if (!status && (!tensor || tensor->dtype != VLM_DTYPE_I32))
+      status = VLM_ERROR(NOT_FOUND, "the encoder has no i32 input '%s'", name);
+    int64_t count = 1;
+    for (int d = 0; tensor && d < tensor->rank; d++) count *= tensor->shape[d];
+    for (int64_t k = 0; !status && k < count; k++) {
+      float value = (float)((const int32_t *)tensor->data)[k];
+      if (!append(&captured, &value, 1)) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    }
+    vlm_tensor_list_release(&inputs);
+  }
+  if (!status) status = vlm_compare_with_golden_tensor(context, stage, captured.values, captured.count, result);
+  if (!status && !result->detail[0])
+    snprintf(result->detail, sizeof(result->detail), "encoder input '%s' of %d image(s)", name, item_count);
+  free(captured.values);
+  vlm_golden_media_items_release(items, item_count);
+  return status;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -27,6 +27,7 @@ static const stage_entry stages[] = {
     {"rope_deltas", vlm_stage_rope_deltas},
     {"refusal", vlm_stage_refusal},
     {"text", vlm_stage_text},
+    {"vision_window_index", vlm_stage_encoder_input},
     {"vision_encoder", vlm_stage_vision_encoder},
     {"vision_features", vlm_stage_vision_features},
     {"projector", vlm_stage_projector},

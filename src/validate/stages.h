@@ -45,6 +45,10 @@ vlm_status vlm_stage_vision_features(const vlm_compare_context *context,
                                      const vlm_golden_stage *stage, vlm_stage_result *result);
 vlm_status vlm_stage_projector(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                vlm_stage_result *result);
+/* An integer input the family's encoder graph takes (its "encoder_input"),
+ * over every golden image: e.g. Qwen2.5-VL's window order. */
+vlm_status vlm_stage_encoder_input(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                   vlm_stage_result *result);
 vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
                                              const vlm_golden_stage *stage,
                                              vlm_stage_result *result);

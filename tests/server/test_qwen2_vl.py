@@ -24,29 +24,30 @@ import openai  # noqa: E402
 SOURCE = os.path.abspath(os.environ.get("VLM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
 VLM = os.path.abspath(os.environ.get("VLM_BINARY", os.path.join(SOURCE, "build", "vlm")))
 FIXTURES = os.environ.get("VLM_FIXTURES_DIR") or os.path.join(SOURCE, "..", "shared", "fixtures")
-GOLDENS = os.path.join(SOURCE, "tests", "goldens", "qwen2_vl")
 XLA_VENV = os.path.join(SOURCE, ".venv-xla", "bin", "iree-compile")
 sys.path.insert(0, os.path.join(SOURCE, "tools", "oracle"))
 import tokenizer_files  # noqa: E402
 
 
-def unpacked_model(scratch):
-    """tests/models/qwen2_vl with its tokenizer unpacked against the fixtures."""
-    out = os.path.join(scratch, "qwen2_vl")
-    status = tokenizer_files.unpack(os.path.join(SOURCE, "tests", "models", "qwen2_vl"), out,
+def unpacked_model(scratch, family):
+    """tests/models/<family> with its tokenizer unpacked against the fixtures."""
+    out = os.path.join(scratch, family)
+    status = tokenizer_files.unpack(os.path.join(SOURCE, "tests", "models", family), out,
                                     os.path.join(FIXTURES, "tokenizers"))
     if status == tokenizer_files.SKIP:
         raise unittest.SkipTest(f"no-fixtures: the Qwen3 tokenizer patch needs {FIXTURES}/tokenizers")
     if status:
-        raise AssertionError(f"unpacking the qwen2_vl model failed ({status})")
+        raise AssertionError(f"unpacking the {family} model failed ({status})")
     return out
 
 
-def golden_cases():
-    """(name, manifest) of every case with greedy tokens, in name order."""
+def golden_cases(family):
+    """(name, manifest) of every case of tests/goldens/<family> with greedy
+    tokens, in name order."""
+    goldens = os.path.join(SOURCE, "tests", "goldens", family)
     cases = []
-    for name in sorted(os.listdir(GOLDENS)):
-        with open(os.path.join(GOLDENS, name, "manifest.json"), encoding="utf-8") as handle:
+    for name in sorted(os.listdir(goldens)):
+        with open(os.path.join(goldens, name, "manifest.json"), encoding="utf-8") as handle:
             manifest = json.load(handle)
         if any(stage["name"] == "greedy_tokens" for stage in manifest["stages"]):
             cases.append((name, manifest))
@@ -78,7 +79,9 @@ def messages_of(manifest):
 
 
 class Qwen2VLServerTests(unittest.TestCase):
-    """The cpu backend, 4 slots."""
+    """The cpu backend, 4 slots. Other Qwen-VL families reuse these tests
+    with their own `family` (tests/server/test_qwen2_5_vl.py)."""
+    family = "qwen2_vl"
     arguments = ("--parallel", "4", "--ctx", "1024")
     env = None
     start_timeout = 180
@@ -88,7 +91,7 @@ class Qwen2VLServerTests(unittest.TestCase):
         if not os.path.isdir(os.path.join(FIXTURES, "media", "images")):
             raise unittest.SkipTest(f"no-fixtures: {FIXTURES}/media/images is absent")
         cls.scratch = tempfile.TemporaryDirectory()
-        cls.model = unpacked_model(cls.scratch.name)
+        cls.model = unpacked_model(cls.scratch.name, cls.family)
         cls.server = harness.Server(VLM, cls.model, *cls.arguments, env=cls.env, start_timeout=cls.start_timeout)
         cls.client = openai.OpenAI(base_url=cls.server.base_url(), api_key="unused", max_retries=0, timeout=600)
 
@@ -102,7 +105,7 @@ class Qwen2VLServerTests(unittest.TestCase):
 
     def stream(self, messages, max_tokens):
         text, finish, usage = "", None, None
-        for chunk in self.client.chat.completions.create(model="qwen2_vl", messages=messages, max_tokens=max_tokens,
+        for chunk in self.client.chat.completions.create(model=self.family, messages=messages, max_tokens=max_tokens,
                                                          temperature=0, stream=True,
                                                          stream_options={"include_usage": True}):
             if chunk.choices:
@@ -117,7 +120,7 @@ class Qwen2VLServerTests(unittest.TestCase):
         self.assertEqual(entry["capabilities"]["modalities"]["input"], ["text", "image"])
 
     def test_each_golden_case_streams_transformers_text(self):
-        for name, manifest in golden_cases():
+        for name, manifest in golden_cases(self.family):
             with self.subTest(case=name):
                 greedy = stage(manifest, "greedy_tokens")["tokens"]
                 text, finish, usage = self.stream(messages_of(manifest), len(greedy))
@@ -128,7 +131,7 @@ class Qwen2VLServerTests(unittest.TestCase):
                 self.assertEqual(image_tokens > 0, bool(manifest.get("images")))
 
     def test_mixed_requests_on_four_slots_equal_each_alone(self):
-        cases = golden_cases()
+        cases = golden_cases(self.family)
         # 16 requests: every case at two lengths, text-only chats between
         # them, so image and text slots (different M-RoPE deltas) run together.
         requests = []

@@ -411,6 +411,55 @@ QWEN2_VL_V4 = dataclasses.replace(
     cases=[dataclasses.replace(QWEN2_VL.cases[0], pixel_values_from="../../qwen2_vl/one_image",
                                pil_stages=False)])
 
+# Qwen2.5-VL-3B-Instruct's shape in miniature: the Qwen2-VL decoder (M-RoPE
+# [1, 1, 2] over a head_dim of 8, the real Qwen3 vocabulary, tied) at text
+# hidden 8, and Qwen2.5-VL's tower: RMSNorm, SwiGLU MLP with biases, 3 blocks
+# of width 32 with windowed attention in blocks 0 and 2 and full attention
+# in block 1 (fullatt_block_indexes), an RMSNorm merger. window_size 84 px
+# makes windows of 3x3 merged tokens, so the Qwen2-VL processor settings
+# (min_pixels 56*56, max_pixels 64 merged tokens) give images whose 6x9
+# grids divide into whole windows (chelsea, motorcycle) and images that do
+# not (hubble 7x8, the 97x1 strip): the pixel values are Qwen2-VL's
+# goldens' own (same processor class and settings), so no case stores them.
+QWEN2_5_VL = Family(
+    name="qwen2_5_vl", kind="qwen2_vl", seed=9009,
+    config={"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
+            "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+            "vision_end_token_id": 151653, "tie_word_embeddings": True,
+            "text_config": {"model_type": "qwen2_5_vl_text", "vocab_size": 151936, "hidden_size": 8,
+                            "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 1,
+                            "num_key_value_heads": 1, "max_position_embeddings": 32768,
+                            "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "bos_token_id": 151643,
+                            "eos_token_id": 151645,
+                            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0,
+                                                "mrope_section": [1, 1, 2]}},
+            "vision_config": {"model_type": "qwen2_5_vl_vision", "depth": 3, "hidden_size": 32,
+                              "intermediate_size": 64, "num_heads": 2, "in_channels": 3, "patch_size": 14,
+                              "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 84,
+                              "fullatt_block_indexes": [1], "out_hidden_size": 8, "tokens_per_second": 2,
+                              "hidden_act": "silu"}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=_read_template("qwen2_5_vl.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    processor={"min_pixels": 56 * 56, "max_pixels": 64 * 28 * 28},
+    cases=[
+        # 6x9 merged tokens: six whole 3x3 windows.
+        Case("one_image", images=("chelsea.png",), messages=_image_chat("What is in this picture?"),
+             pixel_values_from="../../qwen2_vl/one_image", pil_stages=False),
+        # A 6x9 photo (whole windows) and a 97x1 strip (32 windows, the last
+        # one row): different sizes and aspect ratios.
+        Case("two_images", images=("motorcycle_left.png", "tall_20x3000.png"),
+             messages=_image_chat("Compare the two images.", 2),
+             pixel_values_from="../../qwen2_vl/two_images", pil_stages=False),
+        Case("text_only", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "Tell me a short story about a robot and a cat."}]}]),
+        # 7x8 merged tokens: windows of 3, 3 and 1 rows by 3, 3 and 2 columns.
+        Case("partial_windows", images=("hubble_deep_field.jpg",), messages=_image_chat("Describe the sky."),
+             pixel_values_from="../../qwen2_vl/max_pixels", pil_stages=False),
+        Case("one_image_bf16", images=("chelsea.png",), dtype="bfloat16",
+             messages=_image_chat("Describe the picture in one sentence, please."),
+             pixel_values_from="../../qwen2_vl/one_image", pil_stages=False),
+    ])
+
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,
                                                LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
-                                               GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4)}
+                                               GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL)}

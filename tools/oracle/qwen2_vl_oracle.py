@@ -1,13 +1,18 @@
-"""The Qwen2-VL runner of the oracle harness (kind "qwen2_vl"): its processor
-files and one golden case through Qwen2VLForConditionalGeneration.
+"""The Qwen-VL runner of the oracle harness (kind "qwen2_vl"): Qwen2-VL,
+Qwen2.5-VL and Qwen3-VL (dense), by the family's model_type: its processor
+files and one golden case through the family's ForConditionalGeneration.
 
 Stages beyond the shared tail (harness.add_tail_stages): both image
 processors' patches and grids, the expanded ids and mm_token_type_ids, the
 3-axis M-RoPE position ids get_rope_index computes and the decode delta it
 keeps (rope_deltas), the tower's last hidden state (vision_encoder, patches in
-the processor's merge-window order) and the merger's output (projector),
-and the merged input embeddings. A case with `refused` records the error
-Transformers raises instead (vlm must refuse the same request).
+the processor's merge-window order; Qwen2.5-VL: in window order) and the
+merger's output (projector), and the merged input embeddings. Qwen2.5-VL
+adds the window order (vision_window_index); Qwen3-VL the patch plus
+resampled position embeddings (vision_embeddings) and the DeepStack
+mergers' features (deepstack_features), which the decoder adds after its
+first layers. A case with `refused` records the error Transformers raises
+instead (vlm must refuse the same request).
 """
 import os
 import shutil
@@ -18,17 +23,30 @@ import transformers
 from PIL import Image
 
 import harness
+from transformers.vision_utils import get_vision_window_index
+
+# model_type -> (processor class, video processor class, model class).
+CLASSES = {
+    "qwen2_vl": ("Qwen2VLProcessor", "Qwen2VLVideoProcessor", "Qwen2VLForConditionalGeneration"),
+    "qwen2_5_vl": ("Qwen2_5_VLProcessor", "Qwen2VLVideoProcessor", "Qwen2_5_VLForConditionalGeneration"),
+    "qwen3_vl": ("Qwen3VLProcessor", "Qwen3VLVideoProcessor", "Qwen3VLForConditionalGeneration"),
+}
+
+
+def _classes(family):
+    return tuple(getattr(transformers, name) for name in CLASSES[family.config["model_type"]])
 
 
 def write_processor(family, model_dir):
-    """Qwen2VLProcessor's files as the pinned Transformers saves them."""
+    """The family's processor files as the pinned Transformers saves them."""
     settings = family.processor
+    extra = {key: settings[key] for key in ("patch_size", "image_mean", "image_std") if key in settings}
     image_processor = transformers.Qwen2VLImageProcessor(
-        size={"shortest_edge": settings["min_pixels"], "longest_edge": settings["max_pixels"]})
+        size={"shortest_edge": settings["min_pixels"], "longest_edge": settings["max_pixels"]}, **extra)
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
-    processor = transformers.Qwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
-                                              video_processor=transformers.Qwen2VLVideoProcessor(),
-                                              chat_template=family.chat_template)
+    processor_class, video_class, _ = _classes(family)
+    processor = processor_class(image_processor=image_processor, tokenizer=tokenizer,
+                                video_processor=video_class(**extra), chat_template=family.chat_template)
     with tempfile.TemporaryDirectory() as scratch:
         processor.save_pretrained(scratch)
         for name in sorted(os.listdir(scratch)):
@@ -55,8 +73,7 @@ def _refusal(family, case, processor, images, text, manifest):
     """The request Transformers refuses: the error it raises, from the
     processor or from the model's placeholder check."""
     golden = harness.Golden(case.dtype)
-    model = transformers.Qwen2VLForConditionalGeneration.from_pretrained(
-        manifest["model_dir"], dtype=harness.TORCH_DTYPES[case.dtype]).eval()
+    model = _classes(family)[2].from_pretrained(manifest["model_dir"], dtype=harness.TORCH_DTYPES[case.dtype]).eval()
     try:
         inputs = processor(images=images or None, text=text, return_tensors="pt")
         with torch.no_grad():
@@ -85,8 +102,7 @@ def run(family, case, model_dir, manifest):
         return golden
     inputs = processor(images=images or None, text=text, return_tensors="pt")
     harness.check_processor_chat_flow(processor, case, images, inputs)
-    model = transformers.Qwen2VLForConditionalGeneration.from_pretrained(
-        model_dir, dtype=harness.TORCH_DTYPES[case.dtype]).eval()
+    model = _classes(family)[2].from_pretrained(model_dir, dtype=harness.TORCH_DTYPES[case.dtype]).eval()
     golden = harness.Golden(case.dtype)
     golden.stages.append(harness.checkpoint_stage(model, case.dtype))
     if case.pixel_values_from:
@@ -99,12 +115,12 @@ def run(family, case, model_dir, manifest):
     language_model = model.model.language_model
     with torch.no_grad():
         if images:
-            pixels = inputs["pixel_values"].to(harness.TORCH_DTYPES[case.dtype])
-            tower = model.model.visual(pixels, grid_thw=inputs["image_grid_thw"])
-            golden.tensor("vision_encoder", tower.last_hidden_state, "hidden",
-                          note="the last block's output, patches in the processor's order, before the merger")
-            golden.tensor("projector", tower.pooler_output, "hidden", note="PatchMerger output, every image's rows")
+            tower = _vision_stages(golden, model, inputs, case)
         captured, handles = harness.capture(language_model, language_model.rotary_emb)
+        deepstack_seen = {}
+        handles.append(language_model.register_forward_pre_hook(
+            lambda _m, _a, kwargs: deepstack_seen.setdefault("visual_pos_masks", kwargs.get("visual_pos_masks")),
+            with_kwargs=True))
         outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
         for handle in handles:
             handle.remove()
@@ -117,6 +133,9 @@ def run(family, case, model_dir, manifest):
             mask = inputs["input_ids"][0] == model.config.image_token_id
             if not torch.equal(embeds[mask], tower.pooler_output.to(embeds.dtype)):
                 raise SystemExit(f"{case.name}: merger output differs from the merged embeddings")
+            if getattr(tower, "deepstack_features", None) is not None and not torch.equal(
+                    deepstack_seen["visual_pos_masks"][0], mask):
+                raise SystemExit(f"{case.name}: DeepStack's visual positions are not the image tokens")
         golden.tensor("input_embeddings", embeds, "hidden")
         ids = inputs["input_ids"][0].tolist()
         extra = []
@@ -125,3 +144,45 @@ def run(family, case, model_dir, manifest):
                      len(ids) - 1 - ids[::-1].index(model.config.image_token_id)]
         harness.add_tail_stages(golden, model, inputs, outputs, captured, case, processor.tokenizer, extra)
     return golden
+
+
+def _vision_stages(golden, model, inputs, case):
+    """The tower's stages for every image of the case, in pipeline order."""
+    visual = model.model.visual
+    grids = inputs["image_grid_thw"]
+    pixels = inputs["pixel_values"].to(harness.TORCH_DTYPES[case.dtype])
+    model_type = model.config.model_type
+    embedded = {}
+    if model_type == "qwen3_vl":
+        # What block 0 receives: patch embedding plus the position embedding
+        # resampled to each image's grid.
+        hook = visual.blocks[0].register_forward_pre_hook(
+            lambda _m, args: embedded.setdefault("value", args[0].detach().clone()))
+    tower = visual(pixels, grid_thw=grids)
+    if model_type == "qwen3_vl":
+        hook.remove()
+        golden.tensor("vision_embeddings", embedded["value"], "hidden",
+                      note="patch_embed + the resampled pos_embed (bilinear, align_corners), block 0's input")
+    if model_type == "qwen2_5_vl":
+        # Per image, as vlm encodes one image at a time: its merged tokens in
+        # window order (get_vision_window_index), counted from 0.
+        config = visual.config
+        order = [get_vision_window_index(grid[None], config.spatial_merge_size, config.window_size,
+                                         config.patch_size)[0] for grid in grids]
+        golden.tensor("vision_window_index", torch.cat(order), "exact", encoder_input="window_index",
+                      note="each image's merged tokens in window order (from 0 per image), concatenated")
+        note = "the last block's output, patches in window order, before the merger"
+    else:
+        note = "the last block's output, patches in the processor's order, before the merger"
+    golden.tensor("vision_encoder", tower.last_hidden_state, "hidden", note=note)
+    golden.tensor("projector", tower.pooler_output, "hidden",
+                  note="PatchMerger output, every image's rows" +
+                       (", back in the processor's order" if model_type == "qwen2_5_vl" else ""))
+    if model_type == "qwen3_vl":
+        stacked = torch.stack(list(tower.deepstack_features), dim=1)
+        golden.tensor("deepstack_features", stacked.reshape(stacked.shape[0], -1), "hidden",
+                      layers=list(visual.config.deepstack_visual_indexes),
+                      layout="[image tokens, deepstack layer, text hidden] flattened to [tokens, layers * hidden]",
+                      note="deepstack_merger_list outputs on the blocks deepstack_visual_indexes names; feature "
+                           "j is added to the decoder's hidden states at the image tokens after layer j")
+    return tower
