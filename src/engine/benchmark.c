@@ -14,6 +14,7 @@
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "core/alloc.h"
+#include "core/checked.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "backends/cpu/cpu_encoder.h"
@@ -311,7 +312,9 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   int64_t steps = options->decode_steps > 0 ? options->decode_steps : 32;
   int repetitions = options->repetitions > 0 ? options->repetitions : 3;
   int32_t slots = 1;
-  int64_t longest = 16 + steps;
+  int64_t longest = 0;
+  if (!vlm_int64_add(16, steps, &longest))
+    return VLM_ERROR(INVALID_ARGUMENT, "bench: %lld decode steps is too many", (long long)steps);
   for (int i = 0; i < batch_count; i++) {
     if (batches[i] < 1 || batches[i] > 64)
       return VLM_ERROR(INVALID_ARGUMENT, "bench: decode batch %d is outside 1..64", batches[i]);

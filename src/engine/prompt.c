@@ -34,7 +34,9 @@ static vlm_status render(const vlm_chat_template *chat_template, const vlm_model
   /* A multimodal model's messages reach its template as content parts, as
    * `transformers serve` hands them to the processor. */
   vlm_chat_template_options options = {.add_generation_prompt = true,
-                                       .string_content_as_parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR};
+                                       .string_content_as_parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR,
+                                       .max_prompt_bytes = source->max_prompt_bytes,
+                                       .prompt_limit_reached = source->prompt_limit_reached};
   return vlm_chat_template_render(chat_template, source->messages_json, strlen(source->messages_json), &options,
                                   out_text, out_length);
 }
@@ -225,7 +227,7 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
   out->count = (int64_t)ids.count;
   out->position_axes = 1;
   if (!status && source->item_count > 0) status = place_features(model, source, out);
-  if (!status) status = compute_positions(model, source, out);
+  if (!status && !source->ids_only) status = compute_positions(model, source, out);
   if (status) engine_prompt_release(out);
   return status;
 }

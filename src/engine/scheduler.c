@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
 
@@ -34,7 +35,12 @@ static vlm_engine_usage request_usage(const vlm_engine_request *request) {
 
 static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
-  slot->completion = malloc((size_t)(request->max_tokens + 1) * sizeof(int32_t));
+  /* Admission bounded max_tokens by the capacity; checked again here
+   * because a wrapped size would be a buffer overrun, not an error. */
+  size_t bytes = 0;
+  if (request->max_tokens >= INT64_MAX || !vlm_array_bytes(request->max_tokens + 1, sizeof(int32_t), &bytes))
+    return VLM_ERROR(INTERNAL, "max_tokens %lld cannot be allocated", (long long)request->max_tokens);
+  slot->completion = malloc(bytes);
   if (!slot->completion) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   VLM_RETURN_IF_ERROR(vlm_sampler_create(&request->sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
   vlm_sampler_set_logprobs(slot->sampler, request->logprobs);
@@ -334,9 +340,14 @@ static vlm_status encode_next_item(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
   double start = engine_now_seconds();
   int64_t width = engine_feature_width(engine), offset = 0;
-  if (!slot->features)
-    slot->features = malloc((size_t)((request->prompt.feature_row_count ? request->prompt.feature_row_count : 1) *
-                                     width) * sizeof(float));
+  /* Feature rows come from the items' token counts (processor output, and
+   * at admission from the images' headers): the product is checked. */
+  size_t feature_bytes = 0;
+  if (!vlm_matrix_bytes(request->prompt.feature_row_count ? request->prompt.feature_row_count : 1, width,
+                        sizeof(float), &feature_bytes))
+    return VLM_ERROR(OUT_OF_RANGE, "%lld feature rows of width %lld cannot be allocated",
+                     (long long)request->prompt.feature_row_count, (long long)width);
+  if (!slot->features) slot->features = malloc(feature_bytes);
   if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the encoder's features");
   for (int i = 0; i < slot->items_encoded; i++) offset += request->items[i].token_count;
   const vlm_media_item *item = &request->items[slot->items_encoded];

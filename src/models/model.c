@@ -111,6 +111,21 @@ vlm_status vlm_model_image_item_with(const vlm_model *model, const vlm_image *im
   return status;
 }
 
+vlm_status vlm_model_image_tokens(const vlm_model *model, int64_t width, int64_t height, int64_t *out_tokens) {
+  *out_tokens = 0;
+  if (!model->family || !model->family->image || !model->has_processor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no image path with a processor config",
+                     model->directory, model->config.model_type);
+  if (width <= 0 || height <= 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "an image of %lldx%lld pixels", (long long)width, (long long)height);
+  const vlm_image_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_image_processor_find(&model->processor, &processor), "%s",
+                                          model->directory));
+  int64_t grid[3] = {0, 0, 0};
+  VLM_RETURN_IF_ERROR(processor->grid(&model->processor, width, height, grid));
+  return model->family->image->token_count(&model->config, &model->processor, grid, out_tokens);
+}
+
 vlm_status vlm_model_audio_sample_rate(const vlm_model *model, int *out_rate) {
   *out_rate = 0;
   if (!model->family || !model->family->audio)

@@ -40,6 +40,14 @@ vlm_status vlm_model_image_item(const vlm_model *model, const struct vlm_image *
 vlm_status vlm_model_image_item_with(const vlm_model *model, const struct vlm_image *image, int backend,
                                      const vlm_allocator *allocator, struct vlm_media_item *out_item);
 
+/* The placeholder tokens an image of width x height (as decoded, before
+ * EXIF rotation: the counts here do not change with it) expands to, from
+ * its size alone (the processor class's grid, then the family's count), so
+ * a request can be admitted before its images are decoded. NOT_FOUND when
+ * the class cannot tell without the pixels; UNIMPLEMENTED as
+ * vlm_model_image_item. */
+vlm_status vlm_model_image_tokens(const vlm_model *model, int64_t width, int64_t height, int64_t *out_tokens);
+
 struct vlm_audio;
 /* The output rate audio must be decoded to for the model's feature
  * extractor, or UNIMPLEMENTED when the model takes no audio: a family
