@@ -502,6 +502,8 @@ PHI4_MULTIMODAL = Family(
     cases=[
         Case("text_only", messages=PHI4_CHAT),
         Case("speech_adapter", messages=PHI4_CHAT, adapter="speech-lora"),
+        # Past the switch: the long factors on every prompt row.
+        Case("long_prompt", messages=PHI4_LONG),
         Case("vision_adapter_long_prompt", messages=PHI4_LONG, adapter="vision-lora"),
         # A prompt under the 40-token switch whose generation crosses it.
         Case("crossing", messages=[{"role": "user", "content": "Describe the rain falling on a quiet town "

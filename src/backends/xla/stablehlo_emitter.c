@@ -34,6 +34,19 @@ vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out
   out_model->config = &model->config;
   out_model->weights = model->weights;
   model->family->describe_decoder(&model->config, &out_model->decoder);
+  /* The module's RoPE tables are constants of one sequence length and its
+   * functions take no per-slot adapter: a decoder whose RoPE depends on
+   * each request's length (longrope, dynamic) or that has LoRA adapters
+   * would compute something else than the cpu backend. */
+  vlm_rope_type rope = model->config.text.rope.type;
+  bool adapters = false;
+  for (int k = 0; k < model->adapter_count; k++) adapters = adapters || model->adapters[k].module_count > 0;
+  if (rope == VLM_ROPE_LONGROPE || rope == VLM_ROPE_DYNAMIC || adapters) {
+    vlm_xla_text_decoder_release(out_model);
+    return VLM_ERROR(UNIMPLEMENTED,
+                     "%s: the xla backend does not lower %s yet; use --backend cpu", model->directory,
+                     adapters ? "per-slot LoRA adapters" : "RoPE that depends on each request's length (longrope, dynamic)");
+  }
   return VLM_OK;
 }
 
