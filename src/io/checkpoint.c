@@ -338,6 +338,8 @@ const vlm_tensor_info *vlm_checkpoint_tensor_at(const vlm_checkpoint *checkpoint
   return index < checkpoint->tensor_count ? &checkpoint->tensors[index] : NULL;
 }
 
+size_t vlm_checkpoint_main_shard_count(const vlm_checkpoint *checkpoint) { return checkpoint->main_shard_count; }
+
 size_t vlm_checkpoint_shard_count(const vlm_checkpoint *checkpoint) {
   return checkpoint->shard_count;
 }

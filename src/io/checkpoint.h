@@ -72,6 +72,10 @@ const vlm_tensor_info *vlm_checkpoint_find(const vlm_checkpoint *checkpoint,
 size_t vlm_checkpoint_shard_count(const vlm_checkpoint *checkpoint);
 const char *vlm_checkpoint_shard_path(const vlm_checkpoint *checkpoint, size_t shard);
 uint64_t vlm_checkpoint_total_bytes(const vlm_checkpoint *checkpoint);
+/* Shards [0, main) are the model's own; the rest are the options' extra
+ * files, in order (their stored names may repeat another file's: a PEFT
+ * adapter stores every module under the same names). */
+size_t vlm_checkpoint_main_shard_count(const vlm_checkpoint *checkpoint);
 const char *vlm_checkpoint_directory(const vlm_checkpoint *checkpoint);
 
 /* Looks a tensor up and checks it: `dtype` VLM_DTYPE_INVALID accepts any

@@ -6,7 +6,8 @@ prefill chunks of 16 rows so the 53-token prompt past the LongRoPE switch
 is prefilled in chunks that each end below it, and the generation that
 crosses the switch reproduces Transformers' cache reset; 12 such requests
 at once on 4 slots each equal the request alone; an image part is refused
-by name (the family has no image path yet).
+by name (the family has no image path yet). The same on xla (the decoder
+compiled by IREE, adapters and both LongRoPE factor sets in the module).
 
 Run: .venv-server/bin/python tests/server/test_phi4_multimodal.py [-v]
 Needs ../shared/fixtures (the packed Qwen3 tokenizer); skips without it."""
@@ -20,7 +21,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import openai  # noqa: E402
-from test_qwen2_vl import FIXTURES, VLM, golden_cases, stage, unpacked_model  # noqa: E402
+import subprocess  # noqa: E402
+from test_qwen2_vl import FIXTURES, VLM, XLA_VENV, golden_cases, stage, unpacked_model  # noqa: E402
 
 FAMILY = "phi4_multimodal"
 
@@ -31,12 +33,14 @@ def base_cases():
 
 class Phi4MultimodalServerTests(unittest.TestCase):
     arguments = ("--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")
+    env = None
+    start_timeout = 180
 
     @classmethod
     def setUpClass(cls):
         cls.scratch = tempfile.TemporaryDirectory()
         cls.model = unpacked_model(cls.scratch.name, FAMILY)
-        cls.server = harness.Server(VLM, cls.model, *cls.arguments)
+        cls.server = harness.Server(VLM, cls.model, *cls.arguments, env=cls.env, start_timeout=cls.start_timeout)
         cls.client = openai.OpenAI(base_url=cls.server.base_url(), api_key="unused", max_retries=0, timeout=600)
 
     @classmethod
@@ -89,6 +93,29 @@ class Phi4MultimodalServerTests(unittest.TestCase):
             self.client.chat.completions.create(model=FAMILY, max_tokens=4, messages=[{"role": "user", "content": [
                 {"type": "image_url", "image_url": {"url": image}}, {"type": "text", "text": "What is this?"}]}])
         self.assertIn("image", str(caught.exception))
+
+
+class Phi4MultimodalXlaServerTests(Phi4MultimodalServerTests):
+    """--backend xla: the same on the IREE-compiled decoder."""
+    arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")
+    start_timeout = 600
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(XLA_VENV):
+            raise unittest.SkipTest("no-venv-xla: no .venv-xla (tools/xla/requirements.txt)")
+        probe = subprocess.run([VLM, "run", "--backend", "xla", "--model", "/nonexistent", "--prompt", "x"],
+                               capture_output=True, text=True)
+        if "built without the xla runtime" in probe.stderr:
+            raise unittest.SkipTest("no-xla-runtime: vlm was built without the xla runtime")
+        cls.cache = tempfile.TemporaryDirectory()
+        cls.env = dict(os.environ, VLM_XLA_CACHE=cls.cache.name)
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls.cache.cleanup()
 
 
 if __name__ == "__main__":
