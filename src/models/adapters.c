@@ -19,9 +19,11 @@
 /* r, lora_alpha and use_rslora give the scale; what this implementation
  * does not compute (DoRA, trained biases, fan_in_fan_out layouts, other
  * PEFT types) is refused rather than ignored. */
-static vlm_status read_adapter_config(const char *path, vlm_decoder_adapter *adapter) {
+vlm_status vlm_adapter_config_parse(const char *text, size_t length, const char *path, double *out_scale) {
+  if (length > ADAPTER_CONFIG_MAX_BYTES)
+    return VLM_ERROR(OUT_OF_RANGE, "%s: %zu bytes, over the %d accepted", path, length, ADAPTER_CONFIG_MAX_BYTES);
   vlm_json_document document;
-  VLM_RETURN_IF_ERROR(vlm_json_parse_file(path, ADAPTER_CONFIG_MAX_BYTES, NULL, &document));
+  VLM_RETURN_IF_ERROR(vlm_json_parse(text, length, NULL, NULL, path, &document));
   const vlm_json_value *root = document.root;
   int64_t rank = 0;
   double alpha = 0;
@@ -46,8 +48,17 @@ static vlm_status read_adapter_config(const char *path, vlm_decoder_adapter *ada
       status = VLM_ERROR(UNIMPLEMENTED, "%s: %s adapters are not supported", path,
                          dora ? "DoRA" : "fan_in_fan_out");
   }
-  if (!status) adapter->scale = rslora ? alpha / sqrt((double)rank) : alpha / (double)rank;
+  if (!status) *out_scale = rslora ? alpha / sqrt((double)rank) : alpha / (double)rank;
   vlm_json_document_release(&document);
+  return status;
+}
+
+static vlm_status read_adapter_config(const char *path, vlm_decoder_adapter *adapter) {
+  char *text = NULL;
+  size_t length = 0;
+  VLM_RETURN_IF_ERROR(vlm_file_read_all(path, ADAPTER_CONFIG_MAX_BYTES, &text, &length));
+  vlm_status status = vlm_adapter_config_parse(text, length, path, &adapter->scale);
+  free(text);
   return status;
 }
 

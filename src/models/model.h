@@ -37,6 +37,11 @@ struct vlm_model {
  * adapter's settings from its adapter_config.json. */
 vlm_status vlm_model_find_adapters(vlm_model *model, const char *model_dir, vlm_checkpoint_extra_file *out_files,
                                    char (*out_paths)[256], size_t *out_count);
+/* A PEFT adapter_config.json (untrusted: fuzz/fuzz_adapter_config.c): the
+ * LoRA scale, lora_alpha / r (/ sqrt(r) with use_rslora); what vlm does not
+ * compute (DoRA, trained biases, fan_in_fan_out, other peft types) refused
+ * by name. `path` names the file in messages. */
+vlm_status vlm_adapter_config_parse(const char *text, size_t length, const char *path, double *out_scale);
 /* Counts each present adapter's lora_A tensors in the opened checkpoint. */
 void vlm_model_count_adapter_modules(vlm_model *model);
 /* Copies the model's adapters into a decoder description. */
