@@ -224,6 +224,16 @@ static void adapter_files_are_read_and_refused_by_name(void) {
     vlm_status_free(status);
     vlm_model_release(model);
   }
+  /* An adapter file whose tensors are not PEFT's (the base checkpoint under
+   * the adapter's name) is refused naming the tensor. */
+  dir = scratch_model("phi4-not-peft", "{\"r\": 3, \"lora_alpha\": 9}");
+  char command[1200];
+  snprintf(command, sizeof(command), "ln -sf '%s/model.safetensors' '%s/speech-lora/adapter_model.safetensors'",
+           MODEL_DIR, dir);
+  CHECK(system(command) == 0);
+  model = NULL;
+  CHECK_ERROR(vlm_model_open(dir, NULL, &model), VLM_STATUS_DATA_LOSS, "does not start with 'base_model.model.'");
+  vlm_model_release(model);
   /* rslora: alpha / sqrt(r). */
   dir = scratch_model("phi4-rslora", "{\"r\": 4, \"lora_alpha\": 9, \"use_rslora\": true}");
   model = NULL;

@@ -61,6 +61,11 @@ static const struct {
   const char *fragment;
   vlm_component component;
 } name_rules[] = {
+    /* Phi-4-multimodal's towers live under embed_tokens_extend. */
+    {"embed_tokens_extend.image_embed.img_projection", VLM_COMPONENT_PROJECTOR},
+    {"embed_tokens_extend.image_embed", VLM_COMPONENT_VISION_TOWER},
+    {"embed_tokens_extend.audio_embed.audio_projection", VLM_COMPONENT_PROJECTOR},
+    {"embed_tokens_extend.audio_embed", VLM_COMPONENT_AUDIO_TOWER},
     {"embed_tokens", VLM_COMPONENT_EMBEDDINGS},
     {"lm_head", VLM_COMPONENT_EMBEDDINGS},
     {"embed_tokens_per_layer", VLM_COMPONENT_EMBEDDINGS},
