@@ -11,6 +11,7 @@
 
 #include "backends/cpu/text_model.h"
 #include "core/thread_pool.h"
+#include "io/safetensors.h"
 #include "models/model.h"
 #include "test.h"
 
@@ -234,6 +235,38 @@ static void adapter_files_are_read_and_refused_by_name(void) {
   model = NULL;
   CHECK_ERROR(vlm_model_open(dir, NULL, &model), VLM_STATUS_DATA_LOSS, "does not start with 'base_model.model.'");
   vlm_model_release(model);
+  /* Keys PEFT did not write (the adapter name in them), a lone lora_A, and
+   * ranks that disagree: refused, not run as the base model. */
+  float zeros[64] = {0};
+  struct {
+    const char *a_name, *b_name;
+    int64_t a_rank, b_rank;
+    const char *message;
+  } files[] = {
+      {"base_model.model.model.layers.0.mlp.down_proj.lora_A.speech.weight", NULL, 3, 3,
+       "is not a LoRA lora_A/lora_B weight"},
+      {"base_model.model.model.layers.0.mlp.down_proj.lora_A.weight", NULL, 3, 3, "has no lora_B"},
+      {"base_model.model.model.layers.0.mlp.down_proj.lora_A.weight",
+       "base_model.model.model.layers.0.mlp.down_proj.lora_B.weight", 3, 2, "do not share a rank"},
+  };
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+    dir = scratch_model("phi4-odd-keys", "{\"r\": 3, \"lora_alpha\": 9}");
+    snprintf(command, sizeof(command), "rm '%s/speech-lora/adapter_model.safetensors'", dir);
+    CHECK(system(command) == 0);
+    char path[600];
+    snprintf(path, sizeof(path), "%s/speech-lora/adapter_model.safetensors", dir);
+    vlm_safetensors_write_entry entries[2] = {
+        {files[i].a_name, VLM_DTYPE_F32, 2, (const int64_t[]){files[i].a_rank, 16}, zeros},
+        {files[i].b_name, VLM_DTYPE_F32, 2, (const int64_t[]){2, files[i].b_rank}, zeros}};
+    CHECK_OK(vlm_safetensors_write(path, entries, files[i].b_name ? 2 : 1, "pt"));
+    model = NULL;
+    vlm_status status = vlm_model_open(dir, NULL, &model);
+    CHECK(status && strstr(vlm_status_message(status), files[i].message));
+    if (status && !strstr(vlm_status_message(status), files[i].message))
+      fprintf(stderr, "  got: %s\n", vlm_status_message(status));
+    vlm_status_free(status);
+    vlm_model_release(model);
+  }
   /* rslora: alpha / sqrt(r). */
   dir = scratch_model("phi4-rslora", "{\"r\": 4, \"lora_alpha\": 9, \"use_rslora\": true}");
   model = NULL;

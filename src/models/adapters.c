@@ -93,18 +93,39 @@ vlm_status vlm_model_find_adapters(vlm_model *model, const char *model_dir, vlm_
   return VLM_OK;
 }
 
-void vlm_model_count_adapter_modules(vlm_model *model) {
+static bool ends_with(const char *name, const char *suffix) {
+  size_t length = strlen(name), tail = strlen(suffix);
+  return length > tail && strcmp(name + length - tail, suffix) == 0;
+}
+
+/* Every tensor of an adapter is a LoRA A or B weight with its partner (a
+ * file PEFT saved otherwise, e.g. with the adapter name in its keys, would
+ * otherwise count no module and run as the base model). */
+vlm_status vlm_model_count_adapter_modules(vlm_model *model) {
   size_t count = vlm_checkpoint_tensor_count(model->weights);
   for (size_t i = 0; i < count; i++) {
-    const char *name = vlm_checkpoint_tensor_at(model->weights, i)->name;
-    size_t length = strlen(name), suffix = strlen(".lora_A.weight");
+    const vlm_tensor_info *info = vlm_checkpoint_tensor_at(model->weights, i);
     for (int k = 0; k < model->adapter_count; k++) {
       const char *prefix = model->adapters[k].prefix;
-      if (strncmp(name, prefix, strlen(prefix)) == 0 && length > suffix &&
-          strcmp(name + length - suffix, ".lora_A.weight") == 0)
-        model->adapters[k].module_count++;
+      if (strncmp(info->name, prefix, strlen(prefix)) != 0) continue;
+      bool a = ends_with(info->name, ".lora_A.weight"), b = ends_with(info->name, ".lora_B.weight");
+      if (!a && !b)
+        return VLM_ERROR(UNIMPLEMENTED, "adapter '%s': tensor '%s' is not a LoRA lora_A/lora_B weight",
+                         model->adapters[k].name, info->stored_name);
+      char partner[512];
+      size_t stem = strlen(info->name) - strlen(".lora_A.weight");
+      snprintf(partner, sizeof(partner), "%.*s.lora_%c.weight", (int)stem, info->name, a ? 'B' : 'A');
+      const vlm_tensor_info *other = vlm_checkpoint_find(model->weights, partner);
+      if (!other)
+        return VLM_ERROR(DATA_LOSS, "adapter '%s': '%s' has no %s", model->adapters[k].name, info->stored_name,
+                         a ? "lora_B" : "lora_A");
+      if (a && (info->rank != 2 || other->rank != 2 || other->shape[1] != info->shape[0]))
+        return VLM_ERROR(DATA_LOSS, "adapter '%s': '%s' and its lora_B do not share a rank",
+                         model->adapters[k].name, info->stored_name);
+      if (a) model->adapters[k].module_count++;
     }
   }
+  return VLM_OK;
 }
 
 void vlm_model_describe_adapters(const vlm_model *model, vlm_decoder_description *description) {

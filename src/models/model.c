@@ -44,8 +44,7 @@ static vlm_status open_parts(vlm_model *model, const char *model_dir) {
                                               &options.extra_file_count));
   options.extra_files = adapter_files;
   VLM_RETURN_IF_ERROR(vlm_checkpoint_open(model_dir, &options, &model->weights));
-  vlm_model_count_adapter_modules(model);
-  return VLM_OK;
+  return vlm_model_count_adapter_modules(model);
 }
 
 vlm_status vlm_model_open(const char *model_dir, const vlm_model_options *options, vlm_model **out_model) {

@@ -42,8 +42,9 @@ vlm_status vlm_model_find_adapters(vlm_model *model, const char *model_dir, vlm_
  * compute (DoRA, trained biases, fan_in_fan_out, other peft types) refused
  * by name. `path` names the file in messages. */
 vlm_status vlm_adapter_config_parse(const char *text, size_t length, const char *path, double *out_scale);
-/* Counts each present adapter's lora_A tensors in the opened checkpoint. */
-void vlm_model_count_adapter_modules(vlm_model *model);
+/* Counts each present adapter's modules in the opened checkpoint, refusing
+ * a tensor that is not a LoRA A/B weight with its partner of one rank. */
+vlm_status vlm_model_count_adapter_modules(vlm_model *model);
 /* Copies the model's adapters into a decoder description. */
 void vlm_model_describe_adapters(const vlm_model *model, vlm_decoder_description *description);
 
