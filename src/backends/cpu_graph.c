@@ -256,13 +256,25 @@ static vlm_status prepare_rope(executor *state, const vlm_node *node) {
   float scaling = 1.0f;
   vlm_status status = inverse_frequencies && cos_sin && (wanted == 1 || axes)
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  if (!status)
+  /* Per-row sequence lengths matter only to the length-dependent types,
+   * and only for rows at the step's positions (one axis). */
+  const int64_t *lengths = state->graph->rows.rope_lengths;
+  bool per_row = lengths && wanted == 1 && node->input_count < 2 &&
+                 (rope->type == VLM_ROPE_LONGROPE || rope->type == VLM_ROPE_DYNAMIC);
+  if (!status && !per_row)
     status = cpu_rope_inverse_frequencies(rope, state->run->max_position_embeddings, longest,
                                           inverse_frequencies, &scaling);
   if (!status && axes) status = cpu_rope_frequency_axes(rope, axes);
-  if (!status)
+  if (!status && !per_row)
     cpu_rope_cos_sin(inverse_frequencies, frequencies, scaling, positions.values, axes, positions.rows,
                      cos_sin, cos_sin + table_floats);
+  for (int64_t r = 0; !status && per_row && r < positions.rows; r++) {
+    status = cpu_rope_inverse_frequencies(rope, state->run->max_position_embeddings, lengths[r],
+                                          inverse_frequencies, &scaling);
+    if (!status)
+      cpu_rope_cos_sin(inverse_frequencies, frequencies, scaling, positions.values + r, NULL, 1,
+                       cos_sin + r * frequencies, cos_sin + table_floats + r * frequencies);
+  }
   vlm_release(NULL, inverse_frequencies);
   free(axes);
   free(positions.owned);
@@ -327,7 +339,9 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
         .query_count = last - first, .past_count = rows->cache_indices[first],
         .head_count = heads, .kv_head_count = kv_heads, .head_dim = head_dim,
         .scale = (float)node->params.attention.scale, .soft_cap = (float)node->params.attention.softcap,
-        .causal = rows->bias == NULL, .sliding_window = node->params.attention.sliding_window,
+        .causal = rows->bias == NULL,
+        .sliding_window = rows->row_windows && last - first == 1 && rows->row_windows[first] > 0
+                              ? rows->row_windows[first] : node->params.attention.sliding_window,
         .bias = rows->bias ? rows->bias + first * rows->bias_key_count : NULL,
         .bias_stride = rows->bias_key_count};
     VLM_RETURN_IF_ERROR(cpu_attention(state->run->pool, &shape, queries + (size_t)first * query_row,

@@ -33,6 +33,31 @@ static vlm_engine_usage request_usage(const vlm_engine_request *request) {
                             .prompt_video_tokens = prompt->media_tokens[VLM_MEDIA_VIDEO]};
 }
 
+/* The request's adapter, as the family chooses it from the kinds of media
+ * the request carries, and its prompt length, on the decoder's slot. */
+static vlm_status begin_on_decoder(vlm_engine *engine, engine_slot *slot) {
+  const vlm_engine_request *request = slot->request;
+  const vlm_family *family = engine->model->family;
+  int32_t adapter = -1;
+  if (family && family->adapter_for) {
+    bool image = false, audio = false;
+    for (int i = 0; i < request->item_count; i++) {
+      image = image || request->items[i].kind == VLM_MEDIA_IMAGE;
+      audio = audio || request->items[i].kind == VLM_MEDIA_AUDIO;
+    }
+    adapter = family->adapter_for(image, audio);
+    /* An adapter the directory lacks: the base model, as Transformers runs
+     * without it loaded. */
+    if (adapter >= 0 && (adapter >= engine->model->adapter_count || !engine->model->adapters[adapter].module_count))
+      adapter = -1;
+  }
+  const vlm_text_decoder_operations *decoder = engine->decoder->operations;
+  if (!decoder->begin_request)
+    return adapter < 0 ? VLM_OK
+                       : VLM_ERROR(UNIMPLEMENTED, "the %s text decoder does not apply LoRA adapters", decoder->backend);
+  return decoder->begin_request(engine->decoder->self, slot->index, adapter, request->prompt.count);
+}
+
 static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
   /* Admission bounded max_tokens by the capacity; checked again here
@@ -49,7 +74,8 @@ static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   if (request->stop_count)
     VLM_RETURN_IF_ERROR(vlm_stop_matcher_create((const char *const *)request->stop, request->stop_count,
                                                 &slot->stop_matcher));
-  return engine_decoder_clear_slot(engine, slot->index);
+  VLM_RETURN_IF_ERROR(engine_decoder_clear_slot(engine, slot->index));
+  return begin_on_decoder(engine, slot);
 }
 
 /* Frees what the request left in the slot besides its KV (SPEC 3.6;

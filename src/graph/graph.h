@@ -119,6 +119,18 @@ typedef struct vlm_row_context {
    * Gemma 3's bidirectional attention among image tokens. NULL: causal. */
   const float *bias;
   int64_t bias_key_count;
+  /* Optional [rows]: the sequence length a length-dependent RoPE (longrope,
+   * dynamic) computes each row's frequencies for. Transformers takes
+   * max(position_ids) + 1 of its forward call: the whole prompt for every
+   * row of a prefill, however it is chunked here, and the row's own
+   * position + 1 in decode, whatever else is batched. NULL: the step's
+   * largest position + 1. */
+  const int64_t *rope_lengths;
+  /* Optional [rows]: a row-wise sliding window for decode rows (> 0: the
+   * row sees only its last that many keys, itself included; 0: the
+   * node's own). Phi-4's cache reset past the LongRoPE switch is a window
+   * of 1. */
+  const int64_t *row_windows;
 } vlm_row_context;
 
 #define VLM_GRAPH_MAX_ROPES 2

@@ -23,6 +23,7 @@ struct vlm_checkpoint {
   char *directory;
   vlm_safetensors_file *shards;
   size_t shard_count;
+  size_t main_shard_count;  /* shards from here on are options->extra_files */
   vlm_tensor_info *tensors; /* sorted by name */
   size_t tensor_count;
   size_t *hash_slots;       /* open addressing: index + 1, 0 = empty */
@@ -93,7 +94,17 @@ static vlm_status build_table(vlm_checkpoint *checkpoint,
       const vlm_safetensors_entry *entry = &shard->entries[e];
       vlm_tensor_info *info = &checkpoint->tensors[count++];
       info->stored_name = entry->name;
-      info->name = canonical_name(checkpoint, options, entry->name);
+      if (s >= checkpoint->main_shard_count) {
+        const vlm_checkpoint_extra_file *extra = &options->extra_files[s - checkpoint->main_shard_count];
+        if (strncmp(entry->name, extra->from_prefix, strlen(extra->from_prefix)) != 0)
+          return VLM_ERROR(DATA_LOSS, "%s: tensor '%s' does not start with '%s'", shard->path, entry->name,
+                           extra->from_prefix);
+        vlm_name_rename rename = {extra->from_prefix, extra->to_prefix};
+        vlm_checkpoint_options one = {.renames = &rename, .rename_count = 1};
+        info->name = canonical_name(checkpoint, &one, entry->name);
+      } else {
+        info->name = canonical_name(checkpoint, options, entry->name);
+      }
       if (!info->name) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
       info->shard = (int)s;
       info->dtype = entry->dtype;
@@ -255,6 +266,24 @@ static vlm_status open_sharded(vlm_checkpoint *checkpoint, const char *index_pat
   return status;
 }
 
+/* The options' extra files, after the model's own shards. */
+static vlm_status open_extra_files(vlm_checkpoint *checkpoint, const vlm_checkpoint_options *options) {
+  if (!options || !options->extra_file_count) return VLM_OK;
+  vlm_safetensors_file *grown =
+      realloc(checkpoint->shards, (checkpoint->shard_count + options->extra_file_count) * sizeof(*grown));
+  if (!grown) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  checkpoint->shards = grown;
+  for (size_t i = 0; i < options->extra_file_count; i++) {
+    const char *path = options->extra_files[i].path;
+    if (!path || !path[0] || path[0] == '/' || strstr(path, ".."))
+      return VLM_ERROR(INVALID_ARGUMENT, "checkpoint: extra file '%s' is not a path inside the model directory",
+                       path ? path : "");
+    memset(&checkpoint->shards[checkpoint->shard_count], 0, sizeof(*grown));
+    VLM_RETURN_IF_ERROR(open_shard(checkpoint, path));
+  }
+  return VLM_OK;
+}
+
 vlm_status vlm_checkpoint_open(const char *model_dir, const vlm_checkpoint_options *options,
                                vlm_checkpoint **out_checkpoint) {
   *out_checkpoint = NULL;
@@ -280,6 +309,8 @@ vlm_status vlm_checkpoint_open(const char *model_dir, const vlm_checkpoint_optio
   }
   free(index_path);
   free(single_path);
+  checkpoint->main_shard_count = checkpoint->shard_count;
+  if (!status) status = open_extra_files(checkpoint, options);
   if (!status) status = build_table(checkpoint, options);
   if (status) {
     vlm_checkpoint_release(checkpoint);
@@ -308,6 +339,8 @@ const vlm_tensor_info *vlm_checkpoint_tensor_at(const vlm_checkpoint *checkpoint
                                                 size_t index) {
   return index < checkpoint->tensor_count ? &checkpoint->tensors[index] : NULL;
 }
+
+size_t vlm_checkpoint_main_shard_count(const vlm_checkpoint *checkpoint) { return checkpoint->main_shard_count; }
 
 size_t vlm_checkpoint_shard_count(const vlm_checkpoint *checkpoint) {
   return checkpoint->shard_count;

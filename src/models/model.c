@@ -39,7 +39,13 @@ static vlm_status open_parts(vlm_model *model, const char *model_dir) {
     options.renames = model->family->renames;
     options.rename_count = model->family->rename_count;
   }
-  return vlm_checkpoint_open(model_dir, &options, &model->weights);
+  vlm_checkpoint_extra_file adapter_files[VLM_DECODER_MAX_ADAPTERS];
+  char adapter_paths[VLM_DECODER_MAX_ADAPTERS][256];
+  VLM_RETURN_IF_ERROR(vlm_model_find_adapters(model, model_dir, adapter_files, adapter_paths,
+                                              &options.extra_file_count));
+  options.extra_files = adapter_files;
+  VLM_RETURN_IF_ERROR(vlm_checkpoint_open(model_dir, &options, &model->weights));
+  return vlm_model_count_adapter_modules(model);
 }
 
 vlm_status vlm_model_open(const char *model_dir, const vlm_model_options *options, vlm_model **out_model) {

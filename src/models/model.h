@@ -9,6 +9,7 @@
 #include "io/checkpoint.h"
 #include "io/config.h"
 #include "io/feature_extractor_config.h"
+#include "models/decoder.h"
 #include "models/family.h"
 #include "vlm/model.h"
 
@@ -25,7 +26,27 @@ struct vlm_model {
   const vlm_family *family;           /* NULL: no family implements model_type */
   vlm_tensor_manifest manifest;       /* empty without a family */
   vlm_checkpoint *weights;
+  /* The family's LoRA adapters, in its order (models/adapters.c); an
+   * adapter whose subfolder is absent has module_count 0. */
+  int adapter_count;
+  vlm_decoder_adapter adapters[VLM_DECODER_MAX_ADAPTERS];
 };
+
+/* The adapter files of the family's adapters present in `model_dir`, for
+ * the checkpoint options (at most VLM_DECODER_MAX_ADAPTERS), and each
+ * adapter's settings from its adapter_config.json. */
+vlm_status vlm_model_find_adapters(vlm_model *model, const char *model_dir, vlm_checkpoint_extra_file *out_files,
+                                   char (*out_paths)[256], size_t *out_count);
+/* A PEFT adapter_config.json (untrusted: fuzz/fuzz_adapter_config.c): the
+ * LoRA scale, lora_alpha / r (/ sqrt(r) with use_rslora); what vlm does not
+ * compute (DoRA, trained biases, fan_in_fan_out, other peft types) refused
+ * by name. `path` names the file in messages. */
+vlm_status vlm_adapter_config_parse(const char *text, size_t length, const char *path, double *out_scale);
+/* Counts each present adapter's modules in the opened checkpoint, refusing
+ * a tensor that is not a LoRA A/B weight with its partner of one rank. */
+vlm_status vlm_model_count_adapter_modules(vlm_model *model);
+/* Copies the model's adapters into a decoder description. */
+void vlm_model_describe_adapters(const vlm_model *model, vlm_decoder_description *description);
 
 struct vlm_media_item;
 struct vlm_image;

@@ -84,6 +84,12 @@ typedef struct vlm_text_decoder_operations {
   uint64_t (*kv_bytes)(void *self);
   int64_t (*slot_length)(void *self, int32_t slot);
   vlm_status (*clear_slot)(void *self, int32_t slot);
+  /* Per-slot settings of the request about to be prefilled into a cleared
+   * slot (reset by clear_slot): its LoRA adapter (-1: the base model; else
+   * an index of the model's adapters, models/model.h) and its prompt length
+   * (the rows its prefill chunks will add: length-dependent RoPE sees the
+   * whole prompt). */
+  vlm_status (*begin_request)(void *self, int32_t slot, int32_t adapter, int64_t prompt_length);
   /* Appends `count` rows to the slot at positions continuing its length;
    * last_logits: [vocab] of the last row. */
   vlm_status (*token_prefill)(void *self, int32_t slot, const int32_t *tokens, int64_t count, float *last_logits);

@@ -14,6 +14,7 @@
 #include "backends/cpu/text_model.h"
 #include "models/decoder.h"
 #include "models/family.h"
+#include "models/model.h"
 #include "validate/compare.h"
 #include "validate/stages.h"
 
@@ -105,6 +106,23 @@ static vlm_status golden_layer_features(const vlm_compare_context *context, cons
   return VLM_OK;
 }
 
+/* The case's LoRA adapter (manifest "adapter": the subfolder the oracle
+ * applied, null for the base model) on the one slot. An adapter the model
+ * did not load fails the case rather than running the base model. */
+static vlm_status select_adapter(const vlm_compare_context *context, decoder_run *run) {
+  const vlm_json_value *value = vlm_json_object_get(context->golden->manifest.root, "adapter");
+  const char *name = vlm_json_get_string(value);
+  if (!name) return vlm_text_model_begin_request(run->model, 0, -1, run->token_count);
+  const vlm_model *model = context->model;
+  for (int k = 0; k < model->adapter_count; k++)
+    if (strcmp(model->adapters[k].name, name) == 0) {
+      if (model->adapters[k].module_count == 0)
+        return VLM_ERROR(NOT_FOUND, "the golden's adapter '%s' is not in the model directory", name);
+      return vlm_text_model_begin_request(run->model, 0, k, run->token_count);
+    }
+  return VLM_ERROR(INVALID_ARGUMENT, "the golden's adapter '%s' is not one the model's family has", name);
+}
+
 /* Opens the model and prefills the golden prompt, keeping every row's logits. */
 static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int64_t extra_capacity,
                                         decoder_run *run) {
@@ -115,6 +133,7 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
                                     .pool = run->pool, .allocator = context->allocator};
   if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
   VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model, &options, &run->model));
+  VLM_RETURN_IF_ERROR(select_adapter(context, run));
   int64_t vocab = vlm_text_model_vocab_size(run->model);
   run->logits = malloc((size_t)(run->token_count * vocab) * sizeof(float));
   if (!run->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");

@@ -56,6 +56,9 @@ class Case:
     # Transformers refuses the request (e.g. placeholders and images do not
     # match): the golden records its error, and vlm must refuse it too.
     refused: bool = False
+    # Phi-4-multimodal: the LoRA adapter subfolder the request selects
+    # (phi4_oracle.py); None: the base model.
+    adapter: str = None
     # Whether the case also records the Pil processor's tensors (cases whose
     # images the default processor's stages alone cover keep the goldens
     # small; the Pil variant's full coverage is media_qwen2_vl's digests).
@@ -510,7 +513,55 @@ QWEN3_VL = Family(
              pixel_values_from="../two_images", pil_stages=False),
     ])
 
+# Phi-4-multimodal's decoder in miniature: fused qkv and gate_up, 2 heads of
+# 8 over a hidden of 16 with one KV head, partial rotary 0.75 (6 of 8 dims, 3
+# LongRoPE factors each), tied embeddings, the real Qwen3 vocabulary with the
+# Phi-4 chat and media tokens added as its tokenizer has them, and eos the
+# <|endoftext|> / <|end|> pair (Phi-4's 199999 / 200020). The LongRoPE switch
+# (original_max_position_embeddings) is 40 tokens so cases cross it cheaply;
+# max_position_embeddings 4096 makes the attention factor that of the real
+# 131072 / 4096 ratio's formula. Two PEFT adapters (rank, alpha) of different
+# scales. The vision and audio towers are the smallest the config allows
+# (their weights are in the checkpoint; vlm does not run them yet).
+PHI4_CHAT = [{"role": "user", "content": "Tell me a short story about a robot and a cat."}]
+PHI4_LONG = [{"role": "user", "content": "Write a long poem about the sea, the wind, the stars above the "
+                                         "harbour, the fishing boats coming home at night, the gulls, the nets "
+                                         "drying on the quay and the old lighthouse keeper who watches them "
+                                         "all from his tower."}]
+PHI4_MULTIMODAL = Family(
+    name="phi4_multimodal", kind="phi4", seed=4014,
+    config={"architectures": ["Phi4MultimodalForCausalLM"], "model_type": "phi4_multimodal",
+            "vocab_size": 151936, "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 4096,
+            "original_max_position_embeddings": 40, "rms_norm_eps": 1e-05, "tie_word_embeddings": True,
+            "bos_token_id": 151643, "pad_token_id": 151643, "eos_token_id": [151643, 151669],
+            "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.75,
+                                "short_factor": [1.0, 1.25, 1.75], "long_factor": [2.0, 5.0, 11.0],
+                                "original_max_position_embeddings": 40},
+            "vision_config": {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+                              "num_attention_heads": 2, "image_size": 28, "patch_size": 14, "crop_size": 28,
+                              "image_token_id": 151674},
+            "audio_config": {"hidden_size": 16, "intermediate_size": 32, "num_blocks": 1,
+                             "num_attention_heads": 2, "depthwise_separable_out_channel": 16,
+                             "ext_pw_out_channel": 16, "nemo_conv_channels": 16, "audio_token_id": 151675}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=_read_template("phi4_multimodal.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    added_tokens=(("<|end|>", True), ("<|user|>", True), ("<|assistant|>", True), ("<|system|>", True),
+                  ("<|endoftext10|>", True), ("<|endoftext11|>", True)),
+    processor={"adapters": (("vision-lora", 4, 8), ("speech-lora", 3, 9))},
+    cases=[
+        Case("text_only", messages=PHI4_CHAT),
+        Case("speech_adapter", messages=PHI4_CHAT, adapter="speech-lora"),
+        # Past the switch: the long factors on every prompt row.
+        Case("long_prompt", messages=PHI4_LONG),
+        Case("vision_adapter_long_prompt", messages=PHI4_LONG, adapter="vision-lora"),
+        # A prompt under the 40-token switch whose generation crosses it.
+        Case("crossing", messages=[{"role": "user", "content": "Describe the rain falling on a quiet town "
+                                                               "at night, the wet streets and the lamps."}],
+             new_tokens=24),
+    ])
+
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,
                                                LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
                                                GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL,
-                                               QWEN3_VL)}
+                                               QWEN3_VL, PHI4_MULTIMODAL)}

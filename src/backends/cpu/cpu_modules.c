@@ -14,6 +14,9 @@ static int32_t cpu_slot_count(void *self) {
 static uint64_t cpu_kv_bytes(void *self) { return vlm_kv_cache_bytes(vlm_text_model_cache(self)); }
 static int64_t cpu_slot_length(void *self, int32_t slot) { return vlm_text_model_slot_length(self, slot); }
 static vlm_status cpu_clear_slot(void *self, int32_t slot) { return vlm_text_model_clear_slot(self, slot); }
+static vlm_status cpu_begin_request(void *self, int32_t slot, int32_t adapter, int64_t prompt_length) {
+  return vlm_text_model_begin_request(self, slot, adapter, prompt_length);
+}
 
 static vlm_status cpu_token_prefill(void *self, int32_t slot, const int32_t *tokens, int64_t count,
                                     float *last_logits) {
@@ -51,8 +54,8 @@ static void cpu_release(void *self) { vlm_text_model_release(self); }
 
 static const vlm_text_decoder_operations cpu_operations = {
     .backend = "cpu", .shape = cpu_shape, .slot_count = cpu_slot_count, .kv_bytes = cpu_kv_bytes,
-    .slot_length = cpu_slot_length, .clear_slot = cpu_clear_slot, .token_prefill = cpu_token_prefill,
-    .embeddings_prefill = cpu_embeddings_prefill, .decode = cpu_decode,
+    .slot_length = cpu_slot_length, .clear_slot = cpu_clear_slot, .begin_request = cpu_begin_request,
+    .token_prefill = cpu_token_prefill, .embeddings_prefill = cpu_embeddings_prefill, .decode = cpu_decode,
     .kv_position_bytes = cpu_kv_position_bytes, .read_kv = cpu_read_kv, .write_kv = cpu_write_kv,
     .release = cpu_release};
 

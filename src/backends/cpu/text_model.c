@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "models/decoder.h"
 #include "models/family.h"
+#include "models/model.h"
 
 #define DEFAULT_CAPACITY 4096
 #define DEFAULT_PREFILL_CHUNK 512
@@ -31,6 +32,11 @@ struct vlm_text_model {
   int64_t prefill_chunk;
   vlm_node_observer observer;
   void *observer_context;
+  /* Per slot, cleared with it: the request's LoRA adapter (-1: none) and
+   * its prompt length (for length-dependent RoPE and the LongRoPE cache
+   * reset; 0 until the request says or a prefill shows it). */
+  int32_t *slot_adapters;
+  int64_t *slot_prompt_lengths;
 };
 
 void vlm_text_model_set_observer(vlm_text_model *model, vlm_node_observer observer, void *context) {
@@ -96,8 +102,16 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
   model->pool = options->pool;
   model->allocator = options->allocator;
   opened->family->describe_decoder(model->config, &model->decoder);
+  vlm_model_describe_adapters(opened, &model->decoder);
   const vlm_text_config *text = &model->config->text;
   model->slot_count = options->slot_count > 0 ? options->slot_count : 1;
+  model->slot_adapters = malloc((size_t)model->slot_count * sizeof(int32_t));
+  model->slot_prompt_lengths = calloc((size_t)model->slot_count, sizeof(int64_t));
+  if (!model->slot_adapters || !model->slot_prompt_lengths) {
+    vlm_text_model_release(model);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (int32_t i = 0; i < model->slot_count; i++) model->slot_adapters[i] = -1;
   model->capacity = options->capacity > 0 ? options->capacity
                     : text->max_position_embeddings < DEFAULT_CAPACITY ? text->max_position_embeddings
                                                                        : DEFAULT_CAPACITY;
@@ -123,6 +137,8 @@ void vlm_text_model_release(vlm_text_model *model) {
   vlm_kv_cache_release(model->cache);
   vlm_cpu_packs_release(model->packs);
   vlm_model_release(model->model);
+  free(model->slot_adapters);
+  free(model->slot_prompt_lengths);
   free(model);
 }
 
@@ -158,6 +174,21 @@ static vlm_status check_slot(const vlm_text_model *model, int32_t slot) {
 vlm_status vlm_text_model_clear_slot(vlm_text_model *model, int32_t slot) {
   VLM_RETURN_IF_ERROR(check_slot(model, slot));
   vlm_kv_cache_clear(model->cache, slot);
+  model->slot_adapters[slot] = -1;
+  model->slot_prompt_lengths[slot] = 0;
+  return VLM_OK;
+}
+
+int vlm_text_model_adapter_count(const vlm_text_model *model) { return model->decoder.adapter_count; }
+
+vlm_status vlm_text_model_begin_request(vlm_text_model *model, int32_t slot, int32_t adapter,
+                                        int64_t prompt_length) {
+  VLM_RETURN_IF_ERROR(check_slot(model, slot));
+  if (adapter < -1 || adapter >= model->decoder.adapter_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "adapter %d is outside -1..%d", adapter, model->decoder.adapter_count - 1);
+  if (prompt_length < 0) return VLM_ERROR(INVALID_ARGUMENT, "prompt length %lld is negative", (long long)prompt_length);
+  model->slot_adapters[slot] = adapter;
+  model->slot_prompt_lengths[slot] = prompt_length;
   return VLM_OK;
 }
 
@@ -207,11 +238,28 @@ static vlm_status run_step(vlm_text_model *model, const step_request *request) {
                            .with_features = request->features != NULL,
                            .logit_rows = request->logit_rows,
                            .logit_row_count = request->logit_row_count};
+  /* Each adapter some row's slot uses gets its row mask; the masks and the
+   * side inputs are the graph's named inputs. */
+  bool used[VLM_DECODER_MAX_ADAPTERS] = {false};
+  vlm_tensor_list inputs = {0};
+  vlm_status status = VLM_OK;
+  for (int k = 0; k < model->decoder.adapter_count && !status; k++) {
+    for (int64_t r = 0; r < request->row_count; r++)
+      if (model->slot_adapters[request->rows.slots[r]] == k) used[k] = true;
+    if (!used[k]) continue;
+    char name[32];
+    snprintf(name, sizeof(name), "lora_mask.%d", k);
+    int32_t *mask = NULL;
+    status = vlm_tensor_list_add(&inputs, name, VLM_DTYPE_I32, 1, (const int64_t[]){request->row_count},
+                                 (void **)&mask);
+    for (int64_t r = 0; !status && r < request->row_count; r++)
+      mask[r] = model->slot_adapters[request->rows.slots[r]] == k;
+  }
+  step.adapters_used = used;
   vlm_graph graph;
   vlm_graph_init(&graph);
   graph.rows = request->rows;
-  vlm_tensor_list inputs = {0};
-  vlm_status status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
+  if (!status) status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
   /* The step's rows of each layer feature ([L, stride, hidden] -> [L, rows, hidden]). */
   if (!status && request->layer_features) {
     int64_t layers = (int64_t)model->decoder.layer_features.count, width = model->config->text.hidden_size;
@@ -231,8 +279,8 @@ static vlm_status run_step(vlm_text_model *model, const step_request *request) {
                              .observer_context = model->observer_context, .packs = model->packs};
     status = vlm_cpu_graph_execute(&run, request->output);
   }
-  vlm_tensor_list_release(&inputs);
   vlm_graph_release(&graph);
+  vlm_tensor_list_release(&inputs);
   return status;
 }
 
@@ -288,8 +336,15 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
   int64_t *cache_indices = malloc((size_t)chunk * sizeof(int64_t));
   int32_t *slots = malloc((size_t)chunk * sizeof(int32_t));
   int32_t *logit_rows = malloc((size_t)chunk * sizeof(int32_t));
-  vlm_status status = scratch && positions && cache_indices && slots && logit_rows
+  int64_t *rope_lengths = malloc((size_t)chunk * sizeof(int64_t));
+  vlm_status status = scratch && positions && cache_indices && slots && logit_rows && rope_lengths
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a prefill chunk");
+  /* Every row of a prompt sees the whole prompt's length, as in
+   * Transformers' one forward over it: the request's prompt length when the
+   * engine prefills it chunk by chunk, else this call's. */
+  int64_t *prompt_length = &model->slot_prompt_lengths[request->slot];
+  if (*prompt_length < past + request->row_count) *prompt_length = past + request->row_count;
+  for (int64_t i = 0; rope_lengths && i < chunk; i++) rope_lengths[i] = *prompt_length;
   for (int64_t first = 0; !status && first < request->row_count; first += chunk) {
     int64_t count = request->row_count - first < chunk ? request->row_count - first : chunk;
     bool last_chunk = first + count == request->row_count;
@@ -311,7 +366,7 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
         .rows = {.row_count = count, .slots = slots, .cache_indices = cache_indices,
                  .positions = positions, .position_axes = uses_mrope(model) ? 3 : 1,
                  .bias = request->bias ? request->bias + first * request->bias_key_count : NULL,
-                 .bias_key_count = request->bias_key_count},
+                 .bias_key_count = request->bias_key_count, .rope_lengths = rope_lengths},
         .output = scratch};
     if (request->logits->all_rows) {
       step.logit_rows = logit_rows;
@@ -334,6 +389,7 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
   free(cache_indices);
   free(slots);
   free(logit_rows);
+  free(rope_lengths);
   /* A failed prefill leaves nothing half-written behind. */
   if (status) vlm_kv_cache_set_length(model->cache, request->slot, past);
   return status;
@@ -411,18 +467,25 @@ vlm_status vlm_text_model_decode(vlm_text_model *model, int64_t batch, const int
   int64_t *row_positions = malloc((size_t)(axes * batch) * sizeof(int64_t));
   int64_t *cache_indices = malloc((size_t)batch * sizeof(int64_t));
   int32_t *logit_rows = malloc((size_t)batch * sizeof(int32_t));
-  vlm_status status = row_positions && cache_indices && logit_rows
+  int64_t *rope_lengths = malloc((size_t)batch * sizeof(int64_t));
+  int64_t *windows = malloc((size_t)batch * sizeof(int64_t));
+  vlm_status status = row_positions && cache_indices && logit_rows && rope_lengths && windows
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  int64_t reset = model->decoder.rope_cache_reset_length;
   for (int64_t b = 0; !status && b < batch; b++) {
     cache_indices[b] = vlm_kv_cache_length(model->cache, slots[b]);
     logit_rows[b] = (int32_t)b;
     for (int axis = 0; axis < axes; axis++)
       row_positions[axis * batch + b] = positions[b] + (mrope_deltas ? mrope_deltas[b] : 0);
+    /* A decode step is its own forward call: its length is its position + 1. */
+    rope_lengths[b] = row_positions[b] + 1;
+    windows[b] = reset > 0 && cache_indices[b] >= reset && model->slot_prompt_lengths[slots[b]] <= reset ? 1 : 0;
   }
   if (!status) {
     step_request step = {.row_count = batch, .tokens = tokens,
                          .rows = {.row_count = batch, .slots = slots, .cache_indices = cache_indices,
-                                  .positions = row_positions, .position_axes = axes},
+                                  .positions = row_positions, .position_axes = axes,
+                                  .rope_lengths = rope_lengths, .row_windows = windows},
                          .logit_rows = logit_rows, .logit_row_count = batch, .output = logits};
     status = run_step(model, &step);
   }
@@ -431,5 +494,7 @@ vlm_status vlm_text_model_decode(vlm_text_model *model, int64_t batch, const int
   free(row_positions);
   free(cache_indices);
   free(logit_rows);
+  free(rope_lengths);
+  free(windows);
   return status;
 }

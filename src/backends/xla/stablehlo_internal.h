@@ -101,7 +101,21 @@ typedef struct xla_emitter {
   xla_mask masks[XLA_MAX_MASKS];
   int mask_count;
   char function_name[48];       /* "decode", "decode_256", ... */
+  /* Request state (text functions of a decoder with LoRA adapters or
+   * longrope, vlm_xla_text_decoder.request_state): prefill takes the slot's
+   * adapter and its prompt length as scalars, decode each row's adapter and
+   * row window; rope_length [rows] i32 is each row's RoPE sequence length
+   * and the lora_mask.<k> inputs [rows] i32 derive from the adapters. */
+  bool request_state;
+  int adapter_count;
+  xla_value adapter, prompt_length, adapters, row_windows, rope_length;
+  const char *lora_names[VLM_DECODER_MAX_ADAPTERS];
+  xla_value lora_values[VLM_DECODER_MAX_ADAPTERS];
 } xla_emitter;
+
+/* The parameter scope of a checkpoint tensor ("model", or "shard<N>" for
+ * an extra file: stablehlo_emitter.c). */
+void xla_parameter_scope(const vlm_checkpoint *checkpoint, const char *name, char *out, size_t size);
 
 /* Types and printers (stablehlo_text.c). */
 xla_value xla_make_value(const char *element, int rank, const int64_t *shape);
