@@ -232,6 +232,13 @@ static void prefix_keys_decide_a_hit(void) {
   memcpy(other, image, sizeof(image));
   other[7].position[1] = 3;
   CHECK_INT_EQ(match(cache, other, 8), 1);
+  /* Another KV variant (the decoder's: a LoRA adapter, another RoPE factor
+   * set) on the same tokens shares nothing. */
+  for (int variant = 0; variant < 3; variant++) {
+    memcpy(other, image, sizeof(image));
+    for (int i = 0; i < 8; i++) other[i].variant[variant] = 1;
+    CHECK_INT_EQ(match(cache, other, 8), 0);
+  }
   prefix_cache_release(cache);
 }
 

@@ -50,6 +50,9 @@ void engine_caches_release(vlm_engine *engine) {
 /* Keys of the slot's positions [0, count): the prompt's, then the fed
  * completion tokens' (decoded at RoPE position length + delta on every
  * axis). Returns NULL when out of memory. */
+_Static_assert(sizeof(((prefix_key *)0)->variant) == sizeof(((engine_slot *)0)->kv_variant),
+               "a prefix key holds the decoder's whole KV variant");
+
 static prefix_key *slot_keys(const engine_slot *slot, int64_t count) {
   const vlm_engine_request *request = slot->request;
   const engine_prompt *prompt = &request->prompt;
@@ -60,6 +63,7 @@ static prefix_key *slot_keys(const engine_slot *slot, int64_t count) {
   for (int64_t r = 0; r < count; r++) {
     prefix_key *key = &keys[r];
     key->media_row = -1;
+    memcpy(key->variant, slot->kv_variant, sizeof(key->variant));
     if (r < prompt->count) {
       key->token = prompt->ids[r];
       if (prompt->feature_rows && prompt->feature_rows[r]) {

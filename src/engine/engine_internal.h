@@ -69,6 +69,7 @@ typedef struct engine_slot {
   int64_t features_used;          /* feature rows already fed to prefill */
   int64_t prefilled_rows;
   int64_t cached_rows;            /* of prefilled_rows, copied from the prefix cache */
+  int64_t kv_variant[VLM_KV_VARIANT_VALUES]; /* the decoder's, from begin_request (prefix cache keys) */
   vlm_sampler *sampler;
   vlm_detokenizer *detokenizer;
   vlm_stop_matcher *stop_matcher;

@@ -36,6 +36,9 @@ typedef struct prefix_key {
   int32_t media_row;        /* the row's index in its media item, or -1 for a text row */
   uint8_t media[32];        /* the item's content digest; zero for a text row */
   int64_t position[3];      /* RoPE position per axis (axis 0 only for 1-axis RoPE) */
+  /* The request's KV variant (the decoder's kv_variant: adapter, RoPE
+   * factor set), the same on every position of a request. */
+  int64_t variant[3];
 } prefix_key;
 
 typedef struct prefix_cache_options {

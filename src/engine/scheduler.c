@@ -52,10 +52,13 @@ static vlm_status begin_on_decoder(vlm_engine *engine, engine_slot *slot) {
       adapter = -1;
   }
   const vlm_text_decoder_operations *decoder = engine->decoder->operations;
+  memset(slot->kv_variant, 0, sizeof(slot->kv_variant));
   if (!decoder->begin_request)
     return adapter < 0 ? VLM_OK
                        : VLM_ERROR(UNIMPLEMENTED, "the %s text decoder does not apply LoRA adapters", decoder->backend);
-  return decoder->begin_request(engine->decoder->self, slot->index, adapter, request->prompt.count);
+  VLM_RETURN_IF_ERROR(decoder->begin_request(engine->decoder->self, slot->index, adapter, request->prompt.count));
+  if (decoder->kv_variant) decoder->kv_variant(engine->decoder->self, slot->index, slot->kv_variant);
+  return VLM_OK;
 }
 
 static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {

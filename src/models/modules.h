@@ -77,6 +77,9 @@ vlm_status vlm_prefill_input_check(const vlm_text_decoder_shape *shape, int64_t 
 /* The side input of that name, or NULL. */
 const vlm_side_input *vlm_prefill_input_side(const vlm_prefill_input *input, const char *name);
 
+/* Values of a slot's KV variant (vlm_text_decoder_operations.kv_variant). */
+#define VLM_KV_VARIANT_VALUES 3
+
 typedef struct vlm_text_decoder_operations {
   const char *backend; /* "cpu", "xla" */
   void (*shape)(void *self, vlm_text_decoder_shape *out);
@@ -90,6 +93,13 @@ typedef struct vlm_text_decoder_operations {
    * (the rows its prefill chunks will add: length-dependent RoPE sees the
    * whole prompt). */
   vlm_status (*begin_request)(void *self, int32_t slot, int32_t adapter, int64_t prompt_length);
+  /* After begin_request: what, besides each position's token, media row and
+   * RoPE position, the slot's KV depends on (its adapter; the factor set a
+   * length-dependent RoPE chose for the prompt), as values that are equal
+   * for two requests exactly when their KV at equal positions is. The
+   * prefix cache shares KV only between requests with equal values. NULL:
+   * nothing (all zero). */
+  void (*kv_variant)(void *self, int32_t slot, int64_t out[VLM_KV_VARIANT_VALUES]);
   /* Appends `count` rows to the slot at positions continuing its length;
    * last_logits: [vocab] of the last row. */
   vlm_status (*token_prefill)(void *self, int32_t slot, const int32_t *tokens, int64_t count, float *last_logits);

@@ -95,6 +95,53 @@ class Phi4MultimodalServerTests(unittest.TestCase):
         self.assertIn("image", str(caught.exception))
 
 
+class Phi4MultimodalPrefixCacheTests(unittest.TestCase):
+    """The prefix cache keeps KV computed with one LongRoPE factor set away
+    from a prompt that takes the other: a short prompt's KV (short
+    factors) is no prefix of a longer prompt past the switch (long factors
+    on every prompt row), though the tokens match; a repeat of the short
+    prompt still hits. Outputs equal a server without the cache."""
+
+    SHORT = [{"role": "user", "content": "Describe the rain falling on a quiet town at night, the wet streets "
+                                         "and the lamps."}]
+    LONG = [{"role": "user", "content": SHORT[0]["content"] + " Then write a long poem about the sea, the wind, "
+                                        "the stars above the harbour and the fishing boats coming home at night."}]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.TemporaryDirectory()
+        cls.model = unpacked_model(cls.scratch.name, FAMILY)
+        arguments = ("--parallel", "1", "--ctx", "128", "--prefill-chunk", "16")
+        cls.cached = harness.Server(VLM, cls.model, *arguments)
+        cls.plain = harness.Server(VLM, cls.model, *arguments, "--prefix-cache-mb", "0")
+
+    @classmethod
+    def tearDownClass(cls):
+        statuses = [cls.cached.stop(), cls.plain.stop()]
+        cls.scratch.cleanup()
+        if statuses != [0, 0]:
+            raise AssertionError(f"vlm serve exited {statuses} on SIGTERM")
+
+    @staticmethod
+    def complete(server, messages, max_tokens):
+        with openai.OpenAI(base_url=server.base_url(), api_key="unused", max_retries=0, timeout=600) as client:
+            response = client.chat.completions.create(model=FAMILY, messages=messages, max_tokens=max_tokens,
+                                                      temperature=0)
+        return response.choices[0].message.content, response.usage
+
+    def test_factor_sets_do_not_share_kv(self):
+        text, usage = self.complete(self.cached, self.SHORT, 8)
+        self.assertLessEqual(usage.prompt_tokens + 8, 40, "the short prompt and its reply stay below the switch")
+        self.assertEqual(text, self.complete(self.plain, self.SHORT, 8)[0])
+        again, usage = self.complete(self.cached, self.SHORT, 4)
+        self.assertEqual(usage.prompt_tokens_details.cached_tokens, 16)
+        self.assertEqual(again, self.complete(self.plain, self.SHORT, 4)[0])
+        text, usage = self.complete(self.cached, self.LONG, 8)
+        self.assertGreater(usage.prompt_tokens, 40)
+        self.assertEqual(usage.prompt_tokens_details.cached_tokens, 0)
+        self.assertEqual(text, self.complete(self.plain, self.LONG, 8)[0])
+
+
 class Phi4MultimodalXlaServerTests(Phi4MultimodalServerTests):
     """--backend xla: the same on the IREE-compiled decoder."""
     arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")

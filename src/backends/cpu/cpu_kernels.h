@@ -179,6 +179,12 @@ vlm_status cpu_rope_inverse_frequencies(const vlm_rope_config *config,
                                         int64_t sequence_length,
                                         float *out_inverse_frequencies,
                                         float *out_attention_scaling);
+/* A value equal for two sequence lengths exactly when
+ * cpu_rope_inverse_frequencies gives the same frequencies for both: 0 for
+ * types that ignore the length, longrope's factor set (0 short, 1 long),
+ * dynamic's length once it outgrows max_position_embeddings. */
+int64_t cpu_rope_length_class(const vlm_rope_config *config, int64_t max_position_embeddings,
+                              int64_t sequence_length);
 
 /* Which position axis (0 = temporal, 1 = height, 2 = width) drives each of
  * the rotary_dimension / 2 frequencies: all 0 without M-RoPE, contiguous

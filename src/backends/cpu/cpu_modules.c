@@ -18,6 +18,10 @@ static vlm_status cpu_begin_request(void *self, int32_t slot, int32_t adapter, i
   return vlm_text_model_begin_request(self, slot, adapter, prompt_length);
 }
 
+static void cpu_kv_variant(void *self, int32_t slot, int64_t out[VLM_KV_VARIANT_VALUES]) {
+  vlm_text_model_kv_variant(self, slot, out);
+}
+
 static vlm_status cpu_token_prefill(void *self, int32_t slot, const int32_t *tokens, int64_t count,
                                     float *last_logits) {
   vlm_prefill_logits out = {.last_row = last_logits};
@@ -55,6 +59,7 @@ static void cpu_release(void *self) { vlm_text_model_release(self); }
 static const vlm_text_decoder_operations cpu_operations = {
     .backend = "cpu", .shape = cpu_shape, .slot_count = cpu_slot_count, .kv_bytes = cpu_kv_bytes,
     .slot_length = cpu_slot_length, .clear_slot = cpu_clear_slot, .begin_request = cpu_begin_request,
+    .kv_variant = cpu_kv_variant,
     .token_prefill = cpu_token_prefill, .embeddings_prefill = cpu_embeddings_prefill, .decode = cpu_decode,
     .kv_position_bytes = cpu_kv_position_bytes, .read_kv = cpu_read_kv, .write_kv = cpu_write_kv,
     .release = cpu_release};

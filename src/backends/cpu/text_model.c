@@ -181,6 +181,17 @@ vlm_status vlm_text_model_clear_slot(vlm_text_model *model, int32_t slot) {
 
 int vlm_text_model_adapter_count(const vlm_text_model *model) { return model->decoder.adapter_count; }
 
+void vlm_text_model_kv_variant(const vlm_text_model *model, int32_t slot, int64_t out[3]) {
+  out[0] = out[1] = out[2] = 0;
+  if (slot < 0 || slot >= model->slot_count) return;
+  const vlm_text_config *text = &model->config->text;
+  int64_t length = model->slot_prompt_lengths[slot];
+  out[0] = model->slot_adapters[slot] + 1;
+  out[1] = cpu_rope_length_class(&text->rope, text->max_position_embeddings, length);
+  if (text->has_sliding_rope)
+    out[2] = cpu_rope_length_class(&text->sliding_rope, text->max_position_embeddings, length);
+}
+
 vlm_status vlm_text_model_begin_request(vlm_text_model *model, int32_t slot, int32_t adapter,
                                         int64_t prompt_length) {
   VLM_RETURN_IF_ERROR(check_slot(model, slot));

@@ -64,6 +64,9 @@ vlm_status vlm_text_model_embedding_table(const vlm_text_model *model, vlm_tenso
  * vlm_text_model_adapter_count) and its prompt length (the rows the
  * following prefills will add, for length-dependent RoPE). Cleared with
  * the slot. */
+/* The slot's KV variant (modules.h kv_variant): adapter + 1, then the
+ * length class of the full and the sliding layers' RoPE for the prompt. */
+void vlm_text_model_kv_variant(const vlm_text_model *model, int32_t slot, int64_t out[3]);
 vlm_status vlm_text_model_begin_request(vlm_text_model *model, int32_t slot, int32_t adapter,
                                         int64_t prompt_length);
 int vlm_text_model_adapter_count(const vlm_text_model *model);
