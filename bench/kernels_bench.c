@@ -1,30 +1,52 @@
-/* Micro-benchmark of the cpu kernels: GEMV (decode) read bandwidth and GEMM
- * (prefill) FLOP rate of cpu_linear on Qwen2-0.5B shapes, plus a plain read
- * of the same bytes as the bandwidth yardstick.
+/* Micro-benchmark of the cpu kernels on Qwen2-0.5B and CLIP-L shapes, each
+ * quoted as a fraction of a bound measured in the same run on the same
+ * path: GEMV (decode) against a plain read of the same bytes, GEMM and
+ * attention (prefill, encoders) against the FMA peak, batched GEMV against
+ * the roofline max(bytes / read, flops / peak).
  *
- *   kernels_bench [threads] [repeats]
+ *   vlm-kernels-bench [threads] [repeats] [OUTxIN | ROWSxOUTxIN | attention]
  *
  * Small weight matrices are replicated past the L3 size and visited in turn,
  * so decode numbers are DRAM numbers, as in a real model whose layers do not
  * fit in cache. Reports the best of `repeats` runs (others may be using the
- * machine). VLM_CPU_PATH=portable|avx2|avx512 picks a path. */
+ * machine). VLM_CPU_PATH=portable|avx2|avx512 picks a path;
+ * VLM_BENCH_CLOCK=cpu measures CPU time instead of wall time (below). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <immintrin.h>
-
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "core/alloc.h"
 #include "core/thread_pool.h"
 
-static double now_seconds(void) {
+/* VLM_BENCH_CLOCK=cpu times everything (kernels and the FMA peak alike) in
+ * process CPU time per thread instead of wall time: on a machine shared
+ * with other jobs, time spent descheduled then counts for neither side of a
+ * ratio. */
+static bool cpu_clock;
+static int bench_threads = 1;
+
+static double wall_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double now_seconds(void) {
+  if (!cpu_clock) return wall_seconds();
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9) / bench_threads;
+}
+
+static void fail(vlm_status status) {
+  if (!status) return;
+  fprintf(stderr, "%s\n", vlm_status_message(status));
+  exit(1);
 }
 
 static void *allocate_random_bf16(size_t count) {
@@ -42,73 +64,72 @@ static void *allocate_random_bf16(size_t count) {
   return data;
 }
 
-typedef struct read_job {
-  const uint8_t *data;
-  int64_t bytes;
-  uint64_t sums[64 * 8];
-} read_job;
-
-/* Sums 4 KiB pages [begin, end) with four independent vector accumulators, so
- * the loop is limited by memory, not by a chain of additions. */
-static void read_worker(void *context, int64_t begin, int64_t end, int worker) {
-  read_job *job = context;
-  typedef uint64_t vector __attribute__((vector_size(32)));
-  const vector *words = (const vector *)(job->data + begin * 4096);
-  int64_t count = (end - begin) * 4096 / (int64_t)sizeof(vector);
-  vector sum[4] = {{0}, {0}, {0}, {0}};
-  for (int64_t i = 0; i + 4 <= count; i += 4)
-    for (int j = 0; j < 4; j++) sum[j] += words[i + j];
-  vector total = sum[0] + sum[1] + sum[2] + sum[3];
-  job->sums[worker * 8] = total[0] + total[1] + total[2] + total[3];
+static float *allocate_inputs(int64_t count) {
+  float *x = vlm_allocate(NULL, (size_t)count * sizeof(float), 64);
+  for (int64_t i = 0; i < count; i++) x[i] = (float)(i % 11) * 0.125f - 0.5f;
+  return x;
 }
 
-/* Plain read bandwidth of `bytes` with all workers (the bound to compare with). */
-static double read_bandwidth(vlm_thread_pool *pool, const void *data, int64_t bytes,
-                             int repeats) {
-  read_job job = {data, bytes, {0}};
-  double best = 1e9;
-  for (int r = 0; r < repeats; r++) {
-    double start = now_seconds();
-    vlm_thread_pool_parallel_for(pool, bytes / 4096, 64, read_worker, &job);
-    double elapsed = now_seconds() - start;
-    if (elapsed < best) best = elapsed;
+static double fma_peak(vlm_thread_pool *pool) {
+  double best = 0;
+  for (int r = 0; r < 20; r++) {
+    double wall = wall_seconds(), start = now_seconds();
+    double gflops = cpu_measure_fma_peak_gflops(pool, cpu_kernel_path_active());
+    /* the probe times itself on the wall clock: rescale to ours */
+    gflops *= (wall_seconds() - wall) / (now_seconds() - start);
+    if (gflops > best) best = gflops;
   }
-  return (double)bytes / best / 1e9;
+  return best;
 }
 
-static void bench_gemv(vlm_thread_pool *pool, int64_t out, int64_t in, int repeats) {
+/* Decode: `rows` rows (1 = one slot) against `copies` packed copies of an
+ * OUT x IN bf16 matrix (at least 256 MiB in all, so each call reads DRAM). */
+static void bench_gemv(vlm_thread_pool *pool, int64_t rows, int64_t out, int64_t in, int repeats, double peak) {
   int64_t matrix_bytes = out * in * 2;
-  /* At least 256 MiB of distinct weights, so each call reads from DRAM. */
   int copies = (int)((256ll << 20) / matrix_bytes) + 1;
-  uint16_t *weights = allocate_random_bf16((size_t)(out * in) * (size_t)copies);
-  float *x = vlm_allocate(NULL, (size_t)in * sizeof(float), 64);
-  float *y = vlm_allocate(NULL, (size_t)out * sizeof(float), 64);
-  for (int64_t i = 0; i < in; i++) x[i] = (float)(i % 7) * 0.25f - 0.75f;
-  double best = 1e9;
+  uint16_t *weights = allocate_random_bf16((size_t)(out * in));
+  cpu_packed_linear **packed = calloc((size_t)copies, sizeof(*packed));
+  for (int c = 0; c < copies; c++) {
+    cpu_linear_weights w = {VLM_DTYPE_BF16, weights, NULL, out, in};
+    fail(cpu_linear_pack(pool, &w, &packed[c]));
+  }
+  vlm_release(NULL, weights);
+  float *x = allocate_inputs(rows * in);
+  float *y = vlm_allocate(NULL, (size_t)(rows * out) * sizeof(float), 64);
+  double best = 1e9, bandwidth = 0;
   for (int r = 0; r < repeats; r++) {
     double start = now_seconds();
-    for (int c = 0; c < copies; c++) {
-      cpu_linear_weights w = {VLM_DTYPE_BF16, weights + (size_t)c * (size_t)(out * in),
-                              NULL, out, in};
-      vlm_status status = cpu_linear(pool, &w, x, 1, y);
-      if (status) {
-        fprintf(stderr, "%s\n", vlm_status_message(status));
-        exit(1);
-      }
-    }
+    for (int c = 0; c < copies; c++) fail(cpu_linear_packed(pool, packed[c], x, rows, y));
     double elapsed = (now_seconds() - start) / copies;
     if (elapsed < best) best = elapsed;
+    /* the yardstick alternates with the kernel: a plain read of the same
+     * panels in the same order */
+    start = now_seconds();
+    for (int c = 0; c < copies; c++)
+      cpu_measure_read_gb_per_s(pool, cpu_kernel_path_active(), packed[c]->panels,
+                                (int64_t)cpu_packed_linear_bytes(packed[c]), 1);
+    double gb = (double)matrix_bytes * copies / (now_seconds() - start) / 1e9;
+    if (gb > bandwidth) bandwidth = gb;
   }
-  double bandwidth = read_bandwidth(pool, weights, matrix_bytes * copies, repeats);
-  printf("gemv bf16 %6lld x %4lld: %8.1f us  %6.1f GB/s  (plain read of the same "
-         "bytes %5.1f GB/s: %3.0f%%)\n",
-         (long long)out, (long long)in, best * 1e6, matrix_bytes / best / 1e9, bandwidth,
-         100.0 * matrix_bytes / best / 1e9 / bandwidth);
-  vlm_release(NULL, weights), vlm_release(NULL, x), vlm_release(NULL, y);
+  double gb_per_s = (double)matrix_bytes / best / 1e9;
+  if (rows == 1) {
+    printf("gemv bf16 %6lld x %4lld: %8.1f us  %6.1f GB/s  (plain read %5.1f GB/s: %3.0f%%)\n", (long long)out,
+           (long long)in, best * 1e6, gb_per_s, bandwidth, 100.0 * gb_per_s / bandwidth);
+  } else {
+    double flops = 2.0 * (double)rows * (double)out * (double)in;
+    double bound = (double)matrix_bytes / (bandwidth * 1e9);
+    if (flops / (peak * 1e9) > bound) bound = flops / (peak * 1e9);
+    printf("gemv bf16 T=%lld %6lld x %4lld: %8.1f us  %6.1f GB/s %6.1f GFLOP/s (roofline %.1f us: %3.0f%%)\n",
+           (long long)rows, (long long)out, (long long)in, best * 1e6, gb_per_s, flops / best / 1e9, bound * 1e6,
+           100.0 * bound / best);
+  }
+  for (int c = 0; c < copies; c++) cpu_packed_linear_release(packed[c]);
+  free(packed);
+  vlm_release(NULL, x), vlm_release(NULL, y);
 }
 
-static void bench_gemm(vlm_thread_pool *pool, vlm_dtype dtype, int64_t rows, int64_t out,
-                       int64_t in, int repeats) {
+static void bench_gemm(vlm_thread_pool *pool, vlm_dtype dtype, int64_t rows, int64_t out, int64_t in, int repeats,
+                       double peak) {
   void *weights;
   if (dtype == VLM_DTYPE_BF16) {
     weights = allocate_random_bf16((size_t)(out * in));
@@ -117,69 +138,94 @@ static void bench_gemm(vlm_thread_pool *pool, vlm_dtype dtype, int64_t rows, int
     for (int64_t i = 0; i < out * in; i++) values[i] = (float)(i % 13) * 0.1f - 0.6f;
     weights = values;
   }
-  float *x = vlm_allocate(NULL, (size_t)(rows * in) * sizeof(float), 64);
-  float *y = vlm_allocate(NULL, (size_t)(rows * out) * sizeof(float), 64);
-  for (int64_t i = 0; i < rows * in; i++) x[i] = (float)(i % 11) * 0.125f - 0.5f;
   cpu_linear_weights w = {dtype, weights, NULL, out, in};
+  cpu_packed_linear *packed = NULL;
+  fail(cpu_linear_pack(pool, &w, &packed));
+  float *x = allocate_inputs(rows * in);
+  float *y = vlm_allocate(NULL, (size_t)(rows * out) * sizeof(float), 64);
   double best = 1e9;
   for (int r = 0; r < repeats; r++) {
     double start = now_seconds();
-    vlm_status status = cpu_linear(pool, &w, x, rows, y);
-    if (status) {
-      fprintf(stderr, "%s\n", vlm_status_message(status));
-      exit(1);
-    }
+    fail(cpu_linear_packed(pool, packed, x, rows, y));
     double elapsed = now_seconds() - start;
     if (elapsed < best) best = elapsed;
   }
-  double flops = 2.0 * (double)rows * (double)out * (double)in;
-  printf("gemm %-4s T=%lld %5lld x %5lld: %8.2f ms  %6.1f GFLOP/s\n",
-         vlm_dtype_name(dtype), (long long)rows, (long long)out, (long long)in,
-         best * 1e3, flops / best / 1e9);
+  double gflops = 2.0 * (double)rows * (double)out * (double)in / best / 1e9;
+  printf("gemm %-4s T=%lld %5lld x %5lld: %8.2f ms  %6.1f GFLOP/s (%3.0f%% of peak)\n", vlm_dtype_name(dtype),
+         (long long)rows, (long long)out, (long long)in, best * 1e3, gflops, 100.0 * gflops / peak);
+  cpu_packed_linear_release(packed);
   vlm_release(NULL, weights), vlm_release(NULL, x), vlm_release(NULL, y);
 }
 
-static void bench_fma_peak(vlm_thread_pool *pool, int repeats) {
-  if (!cpu_features_detect()->avx512) return;
-  double best = 0;
+/* Attention of T queries on themselves (past 0): causal (a decoder's
+ * prefill) or not (an encoder). FLOPs: scores and weighted sums over the
+ * visible keys. */
+static void bench_attention(vlm_thread_pool *pool, const char *label, int64_t t, int64_t heads, int64_t kv_heads,
+                            int64_t d, bool causal, int repeats, double peak) {
+  float *q = allocate_inputs(t * heads * d), *k = allocate_inputs(t * kv_heads * d);
+  float *v = allocate_inputs(t * kv_heads * d), *out = allocate_inputs(t * heads * d);
+  cpu_attention_shape shape = {t, 0, heads, kv_heads, d, 0.125f, 0.0f, causal, 0, NULL, 0};
+  double best = 1e9;
   for (int r = 0; r < repeats; r++) {
-    double gflops = cpu_measure_fma_peak_gflops(pool);
-    if (gflops > best) best = gflops;
+    double start = now_seconds();
+    fail(cpu_attention(pool, &shape, q, k, v, out));
+    double elapsed = now_seconds() - start;
+    if (elapsed < best) best = elapsed;
   }
-  printf("fma peak (zmm, %d workers): %6.1f GFLOP/s\n", vlm_thread_pool_size(pool), best);
+  double pairs = causal ? (double)t * (double)(t + 1) / 2 : (double)t * (double)t;
+  double gflops = 2.0 * 2.0 * pairs * (double)heads * (double)d / best / 1e9;
+  printf("attention %-22s T=%lld heads %lld/%lld d %lld: %7.2f ms  %6.1f GFLOP/s (%3.0f%% of peak)\n", label,
+         (long long)t, (long long)heads, (long long)kv_heads, (long long)d, best * 1e3, gflops,
+         100.0 * gflops / peak);
+  vlm_release(NULL, q), vlm_release(NULL, k), vlm_release(NULL, v), vlm_release(NULL, out);
 }
 
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 2;
   int repeats = argc > 2 ? atoi(argv[2]) : 5;
   vlm_thread_pool *pool = NULL;
-  vlm_status status = vlm_thread_pool_create(threads, NULL, &pool);
-  if (status) {
-    fprintf(stderr, "%s\n", vlm_status_message(status));
-    return 1;
-  }
-  printf("path %s, %d threads, best of %d\n", cpu_kernel_path_name(cpu_kernel_path_active()),
-         vlm_thread_pool_size(pool), repeats);
-  if (argc > 3) { /* one shape: OUTxIN (GEMV, bf16) or ROWSxOUTxIN (GEMM, bf16) */
+  fail(vlm_thread_pool_create(threads, NULL, &pool));
+  const char *clock_name = getenv("VLM_BENCH_CLOCK");
+  cpu_clock = clock_name && strcmp(clock_name, "cpu") == 0;
+  bench_threads = vlm_thread_pool_size(pool);
+  char isa[160];
+  cpu_features_describe(isa, sizeof(isa));
+  double peak = fma_peak(pool);
+  printf("path %s (%s), %d threads, best of %d, %s time; fma peak %.1f GFLOP/s\n",
+         cpu_kernel_path_name(cpu_kernel_path_active()), isa, vlm_thread_pool_size(pool), repeats,
+         cpu_clock ? "cpu" : "wall", peak);
+  if (argc > 3 && strncmp(argv[3], "attention", 9) == 0) {
+    if (strcmp(argv[3], "attention-clip") != 0)
+      bench_attention(pool, "(Qwen2 prefill, causal)", 512, 14, 2, 64, true, repeats, peak);
+    if (strcmp(argv[3], "attention-causal") != 0 && strcmp(argv[3], "attention-long") != 0)
+      bench_attention(pool, "(CLIP-L, full)", 577, 16, 16, 64, false, repeats, peak);
+    if (strcmp(argv[3], "attention-long") == 0) /* Qwen2-VL-2B tower, a 1280x960 photo */
+      bench_attention(pool, "(Qwen2-VL vision, full)", 6256, 16, 16, 80, false, repeats, peak);
+  } else if (argc > 3) { /* one shape: OUTxIN (GEMV, bf16) or ROWSxOUTxIN (GEMM, bf16) */
     long long rows = 0, out = 0, in = 0;
     int fields = sscanf(argv[3], "%lldx%lldx%lld", &rows, &out, &in);
     if (fields == 2) in = out, out = rows, rows = 1;
     if ((fields != 2 && fields != 3) || rows <= 0 || out <= 0 || in <= 0) {
-      fprintf(stderr, "usage: vlm-kernels-bench [threads] [repeats] [OUTxIN | ROWSxOUTxIN]\n");
+      fprintf(stderr, "usage: vlm-kernels-bench [threads] [repeats] [OUTxIN | ROWSxOUTxIN | attention]\n");
       return 2;
     }
-    if (rows == 1) bench_gemv(pool, out, in, repeats);
-    else bench_gemm(pool, VLM_DTYPE_BF16, rows, out, in, repeats);
-    vlm_thread_pool_release(pool);
-    return 0;
+    if (rows <= 32) bench_gemv(pool, rows, out, in, repeats, peak);
+    else bench_gemm(pool, VLM_DTYPE_BF16, rows, out, in, repeats, peak);
+  } else {
+    bench_gemv(pool, 1, 4864, 896, repeats, peak);
+    bench_gemv(pool, 1, 896, 4864, repeats, peak);
+    bench_gemv(pool, 1, 151936, 896, repeats, peak);
+    bench_gemv(pool, 8, 4864, 896, repeats, peak);
+    bench_gemv(pool, 8, 896, 4864, repeats, peak);
+    bench_gemm(pool, VLM_DTYPE_BF16, 512, 4864, 896, repeats, peak);
+    bench_gemm(pool, VLM_DTYPE_BF16, 512, 896, 4864, repeats, peak);
+    bench_gemm(pool, VLM_DTYPE_F32, 512, 4864, 896, repeats, peak);
+    bench_gemm(pool, VLM_DTYPE_F16, 577, 4096, 1024, repeats, peak);
+    bench_gemm(pool, VLM_DTYPE_F16, 577, 1024, 4096, repeats, peak);
+    bench_attention(pool, "(Qwen2 prefill, causal)", 512, 14, 2, 64, true, repeats, peak);
+    bench_attention(pool, "(CLIP-L, full)", 577, 16, 16, 64, false, repeats, peak);
   }
-  bench_fma_peak(pool, repeats);
-  bench_gemv(pool, 4864, 896, repeats);
-  bench_gemv(pool, 896, 4864, repeats);
-  bench_gemv(pool, 151936, 896, repeats);
-  bench_gemm(pool, VLM_DTYPE_BF16, 512, 4864, 896, repeats);
-  bench_gemm(pool, VLM_DTYPE_BF16, 512, 896, 4864, repeats);
-  bench_gemm(pool, VLM_DTYPE_F32, 512, 4864, 896, repeats);
+  printf("fma peak after: %.1f GFLOP/s\n", fma_peak(pool));
   vlm_thread_pool_release(pool);
   return 0;
 }

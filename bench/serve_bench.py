@@ -16,11 +16,24 @@ With --stagger S the streams of a level start S seconds apart, so later
 prompts are prefilled while earlier streams decode; --prompt-repeat K makes
 the prompt K times longer.
 
+With --conversation it measures the prefix and encoder caches instead: for
+each of --rounds rounds a fresh two-turn conversation (the first turn: an
+--image when given, and the prompt --prompt-repeat times; the second turn:
+the first's reply and a short question) is sent one turn after the other,
+and it reports each turn's time to first token and cached_tokens (with
+--max-tokens 1 a reply without visible text, as random weights give, still
+times its first token: the reply ends with it). Run it
+against a server with the caches and one without (--serve-args
+"--prefix-cache-mb 0 --encoder-cache-mb 0"); with --compare it starts both
+itself. The load average is reported too (the host may be shared).
+
 Usage:
   bench/serve_bench.py --url http://127.0.0.1:8080 [--api-key K]
   bench/serve_bench.py --serve DIR [--vlm build/vlm] [--parallel 8]   # starts one itself
+  bench/serve_bench.py --serve DIR --conversation --compare [--image FILE] [--prompt-repeat K]
 Standard library only."""
 import argparse
+import base64
 import http.client
 import json
 import os
@@ -62,11 +75,15 @@ class Target:
             raise RuntimeError(f"GET {path}: {response.status} {data[:300]!r}")
         return json.loads(data)
 
-    def stream(self, max_tokens, prompt=PROMPT):
-        """One streaming request: (ttft, first token time, last token time, tokens, gaps)."""
+    def stream(self, max_tokens, prompt=PROMPT, messages=None, out=None):
+        """One streaming request: (ttft, first token time, last token time, tokens, gaps).
+        `messages` replaces the one-message chat; `out` (a dict) receives the
+        text and the final usage."""
         body = {"model": self.model, "max_tokens": max_tokens, "temperature": 0, "stream": True,
                 "stream_options": {"include_usage": True}}
-        if self.chat:
+        if messages is not None:
+            path, body["messages"] = "/v1/chat/completions", messages
+        elif self.chat:
             path, body["messages"] = "/v1/chat/completions", [{"role": "user", "content": prompt}]
         else:
             path, body["prompt"] = "/v1/completions", prompt
@@ -91,8 +108,14 @@ class Target:
                 raise RuntimeError(f"stream error: {event['error']}")
             if event.get("usage"):
                 tokens = event["usage"]["completion_tokens"]
+                if out is not None:
+                    out["usage"] = event["usage"]
             for choice in event.get("choices", []):
                 text = choice.get("delta", {}).get("content") if self.chat else choice.get("text")
+                if text and out is not None:
+                    out["text"] = out.get("text", "") + text
+                if out is not None and choice.get("finish_reason") and "finished" not in out:
+                    out["finished"] = time.monotonic() - started
                 if text:
                     now = time.monotonic()
                     if last is not None:
@@ -148,6 +171,72 @@ def run_level(target, concurrency, rounds, max_tokens, stagger=0.0, prompt=PROMP
     }
 
 
+def data_url(path):
+    mime = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp",
+            ".gif": "image/gif"}[os.path.splitext(path)[1].lower()]
+    with open(path, "rb") as handle:
+        return f"data:{mime};base64," + base64.b64encode(handle.read()).decode()
+
+
+def run_conversations(target, rounds, max_tokens, prompt, image):
+    """Fresh two-turn conversations, one turn after the other: each turn's
+    TTFT (median over rounds) and cached_tokens."""
+    turns = [[], []]
+    for round_number in range(rounds):
+        # A round of its own from the first position on: nothing of it is
+        # cached before its first turn (the image's features may be).
+        content = [{"type": "text", "text": prompt}]
+        if image:
+            content.insert(0, {"type": "image_url", "image_url": {"url": data_url(image)}})
+        messages = [{"role": "system", "content": f"Conversation {round_number} of {time.time()}."},
+                    {"role": "user", "content": content}]
+        for turn in range(2):
+            out = {}
+            ttft = target.stream(max_tokens, messages=messages, out=out)[0]
+            if ttft is None:  # no visible text (random weights): the end of a 1-token reply is its first token
+                ttft = out.get("finished") if max_tokens == 1 else None
+            usage = out.get("usage", {})
+            turns[turn].append({"ttft_seconds": round(ttft, 4) if ttft is not None else None,
+                                "prompt_tokens": usage.get("prompt_tokens"),
+                                "cached_tokens": usage.get("prompt_tokens_details", {}).get("cached_tokens")})
+            messages = messages + [{"role": "assistant", "content": out.get("text", "")},
+                                   {"role": "user", "content": "Thank you. And what happens after that?"}]
+    summary = {}
+    for turn, runs in enumerate(turns, 1):
+        ttfts = [run["ttft_seconds"] for run in runs if run["ttft_seconds"] is not None]
+        summary[f"turn{turn}_ttft_p50_seconds"] = percentile(ttfts, 0.5)
+        summary[f"turn{turn}"] = runs
+    return summary
+
+
+def conversation_report(arguments):
+    """--conversation: with --compare one server with the caches and one
+    without (both started here), else the one given."""
+    settings = [("cached", []), ("uncached", ["--prefix-cache-mb", "0", "--encoder-cache-mb", "0"])] \
+        if arguments.compare else [("as_given", [])]
+    prompt = " ".join([PROMPT] * arguments.prompt_repeat)
+    report = {"load_average_before": os.getloadavg(), "image": arguments.image, "rounds": arguments.rounds,
+              "max_tokens": arguments.max_tokens, "prompt_repeat": arguments.prompt_repeat}
+    for name, extra in settings:
+        server = None
+        url = arguments.url
+        if arguments.serve:
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "server"))
+            import harness
+            server = harness.Server(arguments.vlm, arguments.serve, "--parallel", str(arguments.parallel),
+                                    *arguments.serve_args.split(), *extra)
+            url = f"http://{server.host}:{server.port}"
+        try:
+            target = Target(url, arguments.api_key)
+            report["model"] = target.model
+            report[name] = run_conversations(target, arguments.rounds, arguments.max_tokens, prompt, arguments.image)
+        finally:
+            if server:
+                server.stop()
+    report["load_average_after"] = os.getloadavg()
+    print(json.dumps(report, indent=2))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", default="http://127.0.0.1:8080", help="a running server")
@@ -161,7 +250,15 @@ def main():
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--stagger", type=float, default=0.0, help="seconds between the starts of a level's streams")
     parser.add_argument("--prompt-repeat", type=int, default=1, help="repeat the prompt this many times")
+    parser.add_argument("--conversation", action="store_true",
+                        help="two-turn conversations: each turn's TTFT, with and without the caches")
+    parser.add_argument("--compare", action="store_true",
+                        help="with --conversation and --serve: a server with the caches, then one without")
+    parser.add_argument("--image", help="with --conversation: an image for the first turn")
     arguments = parser.parse_args()
+    if arguments.conversation:
+        conversation_report(arguments)
+        return
 
     server = None
     if arguments.serve:

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "io/config.h"
 #include "io/feature_extractor_config.h"
@@ -121,6 +122,39 @@ static void test_a_header_claiming_hours_is_refused_unread(void) {
   vlm_audio audio;
   CHECK_ERROR(vlm_audio_decode_memory(flac, sizeof(flac), "long.flac", NULL, &audio), VLM_STATUS_OUT_OF_RANGE,
               "long.flac: 36000.0 seconds (576000000 frames at 16000 Hz): the limit is 600 seconds");
+}
+
+/* The header bombs of fuzz/corpus/audio_decode: headers claiming 65535
+ * channels, a 2 GHz rate, a 4 GiB data chunk, 2^36 frames, 655 kHz x 8
+ * channels of 32-bit samples. Each is refused from its header (or as
+ * truncated) before a sample buffer sized by it exists: the process's
+ * peak RSS barely moves. */
+static void test_header_bombs_are_refused_without_their_memory(void) {
+  static const struct {
+    const char *name;
+    vlm_status_code code;
+    const char *message;
+  } bombs[] = {
+      {"bomb_wav_channels_65535.wav", VLM_STATUS_DATA_LOSS, "cannot decode the WAV data"},
+      {"bomb_wav_rate_2000000000.wav", VLM_STATUS_OUT_OF_RANGE, "sample rate 2000000000 Hz: the limit is 192000 Hz"},
+      {"bomb_wav_data_4294967294.wav", VLM_STATUS_DATA_LOSS, "declares 4294967294 bytes"},
+      {"bomb_flac_hours.flac", VLM_STATUS_OUT_OF_RANGE, "the limit is 600 seconds"},
+      {"bomb_flac_rate_655350_8ch.flac", VLM_STATUS_OUT_OF_RANGE, "sample rate 655350 Hz: the limit is 192000 Hz"},
+  };
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  long before = usage.ru_maxrss;
+  for (size_t i = 0; i < sizeof(bombs) / sizeof(bombs[0]); i++) {
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/fuzz/corpus/audio_decode/%s", VLM_SOURCE_DIR, bombs[i].name);
+    vlm_audio audio;
+    fprintf(stderr, "  %s\n", bombs[i].name);
+    CHECK_ERROR(vlm_audio_decode_file(path, NULL, &audio), bombs[i].code, bombs[i].message);
+    vlm_audio_release(&audio);
+  }
+  getrusage(RUSAGE_SELF, &usage);
+  printf("  audio header bombs: peak RSS +%ld KiB\n", usage.ru_maxrss - before);
+  CHECK(usage.ru_maxrss - before < 16 * 1024);
 }
 
 static void test_bad_bytes_are_refused_by_name(void) {
@@ -281,7 +315,8 @@ static void test_the_registry_makes_an_audio_item(void) {
 
 TEST_MAIN(TEST(test_pcm_is_normalized_and_downmixed_as_soundfile_and_numpy),
           TEST(test_resampling_keeps_transformers_length), TEST(test_limits_are_checked_before_decoding),
-          TEST(test_a_header_claiming_hours_is_refused_unread), TEST(test_bad_bytes_are_refused_by_name),
+          TEST(test_a_header_claiming_hours_is_refused_unread),
+          TEST(test_header_bombs_are_refused_without_their_memory), TEST(test_bad_bytes_are_refused_by_name),
           TEST(test_truncated_empty_and_non_finite_audio_are_refused), TEST(test_a_cancelled_decode_stops),
           TEST(test_the_long_fixture_is_over_the_default_limit),
           TEST(test_feature_extractor_config_is_found_where_transformers_looks),

@@ -26,7 +26,7 @@
 #include "io/safetensors.h"
 #include "media/audio_features_phi4.h"
 #include "test.h"
-#include "validate/sha256.h"
+#include "core/sha256.h"
 #include "vlm/audio.h"
 
 #define GOLDENS VLM_SOURCE_DIR "/tests/goldens/media_audio"

@@ -39,6 +39,25 @@ static void the_tiny_models_templates(void) {
   CHECK_INT_EQ(format_of_model("llama"), VLM_CHAT_CONTENT_STRING);
 }
 
+/* Qwen3-VL loops over a macro's parameter and passes it message.content
+ * (render_content(message.content, True)): parts, as Transformers hands them
+ * (vLLM's walk would say string). The same macro called with something else,
+ * or looping over another parameter, stays a string. */
+static void content_passed_to_a_looping_macro_is_parts(void) {
+  CHECK_INT_EQ(format_of_model("qwen3_vl"), VLM_CHAT_CONTENT_OPENAI);
+  CHECK_INT_EQ(format_of("{% macro r(c, x) %}{% for i in c %}{{ i.text }}{% endfor %}{% endmacro %}"
+                         "{% for m in messages %}{{ r(m.content, 1) }}{% endfor %}"),
+               VLM_CHAT_CONTENT_OPENAI);
+  CHECK_INT_EQ(format_of("{% macro r(c, x) %}{% for i in c %}{{ i.text }}{% endfor %}{% endmacro %}"
+                         "{% for m in messages %}{% set t = r(x=2, c=m['content']) %}{{ t }}{% endfor %}"),
+               VLM_CHAT_CONTENT_OPENAI);
+  CHECK_INT_EQ(format_of("{% macro r(c, x) %}{% for i in c %}{{ i }}{% endfor %}{% endmacro %}"
+                         "{% for m in messages %}{{ r([1, 2], m.content) }}{% endfor %}"),
+               VLM_CHAT_CONTENT_STRING);
+  CHECK_INT_EQ(format_of("{% macro r(c) %}{{ c }}{% endmacro %}{% for m in messages %}{{ r(m.content) }}{% endfor %}"),
+               VLM_CHAT_CONTENT_STRING);
+}
+
 static void loops_over_content_are_parts(void) {
   CHECK_INT_EQ(format_of("{% for m in messages %}{% for p in m['content'] %}{{ p.text }}{% endfor %}{% endfor %}"),
                VLM_CHAT_CONTENT_OPENAI);
@@ -110,4 +129,5 @@ static void render_limits_are_request_errors(void) {
 }
 
 TEST_MAIN(TEST(the_tiny_models_templates), TEST(loops_over_content_are_parts),
+          TEST(content_passed_to_a_looping_macro_is_parts),
           TEST(everything_else_is_a_string), TEST(render_limits_are_request_errors))

@@ -8,7 +8,7 @@
 #include "io/safetensors.h"
 #include "test.h"
 #include "validate/compare.h"
-#include "validate/sha256.h"
+#include "core/sha256.h"
 
 static void sha256_matches_known_digests(void) {
   vlm_sha256 hash;

@@ -434,6 +434,34 @@ static void qwen3_vl_reads_interleaved_mrope_and_deepstack(void) {
   vlm_model_config_release(&config);
 }
 
+/* The rotary embeddings, not the flag, decide the M-RoPE layout:
+ * Qwen3VLTextRotaryEmbedding interleaves always and falls back to
+ * [24, 20, 20]; Qwen2VLRotaryEmbedding never interleaves. */
+static void mrope_layout_follows_the_family_not_the_flag(void) {
+  vlm_model_config config;
+  if (parse_ok("{\"model_type\": \"qwen3_vl\", \"text_config\": {\"head_dim\": 128,"
+               " \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 5000000}}}", &config)) {
+    CHECK(config.text.rope.mrope_interleaved);
+    CHECK_INT_EQ(config.text.rope.mrope_section_count, 3);
+    CHECK_INT_EQ(config.text.rope.mrope_section[0], 24);
+    CHECK_INT_EQ(config.text.rope.mrope_section[1], 20);
+    CHECK_INT_EQ(config.text.rope.mrope_section[2], 20);
+    vlm_model_config_release(&config);
+  }
+  if (parse_ok("{\"model_type\": \"qwen3_vl\", \"text_config\": {\"head_dim\": 32, \"rope_parameters\":"
+               " {\"rope_type\": \"default\", \"mrope_section\": [6, 5, 5], \"mrope_interleaved\": false}}}",
+               &config)) {
+    CHECK(config.text.rope.mrope_interleaved);
+    CHECK_INT_EQ(config.text.rope.mrope_section[0], 6);
+    vlm_model_config_release(&config);
+  }
+  if (parse_ok("{\"model_type\": \"qwen2_vl\", \"rope_scaling\": {\"type\": \"mrope\","
+               " \"mrope_section\": [16, 24, 24], \"mrope_interleaved\": true}}", &config)) {
+    CHECK(!config.text.rope.mrope_interleaved);
+    vlm_model_config_release(&config);
+  }
+}
+
 static void qwen3_vl_moe_defaults(void) {
   vlm_model_config config;
   if (!parse_ok("{\"model_type\": \"qwen3_vl_moe\"}", &config)) return;
@@ -1085,7 +1113,8 @@ TEST_MAIN(TEST(llava_1_5_fills_llama_and_clip_defaults),
           TEST(qwen2_vl_flat_legacy_and_v5_files_agree),
           TEST(qwen2_sliding_layers_follow_max_window_layers),
           TEST(qwen2_5_vl_reads_windowed_vision),
-          TEST(qwen3_vl_reads_interleaved_mrope_and_deepstack), TEST(qwen3_vl_moe_defaults),
+          TEST(qwen3_vl_reads_interleaved_mrope_and_deepstack), TEST(mrope_layout_follows_the_family_not_the_flag),
+          TEST(qwen3_vl_moe_defaults),
           TEST(gemma3_4b_reads_both_ropes_and_the_layer_pattern),
           TEST(gemma3_v5_rope_parameters_give_the_same_struct),
           TEST(gemma3_text_legacy_keys_and_pattern), TEST(gemma3_1b_text_only),

@@ -285,6 +285,43 @@ static void admission_refuses_before_work(void) {
   vlm_engine_release(engine);
 }
 
+/* max_tokens comes straight from a request body: INT64_MAX (and anything
+ * whose sum with the prompt wraps) is refused by admission like any other
+ * over-capacity request, and the engine keeps serving. Before the sum was
+ * checked it wrapped negative, the request was admitted and the scheduler
+ * wrote tokens past a completion buffer of (max_tokens + 1) * 4 = 0 bytes. */
+static void absurd_max_tokens_is_refused(void) {
+  vlm_engine *engine = open_engine(TEXT_MODEL, 1, 0, 64);
+  const int64_t absurd[] = {INT64_MAX, INT64_MAX - 3, INT64_MAX / 4 + 1, 65};
+  vlm_engine_request *request = NULL;
+  for (size_t i = 0; i < sizeof(absurd) / sizeof(absurd[0]); i++) {
+    collected wrongly_admitted;
+    collected_init(&wrongly_admitted);
+    vlm_engine_request_options options = text_request(engine, user_message("Hello", 0), absurd[i]);
+    CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, &wrongly_admitted, &request),
+                VLM_STATUS_OUT_OF_RANGE, "context length exceeded");
+    if (request) wait_finished(&wrongly_admitted); /* what a server would do: run it */
+    vlm_engine_request_release(request);
+    request = NULL;
+    vlm_engine_request_options raw = {.raw_prompt = "Hello", .max_tokens = absurd[i],
+                                      .sampling = options.sampling};
+    CHECK_ERROR(vlm_engine_submit(engine, &raw, on_event, &wrongly_admitted, &request),
+                VLM_STATUS_OUT_OF_RANGE, "over the capacity of 64");
+    vlm_engine_request_release(request);
+    request = NULL;
+    collected_destroy(&wrongly_admitted);
+  }
+  vlm_engine_metrics metrics;
+  vlm_engine_get_metrics(engine, &metrics);
+  CHECK_INT_EQ(metrics.requests_rejected, 8);
+  collected after;
+  run_alone(engine, text_request(engine, user_message("Hello", 0), 4), &after);
+  CHECK_INT_EQ(after.code, VLM_STATUS_OK);
+  CHECK(after.token_count >= 1 && after.token_count <= 4);
+  collected_destroy(&after);
+  vlm_engine_release(engine);
+}
+
 static void cancellation_frees_the_slot(void) {
   vlm_engine *engine = open_engine(TEXT_MODEL, 1, 0, 256);
   collected reference, cancelled, reused;
@@ -355,5 +392,6 @@ static void stop_strings_and_logprobs(void) {
 }
 
 TEST_MAIN(TEST(batched_text_equals_alone), TEST(image_and_text_batch_without_leaks),
-          TEST(admission_refuses_before_work), TEST(cancellation_frees_the_slot),
+          TEST(admission_refuses_before_work), TEST(absurd_max_tokens_is_refused),
+          TEST(cancellation_frees_the_slot),
           TEST(stop_strings_and_logprobs))

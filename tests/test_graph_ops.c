@@ -5,10 +5,11 @@
  * absolute for data movement (which must be exact), and |got - want| <=
  * 2e-6 + 2e-5 |want| for arithmetic (attention, RoPE).
  *
- * Ops: concat (rows and columns), slice, row_select, gather from a computed
- * table, transpose, average_pool (a 2x2 kernel whose grid leaves a
- * remainder, and a 3x3 one: a divisor that is not a power of two),
- * segment_attention (three segments of different lengths), RoPE at
+ * Ops: concat (rows and columns), slice, row_select, scale_rows (by an
+ * input and by a computed value), gather from a computed table, transpose,
+ * average_pool (a 2x2 kernel whose grid leaves a remainder, and a 3x3 one:
+ * a divisor that is not a power of two), segment_attention (three segments
+ * of different lengths), RoPE at
  * positions of its own: axial 2D (vision towers) and 3-axis M-RoPE, plain
  * and interleaved (Qwen2-VL, Qwen3-VL). */
 #include <math.h>
@@ -118,6 +119,25 @@ static void build_row_select(void) {
   c->graph.output = vlm_graph_row_select(&c->graph, nm, na, nb, "merged");
   for (int r = 0; r < 5; r++)
     for (int i = 0; i < 3; i++) c->expected[r * 3 + i] = mask[r] ? a[r * 3 + i] : b[r * 3 + i];
+}
+
+/* x[r] * s[r]: by an input [rows] and by a computed one; 3-d x too. */
+static void build_scale_rows(void) {
+  op_case *c = new_case("scale_rows", 5 * 3 * 2, false);
+  float *x = add_f32(c, "x", 3, SHAPE(5, 3, 2), 15), *s = add_f32(c, "s", 1, SHAPE(5), 16);
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(5, 3, 2), "x");
+  int32_t ns = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 1, SHAPE(5), "s");
+  c->graph.output = vlm_graph_scale_rows(&c->graph, nx, ns, "scaled");
+  for (int r = 0; r < 5; r++)
+    for (int i = 0; i < 6; i++) c->expected[r * 6 + i] = (double)x[r * 6 + i] * s[r];
+  c = new_case("scale_rows_computed", 4 * 3, false);
+  float *y = add_f32(c, "y", 2, SHAPE(4, 3), 17), *t = add_f32(c, "t", 1, SHAPE(4), 18);
+  int32_t ny = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(4, 3), "y");
+  int32_t nt = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 1, SHAPE(4), "t");
+  int32_t halved = vlm_graph_scale(&c->graph, nt, 0.5, "halved");
+  c->graph.output = vlm_graph_scale_rows(&c->graph, ny, halved, "scaled");
+  for (int r = 0; r < 4; r++)
+    for (int i = 0; i < 3; i++) c->expected[r * 3 + i] = (double)y[r * 3 + i] * (0.5 * t[r]);
 }
 
 static void build_gather_computed(void) {
@@ -265,6 +285,7 @@ static void build_cases(void) {
   build_concat_columns();
   build_slice();
   build_row_select();
+  build_scale_rows();
   build_gather_computed();
   build_transpose();
   build_average_pool("average_pool_2x2", 2, 5, 4, 2, 16);

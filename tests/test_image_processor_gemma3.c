@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sha256.h"
 #include "io/config.h"
 #include "io/config_reader.h"
 #include "io/file.h"
@@ -19,7 +20,6 @@
 #include "media/image_processor_gemma3.h"
 #include "media/image_processors.h"
 #include "test.h"
-#include "validate/sha256.h"
 #include "vlm/media.h"
 
 #define GOLDENS VLM_SOURCE_DIR "/tests/goldens/media_gemma3"

@@ -2,6 +2,7 @@
  * expected string is what jinja2 3.1.6 renders with Transformers' settings),
  * load-time refusal of unsupported constructs, and the limits that keep
  * hostile templates bounded. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,5 +155,200 @@ static void hostile_templates_hit_limits(void) {
   CHECK(output == NULL);
 }
 
+/* prefix + unit x count + suffix, malloc'd. */
+static char *repeated(const char *prefix, const char *unit, size_t count, const char *suffix) {
+  size_t unit_length = strlen(unit), length = strlen(prefix) + unit_length * count + strlen(suffix);
+  char *text = malloc(length + 1), *p = text;
+  p += sprintf(p, "%s", prefix);
+  for (size_t i = 0; i < count; i++, p += unit_length) memcpy(p, unit, unit_length);
+  sprintf(p, "%s", suffix);
+  return text;
+}
+
+/* Chains the parser builds in a loop are as deep as they are long, and
+ * the evaluator walks them recursively: `{{ messages` + `.x` x 30000 +
+ * ` }}` overflowed the stack of every process that rendered it. Each kind
+ * of chain (and of unary or conditional nesting) is refused at load with
+ * the position, and a chain below the bound still works. */
+static void long_chains_are_refused_at_load(void) {
+  static const struct {
+    const char *prefix, *unit, *suffix, *fragment;
+  } cases[] = {
+      {"{{ messages", ".x", " }}", "t.jinja:1:"},
+      {"{{ messages", "[0]", " }}", "expression nests more than 200 levels deep"},
+      {"{{ messages", "[1:2]", " }}", "levels deep"},
+      {"{{ f", "()", " }}", "levels deep"},
+      {"{{ x", " | trim", " }}", "levels deep"},
+      {"{{ x", " | join(',')", " }}", "levels deep"},
+      {"{{ x", " is sameas(x)", " }}", "levels deep"},
+      {"{{ (x | trim)", "()", " }}", "levels deep"},
+      {"{{ 1", " + 1", " }}", "levels deep"},
+      {"{{ 'a'", " ~ 'a'", " }}", "levels deep"},
+      {"{{ 2", " ** 2", " }}", "levels deep"},
+      {"{{ x", " and x", " }}", "levels deep"},
+      {"{{ x", " or x", " }}", "levels deep"},
+      {"{{ x", " if x", " }}", "levels deep"},
+      {"{{ ", "not ", "x }}", "nests more than 200 levels deep"},
+      {"{{ ", "- ", "1 }}", "nests more than 200 levels deep"},
+      {"{{ ", "+ ", "1 }}", "nests more than 200 levels deep"},
+      {"{{ ", "x if x else ", "x }}", "nests more than 200 levels deep"},
+      {"{{ ", "[", "", "nest"},
+      {"{{ ", "{'a': ", "", "nest"},
+      {"{% set y", " | trim", " %}{% endset %}", "levels deep"},
+      {"{% if x %}", "{% if x %}", "", "nests more than 200 levels deep"},
+      {"{% for x in y %}", "{% for x in y %}", "", "nests more than 200 levels deep"},
+      {"{% if x %}", "{% elif x %}", "{% endif %}", "nests more than 200 levels deep"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *source = repeated(cases[i].prefix, cases[i].unit, 30000, cases[i].suffix);
+    jinja_template *template_ = NULL;
+    CHECK_ERROR(jinja_template_parse(source, strlen(source), "t.jinja", &template_),
+                VLM_STATUS_INVALID_ARGUMENT, cases[i].fragment);
+    if (template_) fprintf(stderr, "  case %zu (%s%s...) parsed\n", i, cases[i].prefix, cases[i].unit);
+    jinja_template_release(template_);
+    free(source);
+  }
+  /* Below the bound: 150 links of each chain load, and render. */
+  char *output = NULL;
+  char *source = repeated("{{ m", ".a", 150, " | length }}");
+  char *nested = repeated("{\"m\": ", "{\"a\": ", 120, "1");
+  char *variables = repeated(nested, "}", 121, "");
+  CHECK_ERROR(render(source, variables, NULL, &output), VLM_STATUS_INVALID_ARGUMENT, "has no attribute 'a'");
+  free(source);
+  source = repeated("{{ 'x'", " | trim", 150, " }}");
+  CHECK_OK(render(source, NULL, NULL, &output));
+  CHECK_STR_EQ(output, "x");
+  free(output);
+  free(source);
+  source = repeated("{{ 0", " + 1", 150, " }}");
+  CHECK_OK(render(source, NULL, NULL, &output));
+  CHECK_STR_EQ(output, "150");
+  free(output);
+  free(source);
+  free(nested);
+  free(variables);
+}
+
+/* Values a loop keeps wrapping (`set ns.a = [ns.a]`) grew without bound,
+ * and == on two of them recursed once per level until the stack ran out;
+ * macros re-wrapping their argument did the same through parameters.
+ * Stored values are bounded, and macro recursion stacked on tall
+ * expressions is bounded in total. */
+static void deep_values_and_recursion_are_bounded(void) {
+  char *output = NULL;
+  CHECK_ERROR(render("{% set ns = namespace(a=[], b=[]) %}{% for i in range(100000) %}"
+                     "{% set ns.a = [ns.a] %}{% set ns.b = [ns.b] %}{% endfor %}{{ ns.a == ns.b }}",
+                     NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "the value of 'a' nests too deeply (more than 200 levels)");
+  CHECK_ERROR(render("{% set ns = namespace(a={}) %}{% for i in range(100000) %}"
+                     "{% set ns.a = {'k': ns.a} %}{% endfor %}{{ ns.a == ns.a.k }}",
+                     NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "the value of 'a' nests too deeply");
+  /* A namespace in a namespace compares by identity, but what it holds
+   * is bounded when it is made. */
+  CHECK_ERROR(render("{% set ns = namespace(n=namespace(l=[])) %}{% for i in range(100000) %}"
+                     "{% set ns.n = namespace(l=[ns.n.l]) %}{% endfor %}",
+                     NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "the value of 'l' nests too deeply");
+  /* `set` in a loop body is local to the iteration (jinja2 scoping), so
+   * this never grows. */
+  CHECK_OK(render("{% set x = [] %}{% for i in range(300) %}{% set x = [x] %}{% endfor %}{{ x }}", NULL, NULL,
+                  &output));
+  CHECK_STR_EQ(output, "[]");
+  free(output);
+  CHECK_ERROR(render("{% macro f(v, n) %}{% if n < 60 %}{{ f([[[[v]]]], n + 1) }}{% endif %}{% endmacro %}"
+                     "{{ f([], 0) }}", NULL, NULL, &output),
+              VLM_STATUS_OUT_OF_RANGE, "the value of 'v' nests too deeply");
+  /* 199 levels are fine: a scalar inside 199 lists compares and prints. */
+  CHECK_OK(render("{% set ns = namespace(a=1, b=1) %}{% for i in range(199) %}"
+                  "{% set ns.a = [ns.a] %}{% set ns.b = [ns.b] %}{% endfor %}{{ ns.a == ns.b }}",
+                  NULL, NULL, &output));
+  CHECK_STR_EQ(output, "True");
+  free(output);
+  /* A macro recursing through a 150-level expression: 64 calls would be
+   * 9600 nested evaluations. */
+  char *source = repeated("{% macro f(n) %}{{ f(n + 1)", " | trim", 150, " }}{% endmacro %}{{ f(0) }}");
+  CHECK_ERROR(render(source, NULL, NULL, &output), VLM_STATUS_RESOURCE_EXHAUSTED,
+              "template rendering nests more than 1000 levels deep");
+  free(source);
+  /* A namespace holding itself is still only refused where it is printed. */
+  CHECK_OK(render("{% set ns = namespace(n=1) %}{% set ns.self = ns %}{{ ns.self.self.n }}", NULL, NULL,
+                  &output));
+  CHECK_STR_EQ(output, "1");
+  free(output);
+  output = NULL;
+}
+
+/* max_result_bytes bounds the rendered result alone, and says when it
+ * stopped the render: text a set block captures and drops does not count. */
+static void result_limit_counts_only_the_result(void) {
+  jinja_render_options options;
+  jinja_render_options_init(&options);
+  bool reached = false;
+  options.max_result_bytes = 10;
+  options.result_limit_reached = &reached;
+  char *output = NULL;
+  CHECK_OK(render("{% set big %}{% for i in range(100) %}xxxxxxxxxx{% endfor %}{% endset %}{{ big | length }}",
+                  NULL, &options, &output));
+  CHECK_STR_EQ(output, "1000");
+  CHECK(!reached);
+  free(output);
+  CHECK_ERROR(render("{% for i in range(100) %}x{% endfor %}", NULL, &options, &output),
+              VLM_STATUS_RESOURCE_EXHAUSTED, "the rendered text exceeds 10 bytes");
+  CHECK(reached);
+  reached = false;
+  CHECK_ERROR(render("{{ raise_exception('no') }}", NULL, &options, &output), VLM_STATUS_INVALID_ARGUMENT, "no");
+  CHECK(!reached);
+}
+
+/* The deepest recursion the bounds allow fits well within a thread's stack:
+ * each template below runs on a thread with 4 MiB (half the usual default)
+ * and reaches a limit, or renders, without overflowing. Measured: under
+ * 1 MiB in the release and ASan builds. */
+typedef struct stack_case {
+  const char *source;
+  vlm_status_code code;
+  bool passed;
+} stack_case;
+
+static void *render_on_thread(void *context) {
+  stack_case *c = context;
+  char *output = NULL;
+  vlm_status status = render(c->source, NULL, NULL, &output);
+  c->passed = vlm_status_code_of(status) == c->code;
+  if (!c->passed) fprintf(stderr, "  deep render: %s\n", status ? vlm_status_message(status) : "ok");
+  vlm_status_free(status);
+  free(output);
+  return NULL;
+}
+
+static void deepest_renders_fit_a_small_stack(void) {
+  char *closing = repeated("x", "{% endif %}", 60, "");
+  char *sources[4] = {
+      repeated("{% macro f(n) %}{{ f(n + 1)", " | trim", 150, " }}{% endmacro %}{{ f(0) }}"),
+      repeated("{% macro f(n) %}{% if 1 %}{% for x in [1] %}{{ (((f(n + 1)))) ~ ", "'a' ~ ", 60,
+               "'b' }}{% endfor %}{% endif %}{% endmacro %}{{ f(0) }}"),
+      repeated("{{ 1", " + 1", 198, " }}"),
+      repeated("", "{% if 1 %}", 60, closing),
+  };
+  const vlm_status_code codes[4] = {VLM_STATUS_RESOURCE_EXHAUSTED, VLM_STATUS_RESOURCE_EXHAUSTED, VLM_STATUS_OK,
+                                    VLM_STATUS_OK};
+  for (int i = 0; i < 4; i++) {
+    stack_case c = {sources[i], codes[i], false};
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, (size_t)4 << 20);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, &attributes, render_on_thread, &c) == 0);
+    pthread_join(thread, NULL);
+    pthread_attr_destroy(&attributes);
+    CHECK(c.passed);
+    free(sources[i]);
+  }
+  free(closing);
+}
+
 TEST_MAIN(TEST(renders_like_jinja), TEST(refuses_unsupported_constructs_at_load),
-          TEST(runtime_errors_name_the_position), TEST(hostile_templates_hit_limits))
+          TEST(runtime_errors_name_the_position), TEST(hostile_templates_hit_limits),
+          TEST(long_chains_are_refused_at_load), TEST(deep_values_and_recursion_are_bounded),
+          TEST(deepest_renders_fit_a_small_stack), TEST(result_limit_counts_only_the_result))

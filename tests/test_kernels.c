@@ -202,6 +202,38 @@ static void softmax_matches_reference_and_handles_masks(void) {
   for (int i = 0; i < count; i++) CHECK(out[i] == 0.0f);
 }
 
+/* The softmax's 16-lane sum and vector passes agree bit for bit with the
+ * portable path: rows of every tail length, masked and NaN entries, scale
+ * 1, an attention scale, a negative and a zero scale (without a bias and
+ * with a positive scale the vector paths take max(x) * scale: the same). */
+static void softmax_is_the_same_on_every_path(void) {
+  enum { LONGEST = 301 };
+  static float x[LONGEST], bias[LONGEST], expected[LONGEST], got[LONGEST];
+  test_random random = {31};
+  test_random_fill(&random, x, LONGEST, -30.0f, 30.0f);
+  test_random_fill(&random, bias, LONGEST, -3.0f, 3.0f);
+  for (int i = 5; i < LONGEST; i += 11) bias[i] = -INFINITY;
+  x[40] = NAN;
+  int failures = 0;
+  static const float scales[] = {1.0f, 0.11180339753627777f, -0.37f, 0.0f};
+  for (int64_t count = 1; count <= LONGEST; count += count < 40 ? 1 : 13)
+    for (int variant = 0; variant < 8; variant++) {
+      int with_bias = variant & 1;
+      float scale = scales[variant >> 1];
+      CHECK(cpu_kernel_path_force(CPU_KERNEL_PATH_PORTABLE));
+      cpu_scaled_softmax(x, scale, with_bias ? bias : NULL, count, expected);
+      for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
+        if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
+        cpu_scaled_softmax(x, scale, with_bias ? bias : NULL, count, got);
+        if (memcmp(got, expected, (size_t)count * sizeof(float)) != 0 && failures++ < 5)
+          fprintf(stderr, "  path %s: softmax of %lld entries (bias %d, scale %g) differs from portable\n",
+                  cpu_kernel_path_name((cpu_kernel_path)path), (long long)count, with_bias, (double)scale);
+      }
+    }
+  cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
+  CHECK_INT_EQ(failures, 0);
+}
+
 static void soft_cap_matches_reference(void) {
   enum { count = 100 };
   float x[count];
@@ -488,6 +520,11 @@ static void attention_matches_reference(void) {
       {13, 3, 4, 4, 32, 5, 0.0f, true, false},    /* sliding window */
       {6, 10, 2, 1, 48, 0, 50.0f, true, true},    /* soft-cap + bias */
       {9, 0, 3, 3, 24, 0, 0.0f, false, true},     /* bidirectional with bias */
+      /* Tiles of 6 queries, keys over several 64-key panels, values copied
+       * head-major (16+ queries), head dims past one 64-column chunk. */
+      {40, 100, 6, 2, 72, 0, 0.0f, true, false},  /* prefill chunk after a long past */
+      {70, 0, 4, 4, 80, 0, 0.0f, false, false},   /* an encoder's full attention */
+      {33, 70, 6, 3, 64, 20, 0.0f, true, true},   /* windowed prefill with a bias */
   };
   vlm_thread_pool *pool = NULL;
   CHECK_OK(vlm_thread_pool_create(2, NULL, &pool));
@@ -508,8 +545,7 @@ static void attention_matches_reference(void) {
 /* A query's output is the same bits alone (as a decode step with everything
  * before it in the cache), inside a chunk of any size, with any thread
  * count, and on every SIMD path. */
-static void attention_is_bit_identical_across_chunks_threads_and_paths(void) {
-  const attention_case whole = {23, 5, 6, 2, 72, 11, 30.0f, true, true};
+static void check_attention_invariance(const attention_case whole) {
   attention_data data;
   attention_data_create(&whole, 77, &data);
   int64_t keys = whole.past + whole.queries, row = whole.heads * whole.head_dim;
@@ -544,6 +580,51 @@ static void attention_is_bit_identical_across_chunks_threads_and_paths(void) {
   }
   cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
   free(reference), free(chunk_out);
+  attention_data_release(&data);
+  vlm_thread_pool_release(pool);
+}
+
+/* One key panel (28 keys, window 11), and keys over three panels (150
+ * keys, window 40) with chunks that cut tiles of 6 anywhere. */
+static void attention_is_bit_identical_across_chunks_threads_and_paths(void) {
+  check_attention_invariance((attention_case){23, 5, 6, 2, 72, 11, 30.0f, true, true});
+  check_attention_invariance((attention_case){90, 60, 6, 2, 72, 40, 0.0f, true, true});
+}
+
+/* Where every query sees every key (an encoder), cpu_attention runs tiles
+ * in blocks, key panels and value chunks outermost: it must give the bits
+ * of the tile-by-tile path, which the same shape takes with a window wider
+ * than the keys (same visible keys). 300 queries: 50 tiles (blocks of 8 and
+ * a partial one), 5 key panels, value chunks of 128, 128 and 44 keys; head
+ * dim 80 (column groups 48 + 32); a bias; 1 and 3 threads; every path; and
+ * against float64. */
+static void attention_encoder_blocks_match_tile_by_tile(void) {
+  const attention_case c = {300, 0, 3, 3, 80, 0, 0.0f, false, true};
+  attention_data data;
+  attention_data_create(&c, 91, &data);
+  int64_t count = c.queries * c.heads * c.head_dim;
+  float *tiled = malloc((size_t)count * sizeof(float));
+  vlm_thread_pool *pool = NULL;
+  CHECK_OK(vlm_thread_pool_create(3, NULL, &pool));
+  reference_attention(&data.shape, data.q, data.k, data.v, data.expected);
+  int failures = 0;
+  for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
+    if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
+    cpu_attention_shape wide = data.shape;
+    wide.sliding_window = 100000;
+    CHECK_OK(cpu_attention(NULL, &wide, data.q, data.k, data.v, tiled));
+    for (int threaded = 0; threaded < 2; threaded++) {
+      CHECK_OK(cpu_attention(threaded ? pool : NULL, &data.shape, data.q, data.k, data.v, data.out));
+      if (!test_bits_equal(tiled, data.out, count) && failures++ < 3)
+        fprintf(stderr, "  path %s (threads %d): blocked attention differs from tile by tile\n",
+                cpu_kernel_path_name((cpu_kernel_path)path), threaded ? 3 : 1);
+    }
+    double worst = test_worst_error(data.out, data.expected, NULL, count, 2e-6, 2e-6);
+    if (!(worst <= 1.0) && failures++ < 3) fprintf(stderr, "  path %s: error %g\n", cpu_kernel_path_name((cpu_kernel_path)path), worst);
+  }
+  cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
+  CHECK_INT_EQ(failures, 0);
+  free(tiled);
   attention_data_release(&data);
   vlm_thread_pool_release(pool);
 }
@@ -608,11 +689,12 @@ TEST_MAIN(TEST(exp_is_accurate_and_the_same_on_every_path), TEST(rms_norm_matche
           TEST(norms_refuse_bad_arguments),
           TEST(embedding_gathers_and_scales),
           TEST(activations_match_reference),
-          TEST(softmax_matches_reference_and_handles_masks),
+          TEST(softmax_matches_reference_and_handles_masks), TEST(softmax_is_the_same_on_every_path),
           TEST(soft_cap_matches_reference),
           TEST(rope_frequencies_match_transformers_formulas),
           TEST(rope_rotation_matches_reference),
           TEST(mrope_axes_follow_sections),
           TEST(attention_matches_reference),
           TEST(attention_is_bit_identical_across_chunks_threads_and_paths),
+          TEST(attention_encoder_blocks_match_tile_by_tile),
           TEST(attention_refuses_bad_shapes))

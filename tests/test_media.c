@@ -21,7 +21,7 @@
 #include "media/image_processor_clip.h"
 #include "test.h"
 #include "validate/golden.h"
-#include "validate/sha256.h"
+#include "core/sha256.h"
 #include "vlm/media.h"
 
 #define MEDIA_GOLDENS VLM_SOURCE_DIR "/tests/goldens/media"

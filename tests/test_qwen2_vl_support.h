@@ -24,7 +24,7 @@
 #include "io/safetensors.h"
 #include "media/image_processor_qwen2_vl.h"
 #include "test.h"
-#include "validate/sha256.h"
+#include "core/sha256.h"
 #include "vlm/media.h"
 
 #define GOLDENS VLM_SOURCE_DIR "/tests/goldens/media_qwen2_vl"

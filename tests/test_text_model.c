@@ -290,7 +290,7 @@ static void contracts_refuse_bad_inputs(void) {
   vlm_prefill_input input = {.row_count = 2, .tokens = prompt, .features = embeddings, .feature_mask = ones,
                              .position_axes = 1, .side_inputs = &side, .side_input_count = 1};
   CHECK_ERROR(vlm_text_model_embeddings_prefill(model, 0, &input, &out), VLM_STATUS_INVALID_ARGUMENT,
-              "takes no side inputs, got 'deepstack_features'");
+              "takes no side input 'deepstack_features'");
   float bias[2 * 3] = {0};
   input = (vlm_prefill_input){.row_count = 2, .tokens = prompt, .features = embeddings, .feature_mask = ones,
                               .position_axes = 1, .bias = bias, .bias_key_count = 3};
@@ -317,6 +317,53 @@ static void contracts_refuse_bad_inputs(void) {
   vlm_text_model_release(model);
 }
 
-TEST_MAIN(TEST(prefill_logits_match_a_float64_reference),
+/* The "layer_features" side input (models/modules.h): required with
+ * features when the decoder has layer features, [L, T, hidden] exactly,
+ * refused without features, for a decoder without any, or under another
+ * name, or twice. */
+static void layer_features_are_checked(void) {
+  vlm_text_decoder_shape with = {.vocab_size = 16, .hidden_size = 4, .capacity = 8, .position_axes = 3,
+                                 .layer_feature_count = 2};
+  vlm_text_decoder_shape without = with;
+  without.layer_feature_count = 0;
+  int32_t tokens[3] = {1, 2, 3}, mask[3] = {0, 1, 0};
+  float features[3 * 4] = {0}, layers[2 * 3 * 4] = {0};
+  vlm_side_input side = {VLM_SIDE_INPUT_LAYER_FEATURES, layers, 3, {2, 3, 4}};
+  vlm_prefill_input input = {.row_count = 3, .tokens = tokens, .features = features, .feature_mask = mask,
+                             .position_axes = 3, .side_inputs = &side, .side_input_count = 1};
+  CHECK_OK(vlm_prefill_input_check(&with, 0, &input));
+  CHECK(vlm_prefill_input_side(&input, VLM_SIDE_INPUT_LAYER_FEATURES) == &side);
+  CHECK_ERROR(vlm_prefill_input_check(&without, 0, &input), VLM_STATUS_INVALID_ARGUMENT,
+              "this model takes no side input 'layer_features'");
+  side.shape[1] = 2;
+  CHECK_ERROR(vlm_prefill_input_check(&with, 0, &input), VLM_STATUS_INVALID_ARGUMENT,
+              "side input 'layer_features' must be f32 [2, 3, 4]");
+  side.shape[1] = 3;
+  side.rank = 2;
+  CHECK_ERROR(vlm_prefill_input_check(&with, 0, &input), VLM_STATUS_INVALID_ARGUMENT, "must be f32 [2, 3, 4]");
+  side.rank = 3;
+  vlm_side_input twice[2] = {side, side};
+  input.side_inputs = twice;
+  input.side_input_count = 2;
+  CHECK_ERROR(vlm_prefill_input_check(&with, 0, &input), VLM_STATUS_INVALID_ARGUMENT, "unexpected side input");
+  vlm_side_input other = {"per_layer_inputs", layers, 3, {2, 3, 4}};
+  input.side_inputs = &other;
+  input.side_input_count = 1;
+  CHECK_ERROR(vlm_prefill_input_check(&with, 0, &input), VLM_STATUS_INVALID_ARGUMENT,
+              "unexpected side input 'per_layer_inputs'");
+  input.side_inputs = NULL;
+  input.side_input_count = 0;
+  CHECK_ERROR(vlm_prefill_input_check(&with, 0, &input), VLM_STATUS_INVALID_ARGUMENT,
+              "the side input 'layer_features' is missing");
+  /* No features (a text-only prompt of an M-RoPE model): none wanted. */
+  input.features = NULL;
+  input.feature_mask = NULL;
+  CHECK_OK(vlm_prefill_input_check(&with, 0, &input));
+  input.side_inputs = &side;
+  input.side_input_count = 1;
+  CHECK_ERROR(vlm_prefill_input_check(&with, 0, &input), VLM_STATUS_INVALID_ARGUMENT, "without features");
+}
+
+TEST_MAIN(TEST(prefill_logits_match_a_float64_reference), TEST(layer_features_are_checked),
           TEST(logits_do_not_depend_on_chunking_threads_or_batch),
           TEST(embeddings_prefill_matches_token_prefill), TEST(contracts_refuse_bad_inputs))

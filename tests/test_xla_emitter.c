@@ -217,7 +217,7 @@ static void unsupported_ops_are_refused_by_name(void) {
   graph.output = vlm_graph_rope(&graph, x, 0, "layers.0.self_attn.q_rope");
   CHECK_OK(vlm_graph_take_error(&graph));
   CHECK_ERROR(vlm_stablehlo_check_graph(&graph), VLM_STATUS_UNIMPLEMENTED,
-              "graph node 'layers.0.self_attn.q_rope': the dynamic/longrope RoPE types are not supported yet");
+              "graph node 'layers.0.self_attn.q_rope': the dynamic RoPE type is not supported yet");
   vlm_graph_release(&graph);
 
   char dir[512];

@@ -44,8 +44,17 @@ typedef struct vlm_chat_template_options {
   /* Seconds since the epoch that strftime_now() formats in local time;
    * 0 means "now" (tests pin it for reproducible prompts). */
   int64_t fixed_time;
-  /* Upper bound on the rendered prompt in bytes; 0: 64 MiB. */
+  /* Upper bound on all the text rendering writes (the prompt and what the
+   * template captures in macros and set blocks) in bytes; 0: 64 MiB. */
   size_t max_output_bytes;
+  /* Optional early refusal: the rendered prompt itself may not exceed this
+   * many bytes (0: no limit but max_output_bytes). Rendering stops as soon
+   * as it would, fails with OUT_OF_RANGE "the rendered prompt exceeds N
+   * bytes" and sets *prompt_limit_reached when that is not NULL, so a
+   * caller can refuse a prompt too long for its context without rendering
+   * (or tokenizing) all of it. */
+  size_t max_prompt_bytes;
+  bool *prompt_limit_reached;
   /* A message whose content is a string gets it as one text part
    * ([{"type": "text", "text": S}]), as `transformers serve` hands a
    * multimodal model's processor its messages: multimodal templates (LLaVA's)

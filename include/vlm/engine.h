@@ -63,6 +63,27 @@ typedef struct vlm_engine_options {
   /* NULL: images are encoded on the cpu backend. Otherwise an encoder
    * opened for the same model; taken over like text_decoder. */
   vlm_media_encoder *image_encoder;
+  /* The prefix cache's budget in bytes (KV of finished requests reused by
+   * later ones that start the same way; 0: off). Backends that cannot hand
+   * their KV out (xla) leave it off and the engine logs why. */
+  uint64_t prefix_cache_bytes;
+  /* The encoder cache's budget in bytes (media features by content; 0: off). */
+  uint64_t encoder_cache_bytes;
+  /* Bytes that image decoding and preprocessing (vlm_engine_load_image_*)
+   * may hold at once across all callers: the raster, the codec's buffers
+   * and the rotated copy, reserved from each image's header before it is
+   * decoded; 0: 2 GiB. A caller over the budget waits, polling its cancel
+   * flag, up to image_wait_seconds (0: 10 s), then fails with
+   * RESOURCE_EXHAUSTED ("busy, retry later"); an image larger than the
+   * whole budget waits until it is the only one. */
+  uint64_t image_memory_budget;
+  double image_wait_seconds;
+  /* The rendered chat prompt (or raw prompt) in bytes; over it a request
+   * is refused with OUT_OF_RANGE before it is tokenized. 0: no limit but
+   * the capacity's own, capacity x vlm_tokenizer_max_bytes_per_token (a
+   * prompt that long cannot fit), or capacity x 64 bytes for a tokenizer
+   * without that bound. */
+  size_t max_prompt_bytes;
 } vlm_engine_options;
 
 /* Opens the engine on `model` (retained): tokenizer, chat template, the
@@ -91,6 +112,9 @@ typedef struct vlm_engine_info {
   int64_t decoding_prefill_chunk;
   int32_t queue_limit;
   int64_t vocab_size;
+  uint64_t prefix_cache_bytes;   /* the budget in force; 0: off */
+  int64_t prefix_cache_block;    /* positions per cached block (0: off) */
+  uint64_t encoder_cache_bytes;  /* 0: off */
 } vlm_engine_info;
 void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info);
 
@@ -110,6 +134,29 @@ vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, cons
 vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data, size_t size,
                                         const char *name, const void *cancel,
                                         vlm_loaded_image *out_image);
+
+/* An image's header, read without decoding its pixels. */
+typedef struct vlm_engine_image_header {
+  int64_t width, height;    /* as stored */
+  int64_t tokens;           /* prompt positions it takes (vlm_engine_image_tokens) */
+  uint64_t decode_bytes;    /* what decoding it will hold at most */
+} vlm_engine_image_header;
+
+/* Reads just the header (microseconds, a few KiB), checked against the
+ * decode limits like vlm_engine_load_image_*: for admission before any
+ * image is decoded (vlm_engine_check_admission). Errors name `name` (the
+ * file's base name for the _file variant). UNIMPLEMENTED without a vision
+ * path. */
+vlm_status vlm_engine_read_image_header(vlm_engine *engine, const uint8_t *data, size_t size,
+                                        const char *name, vlm_engine_image_header *out_header);
+vlm_status vlm_engine_read_image_header_file(vlm_engine *engine, const char *path,
+                                             vlm_engine_image_header *out_header);
+/* The prompt positions an image of width x height takes once its
+ * placeholder is expanded: a constant for the families whose processor
+ * resizes every image to one size (LLaVA: image_seq_length), a function of
+ * the size for those that keep it (Qwen2-VL). */
+vlm_status vlm_engine_image_tokens(vlm_engine *engine, int64_t width, int64_t height,
+                                   int64_t *out_tokens);
 
 /* Decodes an audio clip (WAV, FLAC, Ogg Vorbis, MP3; include/vlm/audio.h)
  * at the rate of the model's feature extractor and runs the extractor, as
@@ -143,8 +190,8 @@ typedef struct vlm_engine_request_options {
   int64_t max_tokens;           /* 0: vlm_engine_default_max_tokens */
   vlm_sampling_params sampling;
   bool logprobs;                /* report each token's logprob (+ top alternatives) */
-  const char *const *stop;      /* stop strings, copied; not part of the output */
-  size_t stop_count;
+  const char *const *stop;      /* stop strings, copied; not part of the output; */
+  size_t stop_count;            /* at most 16, each at most 1024 bytes */
 } vlm_engine_request_options;
 
 typedef enum vlm_engine_event_kind {
@@ -157,6 +204,7 @@ typedef struct vlm_engine_usage {
   int64_t prompt_image_tokens;  /* of which image positions */
   int64_t prompt_audio_tokens;  /* ... audio positions */
   int64_t prompt_video_tokens;  /* ... video positions */
+  int64_t prompt_cached_tokens; /* of which taken from the prefix cache, not prefilled */
   int64_t completion_tokens;
 } vlm_engine_usage;
 
@@ -200,18 +248,35 @@ typedef struct vlm_engine_event {
 
 typedef void (*vlm_engine_event_callback)(void *context, const vlm_engine_event *event);
 
-/* Prepares and queues a request. Errors (before any compute): the prompt
- * does not render or tokenize, image placeholders do not match the images,
- * images or audio for a model without that modality (UNIMPLEMENTED),
- * prompt + max_tokens over capacity (OUT_OF_RANGE, "context length
- * exceeded ..."), the queue is full (RESOURCE_EXHAUSTED), the engine is
- * shutting down (UNAVAILABLE). On success the callback will be called, and
+/* Prepares and queues a request. Errors (before any compute, cheapest
+ * first, as vlm_engine_check_admission lists them): bad options (stop
+ * strings: at most 16 of at most 1024 bytes), images or audio for a model
+ * without that modality (UNIMPLEMENTED), max_tokens plus the images over
+ * capacity, a prompt too long in bytes to fit (OUT_OF_RANGE, "context
+ * length exceeded ..." or "the prompt is over the limit of N bytes"), the
+ * prompt does not render or tokenize, image placeholders do not match the
+ * images, prompt + max_tokens over capacity (OUT_OF_RANGE), the queue is
+ * full (RESOURCE_EXHAUSTED), the engine is shutting down (UNAVAILABLE). On success the callback will be called, and
  * *out_request is a handle the caller must release with
  * vlm_engine_request_release (after the FINISH event, or at any time to
  * cancel and forget it). */
 vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_options *options,
                              vlm_engine_event_callback callback, void *context,
                              vlm_engine_request **out_request);
+/* What vlm_engine_submit refuses before decoding: call it with the
+ * request's options and each image's token count (from
+ * vlm_engine_read_image_header; options->images is not read and may be
+ * NULL, options->image_count must be the number of images) before decoding
+ * any image. It refuses, cheapest first, a full queue or a draining
+ * engine, max_tokens plus the images over the capacity, a prompt whose
+ * bytes cannot fit what is left (vlm_engine_options.max_prompt_bytes),
+ * then renders and tokenizes the prompt and refuses it when its
+ * placeholders do not match the images or prompt + images + max_tokens is
+ * over the capacity. A request that passes may still be refused by
+ * submit (the queue may fill in between). */
+vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_request_options *options,
+                                      const int64_t *image_tokens);
+
 /* Asks the scheduler to stop the request (thread-safe, idempotent): it
  * frees its slot and gets FINISH with a CANCELLED status, unless it had
  * already finished. */
@@ -252,6 +317,29 @@ typedef struct vlm_engine_metrics {
   int64_t kv_positions_used;         /* over all slots */
   int64_t kv_positions_capacity;
   uint64_t kv_bytes;
+  /* The prefix cache (all zero when off): requests looked up and those
+   * that reused at least one block, their prompt positions and those taken
+   * from the cache, blocks evicted, and its bytes. */
+  uint64_t prefix_cache_queries;
+  uint64_t prefix_cache_hits;
+  uint64_t prefix_cache_query_tokens;
+  uint64_t prefix_cache_cached_tokens;
+  uint64_t prefix_cache_evictions;
+  int64_t prefix_cache_blocks;
+  int64_t prefix_cache_block_positions; /* positions per block */
+  int64_t prefix_cache_block_capacity;  /* blocks the budget holds */
+  uint64_t prefix_cache_bytes_used;
+  uint64_t prefix_cache_budget_bytes;
+  /* Media items run through an encoder (cache misses and uncached runs;
+   * items inside a reused prefix are not encoded at all). */
+  uint64_t media_items_encoded;
+  /* The encoder cache (all zero when off). */
+  uint64_t encoder_cache_hits;
+  uint64_t encoder_cache_misses;
+  uint64_t encoder_cache_evictions;
+  int64_t encoder_cache_entries;
+  uint64_t encoder_cache_bytes_used;
+  uint64_t encoder_cache_budget_bytes;
   vlm_engine_histogram time_to_first_token;  /* seconds */
   vlm_engine_histogram inter_token_latency;  /* seconds */
 } vlm_engine_metrics;

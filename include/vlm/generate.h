@@ -84,6 +84,10 @@ typedef struct vlm_loaded_image {
 vlm_status vlm_generator_load_image(vlm_generator *generator, const char *path,
                                     vlm_loaded_image *out_image);
 void vlm_loaded_image_release(vlm_loaded_image *image);
+/* The prompt positions the image file will take, from its header alone
+ * (nothing decoded), for vlm_generator_check. Errors as loading it would
+ * give for its size. */
+vlm_status vlm_generator_image_tokens(vlm_generator *generator, const char *path, int64_t *out_tokens);
 
 /* An audio clip decoded (include/vlm/audio.h) and run through the model's
  * feature extractor: the same owned media item (of kind audio). */
@@ -134,6 +138,13 @@ typedef struct vlm_generation_result {
 
 vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *request,
                         vlm_generation_result *out_result);
+/* Refuses what vlm_generate would refuse before any work, without the
+ * images' pixels: request->images is not read, image_tokens[i] is image
+ * i's count from vlm_generator_image_tokens. Call it before loading the
+ * images, so a request that cannot fit is refused before they are decoded
+ * (vlm_engine_check_admission). */
+vlm_status vlm_generator_check(vlm_generator *generator, const vlm_generation_request *request,
+                               const int64_t *image_tokens);
 void vlm_generation_result_release(vlm_generation_result *result);
 
 #ifdef __cplusplus

@@ -36,10 +36,21 @@ extern "C" {
 
 #define VLM_MEDIA_DEFAULT_MAX_ENCODED_BYTES ((size_t)20 << 20)     /* 20 MiB */
 #define VLM_MEDIA_DEFAULT_MAX_DECODED_PIXELS ((uint64_t)64 << 20)  /* 64 Mpx */
+#define VLM_MEDIA_DEFAULT_BYTES_PER_PIXEL 12                         /* 768 MiB at 64 Mpx */
 
+/* Every limit is checked from the header, before the codec library or
+ * vlm allocates anything for the pixels: a 66-byte PNG claiming
+ * 2147483647 x 2147483647 pixels is refused in microseconds. */
 typedef struct vlm_media_limits {
   size_t max_encoded_bytes;     /* size of the file or buffer */
-  uint64_t max_decoded_pixels;  /* width x height of the image (GIF: canvas) */
+  uint64_t max_decoded_pixels;  /* width x height of the image (GIF, animated WebP: canvas) */
+  /* The decoded pixels plus the codec library's own buffers as the header
+   * implies them (libpng's rows, libjpeg's coefficient arrays, libwebp's
+   * animation canvases); 0: VLM_MEDIA_DEFAULT_BYTES_PER_PIXEL x
+   * max_decoded_pixels. Within it, any image of up to max_decoded_pixels
+   * decodes except a PNG whose rows alone would take more (over ~64 M pixels
+   * wide at the default). */
+  uint64_t max_decoded_bytes;
 } vlm_media_limits;
 
 typedef enum vlm_alpha_mode {
@@ -82,7 +93,7 @@ const char *vlm_image_format_name(vlm_image_format format);
 
 /* Decodes `size` bytes. `name` (e.g. the file name; NULL: "image") prefixes
  * every error: "chelsea.jpg: truncated JPEG data". Options may be NULL.
- * Errors: OUT_OF_RANGE for limits, DATA_LOSS for corrupt or truncated data,
+ * Errors: OUT_OF_RANGE for limits (from the header, before decoding), DATA_LOSS for corrupt or truncated data,
  * INVALID_ARGUMENT for bytes that are not an image (audio, video, text),
  * CANCELLED when the flag was set. On error *out is zeroed. */
 vlm_status vlm_image_decode_memory(const uint8_t *data, size_t size, const char *name,
@@ -92,6 +103,23 @@ vlm_status vlm_image_decode_memory(const uint8_t *data, size_t size, const char 
 vlm_status vlm_image_decode_file(const char *path, const vlm_image_decode_options *options,
                                  vlm_image *out);
 void vlm_image_release(vlm_image *image);
+
+/* What an image's header declares, read without decoding any pixels. */
+typedef struct vlm_image_header {
+  vlm_image_format format;
+  int64_t width, height;          /* as stored (EXIF orientation may swap them) */
+  /* At most what decoding it allocates: the raster plus the codec
+   * library's buffers (what max_decoded_bytes is checked against). */
+  uint64_t decode_bytes;
+} vlm_image_header;
+
+/* Reads just enough of the image to know its size (up to the first scan,
+ * frame or pixel data) and checks it against the limits as decoding would:
+ * microseconds and a few KiB for any file, so a caller can count what an
+ * image will cost (prompt tokens, memory) before decoding it. Errors as
+ * vlm_image_decode_memory; a file that passes may still fail to decode. */
+vlm_status vlm_image_read_header(const uint8_t *data, size_t size, const char *name,
+                                 const vlm_image_decode_options *options, vlm_image_header *out);
 
 #ifdef __cplusplus
 }

@@ -123,6 +123,15 @@ int32_t vlm_tokenizer_token_to_id(const vlm_tokenizer *tokenizer, const char *to
                                   size_t length);
 bool vlm_tokenizer_is_special(const vlm_tokenizer *tokenizer, int32_t id);
 
+/* At most how many bytes of input text one token stands for, or 0 when
+ * this tokenizer has no such bound (it can drop text: WordPiece, fused
+ * unknown tokens, Strip normalizers, whitespace-dropping pre-tokenizers,
+ * added tokens that swallow whitespace). With a bound B, n bytes of text
+ * give at least ceil(n / B) tokens, so a caller can refuse a text that
+ * cannot fit a context before tokenizing it. Conservative: real text
+ * averages far fewer bytes per token. */
+size_t vlm_tokenizer_max_bytes_per_token(const vlm_tokenizer *tokenizer);
+
 /* Ids of the tokens named in tokenizer_config.json; -1 when absent. */
 typedef struct vlm_special_token_ids {
   int32_t bos;

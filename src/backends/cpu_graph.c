@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu_packs.h"
 #include "core/alloc.h"
 #include "core/status.h"
 
@@ -161,7 +162,11 @@ static vlm_status run_linear(executor *state, const vlm_node *node, float *out) 
                      node->name, vlm_dtype_name(bias->dtype), vlm_dtype_name(weight->dtype));
   cpu_linear_weights weights = {weight->dtype, weight->data, bias ? bias->data : NULL,
                                 weight_node->shape[0], weight_node->shape[1]};
-  return cpu_linear(state->run->pool, &weights, input_f32(state, node, 0), node->shape[0], out);
+  if (!state->run->packs)
+    return cpu_linear(state->run->pool, &weights, input_f32(state, node, 0), node->shape[0], out);
+  const cpu_packed_linear *packed = NULL;
+  VLM_RETURN_IF_ERROR(vlm_cpu_packs_get(state->run->packs, state->run->pool, &weights, state->run->weights, &packed));
+  return cpu_linear_packed(state->run->pool, packed, input_f32(state, node, 0), node->shape[0], out);
 }
 
 static vlm_status run_norm(executor *state, const vlm_node *node, float *out) {
@@ -251,13 +256,25 @@ static vlm_status prepare_rope(executor *state, const vlm_node *node) {
   float scaling = 1.0f;
   vlm_status status = inverse_frequencies && cos_sin && (wanted == 1 || axes)
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  if (!status)
+  /* Per-row sequence lengths matter only to the length-dependent types,
+   * and only for rows at the step's positions (one axis). */
+  const int64_t *lengths = state->graph->rows.rope_lengths;
+  bool per_row = lengths && wanted == 1 && node->input_count < 2 &&
+                 (rope->type == VLM_ROPE_LONGROPE || rope->type == VLM_ROPE_DYNAMIC);
+  if (!status && !per_row)
     status = cpu_rope_inverse_frequencies(rope, state->run->max_position_embeddings, longest,
                                           inverse_frequencies, &scaling);
   if (!status && axes) status = cpu_rope_frequency_axes(rope, axes);
-  if (!status)
+  if (!status && !per_row)
     cpu_rope_cos_sin(inverse_frequencies, frequencies, scaling, positions.values, axes, positions.rows,
                      cos_sin, cos_sin + table_floats);
+  for (int64_t r = 0; !status && per_row && r < positions.rows; r++) {
+    status = cpu_rope_inverse_frequencies(rope, state->run->max_position_embeddings, lengths[r],
+                                          inverse_frequencies, &scaling);
+    if (!status)
+      cpu_rope_cos_sin(inverse_frequencies, frequencies, scaling, positions.values + r, NULL, 1,
+                       cos_sin + r * frequencies, cos_sin + table_floats + r * frequencies);
+  }
   vlm_release(NULL, inverse_frequencies);
   free(axes);
   free(positions.owned);
@@ -322,7 +339,9 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
         .query_count = last - first, .past_count = rows->cache_indices[first],
         .head_count = heads, .kv_head_count = kv_heads, .head_dim = head_dim,
         .scale = (float)node->params.attention.scale, .soft_cap = (float)node->params.attention.softcap,
-        .causal = rows->bias == NULL, .sliding_window = node->params.attention.sliding_window,
+        .causal = rows->bias == NULL,
+        .sliding_window = rows->row_windows && last - first == 1 && rows->row_windows[first] > 0
+                              ? rows->row_windows[first] : node->params.attention.sliding_window,
         .bias = rows->bias ? rows->bias + first * rows->bias_key_count : NULL,
         .bias_stride = rows->bias_key_count};
     VLM_RETURN_IF_ERROR(cpu_attention(state->run->pool, &shape, queries + (size_t)first * query_row,
@@ -481,6 +500,15 @@ static void run_average_pool(executor *state, const vlm_node *node, float *out) 
       }
 }
 
+static void run_scale_rows(executor *state, const vlm_node *node, float *out) {
+  const node_value *x = &state->values[node->inputs[0]], *scales = &state->values[node->inputs[1]];
+  int64_t rows = node->shape[0], width = element_count(node) / (rows ? rows : 1);
+  for (int64_t r = 0; r < rows; r++) {
+    float scale = value_at(scales, r);
+    for (int64_t i = 0; i < width; i++) out[r * width + i] = value_at(x, r * width + i) * scale;
+  }
+}
+
 static vlm_status run_node(executor *state, int32_t index) {
   const vlm_node *node = &state->graph->nodes[index];
   switch (node->op) {
@@ -509,6 +537,7 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_ROW_SELECT: run_row_select(state, node, out); return VLM_OK;
     case VLM_OP_TRANSPOSE: run_transpose(state, node, out); return VLM_OK;
     case VLM_OP_AVERAGE_POOL: run_average_pool(state, node, out); return VLM_OK;
+    case VLM_OP_SCALE_ROWS: run_scale_rows(state, node, out); return VLM_OK;
     default: run_elementwise(state, node, out); return VLM_OK;
   }
 }
@@ -519,7 +548,7 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_MUL: case VLM_OP_RMS_NORM: case VLM_OP_LAYER_NORM: case VLM_OP_LINEAR: case VLM_OP_ACTIVATION:
     case VLM_OP_GATED: case VLM_OP_ROPE: case VLM_OP_ATTENTION: case VLM_OP_SOFTCAP: case VLM_OP_RESHAPE:
     case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_SLICE: case VLM_OP_ROW_SELECT:
-    case VLM_OP_SEGMENT_ATTENTION: case VLM_OP_TRANSPOSE: case VLM_OP_AVERAGE_POOL:
+    case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION: case VLM_OP_TRANSPOSE: case VLM_OP_AVERAGE_POOL:
       return true;
     default: return false;
   }
@@ -540,6 +569,32 @@ static void executor_release(executor *state) {
   for (int i = 0; i < VLM_GRAPH_MAX_ROPES; i++) vlm_release(NULL, state->rope_cos_sin[i]);
   free(state->values);
   free(state->free_list);
+}
+
+vlm_status vlm_cpu_graph_prepare(const vlm_cpu_graph_run *run) {
+  const vlm_graph *graph = run->graph;
+  if (!run->packs) return VLM_OK;
+  executor state = {.run = run, .graph = graph};
+  state.values = calloc((size_t)graph->count, sizeof(*state.values));
+  vlm_status status = state.values ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int32_t i = 0; !status && i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    if (node->op == VLM_OP_WEIGHT) status = bind_weight(&state, i);
+    else if (node->op == VLM_OP_RESHAPE) state.values[i] = state.values[node->inputs[0]];
+    if (status || node->op != VLM_OP_LINEAR) continue;
+    const node_value *weight = &state.values[node->inputs[1]];
+    const node_value *bias = node->input_count > 2 ? &state.values[node->inputs[2]] : NULL;
+    const vlm_node *weight_node = &graph->nodes[node->inputs[1]];
+    /* Only weights bound from the checkpoint; a bias of another dtype is
+     * refused when the graph runs. */
+    if (!weight->data || (bias && (!bias->data || bias->dtype != weight->dtype))) continue;
+    cpu_linear_weights weights = {weight->dtype, weight->data, bias ? bias->data : NULL, weight_node->shape[0],
+                                  weight_node->shape[1]};
+    const cpu_packed_linear *packed;
+    status = vlm_cpu_packs_get(run->packs, run->pool, &weights, run->weights, &packed);
+  }
+  free(state.values);
+  return status;
 }
 
 vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output) {

@@ -36,12 +36,20 @@ typedef struct vlm_cpu_graph_run {
   void *observer_context;
   vlm_weight_observer weight_observer;
   void *weight_observer_context;
+  /* Linear weights repacked for the kernels, kept across runs (a module's
+   * store); NULL packs them per call (tests). */
+  struct vlm_cpu_packs *packs;
 } vlm_cpu_graph_run;
 
 /* OK when the executor implements every node of `graph` (the predicate
  * module support asks: engine/module_support.h); UNIMPLEMENTED naming the
  * first node and op it does not. */
 vlm_status vlm_cpu_graph_check(const vlm_graph *graph);
+
+/* Packs every linear weight of the graph into run->packs without running
+ * it (a module calls this at open, so the first request does not pay for
+ * packing). Nothing to do without packs. */
+vlm_status vlm_cpu_graph_prepare(const vlm_cpu_graph_run *run);
 
 /* Executes the graph and copies its output node (f32) into `output`. */
 vlm_status vlm_cpu_graph_execute(const vlm_cpu_graph_run *run, float *output);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bench_compare.h"
 #include "cli/commands.h"
 #include "models/modules.h"
 #include "vlm/benchmark.h"
@@ -14,6 +15,7 @@ static void print_usage(FILE *out) {
   fprintf(out,
           "usage: vlm bench --model DIR [--prefill N,N...] [--decode-batch B,B...]\n"
           "                 [--steps N] [--repetitions N] [--image PATH [--backend cpu|xla]]\n"
+          "                 [--compare VLM | --compare-backend cpu|xla] [--rounds N]\n"
           "\n"
           "Measures the text decoder on the cpu backend: prefill tokens/s for each prompt\n"
           "length (default 128,512) and decode tokens/s for each batch size (default 1,8),\n"
@@ -23,6 +25,14 @@ static void print_usage(FILE *out) {
           "With --image it also times that image's decode + image processor and its\n"
           "encode (vision tower + projector) on --backend (cpu, the default, or xla,\n"
           "whose first call compiles or loads the encoder: reported apart).\n"
+          "Every rate is also given as a fraction of its bound, on the wall clock and in\n"
+          "the pool threads' CPU time (on a shared machine, wall time counts waiting).\n"
+          "\n"
+          "--compare VLM runs this benchmark with this executable (side a) and with\n"
+          "another build's vlm (side b), alternately, --rounds times (default 3), as\n"
+          "child processes with the same options; --compare-backend runs side b with\n"
+          "that --backend for the image encoder. The report holds every run and, per\n"
+          "metric, both medians and b/a.\n"
           "A benchmark-sized random checkpoint can be written with\n"
           "  vlm-make-tiny-model --config bench/configs/qwen2-0.5b.json --dtype bf16 DIR\n");
 }
@@ -52,6 +62,10 @@ static void print_progress(void *context, const char *line) {
 int command_bench(int argc, char **argv, const global_options *options) {
   vlm_benchmark_options bench = {.thread_count = options->thread_count, .progress = print_progress};
   const char *backend = NULL;
+  bench_compare_options compare = {.rounds = 3, .thread_count = options->thread_count};
+  bool comparing = false, rounds_given = false;
+  char *forwarded[64];
+  int forwarded_count = 0;
   int64_t lengths[MAX_LIST], batch_values[MAX_LIST];
   int32_t batches[MAX_LIST];
   for (int i = 0; i < argc; i++) {
@@ -60,24 +74,51 @@ int command_bench(int argc, char **argv, const global_options *options) {
     if (cli_is_help(argument)) {
       print_usage(stdout);
       return 0;
-    } else if (strcmp(argument, "--model") == 0 && has_value) {
+    }
+    if (strcmp(argument, "--compare") == 0 && has_value) {
+      compare.other_executable = argv[++i];
+      comparing = true;
+      continue;
+    }
+    if (strcmp(argument, "--compare-backend") == 0 && has_value) {
+      compare.other_backend = argv[++i];
+      comparing = true;
+      continue;
+    }
+    if (strcmp(argument, "--rounds") == 0 && has_value) {
+      long long rounds;
+      if (!cli_parse_integer(argv[++i], 1, BENCH_COMPARE_MAX_ROUNDS, &rounds))
+        return cli_usage_error("bench: --rounds needs a number in 1..%d", BENCH_COMPARE_MAX_ROUNDS);
+      compare.rounds = (int)rounds;
+      rounds_given = true;
+      continue;
+    }
+    if (forwarded_count + 2 > 64) return cli_usage_error("bench: too many options");
+    forwarded[forwarded_count++] = argv[i];
+    if (strcmp(argument, "--model") == 0 && has_value) {
       bench.model_dir = argv[++i];
+      forwarded[forwarded_count++] = argv[i];
     } else if (strcmp(argument, "--image") == 0 && has_value) {
       bench.image_path = argv[++i];
+      forwarded[forwarded_count++] = argv[i];
     } else if (strcmp(argument, "--backend") == 0 && has_value) {
       backend = argv[++i];
+      forwarded[forwarded_count++] = argv[i];
     } else if (strcmp(argument, "--prefill") == 0 && has_value) {
       bench.prefill_length_count = parse_list(argv[++i], lengths);
+      forwarded[forwarded_count++] = argv[i];
       if (bench.prefill_length_count < 1) return cli_usage_error("bench: --prefill needs lengths like 128,512");
       bench.prefill_lengths = lengths;
     } else if (strcmp(argument, "--decode-batch") == 0 && has_value) {
       bench.decode_batch_count = parse_list(argv[++i], batch_values);
+      forwarded[forwarded_count++] = argv[i];
       if (bench.decode_batch_count < 1) return cli_usage_error("bench: --decode-batch needs sizes like 1,8");
       for (int b = 0; b < bench.decode_batch_count; b++) batches[b] = (int32_t)batch_values[b];
       bench.decode_batches = batches;
     } else if ((strcmp(argument, "--steps") == 0 || strcmp(argument, "--repetitions") == 0) && has_value) {
       int64_t value[MAX_LIST];
       if (parse_list(argv[++i], value) != 1) return cli_usage_error("bench: %s needs a positive number", argument);
+      forwarded[forwarded_count++] = argv[i];
       if (argument[2] == 's') bench.decode_steps = value[0];
       else bench.repetitions = (int)value[0];
     } else {
@@ -86,6 +127,14 @@ int command_bench(int argc, char **argv, const global_options *options) {
   }
   if (!bench.model_dir) return cli_usage_error("bench: --model DIR is required (see vlm bench --help)");
   if (backend && !bench.image_path) return cli_usage_error("bench: --backend applies to --image's encoder");
+  if (compare.other_backend && !bench.image_path)
+    return cli_usage_error("bench: --compare-backend applies to --image's encoder");
+  if (rounds_given && !comparing) return cli_usage_error("bench: --rounds applies to --compare and --compare-backend");
+  if (comparing) {
+    compare.arguments = forwarded;
+    compare.argument_count = forwarded_count;
+    return bench_compare_run(&compare);
+  }
   vlm_status status = VLM_OK;
   if (backend && strcmp(backend, "cpu") != 0) {
     /* The text decoder is timed on the cpu backend; the encoder on the one asked. */

@@ -15,7 +15,8 @@ static void print_usage(FILE *out) {
           "\n"
           "Loads and validates a Hugging Face checkpoint directory (config.json,\n"
           "generation_config.json, preprocessor/processor configs, every safetensors\n"
-          "header) and reports architecture, modalities, dtypes, parameters and bytes\n"
+          "header, and tokenizer.json and the chat template when present, as vlm run\n"
+          "loads them) and reports architecture, modalities, dtypes, parameters and bytes\n"
           "per component, and missing, unexpected or mis-shaped tensors, then which\n"
           "backend (cpu, xla) can run each module: token_prefill, embeddings_prefill,\n"
           "decode, and the vision encoder for models with images.\n"
@@ -24,7 +25,8 @@ static void print_usage(FILE *out) {
           "  --json        print the report as JSON\n"
           "\n"
           "Exit status: 0 when the checkpoint is complete, 1 when it is malformed or\n"
-          "incomplete (the reason is printed on stderr), 2 for a usage error.\n");
+          "incomplete, or its tokenizer or chat template does not load (the reason is\n"
+          "printed on stderr), 2 for a usage error.\n");
 }
 
 /* The report, then which backend can run each module (SPEC 1.4): a table

@@ -189,6 +189,14 @@ int command_run(int argc, char **argv, const global_options *options) {
   arguments.request.sampling = vlm_generator_default_sampling(generator);
   apply_sampling(&arguments, &arguments.request.sampling);
   if (!arguments.as_json) arguments.request.on_text = stream_text;
+  /* Refused before any image is decoded when the request cannot fit:
+   * the images count from their headers. */
+  int64_t image_tokens[MAX_IMAGES];
+  arguments.request.image_count = arguments.image_count;
+  for (int i = 0; !status && i < arguments.image_count; i++)
+    status = vlm_generator_image_tokens(generator, arguments.image_paths[i], &image_tokens[i]);
+  if (!status && arguments.image_count > 0)
+    status = vlm_generator_check(generator, &arguments.request, image_tokens);
   vlm_loaded_image images[MAX_IMAGES];
   double image_seconds = 0;
   int loaded = 0;

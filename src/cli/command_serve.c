@@ -33,6 +33,14 @@ static void print_usage(FILE *out) {
           "                           e.g. '{\"do_pan_and_scan\": true}' for Gemma 3\n"
           "  --backend B              cpu (default) or xla: the text decoder compiled by IREE\n"
           "                           (compiled on first use and cached; see vlm compile)\n"
+          "  --prefix-cache-mb N      MiB for the prefix cache: the KV of finished requests,\n"
+          "                           reused by later ones whose prompt (images by content)\n"
+          "                           starts the same way, in blocks of 16 positions,\n"
+          "                           least recently used evicted first (default 1024;\n"
+          "                           0: off; the xla backend has none and says so)\n"
+          "  --encoder-cache-mb N     MiB for the encoder cache: image (audio) features by\n"
+          "                           content, so a repeated image skips the vision tower\n"
+          "                           (default 256; 0: off)\n"
           "  --queue N                requests that may wait for a slot; more get 429\n"
           "                           (default 64)\n"
           "  --api-key KEY            require 'Authorization: Bearer KEY' (all but /health*\n"
@@ -103,7 +111,7 @@ typedef struct serve_arguments {
   const char *backend, *processor_kwargs;
   vlm_server_options server;
   long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace,
-      max_media_items, max_connections, per_client;
+      max_media_items, max_connections, per_client, prefix_cache_mb, encoder_cache_mb;
   double header_timeout, body_timeout, request_timeout, max_audio_seconds;
   bool request_timeout_given, per_client_given;
 } serve_arguments;
@@ -127,6 +135,10 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--decoding-prefill-chunk") == 0 && value)
       ok = cli_parse_integer(value, 1, 1 << 20, &arguments->decoding_prefill_chunk);
     else if (strcmp(name, "--processor-kwargs") == 0 && value) arguments->processor_kwargs = value;
+    else if (strcmp(name, "--prefix-cache-mb") == 0 && value)
+      ok = cli_parse_integer(value, 0, 1 << 24, &arguments->prefix_cache_mb);
+    else if (strcmp(name, "--encoder-cache-mb") == 0 && value)
+      ok = cli_parse_integer(value, 0, 1 << 24, &arguments->encoder_cache_mb);
     else if (strcmp(name, "--queue") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->queue);
     else if (strcmp(name, "--api-key") == 0 && value) { ok = value[0] != '\0'; arguments->server.api_key = value; }
     else if (strcmp(name, "--allowed-media-dir") == 0 && value) arguments->server.allowed_media_dir = value;
@@ -166,6 +178,8 @@ int command_serve(int argc, char **argv, const global_options *options) {
   serve_arguments arguments;
   memset(&arguments, 0, sizeof(arguments));
   arguments.port = 8080;
+  arguments.prefix_cache_mb = 1024;
+  arguments.encoder_cache_mb = 256;
   int usage = parse_arguments(argc, argv, &arguments);
   if (usage) return usage < 0 ? 0 : usage;
   if (!arguments.server.api_key) {
@@ -192,7 +206,9 @@ int command_serve(int argc, char **argv, const global_options *options) {
                                        .capacity = arguments.context,
                                        .prefill_chunk = arguments.prefill_chunk,
                                        .decoding_prefill_chunk = arguments.decoding_prefill_chunk,
-                                       .queue_limit = (int32_t)arguments.queue};
+                                       .queue_limit = (int32_t)arguments.queue,
+                                       .prefix_cache_bytes = (uint64_t)arguments.prefix_cache_mb << 20,
+                                       .encoder_cache_bytes = (uint64_t)arguments.encoder_cache_mb << 20};
   int32_t slots = arguments.parallel ? (int32_t)arguments.parallel : 1;
   /* The model's files are checked first (configs, safetensors headers:
    * quick), so a wrong --model fails before anything listens. Then the

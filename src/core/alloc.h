@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "core/checked.h" /* vlm_size_add, vlm_size_multiply */
 #include "vlm.h"
 
 /* Cache-line alignment; also enough for every SIMD width we use (AVX-512). */
@@ -18,13 +19,6 @@ void *vlm_allocate(const vlm_allocator *allocator, size_t size, size_t alignment
 void *vlm_allocate_zeroed(const vlm_allocator *allocator, size_t size, size_t alignment);
 void vlm_release(const vlm_allocator *allocator, void *pointer);
 
-/* Overflow-checked size arithmetic: return false instead of wrapping. */
-static inline bool vlm_size_multiply(size_t a, size_t b, size_t *out) {
-  return !__builtin_mul_overflow(a, b, out);
-}
-static inline bool vlm_size_add(size_t a, size_t b, size_t *out) {
-  return !__builtin_add_overflow(a, b, out);
-}
 
 typedef struct vlm_arena_block vlm_arena_block;
 

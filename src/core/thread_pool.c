@@ -464,6 +464,21 @@ int vlm_thread_pool_size(const vlm_thread_pool *pool) {
   return pool ? pool->thread_count : 1;
 }
 
+static double thread_seconds(clockid_t clock) {
+  struct timespec time;
+  if (clock_gettime(clock, &time) != 0) return 0;
+  return (double)time.tv_sec + (double)time.tv_nsec * 1e-9;
+}
+
+double vlm_thread_pool_cpu_seconds(const vlm_thread_pool *pool) {
+  double seconds = thread_seconds(CLOCK_THREAD_CPUTIME_ID);
+  for (int i = 0; pool && i < pool->thread_count - 1; i++) {
+    clockid_t clock;
+    if (pthread_getcpuclockid(pool->threads[i].thread, &clock) == 0) seconds += thread_seconds(clock);
+  }
+  return seconds;
+}
+
 void vlm_thread_pool_parallel_for(vlm_thread_pool *pool, int64_t count,
                                   int64_t grain, vlm_parallel_function function,
                                   void *context) {

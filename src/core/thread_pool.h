@@ -60,6 +60,13 @@ vlm_status vlm_thread_pool_create(int thread_count,
 /* Number of workers, counting the calling thread; 1 for a NULL pool. */
 int vlm_thread_pool_size(const vlm_thread_pool *pool);
 
+/* CPU seconds used so far by the calling thread plus the pool's own
+ * threads, each read from its thread clock (which, unlike the process
+ * clock, includes the slice a thread running on another core is in the
+ * middle of). For benchmarks on shared machines: time spent waiting for a
+ * core does not count. */
+double vlm_thread_pool_cpu_seconds(const vlm_thread_pool *pool);
+
 /* Runs function(context, begin, end, worker_index) over ranges that together
  * cover [0, count) exactly once, and returns when all have finished. Writes
  * made by the function happen-before the return.

@@ -11,8 +11,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "backends/cpu/cpu_features.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "core/alloc.h"
+#include "core/checked.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "backends/cpu/cpu_encoder.h"
@@ -21,11 +23,53 @@
 #include "models/model.h"
 #include "vlm/media.h"
 #include "io/json.h"
+#include "graph/graph.h"
+#include "models/family.h"
 
 static double now_seconds(void) {
   struct timespec time;
   clock_gettime(CLOCK_MONOTONIC, &time);
   return (double)time.tv_sec + (double)time.tv_nsec * 1e-9;
+}
+
+/* Every measurement is timed twice: on the wall clock and in this
+ * process's CPU time per pool thread. On a machine shared with other jobs
+ * the wall clock counts the time the threads waited for a core; CPU time
+ * does not (it still counts workers spinning between kernel calls, and
+ * cannot see a neighbour's use of caches and memory), so its fractions
+ * say what the kernels do when they run. The bounds are timed the same
+ * two ways, and every ratio uses one clock on both sides. CPU time is
+ * the pool threads' (vlm_thread_pool_cpu_seconds) divided by their count. */
+typedef struct bench_time {
+  double wall, cpu;
+} bench_time;
+
+static int bench_threads = 1;
+static vlm_thread_pool *bench_pool;
+
+static bench_time bench_now(void) {
+  return (bench_time){now_seconds(), vlm_thread_pool_cpu_seconds(bench_pool) / bench_threads};
+}
+
+static bench_time bench_since(bench_time start) {
+  bench_time now = bench_now();
+  return (bench_time){now.wall - start.wall, now.cpu - start.cpu};
+}
+
+static void keep_best(bench_time *best, bench_time t) {
+  if (t.wall < best->wall) best->wall = t.wall;
+  if (t.cpu < best->cpu) best->cpu = t.cpu;
+}
+
+/* The load average, for the report (a shared machine's other jobs). */
+static double load_average(void) {
+  FILE *file = fopen("/proc/loadavg", "r");
+  double load = -1;
+  if (file) {
+    if (fscanf(file, "%lf", &load) != 1) load = -1;
+    fclose(file);
+  }
+  return load;
 }
 
 static void progress(const vlm_benchmark_options *options, const char *format, ...)
@@ -44,49 +88,40 @@ static void progress(const vlm_benchmark_options *options, const char *format, .
 /* Machine limits                                                          */
 /* ---------------------------------------------------------------------- */
 
-typedef struct read_job {
-  const uint64_t *data;
-  uint64_t sums[64 * 8]; /* one cache line per worker */
-} read_job;
+/* The machine's bounds on the active path, on both clocks. */
+typedef struct machine_bounds {
+  bench_time read_gb_per_s, fma_gflops;
+} machine_bounds;
 
-static void read_range(void *context, int64_t begin, int64_t end, int worker) {
-  read_job *job = context;
-  uint64_t a = 0, b = 0, c = 0, d = 0;
-  for (int64_t i = begin; i < end; i += 4) {
-    a += job->data[i];
-    b += job->data[i + 1];
-    c += job->data[i + 2];
-    d += job->data[i + 3];
-  }
-  job->sums[worker * 8] = a + b + c + d;
-}
-
-/* Read bandwidth: best of 5 passes over a buffer far larger than caches. */
-static double measure_read_bandwidth(vlm_thread_pool *pool) {
+/* Read bandwidth: best of 5 passes over a buffer far larger than caches.
+ * FMA peak: best of 20 short runs (a short window is more often
+ * undisturbed, and the kernels are timed as the best of short runs too). */
+static machine_bounds measure_bounds(vlm_thread_pool *pool) {
+  machine_bounds bounds = {{0, 0}, {0, 0}};
+  cpu_kernel_path path = cpu_kernel_path_active();
   const size_t bytes = (size_t)512 << 20;
-  uint64_t *data = vlm_allocate(NULL, bytes, VLM_DEFAULT_ALIGNMENT);
-  if (!data) return 0;
-  memset(data, 1, bytes);
-  read_job job = {.data = data};
-  double best = 1e30;
-  for (int pass = 0; pass < 5; pass++) {
-    double start = now_seconds();
-    vlm_thread_pool_parallel_for(pool, (int64_t)(bytes / 8), 1 << 16, read_range, &job);
-    double elapsed = now_seconds() - start;
-    if (elapsed < best) best = elapsed;
+  void *data = vlm_allocate(NULL, bytes, VLM_DEFAULT_ALIGNMENT);
+  if (data) {
+    memset(data, 1, bytes);
+    for (int pass = 0; pass < 5; pass++) {
+      bench_time start = bench_now();
+      double gb_per_s = cpu_measure_read_gb_per_s(pool, path, data, (int64_t)bytes, 1);
+      bench_time elapsed = bench_since(start);
+      double cpu = gb_per_s > 0 ? gb_per_s * elapsed.wall / elapsed.cpu : 0;
+      if (gb_per_s > bounds.read_gb_per_s.wall) bounds.read_gb_per_s.wall = gb_per_s;
+      if (cpu > bounds.read_gb_per_s.cpu) bounds.read_gb_per_s.cpu = cpu;
+    }
+    vlm_release(NULL, data);
   }
-  vlm_release(NULL, data);
-  return (double)bytes / best / 1e9;
-}
-
-/* FMA peak: the kernel layer's measurement, best of three. */
-static double measure_fma_peak(vlm_thread_pool *pool) {
-  double best = 0;
-  for (int pass = 0; pass < 3; pass++) {
-    double gflops = cpu_measure_fma_peak_gflops(pool);
-    if (gflops > best) best = gflops;
+  for (int pass = 0; pass < 20; pass++) {
+    bench_time start = bench_now();
+    double gflops = cpu_measure_fma_peak_gflops(pool, path);
+    bench_time elapsed = bench_since(start);
+    double cpu = gflops > 0 ? gflops * elapsed.wall / elapsed.cpu : 0;
+    if (gflops > bounds.fma_gflops.wall) bounds.fma_gflops.wall = gflops;
+    if (cpu > bounds.fma_gflops.cpu) bounds.fma_gflops.cpu = cpu;
   }
-  return best;
+  return bounds;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -99,14 +134,20 @@ typedef struct model_costs {
   double head_parameters;       /* vocab x hidden */
 } model_costs;
 
-static model_costs measure_costs(const vlm_text_model *model) {
+/* The text decoder's own tensors (a multimodal checkpoint's vision tower
+ * is not read by decode). A tied LM head is the embedding table, counted
+ * once. */
+static model_costs measure_costs(const vlm_model *opened, const vlm_text_model *model) {
   model_costs costs = {0};
   const vlm_checkpoint *weights = vlm_text_model_weights(model);
   const vlm_text_config *text = &vlm_text_model_config(model)->text;
   for (size_t i = 0; i < vlm_checkpoint_tensor_count(weights); i++) {
     const vlm_tensor_info *info = vlm_checkpoint_tensor_at(weights, i);
+    const vlm_expected_tensor *declared = vlm_manifest_find(&opened->manifest, info->name);
+    vlm_component component = declared ? declared->component : vlm_component_from_name(info->name);
+    if (component != VLM_COMPONENT_TEXT_DECODER && component != VLM_COMPONENT_EMBEDDINGS) continue;
     costs.weight_bytes += info->byte_size;
-    if (info->rank == 2 && strstr(info->name, "layers."))
+    if (component == VLM_COMPONENT_TEXT_DECODER && info->rank == 2)
       costs.linear_parameters += (double)info->shape[0] * (double)info->shape[1];
   }
   costs.head_parameters = (double)text->vocab_size * (double)text->hidden_size;
@@ -114,20 +155,19 @@ static model_costs measure_costs(const vlm_text_model *model) {
 }
 
 static vlm_status time_prefill(vlm_text_model *model, int64_t length, int repetitions,
-                               double *out_seconds) {
+                               bench_time *out_seconds) {
   int64_t vocab = vlm_text_model_vocab_size(model);
   int32_t *tokens = malloc((size_t)length * sizeof(int32_t));
   float *logits = malloc((size_t)vocab * sizeof(float));
   vlm_status status = tokens && logits ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int64_t i = 0; tokens && i < length; i++) tokens[i] = (int32_t)((i * 7919 + 13) % vocab);
-  *out_seconds = 1e30;
+  *out_seconds = (bench_time){1e30, 1e30};
   for (int r = 0; !status && r < repetitions; r++) {
     vlm_text_model_clear_slot(model, 0);
     vlm_prefill_logits out = {.last_row = logits};
-    double start = now_seconds();
+    bench_time start = bench_now();
     status = vlm_text_model_token_prefill(model, 0, tokens, length, NULL, &out);
-    double elapsed = now_seconds() - start;
-    if (elapsed < *out_seconds) *out_seconds = elapsed;
+    keep_best(out_seconds, bench_since(start));
   }
   vlm_text_model_clear_slot(model, 0);
   free(tokens);
@@ -138,14 +178,14 @@ static vlm_status time_prefill(vlm_text_model *model, int64_t length, int repeti
 /* Decode steps of `batch` slots, each slot first prefilled with 16 tokens.
  * Returns the best per-step time over the repetitions. */
 static vlm_status time_decode(vlm_text_model *model, int32_t batch, int64_t steps, int repetitions,
-                              double *out_step_seconds) {
+                              bench_time *out_step_seconds) {
   int64_t vocab = vlm_text_model_vocab_size(model);
   float *logits = malloc((size_t)batch * (size_t)vocab * sizeof(float));
   int32_t tokens[64], slots[64], prompt[16];
   int64_t positions[64];
   vlm_status status = logits ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int i = 0; i < 16; i++) prompt[i] = (int32_t)((i * 31 + 7) % vocab);
-  *out_step_seconds = 1e30;
+  *out_step_seconds = (bench_time){1e30, 1e30};
   for (int r = 0; !status && r < repetitions; r++) {
     for (int32_t b = 0; !status && b < batch; b++) {
       vlm_text_model_clear_slot(model, b);
@@ -154,17 +194,27 @@ static vlm_status time_decode(vlm_text_model *model, int32_t batch, int64_t step
       slots[b] = b;
       tokens[b] = (int32_t)((b * 101 + 3) % vocab);
     }
-    double start = now_seconds();
+    bench_time start = bench_now();
     for (int64_t step = 0; !status && step < steps; step++) {
       for (int32_t b = 0; b < batch; b++) positions[b] = vlm_text_model_slot_length(model, b);
       status = vlm_text_model_decode(model, batch, tokens, positions, NULL, slots, logits);
     }
-    double per_step = (now_seconds() - start) / (double)steps;
-    if (per_step < *out_step_seconds) *out_step_seconds = per_step;
+    bench_time elapsed = bench_since(start);
+    keep_best(out_step_seconds, (bench_time){elapsed.wall / (double)steps, elapsed.cpu / (double)steps});
   }
   for (int32_t b = 0; b < batch; b++) vlm_text_model_clear_slot(model, b);
   free(logits);
   return status;
+}
+
+static int64_t current_rss_bytes(void) {
+  FILE *file = fopen("/proc/self/status", "r");
+  char line[256];
+  long long kilobytes = -1;
+  while (file && fgets(line, sizeof(line), file))
+    if (sscanf(line, "VmRSS: %lld kB", &kilobytes) == 1) break;
+  if (file) fclose(file);
+  return kilobytes < 0 ? -1 : (int64_t)kilobytes * 1024;
 }
 
 static int64_t peak_rss_bytes(void) {
@@ -174,9 +224,27 @@ static int64_t peak_rss_bytes(void) {
 
 /* Decode + processor (best of `repetitions`), then the encoder's first
  * call (which may compile or load) and its best of `repetitions`. */
+/* The FLOPs of the family's encoder graph for the item (linear layers and
+ * attention, vlm_graph_flops), or 0 when it cannot be built. */
+static double encoder_flops(const vlm_model *model, const vlm_media_item *item) {
+  const vlm_family_image *path = model->family ? model->family->image : NULL;
+  int64_t rows = 0;
+  if (!path || path->encoder_rows(&model->config, item, &rows)) return 0;
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  vlm_encoder_nodes nodes;
+  vlm_status status = path->build_encoder(&model->config, rows, &graph, &nodes);
+  double flops = status ? 0 : vlm_graph_flops(&graph);
+  vlm_status_free(status);
+  vlm_graph_release(&graph);
+  return flops;
+}
+
 static vlm_status time_image(const vlm_benchmark_options *options, vlm_model *model, vlm_thread_pool *pool,
-                             int repetitions, vlm_media_encoder *encoder, vlm_string_builder *json) {
-  double preprocess = 1e30, first = 0, encode = 1e30;
+                             int repetitions, vlm_media_encoder *encoder, const machine_bounds *bounds,
+                             vlm_string_builder *json) {
+  double preprocess = 1e30, first = 0;
+  bench_time encode = {1e30, 1e30};
   vlm_media_item item = {0};
   vlm_status status = VLM_OK;
   for (int r = 0; !status && r < repetitions; r++) {
@@ -196,27 +264,36 @@ static vlm_status time_image(const vlm_benchmark_options *options, vlm_model *mo
     status = vlm_media_encoder_open_cpu(model, VLM_MEDIA_IMAGE, &cpu, &encoder);
   }
   float *features = status ? NULL
-                           : malloc((size_t)(item.token_count * model->config.text.hidden_size) * sizeof(float));
+                           : malloc((size_t)(item.token_count * encoder->operations->output_width(encoder->self)) *
+                                    sizeof(float));
   if (!status && !features) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int r = 0; !status && r <= repetitions; r++) {
-    double start = now_seconds();
+    bench_time start = bench_now();
     status = encoder->operations->encode(encoder->self, &item, features);
-    double elapsed = now_seconds() - start;
-    if (r == 0) first = elapsed;
-    else if (elapsed < encode) encode = elapsed;
+    bench_time elapsed = bench_since(start);
+    if (r == 0) first = elapsed.wall;
+    else keep_best(&encode, elapsed);
   }
   if (!status) {
-    progress(options, "image %lldx%lld -> %lld tokens: preprocess %.1f ms, encode %.1f ms on %s",
+    /* FLOPs of the cpu encoder graph; the fraction is of this machine's
+     * cpu peak, whichever backend ran it. */
+    double flops = encoder_flops(model, &item);
+    double fraction = flops > 0 && bounds->fma_gflops.wall > 0 ? flops / encode.wall / 1e9 / bounds->fma_gflops.wall : 0;
+    double fraction_cpu = flops > 0 && bounds->fma_gflops.cpu > 0 ? flops / encode.cpu / 1e9 / bounds->fma_gflops.cpu : 0;
+    progress(options, "image %lldx%lld -> %lld tokens: preprocess %.1f ms, encode %.1f ms on %s (%.0f%% of the fma peak, "
+             "%.0f%% in cpu time)",
              (long long)item.source_width, (long long)item.source_height, (long long)item.token_count,
-             preprocess * 1e3, encode * 1e3, encoder->operations->backend);
+             preprocess * 1e3, encode.wall * 1e3, encoder->operations->backend, 100 * fraction, 100 * fraction_cpu);
     vlm_sb_append_literal(json, ",\"image\":{\"path\":");
     vlm_sb_append_json_string(json, options->image_path, strlen(options->image_path));
     vlm_sb_appendf(json, ",\"width\":%lld,\"height\":%lld,\"processor\":\"%s\",\"grid\":[%lld,%lld,%lld],"
                    "\"tokens\":%lld,\"preprocess_seconds\":%.5f,\"encode_backend\":\"%s\","
-                   "\"first_encode_seconds\":%.5f,\"encode_seconds\":%.5f}",
+                   "\"first_encode_seconds\":%.5f,\"encode_seconds\":%.5f,\"encode_cpu_seconds\":%.5f,"
+                   "\"encode_gflop\":%.3f,\"fraction_of_fma_peak\":%.3f,\"fraction_of_fma_peak_cpu_time\":%.3f}",
                    (long long)item.source_width, (long long)item.source_height, item.processor,
                    (long long)item.grid[0], (long long)item.grid[1], (long long)item.grid[2],
-                   (long long)item.token_count, preprocess, encoder->operations->backend, first, encode);
+                   (long long)item.token_count, preprocess, encoder->operations->backend, first, encode.wall,
+                   encode.cpu, flops / 1e9, fraction, fraction_cpu);
   }
   free(features);
   vlm_media_item_release(&item);
@@ -235,7 +312,9 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   int64_t steps = options->decode_steps > 0 ? options->decode_steps : 32;
   int repetitions = options->repetitions > 0 ? options->repetitions : 3;
   int32_t slots = 1;
-  int64_t longest = 16 + steps;
+  int64_t longest = 0;
+  if (!vlm_int64_add(16, steps, &longest))
+    return VLM_ERROR(INVALID_ARGUMENT, "bench: %lld decode steps is too many", (long long)steps);
   for (int i = 0; i < batch_count; i++) {
     if (batches[i] < 1 || batches[i] > 64)
       return VLM_ERROR(INVALID_ARGUMENT, "bench: decode batch %d is outside 1..64", batches[i]);
@@ -261,20 +340,32 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
     vlm_thread_pool_release(pool);
     return status;
   }
-  progress(options, "measuring read bandwidth and FMA peak on %d threads", vlm_thread_pool_size(pool));
-  double bandwidth = measure_read_bandwidth(pool), fma_peak = measure_fma_peak(pool);
-  model_costs costs = measure_costs(model);
+  int64_t rss_after_load = current_rss_bytes();
+  bench_threads = vlm_thread_pool_size(pool);
+  bench_pool = pool;
+  double load_before = load_average();
+  progress(options, "measuring read bandwidth and FMA peak on %d threads (%s path)", bench_threads,
+           cpu_kernel_path_name(cpu_kernel_path_active()));
+  machine_bounds bounds = measure_bounds(pool);
+  model_costs costs = measure_costs(opened, model);
   const vlm_text_config *text = &vlm_text_model_config(model)->text;
   vlm_string_builder json = {0};
   vlm_sb_append_literal(&json, "{\"model\":");
   vlm_sb_append_json_string(&json, options->model_dir, strlen(options->model_dir));
-  vlm_sb_appendf(&json, ",\"backend\":\"cpu\",\"threads\":%d,\"load_seconds\":%.4f,"
-                 "\"weight_bytes\":%llu,\"read_bandwidth_gb_per_s\":%.2f,\"fma_peak_gflops\":%.1f",
-                 vlm_thread_pool_size(pool), load_seconds, (unsigned long long)costs.weight_bytes,
-                 bandwidth, fma_peak);
+  char isa[160], brand[64];
+  cpu_features_describe(isa, sizeof(isa));
+  cpu_features_brand(brand, sizeof(brand));
+  vlm_sb_appendf(&json, ",\"backend\":\"cpu\",\"kernel_path\":\"%s\",\"isa\":\"%s\",\"cpu\":",
+                 cpu_kernel_path_name(cpu_kernel_path_active()), isa);
+  vlm_sb_append_json_string(&json, brand, strlen(brand));
+  vlm_sb_appendf(&json, ",\"threads\":%d,\"load_seconds\":%.4f,\"rss_after_load_bytes\":%lld,"
+                 "\"weight_bytes\":%llu,\"read_bandwidth_gb_per_s\":%.2f,\"read_bandwidth_gb_per_s_cpu_time\":%.2f,"
+                 "\"fma_peak_gflops\":%.1f,\"fma_peak_gflops_cpu_time\":%.1f",
+                 bench_threads, load_seconds, (long long)rss_after_load, (unsigned long long)costs.weight_bytes,
+                 bounds.read_gb_per_s.wall, bounds.read_gb_per_s.cpu, bounds.fma_gflops.wall, bounds.fma_gflops.cpu);
   vlm_sb_append_literal(&json, ",\"prefill\":[");
   for (int i = 0; !status && i < length_count; i++) {
-    double seconds = 0;
+    bench_time seconds;
     status = time_prefill(model, lengths[i], repetitions, &seconds);
     if (status) break;
     double t = (double)lengths[i];
@@ -283,32 +374,46 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
     double flops = 2 * costs.linear_parameters * t + 2 * costs.head_parameters +
                    (double)text->num_hidden_layers * 2 * 2 * (double)text->num_attention_heads *
                        (double)text->head_dim * t * (t + 1) / 2;
-    double gflops = flops / seconds / 1e9;
-    progress(options, "prefill %lld tokens: %.1f tokens/s, %.1f GFLOP/s", (long long)lengths[i],
-             t / seconds, gflops);
-    vlm_sb_appendf(&json, "%s{\"tokens\":%lld,\"seconds\":%.5f,\"tokens_per_second\":%.2f,"
-                   "\"gflops\":%.2f,\"fraction_of_fma_peak\":%.3f}",
-                   i ? "," : "", (long long)lengths[i], seconds, t / seconds, gflops,
-                   fma_peak > 0 ? gflops / fma_peak : 0.0);
+    double gflops = flops / seconds.wall / 1e9, gflops_cpu = flops / seconds.cpu / 1e9;
+    double fraction = bounds.fma_gflops.wall > 0 ? gflops / bounds.fma_gflops.wall : 0.0;
+    double fraction_cpu = bounds.fma_gflops.cpu > 0 ? gflops_cpu / bounds.fma_gflops.cpu : 0.0;
+    progress(options, "prefill %lld tokens: %.1f tokens/s, %.1f GFLOP/s (%.0f%% of the fma peak, %.0f%% in cpu time)",
+             (long long)lengths[i], t / seconds.wall, gflops, 100 * fraction, 100 * fraction_cpu);
+    vlm_sb_appendf(&json, "%s{\"tokens\":%lld,\"seconds\":%.5f,\"cpu_seconds\":%.5f,\"tokens_per_second\":%.2f,"
+                   "\"gflops\":%.2f,\"fraction_of_fma_peak\":%.3f,\"fraction_of_fma_peak_cpu_time\":%.3f}",
+                   i ? "," : "", (long long)lengths[i], seconds.wall, seconds.cpu, t / seconds.wall, gflops, fraction,
+                   fraction_cpu);
   }
   vlm_sb_append_literal(&json, "],\"decode\":[");
   for (int i = 0; !status && i < batch_count; i++) {
-    double step_seconds = 0;
-    status = time_decode(model, batches[i], steps, repetitions, &step_seconds);
+    bench_time step;
+    status = time_decode(model, batches[i], steps, repetitions, &step);
     if (status) break;
-    double tokens_per_second = batches[i] / step_seconds;
-    /* The bound: every weight byte read once per step from memory. */
-    double bound_step_seconds = (double)costs.weight_bytes / (bandwidth * 1e9);
-    progress(options, "decode batch %d: %.1f tokens/s (%.2f ms/step, %.0f%% of the bandwidth bound)",
-             batches[i], tokens_per_second, step_seconds * 1e3, 100 * bound_step_seconds / step_seconds);
-    vlm_sb_appendf(&json, "%s{\"batch\":%d,\"steps\":%lld,\"ms_per_step\":%.3f,"
-                   "\"tokens_per_second\":%.2f,\"fraction_of_bandwidth_bound\":%.3f}",
-                   i ? "," : "", batches[i], (long long)steps, step_seconds * 1e3, tokens_per_second,
-                   bound_step_seconds / step_seconds);
+    double tokens_per_second = batches[i] / step.wall;
+    /* The bounds: every weight byte read once per step from memory, and
+     * (batched) the multiply-adds at the FMA peak; the roofline is the
+     * larger of the two. */
+    double flops = 2 * (costs.linear_parameters + costs.head_parameters) * batches[i];
+    double read_bound = (double)costs.weight_bytes / (bounds.read_gb_per_s.wall * 1e9);
+    double read_bound_cpu = (double)costs.weight_bytes / (bounds.read_gb_per_s.cpu * 1e9);
+    double fma_bound = flops / (bounds.fma_gflops.wall * 1e9), fma_bound_cpu = flops / (bounds.fma_gflops.cpu * 1e9);
+    double roofline = read_bound > fma_bound ? read_bound : fma_bound;
+    double roofline_cpu = read_bound_cpu > fma_bound_cpu ? read_bound_cpu : fma_bound_cpu;
+    progress(options, "decode batch %d: %.1f tokens/s (%.2f ms/step, %.0f%% of the bandwidth bound, %.0f%% of the "
+             "roofline, %.0f%% in cpu time)",
+             batches[i], tokens_per_second, step.wall * 1e3, 100 * read_bound / step.wall, 100 * roofline / step.wall,
+             100 * roofline_cpu / step.cpu);
+    vlm_sb_appendf(&json, "%s{\"batch\":%d,\"steps\":%lld,\"ms_per_step\":%.3f,\"cpu_ms_per_step\":%.3f,"
+                   "\"tokens_per_second\":%.2f,\"fraction_of_bandwidth_bound\":%.3f,\"fraction_of_roofline\":%.3f,"
+                   "\"fraction_of_roofline_cpu_time\":%.3f}",
+                   i ? "," : "", batches[i], (long long)steps, step.wall * 1e3, step.cpu * 1e3, tokens_per_second,
+                   read_bound / step.wall, roofline / step.wall, roofline_cpu / step.cpu);
   }
   vlm_sb_append_literal(&json, "]");
-  if (!status && options->image_path) status = time_image(options, opened, pool, repetitions, options->image_encoder, &json);
+  if (!status && options->image_path)
+    status = time_image(options, opened, pool, repetitions, options->image_encoder, &bounds, &json);
   else vlm_media_encoder_release(options->image_encoder);
+  vlm_sb_appendf(&json, ",\"load_average\":[%.2f,%.2f]", load_before, load_average());
   vlm_sb_appendf(&json, ",\"peak_rss_bytes\":%lld}\n", (long long)peak_rss_bytes());
   vlm_text_model_release(model);
   vlm_model_release(opened);

@@ -1,11 +1,13 @@
-/* The serving engine's public side: open/release, image loading, request
+/* The serving engine's public side: open/release, audio loading, request
  * preparation and admission on the caller's thread, cancellation, drain
- * and metrics. The scheduler thread lives in scheduler.c. */
+ * and metrics. Images are loaded in engine_images.c, the scheduler thread
+ * lives in scheduler.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "backends/cpu/cpu_modules.h"
+#include "core/checked.h"
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
@@ -15,6 +17,7 @@
 
 #define DEFAULT_MAX_TOKENS 256
 #define DEFAULT_QUEUE_LIMIT 64
+#define DEFAULT_IMAGE_BUDGET ((uint64_t)2 << 30)
 
 static const double time_to_first_token_bounds[VLM_ENGINE_HISTOGRAM_BUCKETS] = {
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
@@ -84,6 +87,11 @@ static vlm_status start_scheduler(vlm_engine *engine) {
   engine->logits = malloc((size_t)engine->slot_count * (size_t)engine->vocab_size * sizeof(float));
   engine->chunk_features = malloc(chunk * (size_t)engine->decoder_shape.hidden_size * sizeof(float));
   engine->chunk_mask = malloc(chunk * sizeof(int32_t));
+  size_t layer_features = (size_t)engine->decoder_shape.layer_feature_count;
+  if (layer_features) {
+    engine->chunk_layer_features = malloc(layer_features * chunk * (size_t)engine->decoder_shape.hidden_size * sizeof(float));
+    if (!engine->chunk_layer_features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
   engine->chunk_tokens = malloc(chunk * sizeof(int32_t));
   engine->chunk_positions = malloc(3 * chunk * sizeof(int64_t));
   engine->chunk_capacity = engine->prefill_chunk;
@@ -119,6 +127,11 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
   engine->allocator = options->allocator;
   engine->slot_count = options->slot_count ? options->slot_count : 1;
   engine->queue_limit = options->queue_limit ? options->queue_limit : DEFAULT_QUEUE_LIMIT;
+  engine->image_memory_budget = options->image_memory_budget ? options->image_memory_budget : DEFAULT_IMAGE_BUDGET;
+  engine->image_wait_seconds = options->image_wait_seconds > 0 ? options->image_wait_seconds : 10.0;
+  engine->max_prompt_bytes = options->max_prompt_bytes;
+  pthread_mutex_init(&engine->image_mutex, NULL);
+  pthread_cond_init(&engine->image_released, NULL);
   pthread_mutex_init(&engine->vision_mutex, NULL);
   pthread_mutex_init(&engine->mutex, NULL);
   pthread_cond_init(&engine->wake, NULL);
@@ -137,10 +150,11 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
     if (engine->decoding_prefill_chunk > engine->prefill_chunk) engine->decoding_prefill_chunk = engine->prefill_chunk;
     collect_stop_tokens(engine);
     init_metrics(engine);
+    status = engine_caches_open(engine, options);
     if (engine->accepts_images && !engine->image_encoder && strcmp(engine->decoder->operations->backend, "cpu") != 0)
       vlm_log(VLM_LOG_WARN, "%s: the vision encoder and projector run on the cpu backend (host fallback), "
               "not on %s", model->directory, engine->decoder->operations->backend);
-    status = start_scheduler(engine);
+    if (!status) status = start_scheduler(engine);
   }
   if (status) {
     vlm_engine_release(engine);
@@ -159,9 +173,11 @@ void vlm_engine_release(vlm_engine *engine) {
     pthread_mutex_unlock(&engine->mutex);
     pthread_join(engine->thread, NULL);
   }
+  engine_caches_release(engine);
   free(engine->slots);
   free(engine->logits);
   free(engine->chunk_features);
+  free(engine->chunk_layer_features);
   free(engine->chunk_mask);
   free(engine->chunk_tokens);
   free(engine->chunk_positions);
@@ -173,6 +189,8 @@ void vlm_engine_release(vlm_engine *engine) {
   vlm_media_encoder_release(engine->audio_encoder);
   vlm_thread_pool_release(engine->pool);
   vlm_model_release(engine->model);
+  pthread_mutex_destroy(&engine->image_mutex);
+  pthread_cond_destroy(&engine->image_released);
   pthread_mutex_destroy(&engine->vision_mutex);
   pthread_mutex_destroy(&engine->mutex);
   pthread_cond_destroy(&engine->wake);
@@ -197,6 +215,9 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   out_info->decoding_prefill_chunk = engine->decoding_prefill_chunk;
   out_info->queue_limit = engine->queue_limit;
   out_info->vocab_size = engine->vocab_size;
+  out_info->prefix_cache_bytes = engine->metrics.prefix_cache_budget_bytes;
+  out_info->prefix_cache_block = engine->prefix_cache ? prefix_cache_block_positions(engine->prefix_cache) : 0;
+  out_info->encoder_cache_bytes = engine->metrics.encoder_cache_budget_bytes;
 }
 
 vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
@@ -214,88 +235,6 @@ vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
 
 int64_t vlm_engine_default_max_tokens(const vlm_engine *engine) {
   return engine->model->generation.max_new_tokens ? engine->model->generation.max_new_tokens : DEFAULT_MAX_TOKENS;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Images (callers' threads)                                              */
-/* ---------------------------------------------------------------------- */
-
-static vlm_status refuse_images(const vlm_engine *engine, int image_count) {
-  if (engine->model->family && engine->model->family->image && !engine->model->has_processor)
-    return VLM_ERROR(UNIMPLEMENTED, "%s has no preprocessor_config.json or processor_config.json: its images "
-                     "cannot be processed; the request has %d image(s)",
-                     engine->model->directory, image_count);
-  return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' takes no image input; the request has %d image(s)",
-                   engine->config->model_type, image_count);
-}
-
-/* The image encoder: the one given at open, or the cpu backend's, built
- * with the first image, under its lock. */
-static vlm_status ensure_vision(vlm_engine *engine, int image_count) {
-  if (!engine->accepts_images) return refuse_images(engine, image_count);
-  pthread_mutex_lock(&engine->vision_mutex);
-  vlm_status status = VLM_OK;
-  if (!engine->image_encoder) {
-    vlm_cpu_encoder_options options = {.pool = engine->pool};
-    status = vlm_media_encoder_open_cpu(engine->model, VLM_MEDIA_IMAGE, &options, &engine->image_encoder);
-  }
-  if (!status && engine->image_encoder->operations->output_width(engine->image_encoder->self) !=
-                     engine->decoder_shape.hidden_size)
-    status = VLM_ERROR(INTERNAL, "the %s image encoder gives %lld-wide features, the text decoder takes %lld",
-                       engine->image_encoder->operations->backend,
-                       (long long)engine->image_encoder->operations->output_width(engine->image_encoder->self),
-                       (long long)engine->decoder_shape.hidden_size);
-  pthread_mutex_unlock(&engine->vision_mutex);
-  return status;
-}
-
-static vlm_status finish_loaded_image(vlm_engine *engine, const vlm_image *image, const char *name, double start,
-                                      vlm_loaded_image *out_image) {
-  vlm_media_item *item = calloc(1, sizeof(*item));
-  if (!item) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  vlm_status status = vlm_status_annotate(vlm_model_image_item(engine->model, image, engine->allocator, item), "%s",
-                                          name);
-  if (status) {
-    free(item);
-    return status;
-  }
-  item->preprocess_seconds = engine_now_seconds() - start;
-  *out_image = (vlm_loaded_image){item, item->token_count, item->preprocess_seconds};
-  return VLM_OK;
-}
-
-vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, const void *cancel,
-                                      vlm_loaded_image *out_image) {
-  memset(out_image, 0, sizeof(*out_image));
-  double start = engine_now_seconds();
-  VLM_RETURN_IF_ERROR(ensure_vision(engine, 1));
-  vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
-  vlm_image image;
-  VLM_RETURN_IF_ERROR(vlm_image_decode_file(path, &options, &image));
-  vlm_status status = finish_loaded_image(engine, &image, path, start, out_image);
-  vlm_image_release(&image);
-  return status;
-}
-
-vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data, size_t size,
-                                        const char *name, const void *cancel,
-                                        vlm_loaded_image *out_image) {
-  memset(out_image, 0, sizeof(*out_image));
-  double start = engine_now_seconds();
-  VLM_RETURN_IF_ERROR(ensure_vision(engine, 1));
-  vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
-  vlm_image image;
-  VLM_RETURN_IF_ERROR(vlm_image_decode_memory(data, size, name, &options, &image));
-  vlm_status status = finish_loaded_image(engine, &image, name ? name : "image", start, out_image);
-  vlm_image_release(&image);
-  return status;
-}
-
-void vlm_loaded_image_release(vlm_loaded_image *image) {
-  if (!image) return;
-  vlm_media_item_release(image->item);
-  free(image->item);
-  memset(image, 0, sizeof(*image));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -414,34 +353,145 @@ void vlm_engine_request_release(vlm_engine_request *request) {
   if (free_now) engine_request_free(request);
 }
 
-static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options) {
+/* media_given: the request's images and clips are loaded (submit), or
+ * only counted (admission before decoding). */
+static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options,
+                                bool media_given) {
   if (!options->messages_json == !options->raw_prompt)
     return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages or a raw prompt");
-  if (options->image_count < 0 || (options->image_count > 0 && !options->images))
+  if (options->image_count < 0 || (options->image_count > 0 && !options->images && !media_given))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none", options->image_count);
-  if (options->image_count > 0 && !engine->accepts_images) return refuse_images(engine, options->image_count);
-  if (options->audio_count < 0 || (options->audio_count > 0 && !options->audio))
+  if (options->image_count > 0 && !engine->accepts_images) return engine_refuse_images(engine, options->image_count);
+  if (options->audio_count < 0 || (options->audio_count > 0 && !options->audio && !media_given))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d audio clip(s) but gives none", options->audio_count);
   if (options->audio_count > 0 && !engine->accepts_audio) return refuse_audio(engine, options->audio_count);
   if (options->max_tokens < 0) return VLM_ERROR(INVALID_ARGUMENT, "max_tokens must not be negative");
   if (options->stop_count && !options->stop)
     return VLM_ERROR(INVALID_ARGUMENT, "the request names stop strings but gives none");
-  for (size_t i = 0; i < options->stop_count; i++)
+  /* The stop matcher runs on the scheduler thread for every token, in time
+   * that grows with the square of a stop string's length: both are bounded
+   * so one request cannot stall every stream. */
+  if (options->stop_count > ENGINE_MAX_STOP_STRINGS)
+    return VLM_ERROR(INVALID_ARGUMENT, "the request has %zu stop strings; at most %d are accepted",
+                     options->stop_count, ENGINE_MAX_STOP_STRINGS);
+  for (size_t i = 0; i < options->stop_count; i++) {
     if (!options->stop[i] || !options->stop[i][0])
       return VLM_ERROR(INVALID_ARGUMENT, "stop string %zu is empty", i);
+    size_t length = strnlen(options->stop[i], ENGINE_MAX_STOP_BYTES + 1);
+    if (length > ENGINE_MAX_STOP_BYTES)
+      return VLM_ERROR(INVALID_ARGUMENT, "stop string %zu is over %d bytes", i, ENGINE_MAX_STOP_BYTES);
+  }
   return vlm_sampling_params_validate(&options->sampling);
 }
 
+/* What the request's media take of the prompt: their placeholders in the
+ * text and the positions they expand to. Loaded items give their own
+ * counts; before decoding, the images' counts come from their headers
+ * (image_tokens) and each clip counts as its placeholder alone (a lower
+ * bound: the exact count is checked again at submit). */
+typedef struct media_positions {
+  int placeholders;
+  int64_t positions;
+} media_positions;
+
+static vlm_status count_media(const vlm_engine_request_options *options, const vlm_engine_request *request,
+                              const int64_t *image_tokens, media_positions *out) {
+  memset(out, 0, sizeof(*out));
+  int items = request ? request->item_count : options->image_count + options->audio_count;
+  for (int i = 0; i < items; i++) {
+    int64_t tokens = request ? request->items[i].token_count : i < options->image_count ? image_tokens[i] : 1;
+    if (tokens <= 0) return VLM_ERROR(INVALID_ARGUMENT, "media item %d takes %lld tokens", i, (long long)tokens);
+    if (!vlm_int64_add(out->positions, tokens, &out->positions))
+      return VLM_ERROR(OUT_OF_RANGE, "the media items' token counts overflow");
+  }
+  out->placeholders = items;
+  return VLM_OK;
+}
+
+/* The byte limit on the rendered (or raw) prompt, from what the capacity
+ * leaves it. Refuses at once when max_tokens and the media alone do not
+ * fit. With a tokenizer bound B (vlm_tokenizer_max_bytes_per_token) a
+ * prompt of more than room x B bytes has more than room tokens: it cannot
+ * fit, whatever the text. */
+typedef struct prompt_budget {
+  size_t max_bytes;
+  bool from_capacity;       /* sound: the capacity's own limit, not a policy */
+  int64_t text_tokens;      /* room for the text, placeholders included */
+  size_t bytes_per_token;
+} prompt_budget;
+
+static vlm_status plan_prompt_budget(const vlm_engine *engine, int64_t max_tokens, const media_positions *media,
+                                     prompt_budget *out) {
+  memset(out, 0, sizeof(*out));
+  int64_t capacity = engine_decoder_capacity(engine), taken = 0;
+  if (!vlm_int64_add(max_tokens, media->positions, &taken) || taken > capacity)
+    return VLM_ERROR(OUT_OF_RANGE,
+                     "context length exceeded: max_tokens is %lld and the %d media item(s) take %lld positions, "
+                     "over the capacity of %lld before the prompt's text",
+                     (long long)max_tokens, media->placeholders, (long long)media->positions, (long long)capacity);
+  /* Each item's placeholder is one token of the text. */
+  out->text_tokens = capacity - taken + media->placeholders;
+  out->bytes_per_token = vlm_tokenizer_max_bytes_per_token(engine->tokenizer);
+  size_t limit = 0;
+  if (out->bytes_per_token) {
+    if (!vlm_size_multiply((size_t)out->text_tokens, out->bytes_per_token, &limit)) limit = SIZE_MAX;
+    out->from_capacity = true;
+  } else if (!vlm_size_multiply((size_t)capacity, 64, &limit)) {
+    limit = SIZE_MAX;
+  }
+  if (engine->max_prompt_bytes && engine->max_prompt_bytes < limit) {
+    limit = engine->max_prompt_bytes;
+    out->from_capacity = false;
+  }
+  out->max_bytes = limit;
+  return VLM_OK;
+}
+
+static vlm_status prompt_too_long(const vlm_engine *engine, const prompt_budget *budget) {
+  if (budget->from_capacity)
+    return VLM_ERROR(OUT_OF_RANGE,
+                     "context length exceeded: the prompt is over %zu bytes, more than the %lld tokens the "
+                     "capacity of %lld leaves it can hold (this tokenizer takes at most %zu bytes per token)",
+                     budget->max_bytes, (long long)budget->text_tokens,
+                     (long long)engine_decoder_capacity(engine), budget->bytes_per_token);
+  return VLM_ERROR(OUT_OF_RANGE, "the prompt is over the limit of %zu bytes", budget->max_bytes);
+}
+
 /* Chat template (or the raw prompt), placeholders expanded, tokenized,
- * positions: engine/prompt.c. */
+ * positions: engine/prompt.c. The prompt's bytes are bounded first, and
+ * rendering stops as soon as the rendered prompt passes the bound, so a
+ * prompt that cannot fit is never tokenized. Without `request` (admission
+ * before decoding) nothing is expanded: *out_prompt holds the text's ids,
+ * each placeholder one of them. */
+static vlm_status build_prompt(vlm_engine *engine, const vlm_engine_request_options *options, int64_t max_tokens,
+                               const vlm_engine_request *request, const media_positions *media,
+                               engine_prompt *out_prompt) {
+  prompt_budget budget;
+  VLM_RETURN_IF_ERROR(plan_prompt_budget(engine, max_tokens, media, &budget));
+  if (options->raw_prompt && strnlen(options->raw_prompt, budget.max_bytes + 1) > budget.max_bytes)
+    return prompt_too_long(engine, &budget);
+  bool too_long = false;
+  engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
+                                 .items = request ? request->items : NULL,
+                                 .item_count = request ? request->item_count : 0,
+                                 .max_prompt_bytes = budget.max_bytes, .prompt_limit_reached = &too_long,
+                                 .ids_only = request == NULL};
+  vlm_status status =
+      engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, out_prompt);
+  if (status && too_long) {
+    vlm_status_free(status);
+    return prompt_too_long(engine, &budget);
+  }
+  return status;
+}
+
 static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_options *options,
                                   vlm_engine_request *request) {
-  if (options->image_count > 0) VLM_RETURN_IF_ERROR(ensure_vision(engine, options->image_count));
+  media_positions media;
+  VLM_RETURN_IF_ERROR(count_media(options, request, NULL, &media));
+  if (options->image_count > 0) VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, options->image_count));
   if (options->audio_count > 0) VLM_RETURN_IF_ERROR(ensure_audio(engine, options->audio_count));
-  engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
-                                 .items = request->items, .item_count = request->item_count};
-  VLM_RETURN_IF_ERROR(
-      engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, &request->prompt));
+  VLM_RETURN_IF_ERROR(build_prompt(engine, options, request->max_tokens, request, &media, &request->prompt));
   /* The scheduler encodes items in prompt order (images and clips may
    * interleave there); each kind's keep their own order. */
   vlm_media_item *ordered = request->item_count ? malloc((size_t)request->item_count * sizeof(*ordered)) : NULL;
@@ -452,15 +502,19 @@ static vlm_status tokenize_prompt(vlm_engine *engine, const vlm_engine_request_o
   return VLM_OK;
 }
 
-static vlm_status check_capacity(const vlm_engine *engine, const vlm_engine_request *request) {
+/* prompt + max_tokens must fit the slot. max_tokens is the caller's number
+ * (up to INT64_MAX from a request body), so the sum is checked: a wrapped
+ * sum would admit the request, and the slot's completion buffer is sized
+ * from max_tokens. */
+static vlm_status check_capacity(const vlm_engine *engine, int64_t prompt, int64_t max_tokens) {
   int64_t capacity = engine_decoder_capacity(engine);
-  int64_t prompt = request->prompt.count;
-  if (prompt + request->max_tokens <= capacity) return VLM_OK;
+  int64_t needed = 0;
+  if (vlm_int64_add(prompt, max_tokens, &needed) && needed <= capacity) return VLM_OK;
   int64_t room = capacity - prompt;
   return VLM_ERROR(OUT_OF_RANGE,
                    "context length exceeded: the prompt has %lld tokens and max_tokens is %lld, over "
                    "the capacity of %lld (%lld tokens left for the completion)",
-                   (long long)prompt, (long long)request->max_tokens, (long long)capacity,
+                   (long long)prompt, (long long)max_tokens, (long long)capacity,
                    (long long)(room > 0 ? room : 0));
 }
 
@@ -505,8 +559,14 @@ static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_r
   bool complete = request && (!count || items);
   for (int i = 0; i < count; i++) {
     vlm_loaded_image *loaded = i < images ? &options->images[i] : &options->audio[i - images];
-    if (items && loaded->item) items[i] = *loaded->item;
-    else complete = false;
+    if (items && loaded->item) {
+      items[i] = *loaded->item;
+      /* The caches' key, hashed here (on the caller's thread) for every
+       * item however it was made. */
+      vlm_media_item_digest(&items[i], items[i].content_digest);
+    } else {
+      complete = false;
+    }
     free(loaded->item);
     memset(loaded, 0, sizeof(*loaded));
   }
@@ -524,14 +584,18 @@ static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_r
   return request;
 }
 
+/* Under engine->mutex. */
+static vlm_status check_queue(const vlm_engine *engine) {
+  if (engine->draining || engine->stopping) return VLM_ERROR(UNAVAILABLE, "the server is shutting down");
+  if (engine->queue_length >= engine->queue_limit)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "too many requests: %lld are already waiting for one of %d slots",
+                     (long long)engine->queue_length, engine->slot_count);
+  return VLM_OK;
+}
+
 static vlm_status enqueue(vlm_engine *engine, vlm_engine_request *request) {
   pthread_mutex_lock(&engine->mutex);
-  vlm_status status = VLM_OK;
-  if (engine->draining || engine->stopping)
-    status = VLM_ERROR(UNAVAILABLE, "the server is shutting down");
-  else if (engine->queue_length >= engine->queue_limit)
-    status = VLM_ERROR(RESOURCE_EXHAUSTED, "too many requests: %lld are already waiting for one of %d slots",
-                       (long long)engine->queue_length, engine->slot_count);
+  vlm_status status = check_queue(engine);
   if (!status) {
     if (engine->queue_tail) engine->queue_tail->next_in_queue = request;
     else engine->queue_head = request;
@@ -569,10 +633,10 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   request->logprobs = options->logprobs;
   request->submit_time = start;
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
-  if (!status) status = check_options(engine, options);
+  if (!status) status = check_options(engine, options, false);
   if (!status) status = copy_stop_strings(request, options);
   if (!status) status = tokenize_prompt(engine, options, request);
-  if (!status) status = check_capacity(engine, request);
+  if (!status) status = check_capacity(engine, request->prompt.count, request->max_tokens);
   if (!status) status = check_attention_blocks(engine, request);
   for (int i = 0; i < request->item_count; i++) request->preprocess_seconds += request->items[i].preprocess_seconds;
   request->preprocess_seconds += engine_now_seconds() - start;
@@ -585,6 +649,41 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   }
   *out_request = request;
   return VLM_OK;
+}
+
+/* Counts each image placeholder among the text's ids (each one token, as
+ * the tokenizer keeps an added token whole): the same check expansion
+ * makes on the text, without the items. */
+static vlm_status count_image_placeholders(const vlm_engine *engine, const engine_prompt *prompt, int images) {
+  if (images <= 0) return VLM_OK;
+  int64_t id = engine->model->family->image->placeholder_token(engine->config), found = 0;
+  for (int64_t i = 0; i < prompt->count; i++) found += prompt->ids[i] == id;
+  if (found == images) return VLM_OK;
+  return VLM_ERROR(INVALID_ARGUMENT, "the prompt has %lld image placeholder(s) (token %lld) but the request has %d "
+                   "image(s)", (long long)found, (long long)id, images);
+}
+
+vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_request_options *options,
+                                      const int64_t *image_tokens) {
+  pthread_mutex_lock(&engine->mutex);
+  vlm_status status = check_queue(engine);
+  pthread_mutex_unlock(&engine->mutex);
+  if (!status && options->image_count > 0 && !image_tokens)
+    status = VLM_ERROR(INVALID_ARGUMENT, "admission for %d image(s) needs their token counts", options->image_count);
+  if (!status) status = check_options(engine, options, true);
+  int64_t max_tokens = options->max_tokens ? options->max_tokens : vlm_engine_default_max_tokens(engine);
+  media_positions media = {0};
+  engine_prompt prompt = {0};
+  if (!status) status = count_media(options, NULL, image_tokens, &media);
+  if (!status) status = build_prompt(engine, options, max_tokens, NULL, &media, &prompt);
+  if (!status) status = count_image_placeholders(engine, &prompt, options->image_count);
+  int64_t total = 0;
+  if (!status && !vlm_int64_add(prompt.count - media.placeholders, media.positions, &total))
+    status = VLM_ERROR(OUT_OF_RANGE, "the prompt's token count overflows");
+  if (!status) status = check_capacity(engine, total, max_tokens);
+  engine_prompt_release(&prompt);
+  if (status) count_rejection(engine);
+  return status;
 }
 
 void vlm_engine_drain(vlm_engine *engine, double timeout_seconds) {

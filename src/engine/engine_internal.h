@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "core/thread_pool.h"
+#include "engine/encoder_cache.h"
+#include "engine/prefix_cache.h"
 #include "engine/prompt.h"
 #include "engine/sampling.h"
 #include "io/config.h"
@@ -22,6 +24,8 @@
 #include "vlm/tokenizer.h"
 
 #define ENGINE_MAX_STOP_TOKENS 16
+#define ENGINE_MAX_STOP_STRINGS 16   /* a request's stop strings */
+#define ENGINE_MAX_STOP_BYTES 1024   /* each; as the server's OPENAI_MAX_STOP_BYTES */
 
 struct vlm_engine_request {
   vlm_engine *engine;
@@ -61,9 +65,11 @@ typedef struct engine_slot {
   uint64_t admission_order;       /* prefill goes oldest first */
   bool started;                   /* sampler etc. created */
   int items_encoded;
-  float *features;                /* [feature rows of every item, hidden], filled item by item */
+  float *features;                /* [feature rows of every item, feature width], filled item by item */
   int64_t features_used;          /* feature rows already fed to prefill */
   int64_t prefilled_rows;
+  int64_t cached_rows;            /* of prefilled_rows, copied from the prefix cache */
+  int64_t kv_variant[VLM_KV_VARIANT_VALUES]; /* the decoder's, from begin_request (prefix cache keys) */
   vlm_sampler *sampler;
   vlm_detokenizer *detokenizer;
   vlm_stop_matcher *stop_matcher;
@@ -101,6 +107,16 @@ struct vlm_engine {
   vlm_media_encoder *image_encoder;
   vlm_media_encoder *audio_encoder;   /* under vision_mutex too; built with the first clip */
 
+  /* Image decoding across callers (engine_images.c): bytes reserved from
+   * headers, within image_memory_budget, under image_mutex. */
+  pthread_mutex_t image_mutex;
+  pthread_cond_t image_released;
+  uint64_t image_memory_budget;
+  double image_wait_seconds;
+  uint64_t image_bytes_in_flight;
+  uint64_t image_bytes_peak;
+  size_t max_prompt_bytes;            /* 0: only the capacity bound */
+
   /* Scheduling state, under `mutex`. */
   pthread_mutex_t mutex;
   pthread_cond_t wake;                /* work arrived, or stop */
@@ -124,13 +140,38 @@ struct vlm_engine {
    * longer than prefill_chunk: the buffers grow to chunk_capacity rows. */
   int64_t chunk_capacity;
   float *chunk_features;              /* [chunk_capacity, hidden] */
+  /* The decoder's layer features ([L, chunk_capacity, hidden]; NULL when L
+   * is 0): an encoder row is its feature then L layer features
+   * (engine_feature_width values), split into the two inputs per chunk. */
+  float *chunk_layer_features;
   int32_t *chunk_mask, *chunk_tokens; /* [chunk_capacity] */
   int64_t *chunk_positions;           /* [3, chunk_capacity] */
   float *chunk_bias;                  /* [rows, past + rows] of the last chunk with a block */
   size_t chunk_bias_floats;
+  /* The caches (NULL: off); scheduler thread only, their numbers copied
+   * into `metrics` under `mutex`. */
+  prefix_cache *prefix_cache;
+  encoder_cache *encoder_cache;
 };
 
 double engine_now_seconds(void);
+/* Values per encoder output row (see chunk_layer_features). */
+static inline int64_t engine_feature_width(const vlm_engine *engine) {
+  return engine->decoder_shape.hidden_size * (1 + (int64_t)engine->decoder_shape.layer_feature_count);
+}
+
+vlm_status engine_refuse_images(const vlm_engine *engine, int image_count);
+/* Opens the vision side and the processor config on first use. */
+vlm_status engine_ensure_vision(vlm_engine *engine, int image_count);
+/* The image memory budget (engine_images.c): waits until `bytes` fit (an
+ * image over the whole budget: until nothing else is reserved), polling
+ * `cancel`, up to image_wait_seconds; *out_reserved is what to give back. */
+vlm_status engine_reserve_image_memory(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
+                                       uint64_t *out_reserved);
+void engine_release_image_memory(vlm_engine *engine, uint64_t reserved);
+/* The most image bytes ever reserved at once (tests). */
+uint64_t engine_image_bytes_peak(vlm_engine *engine);
+
 static inline int64_t engine_decoder_capacity(const vlm_engine *engine) {
   return engine->decoder_shape.capacity;
 }
@@ -140,6 +181,18 @@ static inline int64_t engine_decoder_slot_length(const vlm_engine *engine, int32
 static inline vlm_status engine_decoder_clear_slot(vlm_engine *engine, int32_t slot) {
   return engine->decoder->operations->clear_slot(engine->decoder->self, slot);
 }
+/* The prefix cache's side of a slot (engine_cache.c): copies the longest
+ * cached prefix of the slot's prompt into its KV when it starts, and keeps
+ * its KV when it finishes. Failures only cost the reuse. */
+void engine_prefix_reuse(vlm_engine *engine, engine_slot *slot);
+void engine_prefix_keep(vlm_engine *engine, engine_slot *slot);
+/* Features of the slot's next media item from the encoder cache (true),
+ * or false; engine_encoder_keep stores what the encoder computed. */
+bool engine_encoder_reuse(vlm_engine *engine, const vlm_media_item *item, float *out_features);
+void engine_encoder_keep(vlm_engine *engine, const vlm_media_item *item, const float *features);
+/* The caches per the options (a backend without read_kv gets none, logged). */
+vlm_status engine_caches_open(vlm_engine *engine, const vlm_engine_options *options);
+void engine_caches_release(vlm_engine *engine);
 /* The scheduler thread's body. */
 void *engine_scheduler_main(void *engine);
 /* Frees a request once both the caller and the engine are done with it. */

@@ -60,6 +60,14 @@ vlm_status vlm_generator_load_image(vlm_generator *generator, const char *path,
   return vlm_engine_load_image_file(generator->engine, path, NULL, out_image);
 }
 
+vlm_status vlm_generator_image_tokens(vlm_generator *generator, const char *path, int64_t *out_tokens) {
+  *out_tokens = 0;
+  vlm_engine_image_header header;
+  VLM_RETURN_IF_ERROR(vlm_engine_read_image_header_file(generator->engine, path, &header));
+  *out_tokens = header.tokens;
+  return VLM_OK;
+}
+
 vlm_status vlm_generator_load_audio(vlm_generator *generator, const char *path, vlm_loaded_audio *out_audio) {
   return vlm_engine_load_audio_file(generator->engine, path, &generator->audio_limits, NULL, out_audio);
 }
@@ -94,12 +102,14 @@ static char *build_messages(const vlm_generation_request *request) {
   return vlm_sb_finish(&messages);
 }
 
-static vlm_status check_request(const vlm_generation_request *request) {
+/* media_given: the images and clips are loaded (vlm_generate), or only
+ * counted (vlm_generator_check). */
+static vlm_status check_request(const vlm_generation_request *request, bool media_given) {
   if (!request->prompt) return VLM_ERROR(INVALID_ARGUMENT, "the request has no prompt");
-  if (request->image_count < 0 || (request->image_count > 0 && !request->images))
+  if (request->image_count < 0 || (request->image_count > 0 && !request->images && !media_given))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none",
                      request->image_count);
-  if (request->audio_count < 0 || (request->audio_count > 0 && !request->audio))
+  if (request->audio_count < 0 || (request->audio_count > 0 && !request->audio && !media_given))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d audio clip(s) but gives none", request->audio_count);
   return VLM_OK;
 }
@@ -156,7 +166,7 @@ static void on_event(void *context, const vlm_engine_event *event) {
 vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *request,
                         vlm_generation_result *out_result) {
   memset(out_result, 0, sizeof(*out_result));
-  vlm_status checked = check_request(request);
+  vlm_status checked = check_request(request, false);
   char *messages = checked || request->raw_prompt ? NULL : build_messages(request);
   if (!checked && !request->raw_prompt && !messages) checked = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (checked) { /* the images and clips are ours to free whatever happens */
@@ -186,6 +196,22 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
   pthread_mutex_destroy(&wait.mutex);
   pthread_cond_destroy(&wait.finished_signal);
   if (status) vlm_generation_result_release(out_result);
+  return status;
+}
+
+vlm_status vlm_generator_check(vlm_generator *generator, const vlm_generation_request *request,
+                               const int64_t *image_tokens) {
+  VLM_RETURN_IF_ERROR(check_request(request, true));
+  char *messages = request->raw_prompt ? NULL : build_messages(request);
+  if (!request->raw_prompt && !messages) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_engine_request_options options = {.messages_json = messages,
+                                        .raw_prompt = request->raw_prompt ? request->prompt : NULL,
+                                        .image_count = request->image_count,
+                                        .audio_count = request->audio_count,
+                                        .max_tokens = request->max_tokens, .sampling = request->sampling,
+                                        .stop = request->stop, .stop_count = request->stop_count};
+  vlm_status status = vlm_engine_check_admission(generator->engine, &options, image_tokens);
+  free(messages);
   return status;
 }
 

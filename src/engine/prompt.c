@@ -35,9 +35,16 @@ static vlm_status render(const vlm_chat_template *chat_template, const vlm_model
                      "chat_template.jinja); send a raw prompt (/v1/completions) instead",
                      model->directory);
   /* A multimodal model's messages reach its template as content parts, as
-   * `transformers serve` hands them to the processor. */
+   * `transformers serve` hands them to the processor -- unless the template
+   * reads content only as a string (vLLM's "string" format, e.g.
+   * Phi-4-multimodal's '<|user|>' + message['content'] + '<|end|>'), where
+   * parts could only fail to render. */
+  bool parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR &&
+               vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
   vlm_chat_template_options options = {.add_generation_prompt = true,
-                                       .string_content_as_parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR};
+                                       .string_content_as_parts = parts,
+                                       .max_prompt_bytes = source->max_prompt_bytes,
+                                       .prompt_limit_reached = source->prompt_limit_reached};
   return vlm_chat_template_render(chat_template, source->messages_json, strlen(source->messages_json), &options,
                                   out_text, out_length);
 }
@@ -250,8 +257,10 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
   out->count = (int64_t)ids.count;
   out->position_axes = 1;
   if (!status && source->item_count > 0) status = place_features(model, source, out);
-  if (!status) status = compute_positions(model, source, out);
-  if (!status) status = compute_attention_blocks(model, out);
+  if (!status && !source->ids_only) status = compute_positions(model, source, out);
+  /* Blocks are runs of expanded rows: an unexpanded (ids_only) prompt has
+   * none yet; the engine checks them against the backend once expanded. */
+  if (!status && !source->ids_only) status = compute_attention_blocks(model, out);
   if (status) engine_prompt_release(out);
   return status;
 }

@@ -50,6 +50,14 @@ typedef struct engine_prompt_source {
    * prompts): it gets special tokens as the family's chat flow adds them
    * (vlm_tokenizer_encode_chat), not as a raw prompt does. */
   bool raw_prompt_is_rendered_chat;
+  /* The rendered chat prompt may not exceed this many bytes (0: no bound
+   * but the template's own): rendering stops there, fails, and sets
+   * *prompt_limit_reached (vlm_chat_template_options.max_prompt_bytes). */
+  size_t max_prompt_bytes;
+  bool *prompt_limit_reached;
+  /* Only the text's ids (items must be none): each placeholder stays one
+   * id, and no positions are computed (admission before decoding). */
+  bool ids_only;
 } engine_prompt_source;
 
 vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *tokenizer,

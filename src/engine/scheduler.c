@@ -4,7 +4,9 @@
  *   1. admit queued requests into free slots (first come, first served),
  *      and retire cancelled ones;
  *   2. run at most ONE prefill chunk, for the oldest slot still in prefill
- *      (its vision encode first, when it has images) -- this bounds how long
+ *      (when it starts, the longest prefix the prefix cache has is copied in
+ *      and its media items there are skipped, engine_cache.c; then its
+ *      vision encode, when it has images left) -- this bounds how long
  *      a new prompt can hold up running streams; while any slot is decoding
  *      the chunk is the shorter decoding_prefill_chunk;
  *   3. run one batched decode step for every slot that has a token to feed,
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
 
@@ -30,9 +33,42 @@ static vlm_engine_usage request_usage(const vlm_engine_request *request) {
                             .prompt_video_tokens = prompt->media_tokens[VLM_MEDIA_VIDEO]};
 }
 
+/* The request's adapter, as the family chooses it from the kinds of media
+ * the request carries, and its prompt length, on the decoder's slot. */
+static vlm_status begin_on_decoder(vlm_engine *engine, engine_slot *slot) {
+  const vlm_engine_request *request = slot->request;
+  const vlm_family *family = engine->model->family;
+  int32_t adapter = -1;
+  if (family && family->adapter_for) {
+    bool image = false, audio = false;
+    for (int i = 0; i < request->item_count; i++) {
+      image = image || request->items[i].kind == VLM_MEDIA_IMAGE;
+      audio = audio || request->items[i].kind == VLM_MEDIA_AUDIO;
+    }
+    adapter = family->adapter_for(image, audio);
+    /* An adapter the directory lacks: the base model, as Transformers runs
+     * without it loaded. */
+    if (adapter >= 0 && (adapter >= engine->model->adapter_count || !engine->model->adapters[adapter].module_count))
+      adapter = -1;
+  }
+  const vlm_text_decoder_operations *decoder = engine->decoder->operations;
+  memset(slot->kv_variant, 0, sizeof(slot->kv_variant));
+  if (!decoder->begin_request)
+    return adapter < 0 ? VLM_OK
+                       : VLM_ERROR(UNIMPLEMENTED, "the %s text decoder does not apply LoRA adapters", decoder->backend);
+  VLM_RETURN_IF_ERROR(decoder->begin_request(engine->decoder->self, slot->index, adapter, request->prompt.count));
+  if (decoder->kv_variant) decoder->kv_variant(engine->decoder->self, slot->index, slot->kv_variant);
+  return VLM_OK;
+}
+
 static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
-  slot->completion = malloc((size_t)(request->max_tokens + 1) * sizeof(int32_t));
+  /* Admission bounded max_tokens by the capacity; checked again here
+   * because a wrapped size would be a buffer overrun, not an error. */
+  size_t bytes = 0;
+  if (request->max_tokens >= INT64_MAX || !vlm_array_bytes(request->max_tokens + 1, sizeof(int32_t), &bytes))
+    return VLM_ERROR(INTERNAL, "max_tokens %lld cannot be allocated", (long long)request->max_tokens);
+  slot->completion = malloc(bytes);
   if (!slot->completion) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   VLM_RETURN_IF_ERROR(vlm_sampler_create(&request->sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
   vlm_sampler_set_logprobs(slot->sampler, request->logprobs);
@@ -41,7 +77,8 @@ static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   if (request->stop_count)
     VLM_RETURN_IF_ERROR(vlm_stop_matcher_create((const char *const *)request->stop, request->stop_count,
                                                 &slot->stop_matcher));
-  return engine_decoder_clear_slot(engine, slot->index);
+  VLM_RETURN_IF_ERROR(engine_decoder_clear_slot(engine, slot->index));
+  return begin_on_decoder(engine, slot);
 }
 
 /* Frees what the request left in the slot besides its KV (SPEC 3.6;
@@ -99,9 +136,11 @@ static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status
   event.full_text = text ? text : "";
   event.completion_token_ids = slot->completion;
   event.usage = request_usage(request);
+  event.usage.prompt_cached_tokens = slot->cached_rows;
   event.usage.completion_tokens = slot->completion_count;
   event.timings = slot->timings;
   event.timings.preprocess_seconds = request->preprocess_seconds;
+  if (!status || vlm_status_code_of(status) == VLM_STATUS_CANCELLED) engine_prefix_keep(engine, slot);
   vlm_status_free(engine_decoder_clear_slot(engine, slot->index));
   pthread_mutex_lock(&engine->mutex);
   count_outcome(engine, &event);
@@ -329,22 +368,36 @@ static float *slot_logits(vlm_engine *engine, const engine_slot *slot) {
 static vlm_status encode_next_item(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
   double start = engine_now_seconds();
-  int64_t width = engine->decoder_shape.hidden_size, offset = 0;
-  if (!slot->features)
-    slot->features = malloc((size_t)((request->prompt.feature_row_count ? request->prompt.feature_row_count : 1) *
-                                     width) * sizeof(float));
+  int64_t width = engine_feature_width(engine), offset = 0;
+  /* Feature rows come from the items' token counts (processor output, and
+   * at admission from the images' headers): the product is checked. */
+  size_t feature_bytes = 0;
+  if (!vlm_matrix_bytes(request->prompt.feature_row_count ? request->prompt.feature_row_count : 1, width,
+                        sizeof(float), &feature_bytes))
+    return VLM_ERROR(OUT_OF_RANGE, "%lld feature rows of width %lld cannot be allocated",
+                     (long long)request->prompt.feature_row_count, (long long)width);
+  if (!slot->features) slot->features = malloc(feature_bytes);
   if (!slot->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the encoder's features");
   for (int i = 0; i < slot->items_encoded; i++) offset += request->items[i].token_count;
   const vlm_media_item *item = &request->items[slot->items_encoded];
+  float *features = slot->features + offset * width;
+  if (engine_encoder_reuse(engine, item, features)) {
+    slot->items_encoded++;
+    return VLM_OK;
+  }
   const vlm_media_encoder *encoder = item->kind == VLM_MEDIA_AUDIO ? engine->audio_encoder : engine->image_encoder;
   vlm_status status = !encoder || encoder->operations->kind != item->kind
                           ? VLM_ERROR(UNIMPLEMENTED, "no encoder for %s items", vlm_media_kind_name(item->kind))
-                          : encoder->operations->encode(encoder->self, item, slot->features + offset * width);
-  if (!status) slot->items_encoded++;
+                          : encoder->operations->encode(encoder->self, item, features);
+  if (!status) {
+    slot->items_encoded++;
+    engine_encoder_keep(engine, item, features);
+  }
   double elapsed = engine_now_seconds() - start;
   slot->timings.encode_seconds += elapsed;
   pthread_mutex_lock(&engine->mutex);
   engine->metrics.encode_seconds_total += elapsed;
+  if (!status) engine->metrics.media_items_encoded++;
   pthread_mutex_unlock(&engine->mutex);
   return status;
 }
@@ -362,7 +415,11 @@ static vlm_status ensure_chunk_capacity(vlm_engine *engine, int64_t rows) {
   if (tokens) engine->chunk_tokens = tokens;
   int64_t *positions = realloc(engine->chunk_positions, 3 * count * sizeof(int64_t));
   if (positions) engine->chunk_positions = positions;
-  if (!features || !mask || !tokens || !positions)
+  size_t layers = (size_t)engine->decoder_shape.layer_feature_count;
+  float *layer_features = engine->chunk_layer_features;
+  if (layers) layer_features = realloc(engine->chunk_layer_features, layers * count * hidden * sizeof(float));
+  if (layer_features) engine->chunk_layer_features = layer_features;
+  if (!features || !mask || !tokens || !positions || (layers && !layer_features))
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a prefill chunk of %lld rows", (long long)rows);
   engine->chunk_capacity = rows;
   return VLM_OK;
@@ -394,20 +451,31 @@ static vlm_status chunk_bias(vlm_engine *engine, const engine_prompt *prompt, in
  * the attention bias of its bidirectional blocks. */
 static vlm_status prefill_with_features(vlm_engine *engine, engine_slot *slot, int64_t rows) {
   const engine_prompt *prompt = &slot->request->prompt;
-  int64_t first = slot->prefilled_rows, width = engine->decoder_shape.hidden_size;
+  int64_t first = slot->prefilled_rows, hidden = engine->decoder_shape.hidden_size;
+  int64_t width = engine_feature_width(engine), layers = engine->decoder_shape.layer_feature_count;
   VLM_RETURN_IF_ERROR(ensure_chunk_capacity(engine, rows));
+  if (layers) memset(engine->chunk_layer_features, 0, (size_t)(layers * rows * hidden) * sizeof(float));
   for (int64_t r = 0; r < rows; r++) {
     bool feature = prompt->feature_rows && prompt->feature_rows[first + r];
     engine->chunk_tokens[r] = prompt->ids[first + r];
     engine->chunk_mask[r] = feature;
-    if (feature)
-      memcpy(engine->chunk_features + r * width, slot->features + (slot->features_used++) * width,
-             (size_t)width * sizeof(float));
+    if (!feature) continue;
+    const float *row = slot->features + (slot->features_used++) * width;
+    memcpy(engine->chunk_features + r * hidden, row, (size_t)hidden * sizeof(float));
+    for (int64_t j = 0; j < layers; j++)
+      memcpy(engine->chunk_layer_features + (j * rows + r) * hidden, row + (1 + j) * hidden,
+             (size_t)hidden * sizeof(float));
   }
   vlm_prefill_input input = {.row_count = rows, .tokens = engine->chunk_tokens,
                              .features = prompt->feature_rows ? engine->chunk_features : NULL,
                              .feature_mask = prompt->feature_rows ? engine->chunk_mask : NULL,
                              .position_axes = prompt->position_axes};
+  vlm_side_input layer_features = {.name = VLM_SIDE_INPUT_LAYER_FEATURES, .values = engine->chunk_layer_features,
+                                   .rank = 3, .shape = {layers, rows, hidden}};
+  if (layers && input.features) {
+    input.side_inputs = &layer_features;
+    input.side_input_count = 1;
+  }
   if (prompt->positions) {
     for (int axis = 0; axis < prompt->position_axes; axis++)
       memcpy(engine->chunk_positions + axis * rows, prompt->positions + axis * prompt->count + first,
@@ -451,6 +519,7 @@ static void prefill_step(vlm_engine *engine) {
   if (!slot->started) {
     status = slot_start(engine, slot);
     slot->started = true;
+    if (!status) engine_prefix_reuse(engine, slot);
   }
   if (!status && slot->items_encoded < request->item_count) {
     status = encode_next_item(engine, slot);

@@ -21,6 +21,7 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_RESHAPE] = "reshape",       [VLM_OP_SELECT_ROWS] = "select_rows",
     [VLM_OP_CONCAT] = "concat",         [VLM_OP_SLICE] = "slice",
     [VLM_OP_ROW_SELECT] = "row_select",       [VLM_OP_TRANSPOSE] = "transpose",
+    [VLM_OP_SCALE_ROWS] = "scale_rows",
     [VLM_OP_SEGMENT_ATTENTION] = "segment_attention",
     [VLM_OP_AVERAGE_POOL] = "average_pool",
 };
@@ -69,6 +70,21 @@ vlm_status vlm_graph_take_error(vlm_graph *graph) {
   vlm_status error = graph->error;
   graph->error = VLM_OK;
   return error;
+}
+
+double vlm_graph_flops(const vlm_graph *graph) {
+  double flops = 0;
+  for (int32_t i = 0; i < graph->count; i++) {
+    const vlm_node *node = &graph->nodes[i];
+    if (node->op == VLM_OP_LINEAR) {
+      const vlm_node *x = &graph->nodes[node->inputs[0]], *w = &graph->nodes[node->inputs[1]];
+      flops += 2.0 * (double)x->shape[0] * (double)w->shape[0] * (double)w->shape[1];
+    } else if (node->op == VLM_OP_SEGMENT_ATTENTION) {
+      const vlm_node *q = &graph->nodes[node->inputs[0]];
+      flops += 4.0 * (double)q->shape[0] * (double)q->shape[0] * (double)q->shape[1] * (double)q->shape[2];
+    }
+  }
+  return flops;
 }
 
 const vlm_node *vlm_graph_node(const vlm_graph *graph, int32_t index) {
@@ -441,6 +457,17 @@ int32_t vlm_graph_transpose(vlm_graph *graph, int32_t x, const char *name, ...) 
   node->rank = 2;
   node->shape[0] = x_node->shape[1];
   node->shape[1] = x_node->shape[0];
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const char *name, ...) {
+  int32_t inputs[2] = {x, scales};
+  BUILD(VLM_OP_SCALE_ROWS, inputs, 2);
+  const vlm_node *x_node = input_node(graph, node, 0), *scales_node = input_node(graph, node, 1);
+  if (x_node->rank < 1 || scales_node->rank != 1 || scales_node->dtype != VLM_DTYPE_F32 ||
+      scales_node->shape[0] != x_node->shape[0])
+    return shape_error(graph, node, "needs x [rows, ...] and f32 scales [rows]");
+  copy_shape(node, x_node);
   return finish(graph, node);
 }
 

@@ -53,6 +53,7 @@ typedef enum vlm_op {
   VLM_OP_SLICE,        /* a contiguous range along one dimension               */
   VLM_OP_ROW_SELECT,   /* per row: mask[r] != 0 ? a[r] : b[r] (merging features) */
   VLM_OP_TRANSPOSE,    /* [a, b] -> [b, a] (a weight stored [in, out])       */
+  VLM_OP_SCALE_ROWS,   /* per row: x[r] * scales[r] (a weight per row)         */
   /* Encoders: whole sequences per step, no KV cache. */
   VLM_OP_SEGMENT_ATTENTION, /* bidirectional attention among rows of one segment */
   VLM_OP_AVERAGE_POOL,      /* mean over k x k blocks of each image's patch grid    */
@@ -123,6 +124,18 @@ typedef struct vlm_row_context {
    * Gemma 3's bidirectional attention among image tokens. NULL: causal. */
   const float *bias;
   int64_t bias_key_count;
+  /* Optional [rows]: the sequence length a length-dependent RoPE (longrope,
+   * dynamic) computes each row's frequencies for. Transformers takes
+   * max(position_ids) + 1 of its forward call: the whole prompt for every
+   * row of a prefill, however it is chunked here, and the row's own
+   * position + 1 in decode, whatever else is batched. NULL: the step's
+   * largest position + 1. */
+  const int64_t *rope_lengths;
+  /* Optional [rows]: a row-wise sliding window for decode rows (> 0: the
+   * row sees only its last that many keys, itself included; 0: the
+   * node's own). Phi-4's cache reset past the LongRoPE switch is a window
+   * of 1. */
+  const int64_t *row_windows;
 } vlm_row_context;
 
 #define VLM_GRAPH_MAX_ROPES 2
@@ -144,6 +157,11 @@ void vlm_graph_release(vlm_graph *graph);
 /* The first error any builder call hit (owned by the graph until taken). */
 vlm_status vlm_graph_take_error(vlm_graph *graph);
 const vlm_node *vlm_graph_node(const vlm_graph *graph, int32_t index);
+/* Multiply-add FLOPs (2 per multiply-add) of the graph's linear layers and
+ * segment attention (scores and weighted sums, all rows counted as one
+ * segment: exact for one image, an upper bound for windows), for
+ * benchmarks' fractions of the FMA peak. Cached attention is not counted. */
+double vlm_graph_flops(const vlm_graph *graph);
 /* Index of the node named `name`, or -1. */
 int32_t vlm_graph_find(const vlm_graph *graph, const char *name);
 
@@ -215,6 +233,12 @@ int32_t vlm_graph_row_select(vlm_graph *graph, int32_t mask, int32_t a, int32_t 
  * linear takes. */
 int32_t vlm_graph_transpose(vlm_graph *graph, int32_t x, const char *name, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Row by row: x[r] * scales[r], with scales f32 [rows] (an input or a
+ * computed value) and x [rows, ...]: interpolation taps weighted per row
+ * (Qwen3-VL's resampled position embedding), later routing weights. */
+int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Bidirectional attention without a KV cache: row r attends to every row
  * whose segment id (integer input `segments` [rows]) equals its own, and

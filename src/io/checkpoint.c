@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/status.h"
@@ -21,6 +23,7 @@ struct vlm_checkpoint {
   char *directory;
   vlm_safetensors_file *shards;
   size_t shard_count;
+  size_t main_shard_count;  /* shards from here on are options->extra_files */
   vlm_tensor_info *tensors; /* sorted by name */
   size_t tensor_count;
   size_t *hash_slots;       /* open addressing: index + 1, 0 = empty */
@@ -91,7 +94,17 @@ static vlm_status build_table(vlm_checkpoint *checkpoint,
       const vlm_safetensors_entry *entry = &shard->entries[e];
       vlm_tensor_info *info = &checkpoint->tensors[count++];
       info->stored_name = entry->name;
-      info->name = canonical_name(checkpoint, options, entry->name);
+      if (s >= checkpoint->main_shard_count) {
+        const vlm_checkpoint_extra_file *extra = &options->extra_files[s - checkpoint->main_shard_count];
+        if (strncmp(entry->name, extra->from_prefix, strlen(extra->from_prefix)) != 0)
+          return VLM_ERROR(DATA_LOSS, "%s: tensor '%s' does not start with '%s'", shard->path, entry->name,
+                           extra->from_prefix);
+        vlm_name_rename rename = {extra->from_prefix, extra->to_prefix};
+        vlm_checkpoint_options one = {.renames = &rename, .rename_count = 1};
+        info->name = canonical_name(checkpoint, &one, entry->name);
+      } else {
+        info->name = canonical_name(checkpoint, options, entry->name);
+      }
       if (!info->name) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
       info->shard = (int)s;
       info->dtype = entry->dtype;
@@ -253,6 +266,24 @@ static vlm_status open_sharded(vlm_checkpoint *checkpoint, const char *index_pat
   return status;
 }
 
+/* The options' extra files, after the model's own shards. */
+static vlm_status open_extra_files(vlm_checkpoint *checkpoint, const vlm_checkpoint_options *options) {
+  if (!options || !options->extra_file_count) return VLM_OK;
+  vlm_safetensors_file *grown =
+      realloc(checkpoint->shards, (checkpoint->shard_count + options->extra_file_count) * sizeof(*grown));
+  if (!grown) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  checkpoint->shards = grown;
+  for (size_t i = 0; i < options->extra_file_count; i++) {
+    const char *path = options->extra_files[i].path;
+    if (!path || !path[0] || path[0] == '/' || strstr(path, ".."))
+      return VLM_ERROR(INVALID_ARGUMENT, "checkpoint: extra file '%s' is not a path inside the model directory",
+                       path ? path : "");
+    memset(&checkpoint->shards[checkpoint->shard_count], 0, sizeof(*grown));
+    VLM_RETURN_IF_ERROR(open_shard(checkpoint, path));
+  }
+  return VLM_OK;
+}
+
 vlm_status vlm_checkpoint_open(const char *model_dir, const vlm_checkpoint_options *options,
                                vlm_checkpoint **out_checkpoint) {
   *out_checkpoint = NULL;
@@ -278,6 +309,8 @@ vlm_status vlm_checkpoint_open(const char *model_dir, const vlm_checkpoint_optio
   }
   free(index_path);
   free(single_path);
+  checkpoint->main_shard_count = checkpoint->shard_count;
+  if (!status) status = open_extra_files(checkpoint, options);
   if (!status) status = build_table(checkpoint, options);
   if (status) {
     vlm_checkpoint_release(checkpoint);
@@ -307,6 +340,8 @@ const vlm_tensor_info *vlm_checkpoint_tensor_at(const vlm_checkpoint *checkpoint
   return index < checkpoint->tensor_count ? &checkpoint->tensors[index] : NULL;
 }
 
+size_t vlm_checkpoint_main_shard_count(const vlm_checkpoint *checkpoint) { return checkpoint->main_shard_count; }
+
 size_t vlm_checkpoint_shard_count(const vlm_checkpoint *checkpoint) {
   return checkpoint->shard_count;
 }
@@ -317,6 +352,22 @@ const char *vlm_checkpoint_shard_path(const vlm_checkpoint *checkpoint, size_t s
 
 uint64_t vlm_checkpoint_total_bytes(const vlm_checkpoint *checkpoint) {
   return checkpoint->total_bytes;
+}
+
+void vlm_checkpoint_evict(const vlm_checkpoint *checkpoint, const void *data, size_t size) {
+  const uint8_t *begin = data, *end = begin + size;
+  for (size_t i = 0; i < checkpoint->shard_count; i++) {
+    const vlm_file_map *map = &checkpoint->shards[i].map;
+    if (begin < map->data || end > map->data + map->size) continue;
+    /* Whole pages only: a page shared with a neighbouring tensor stays. The
+     * map is private and read-only, so no page was ever copied on write and
+     * MADV_DONTNEED only drops the mapping (a later read refills it from the
+     * page cache or the file). */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)begin + page - 1) / page * page, last = (uintptr_t)end / page * page;
+    if (last > first) madvise((void *)first, last - first, MADV_DONTNEED);
+    return;
+  }
 }
 
 const char *vlm_checkpoint_directory(const vlm_checkpoint *checkpoint) {

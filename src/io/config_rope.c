@@ -214,10 +214,16 @@ static vlm_status read_scaling(const rope_request *request, const vlm_text_confi
   return VLM_OK;
 }
 
+/* M-RoPE sections. The rotary embeddings decide the layout in code and
+ * ignore any mrope_interleaved flag: Qwen2VLRotaryEmbedding and Qwen2.5-VL's
+ * take contiguous sections, Qwen3VLTextRotaryEmbedding always interleaves
+ * them and falls back to [24, 20, 20] (rope_parameters.get). */
 static vlm_status read_mrope(const rope_request *request, vlm_rope_config *rope) {
   vlm_index_list sections;
   VLM_RETURN_IF_ERROR(vlm_config_read_index_list(&request->dict, "mrope_section", 1,
                                                  VLM_CONFIG_MAX_HEADS, false, &sections, NULL));
+  if (request->style == VLM_ROPE_STYLE_QWEN3_VL && !vlm_config_get(&request->dict, "mrope_section"))
+    sections = (vlm_index_list){{24, 20, 20}, 3};
   if (sections.count > VLM_CONFIG_MAX_MROPE_SECTIONS)
     return vlm_config_error(&request->dict, VLM_STATUS_OUT_OF_RANGE, "mrope_section",
                             "has %zu sections; at most %d are supported", sections.count,
@@ -233,8 +239,12 @@ static vlm_status read_mrope(const rope_request *request, vlm_rope_config *rope)
     return vlm_config_error(&request->dict, VLM_STATUS_INVALID_ARGUMENT, "mrope_section",
                             "sums to %lld but the rotary dimension / 2 is %lld",
                             (long long)total, (long long)(rope->rotary_dimension / 2));
-  return vlm_config_read_bool_or(&request->dict, "mrope_interleaved", false,
-                                 &rope->mrope_interleaved);
+  /* The flag is still type-checked when present. */
+  VLM_RETURN_IF_ERROR(vlm_config_read_bool_or(&request->dict, "mrope_interleaved", false,
+                                              &rope->mrope_interleaved));
+  if (request->style == VLM_ROPE_STYLE_QWEN2_VL) rope->mrope_interleaved = false;
+  if (request->style == VLM_ROPE_STYLE_QWEN3_VL) rope->mrope_interleaved = true;
+  return VLM_OK;
 }
 
 static vlm_status read_rope_dict(const rope_request *request, const vlm_text_config *text,

@@ -10,7 +10,8 @@
 /* Each style is one class's convert_rope_params_to_dict. */
 typedef enum vlm_rope_style {
   VLM_ROPE_STYLE_STANDARD, /* RotaryEmbeddingConfigMixin (Llama, Qwen2/3, ...) */
-  VLM_ROPE_STYLE_QWEN2_VL, /* Qwen2-VL/2.5-VL text: "mrope" means default */
+  VLM_ROPE_STYLE_QWEN2_VL, /* Qwen2-VL/2.5-VL text: "mrope" means default; contiguous sections */
+  VLM_ROPE_STYLE_QWEN3_VL, /* Qwen3-VL text: interleaved sections, [24, 20, 20] by default */
   VLM_ROPE_STYLE_GEMMA,    /* Gemma 3/3n: nested full/sliding, rope_local_base_freq */
   VLM_ROPE_STYLE_PHI4,     /* Phi-4-multimodal: "su"/"yarn" mean longrope */
 } vlm_rope_style;

@@ -11,9 +11,14 @@
 
 #include "core/status.h"
 
+/* Every model file (weights, configs, tokenizer, templates) is opened
+ * here. O_NONBLOCK: opening a FIFO for reading otherwise blocks until a
+ * writer appears (vlm inspect hung on a FIFO model.safetensors); with it
+ * the open returns at once and the type check below refuses anything that
+ * is not a regular file. It has no effect on reads of regular files. */
 static vlm_status open_regular(const char *path, int *out_descriptor,
                                size_t *out_size) {
-  int descriptor = open(path, O_RDONLY | O_CLOEXEC);
+  int descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (descriptor < 0)
     return vlm_status_make(errno == ENOENT ? VLM_STATUS_NOT_FOUND : VLM_STATUS_IO,
                            "%s: cannot open: %s", path, strerror(errno));
@@ -25,7 +30,9 @@ static vlm_status open_regular(const char *path, int *out_descriptor,
   }
   if (!S_ISREG(info.st_mode)) {
     close(descriptor);
-    return VLM_ERROR(INVALID_ARGUMENT, "%s: not a regular file", path);
+    return VLM_ERROR(INVALID_ARGUMENT, "%s: not a regular file (%s)", path,
+                     S_ISFIFO(info.st_mode) ? "a FIFO" : S_ISDIR(info.st_mode) ? "a directory"
+                     : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device" : "a socket or special file");
   }
   *out_descriptor = descriptor;
   *out_size = (size_t)info.st_size;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/log.h"
 #include "core/status.h"
 
 static uint64_t read_u64_le(const uint8_t *bytes) {
@@ -211,6 +213,49 @@ vlm_status vlm_safetensors_parse_header(const char *header_text, size_t header_l
   return VLM_OK;
 }
 
+static bool is_aligned(const vlm_safetensors_entry *entry) {
+  size_t element = vlm_dtype_size(entry->dtype);
+  return element <= 1 || (uintptr_t)entry->data % element == 0;
+}
+
+/* The reference writer pads the header so the data area starts 8-byte
+ * aligned, but a reader must accept any header length, and one padded with
+ * a single extra space leaves every tensor at an odd address: loading a
+ * float from it is undefined behaviour (UBSan aborted in cpu_embedding).
+ * Such tensors are copied once into one aligned buffer the file owns; the
+ * others stay in the mapping. */
+static vlm_status align_tensor_data(vlm_safetensors_file *file, const char *source_name) {
+  uint64_t total = 0;
+  size_t misaligned = 0;
+  for (size_t i = 0; i < file->entry_count; i++) {
+    const vlm_safetensors_entry *entry = &file->entries[i];
+    if (is_aligned(entry)) continue;
+    total += (entry->data_end - entry->data_begin + VLM_DEFAULT_ALIGNMENT - 1) / VLM_DEFAULT_ALIGNMENT *
+             VLM_DEFAULT_ALIGNMENT; /* within the file's size: no overflow */
+    misaligned++;
+  }
+  if (!misaligned) return VLM_OK;
+  if (total > SIZE_MAX) return VLM_ERROR(RESOURCE_EXHAUSTED, "%s: misaligned tensors too large to copy", source_name);
+  file->aligned_copy = vlm_allocate(file->allocator, (size_t)total, VLM_DEFAULT_ALIGNMENT);
+  if (!file->aligned_copy)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "%s: out of memory copying %zu misaligned tensors (%llu bytes)",
+                     source_name, misaligned, (unsigned long long)total);
+  file->aligned_copy_bytes = total;
+  uint64_t offset = 0;
+  for (size_t i = 0; i < file->entry_count; i++) {
+    vlm_safetensors_entry *entry = &file->entries[i];
+    if (is_aligned(entry)) continue;
+    uint64_t bytes = entry->data_end - entry->data_begin;
+    memcpy(file->aligned_copy + offset, entry->data, (size_t)bytes);
+    entry->data = file->aligned_copy + offset;
+    offset += (bytes + VLM_DEFAULT_ALIGNMENT - 1) / VLM_DEFAULT_ALIGNMENT * VLM_DEFAULT_ALIGNMENT;
+  }
+  vlm_log(VLM_LOG_WARN, "%s: %zu tensor(s) are not aligned to their element size in the file (header of %llu "
+          "bytes); copied %llu bytes to aligned memory", source_name, misaligned,
+          (unsigned long long)file->header_bytes, (unsigned long long)total);
+  return VLM_OK;
+}
+
 vlm_status vlm_safetensors_parse_buffer(const uint8_t *bytes, size_t length,
                                         const vlm_allocator *allocator,
                                         const char *source_name,
@@ -237,7 +282,8 @@ vlm_status vlm_safetensors_parse_buffer(const uint8_t *bytes, size_t length,
       &out_file->format));
   for (size_t i = 0; i < out_file->entry_count; i++)
     out_file->entries[i].data = out_file->data_area + out_file->entries[i].data_begin;
-  return VLM_OK;
+  out_file->allocator = allocator;
+  return align_tensor_data(out_file, source_name);
 }
 
 vlm_status vlm_safetensors_open(const char *path, const vlm_allocator *allocator,
@@ -254,8 +300,15 @@ vlm_status vlm_safetensors_open(const char *path, const vlm_allocator *allocator
   return status;
 }
 
-void vlm_safetensors_close(vlm_safetensors_file *file) {
+void vlm_safetensors_release_parsed(vlm_safetensors_file *file) {
+  if (file->aligned_copy) vlm_release(file->allocator, file->aligned_copy);
+  file->aligned_copy = NULL;
+  file->aligned_copy_bytes = 0;
   vlm_json_document_release(&file->header);
+}
+
+void vlm_safetensors_close(vlm_safetensors_file *file) {
+  vlm_safetensors_release_parsed(file);
   vlm_file_map_close(&file->map);
   free(file->path);
   memset(file, 0, sizeof(*file));

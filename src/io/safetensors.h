@@ -27,7 +27,7 @@ typedef struct vlm_safetensors_entry {
   int64_t shape[VLM_MAX_DIMS];
   uint64_t data_begin;   /* relative to the data area */
   uint64_t data_end;
-  const uint8_t *data;   /* inside the mapping */
+  const uint8_t *data;   /* inside the mapping, or in aligned_copy (see below) */
 } vlm_safetensors_entry;
 
 typedef struct vlm_safetensors_file {
@@ -40,6 +40,13 @@ typedef struct vlm_safetensors_file {
   size_t entry_count;
   const char *format;             /* __metadata__.format, or NULL */
   vlm_json_document header;       /* owns names and metadata */
+  /* Tensors whose bytes in the file are not aligned to their element size
+   * (a header whose length is not a multiple of 8, which readers must
+   * accept) are copied here once, so every entry's data can be read
+   * through a pointer of its element type. NULL for well-formed files. */
+  uint8_t *aligned_copy;
+  uint64_t aligned_copy_bytes;
+  const vlm_allocator *allocator;
 } vlm_safetensors_file;
 
 /* Validates a header already in memory (no file needed): used by the file
@@ -54,11 +61,15 @@ vlm_status vlm_safetensors_parse_header(const char *header_text, size_t header_l
                                         size_t *out_entry_count,
                                         const char **out_format);
 
-/* Parses a whole file image (8-byte length + header + data). */
+/* Parses a whole file image (8-byte length + header + data). Entries point
+ * into `bytes` (or into aligned_copy); release the result with
+ * vlm_safetensors_release_parsed before freeing `bytes`. */
 vlm_status vlm_safetensors_parse_buffer(const uint8_t *bytes, size_t length,
                                         const vlm_allocator *allocator,
                                         const char *source_name,
                                         vlm_safetensors_file *out_file);
+/* Frees what parsing made (header, aligned copies), not the bytes. */
+void vlm_safetensors_release_parsed(vlm_safetensors_file *file);
 
 vlm_status vlm_safetensors_open(const char *path, const vlm_allocator *allocator,
                                 vlm_safetensors_file *out_file);

@@ -89,18 +89,48 @@ static vlm_status not_an_image(const uint8_t *data, size_t size) {
 /* Rasters, limits, cancellation                                             */
 /* ------------------------------------------------------------------------ */
 
+/* pixels x channels + library bytes, or UINT64_MAX when that overflows. */
+static uint64_t decode_bytes(uint64_t pixels, int channels, uint64_t library_bytes) {
+  uint64_t raster = 0, total = 0;
+  if (__builtin_mul_overflow(pixels, (uint64_t)channels, &raster) ||
+      __builtin_add_overflow(raster, library_bytes, &total))
+    return UINT64_MAX;
+  return total;
+}
+
+vlm_status vlm_decode_check_header(vlm_decode_job *job, const char *format, int64_t width,
+                                   int64_t height, int channels, uint64_t library_bytes) {
+  if (width <= 0 || height <= 0)
+    return VLM_ERROR(DATA_LOSS, "invalid %s image size %lldx%lld", format, (long long)width, (long long)height);
+  uint64_t pixels = 0;
+  bool overflows = __builtin_mul_overflow((uint64_t)width, (uint64_t)height, &pixels);
+  if (overflows || pixels > job->limits.max_decoded_pixels)
+    return VLM_ERROR(OUT_OF_RANGE, "%lldx%lld = %llu%s pixels exceeds the limit of %llu pixels (%s header)",
+                     (long long)width, (long long)height, (unsigned long long)(overflows ? UINT64_MAX : pixels),
+                     overflows ? "+" : "", (unsigned long long)job->limits.max_decoded_pixels, format);
+  uint64_t bytes = decode_bytes(pixels, channels, library_bytes);
+  if (bytes > job->limits.max_decoded_bytes || bytes > SIZE_MAX / 2)
+    return VLM_ERROR(OUT_OF_RANGE, "a %lldx%lld image needs %llu%s bytes to decode, over the limit of %llu "
+                     "bytes (%s header)", (long long)width, (long long)height, (unsigned long long)bytes,
+                     bytes == UINT64_MAX ? "+" : "", (unsigned long long)job->limits.max_decoded_bytes, format);
+  job->header.width = width;
+  job->header.height = height;
+  job->header.decode_bytes = bytes;
+  return VLM_OK;
+}
+
 vlm_status vlm_raster_allocate(const vlm_decode_job *job, int64_t width, int64_t height,
                                int channels, vlm_raster *raster) {
   memset(raster, 0, sizeof(*raster));
   if (width <= 0 || height <= 0)
     return VLM_ERROR(DATA_LOSS, "invalid image size %lldx%lld", (long long)width, (long long)height);
-  uint64_t pixels = (uint64_t)width * (uint64_t)height; /* both < 2^32: no overflow */
-  if (pixels > job->limits.max_decoded_pixels)
-    return VLM_ERROR(OUT_OF_RANGE, "%lldx%lld = %llu pixels exceeds the limit of %llu pixels",
-                     (long long)width, (long long)height, (unsigned long long)pixels,
-                     (unsigned long long)job->limits.max_decoded_pixels);
+  uint64_t pixels = 0;
+  if (__builtin_mul_overflow((uint64_t)width, (uint64_t)height, &pixels) ||
+      pixels > job->limits.max_decoded_pixels)
+    return VLM_ERROR(OUT_OF_RANGE, "%lldx%lld exceeds the limit of %llu pixels", (long long)width,
+                     (long long)height, (unsigned long long)job->limits.max_decoded_pixels);
   size_t bytes = 0;
-  if (pixels > SIZE_MAX / 4 || !vlm_size_multiply((size_t)pixels, (size_t)channels, &bytes))
+  if (pixels > SIZE_MAX || !vlm_size_multiply((size_t)pixels, (size_t)channels, &bytes))
     return VLM_ERROR(OUT_OF_RANGE, "%lldx%lld image is too large to address", (long long)width,
                      (long long)height);
   raster->pixels = vlm_allocate(job->allocator, bytes, VLM_DEFAULT_ALIGNMENT);
@@ -269,8 +299,10 @@ static vlm_status decode_format(vlm_image_format format, vlm_decode_job *job, vl
   }
 }
 
-static vlm_status decode_memory(const uint8_t *data, size_t size,
-                                const vlm_image_decode_options *options, vlm_image *out) {
+/* The job with every limit resolved (zero members: the defaults), after
+ * the encoded-size limit and the cancel flag are checked. */
+static vlm_status start_job(const uint8_t *data, size_t size, const vlm_image_decode_options *options,
+                            vlm_decode_job *out) {
   vlm_decode_job job = {.data = data, .size = size};
   job.limits.max_encoded_bytes = options && options->limits.max_encoded_bytes
                                      ? options->limits.max_encoded_bytes
@@ -278,12 +310,26 @@ static vlm_status decode_memory(const uint8_t *data, size_t size,
   job.limits.max_decoded_pixels = options && options->limits.max_decoded_pixels
                                       ? options->limits.max_decoded_pixels
                                       : VLM_MEDIA_DEFAULT_MAX_DECODED_PIXELS;
+  uint64_t bytes_per_pixel_default = 0;
+  if (__builtin_mul_overflow(job.limits.max_decoded_pixels, (uint64_t)VLM_MEDIA_DEFAULT_BYTES_PER_PIXEL,
+                             &bytes_per_pixel_default))
+    bytes_per_pixel_default = UINT64_MAX;
+  job.limits.max_decoded_bytes = options && options->limits.max_decoded_bytes ? options->limits.max_decoded_bytes
+                                                                              : bytes_per_pixel_default;
   job.cancel = options ? options->cancel : NULL;
   job.allocator = options ? options->allocator : NULL;
   if (size > job.limits.max_encoded_bytes)
     return VLM_ERROR(OUT_OF_RANGE, "%zu encoded bytes exceed the limit of %zu bytes", size,
                      job.limits.max_encoded_bytes);
   if (vlm_decode_cancelled(&job)) return vlm_decode_cancelled_status();
+  *out = job;
+  return VLM_OK;
+}
+
+static vlm_status decode_memory(const uint8_t *data, size_t size,
+                                const vlm_image_decode_options *options, vlm_image *out) {
+  vlm_decode_job job;
+  VLM_RETURN_IF_ERROR(start_job(data, size, options, &job));
   vlm_image_format format = vlm_image_format_sniff(data, size);
   vlm_raster raster;
   VLM_RETURN_IF_ERROR(decode_format(format, &job, &raster));
@@ -307,6 +353,28 @@ vlm_status vlm_image_decode_memory(const uint8_t *data, size_t size, const char 
   if (!data && size) return VLM_ERROR(INVALID_ARGUMENT, "%s: no data", name ? name : "image");
   vlm_status status = decode_memory(data ? data : (const uint8_t *)"", size, options, out);
   if (status) memset(out, 0, sizeof(*out));
+  return vlm_status_annotate(status, "%s", name ? name : "image");
+}
+
+vlm_status vlm_image_read_header(const uint8_t *data, size_t size, const char *name,
+                                 const vlm_image_decode_options *options, vlm_image_header *out) {
+  memset(out, 0, sizeof(*out));
+  if (!data && size) return VLM_ERROR(INVALID_ARGUMENT, "%s: no data", name ? name : "image");
+  if (!data) data = (const uint8_t *)"";
+  vlm_decode_job job;
+  vlm_status status = start_job(data, size, options, &job);
+  if (!status) {
+    job.header_only = true;
+    vlm_image_format format = vlm_image_format_sniff(data, size);
+    vlm_raster raster;
+    status = decode_format(format, &job, &raster); /* stops after the header: no raster */
+    if (!status && !job.header.width) status = VLM_ERROR(INTERNAL, "the %s decoder read no header",
+                                                          vlm_image_format_name(format));
+    if (!status) {
+      *out = job.header;
+      out->format = format;
+    }
+  }
   return vlm_status_annotate(status, "%s", name ? name : "image");
 }
 

@@ -1,10 +1,11 @@
 /* Shared between the image decode front end (image_decode.c) and the
  * per-format decoders (image_jpeg.c, image_png.c, image_webp.c, image_gif.c).
  *
- * A format decoder reads the header, asks vlm_raster_allocate for its pixels
- * (which checks the pixel limit BEFORE allocating, so a 10^10-pixel header
- * costs nothing), decodes row by row polling vlm_decode_cancelled, and
- * reports any EXIF/XMP orientation it saw. The front end then flattens alpha
+ * A format decoder reads the header, checks it with vlm_decode_check_header
+ * before the codec library allocates anything sized by it (so a 10^10-pixel
+ * header costs nothing), asks vlm_raster_allocate for its pixels, decodes
+ * row by row polling vlm_decode_cancelled, and reports any EXIF/XMP
+ * orientation it saw. The front end then flattens alpha
  * and applies the orientation. Messages do not name the file: the front end
  * prefixes the name. */
 #ifndef VLM_MEDIA_IMAGE_DECODE_INTERNAL_H
@@ -33,8 +34,23 @@ typedef struct vlm_decode_job {
   const vlm_allocator *allocator;
   int exif_orientation;           /* 0: none found; else 1..8 */
   int xmp_orientation;            /* 0: none found; else 1..8 */
+  /* vlm_image_read_header: decoders stop once the header passed
+   * vlm_decode_check_header, which records it here. */
+  bool header_only;
+  vlm_image_header header;
 } vlm_decode_job;
 
+/* The header rule: every decoder calls this with the dimensions its
+ * header declares, and what they imply for the codec library's own
+ * buffers, BEFORE it lets the library allocate anything sized by them
+ * (libpng's rows in png_read_update_info, libjpeg's arrays in
+ * jpeg_start_decompress, libwebp's decoders and canvases). Refuses
+ * (OUT_OF_RANGE) a size that is not positive, over max_decoded_pixels, or
+ * whose raster of `channels` bytes per pixel plus `library_bytes` is over
+ * max_decoded_bytes; all arithmetic is overflow-checked. The error names
+ * the format, the dimensions and the limit. */
+vlm_status vlm_decode_check_header(vlm_decode_job *job, const char *format, int64_t width,
+                                   int64_t height, int channels, uint64_t library_bytes);
 /* Checks width x height against the limit (and against overflow), then
  * allocates. The error names the dimensions and the limit. */
 vlm_status vlm_raster_allocate(const vlm_decode_job *job, int64_t width, int64_t height,

@@ -121,8 +121,11 @@ vlm_status vlm_decode_gif(vlm_decode_job *job, vlm_raster *raster) {
     } else {
       int64_t width = gif->SWidth > frame->Left + frame->Width ? gif->SWidth : frame->Left + frame->Width;
       int64_t height = gif->SHeight > frame->Top + frame->Height ? gif->SHeight : frame->Top + frame->Height;
-      status = vlm_raster_allocate(job, width, height, 4, raster);
-      if (!status) {
+      /* giflib has allocated nothing sized by the screen or the frame yet
+       * (it decodes into our line buffer). */
+      status = vlm_decode_check_header(job, "GIF", width, height, 4, (uint64_t)frame->Width);
+      if (!status && !job->header_only) status = vlm_raster_allocate(job, width, height, 4, raster);
+      if (!status && !job->header_only) {
         line = vlm_allocate(job->allocator, (size_t)frame->Width, VLM_DEFAULT_ALIGNMENT);
         status = line ? decode_frame(job, gif, transparent_index, line, raster)
                       : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");

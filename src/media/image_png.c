@@ -46,6 +46,21 @@ static void on_png_warning(png_structp png, png_const_charp message) {
   (void)png, (void)message;
 }
 
+/* Ancillary chunks are work before the first pixel: libpng inflates every
+ * zTXt, iTXt and iCCP chunk it keeps, and a 20 MB file of 8 KB chunks that
+ * each inflate to 8 MB took 27 s to read a 1x1 image. Only eXIf and the
+ * XMP iTXt can change the pixels (orientation), so the text and profile
+ * chunks Pillow's pixels never depend on are skipped unread, at most 32
+ * iTXt chunks are kept, each inflating to at most 1 MiB (Pillow refuses
+ * text chunks over 1 MiB too: PngImagePlugin.MAX_TEXT_CHUNK). */
+static void limit_metadata(png_structp png) {
+  static const png_byte ignored[] = {'t', 'E', 'X', 't', '\0', 'z', 'T', 'X', 't', '\0', 'i', 'C', 'C', 'P', '\0',
+                                     's', 'P', 'L', 'T', '\0'};
+  png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, ignored, 4);
+  png_set_chunk_cache_max(png, 32);
+  png_set_chunk_malloc_max(png, 1u << 20);
+}
+
 static void note_metadata(vlm_decode_job *job, png_structp png, png_infop info) {
   png_uint_32 exif_length = 0;
   png_bytep exif = NULL;
@@ -76,6 +91,12 @@ static int configure_transforms(png_structp png, png_infop info) {
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
   return png_get_channels(png, info) == 4 ? 4 : 3;
+}
+
+/* What libpng (and our 16-bit gray row) allocate for a row of `width`
+ * pixels: big_row_buf and prev_row at up to 64 bits per pixel, plus slack. */
+static uint64_t png_library_bytes(uint64_t width) {
+  return 2 * (8 * width + 64) + 2 * width;
 }
 
 static void clip_gray16_row(const uint8_t *in, uint8_t *out, int64_t width) {
@@ -127,12 +148,18 @@ vlm_status vlm_decode_png(vlm_decode_job *job, vlm_raster *raster) {
   }
   png_set_read_fn(png, &reader, read_from_memory);
   /* libpng's own ceiling on dimensions stays above ours; ours is checked
-   * below from IHDR, before any pixel memory exists. */
+   * below from IHDR, before libpng or we allocate anything sized by it. */
   png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
-  png_set_chunk_malloc_max(png, 8u << 20);
+  limit_metadata(png);
   png_read_info(png, info);
   note_metadata(job, png, info);
   png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
+  /* png_read_update_info (in configure_transforms) allocates libpng's two
+   * row buffers, up to 8 bytes per pixel of width each: a 66-byte file
+   * claiming 2^31-1 columns cost 6 GB there before the pixel limit was
+   * checked. The header passes the limits first. */
+  status = vlm_decode_check_header(job, "PNG", width, height, 4, png_library_bytes(width));
+  if (status || job->header_only) goto done;
   int channels = configure_transforms(png, info);
   status = vlm_raster_allocate(job, width, height, channels == 4 ? 4 : 3, raster);
   if (status) goto done;

@@ -42,9 +42,23 @@ static vlm_status status_from_vp8(VP8StatusCode code) {
   }
 }
 
+/* What libwebp allocates for a still image of that size while it decodes
+ * into our buffer: a full-size alpha plane (lossy with alpha) or transform
+ * data (lossless) of up to a byte per pixel, and a few rows. */
+static uint64_t still_library_bytes(uint64_t width, uint64_t height) {
+  return width * height + 256 * width + (1u << 20);
+}
+
 static vlm_status decode_still(vlm_decode_job *job, const WebPBitstreamFeatures *features,
                                vlm_raster *raster) {
   int channels = features->has_alpha ? 4 : 3;
+  /* WebPGetFeatures read the VP8/VP8L frame header (or the VP8X canvas,
+   * which libwebp requires to match it): check it before the decoder
+   * exists. */
+  VLM_RETURN_IF_ERROR(vlm_decode_check_header(job, "WebP", features->width, features->height, channels,
+                                              still_library_bytes((uint64_t)features->width,
+                                                                  (uint64_t)features->height)));
+  if (job->header_only) return VLM_OK;
   VLM_RETURN_IF_ERROR(vlm_raster_allocate(job, features->width, features->height, channels, raster));
   WebPDecBuffer output;
   WebPInitDecBuffer(&output);
@@ -79,7 +93,13 @@ static vlm_status decode_first_frame(vlm_decode_job *job, vlm_raster *raster) {
   uint32_t width = WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_WIDTH);
   uint32_t height = WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_HEIGHT);
   WebPDemuxDelete(demuxer);
-  /* WebPAnimDecoderNew allocates the canvas: check the limit first. */
+  /* WebPAnimDecoderNew allocates two canvases (the frame being composed
+   * and the previous one), 4 bytes per pixel each, then decodes frames
+   * into them: the VP8X canvas must pass the limits first. */
+  VLM_RETURN_IF_ERROR(vlm_decode_check_header(job, "animated WebP", width, height, 4,
+                                              8 * (uint64_t)width * height +
+                                                  still_library_bytes(width, height)));
+  if (job->header_only) return VLM_OK;
   VLM_RETURN_IF_ERROR(vlm_raster_allocate(job, width, height, 4, raster));
   WebPAnimDecoderOptions options;
   WebPAnimDecoderOptionsInit(&options);

@@ -40,10 +40,19 @@ typedef struct vlm_media_item {
   int64_t source_sample_rate, source_channels;
   double source_seconds;
   double preprocess_seconds;   /* decode + processor */
+  /* SHA-256 of what the encoder reads (vlm_media_item_digest), set by the
+   * engine when a request takes the item: the prefix and encoder caches' key. */
+  uint8_t content_digest[32];
 } vlm_media_item;
 
 /* The tensor `name`, or NULL. */
 const vlm_named_tensor *vlm_media_item_tensor(const vlm_media_item *item, const char *name);
+/* SHA-256 over everything an encoder can read of the item: its kind, the
+ * processor class, grid and token count, and every tensor's name, dtype,
+ * shape and bytes. The processor's outputs already reflect its config, so
+ * two items with equal digests give the same features on one model; a
+ * different image with the same placeholder count differs in its pixels. */
+void vlm_media_item_digest(const vlm_media_item *item, uint8_t out_digest[32]);
 /* Frees the tensors and zeroes the item (NULL: nothing). */
 void vlm_media_item_release(vlm_media_item *item);
 

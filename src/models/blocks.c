@@ -46,17 +46,26 @@ static void declare_decoder_layer(vlm_tensor_manifest *manifest, const vlm_text_
     ADD(decoder, 1, SHAPE(hidden), "%s", LAYER("pre_feedforward_layernorm.weight"));
     ADD(decoder, 1, SHAPE(hidden), "%s", LAYER("post_feedforward_layernorm.weight"));
   }
-  declare_linear(manifest, decoder, LAYER("self_attn.q_proj"), query, hidden, text->attention_bias);
-  declare_linear(manifest, decoder, LAYER("self_attn.k_proj"), key_value, hidden, text->attention_bias);
-  declare_linear(manifest, decoder, LAYER("self_attn.v_proj"), key_value, hidden, text->attention_bias);
+  if (layout->fused_qkv) {
+    declare_linear(manifest, decoder, LAYER("self_attn.qkv_proj"), query + 2 * key_value, hidden,
+                   text->attention_bias);
+  } else {
+    declare_linear(manifest, decoder, LAYER("self_attn.q_proj"), query, hidden, text->attention_bias);
+    declare_linear(manifest, decoder, LAYER("self_attn.k_proj"), key_value, hidden, text->attention_bias);
+    declare_linear(manifest, decoder, LAYER("self_attn.v_proj"), key_value, hidden, text->attention_bias);
+  }
   declare_linear(manifest, decoder, LAYER("self_attn.o_proj"), hidden, query,
                  text->attention_output_bias);
   if (layout->qk_norm) {
     ADD(decoder, 1, SHAPE(head_dim), "%s", LAYER("self_attn.q_norm.weight"));
     ADD(decoder, 1, SHAPE(head_dim), "%s", LAYER("self_attn.k_norm.weight"));
   }
-  declare_linear(manifest, decoder, LAYER("mlp.gate_proj"), intermediate, hidden, text->mlp_bias);
-  declare_linear(manifest, decoder, LAYER("mlp.up_proj"), intermediate, hidden, text->mlp_bias);
+  if (layout->fused_gate_up) {
+    declare_linear(manifest, decoder, LAYER("mlp.gate_up_proj"), 2 * intermediate, hidden, text->mlp_bias);
+  } else {
+    declare_linear(manifest, decoder, LAYER("mlp.gate_proj"), intermediate, hidden, text->mlp_bias);
+    declare_linear(manifest, decoder, LAYER("mlp.up_proj"), intermediate, hidden, text->mlp_bias);
+  }
   declare_linear(manifest, decoder, LAYER("mlp.down_proj"), hidden, intermediate, text->mlp_bias);
 #undef LAYER
 }

@@ -23,6 +23,8 @@ extern const vlm_name_rename vlm_composite_v4_renames[VLM_COMPOSITE_V4_RENAME_CO
 typedef struct vlm_decoder_layout {
   bool qk_norm;        /* q_norm / k_norm over head_dim (Qwen3, Gemma 3) */
   bool sandwich_norms; /* pre/post feed-forward norms (Gemma 2/3) */
+  bool fused_qkv;      /* one self_attn.qkv_proj, rows q | k | v (Phi-3, Phi-4) */
+  bool fused_gate_up;  /* one mlp.gate_up_proj, rows gate | up (Phi-3, Phi-4) */
 } vlm_decoder_layout;
 
 /* A Llama-style decoder under `prefix` ("model." or "model.language_model."):

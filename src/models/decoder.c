@@ -8,9 +8,12 @@
 
 typedef struct decoder_builder {
   const vlm_decoder_description *description;
+  const vlm_decoder_step *step;
   const vlm_text_config *text;
   vlm_graph *graph;
   vlm_activation activation;
+  int32_t lora_masks[VLM_DECODER_MAX_ADAPTERS];   /* input nodes; -1: adapter unused this step */
+  int64_t lora_applied[VLM_DECODER_MAX_ADAPTERS]; /* projections it was applied to */
 } decoder_builder;
 
 /* A weight node for `prefix + suffix` with the shape the config implies;
@@ -22,17 +25,45 @@ static int32_t weight(decoder_builder *builder, const char *prefix, const char *
   return vlm_graph_weight(builder->graph, name, VLM_DTYPE_INVALID, rank, shape);
 }
 
+/* Adapter k's low-rank update of `base` = x W^T on the rows whose slots use
+ * it: base + lora_B(lora_A(x)) * scale there, base elsewhere (a row select
+ * by the adapter's mask), as PEFT's LoRA Linear adds it. */
+static int32_t lora(decoder_builder *builder, int32_t x, int32_t base, const char *module_name, int k,
+                    int64_t out, int64_t in) {
+  const vlm_decoder_adapter *adapter = &builder->description->adapters[k];
+  char name[2 * VLM_GRAPH_NAME_LENGTH];
+  snprintf(name, sizeof(name), "%s%s.lora_A.weight", adapter->prefix, module_name);
+  const vlm_tensor_info *a_info = vlm_checkpoint_find(builder->description->adapter_weights, name);
+  if (!a_info) return base;
+  builder->lora_applied[k]++;
+  int64_t rank = a_info->rank == 2 ? a_info->shape[0] : 0;
+  vlm_graph *graph = builder->graph;
+  int32_t a = vlm_graph_weight(graph, name, VLM_DTYPE_INVALID, 2, VLM_SHAPE(rank, in));
+  snprintf(name, sizeof(name), "%s%s.lora_B.weight", adapter->prefix, module_name);
+  int32_t b = vlm_graph_weight(graph, name, VLM_DTYPE_INVALID, 2, VLM_SHAPE(out, rank));
+  int32_t down = vlm_graph_linear(graph, x, a, -1, "%s.lora.%s.A", module_name, adapter->name);
+  int32_t up = vlm_graph_linear(graph, down, b, -1, "%s.lora.%s.B", module_name, adapter->name);
+  int32_t scaled = vlm_graph_scale(graph, up, adapter->scale, "%s.lora.%s.scaled", module_name, adapter->name);
+  int32_t sum = vlm_graph_add(graph, base, scaled, "%s.lora.%s.sum", module_name, adapter->name);
+  return vlm_graph_row_select(graph, builder->lora_masks[k], sum, base, "%s.lora.%s", module_name,
+                              adapter->name);
+}
+
 static int32_t projection(decoder_builder *builder, int32_t x, const char *layer_prefix,
                           const char *module, int64_t out, int64_t in, bool bias) {
-  char name[2 * VLM_GRAPH_NAME_LENGTH];
-  snprintf(name, sizeof(name), "%s%s.weight", layer_prefix, module);
+  char name[2 * VLM_GRAPH_NAME_LENGTH], module_name[VLM_GRAPH_NAME_LENGTH];
+  snprintf(module_name, sizeof(module_name), "%s%s", layer_prefix, module);
+  snprintf(name, sizeof(name), "%s.weight", module_name);
   int32_t weight_node = vlm_graph_weight(builder->graph, name, VLM_DTYPE_INVALID, 2, VLM_SHAPE(out, in));
   int32_t bias_node = -1;
   if (bias) {
-    snprintf(name, sizeof(name), "%s%s.bias", layer_prefix, module);
+    snprintf(name, sizeof(name), "%s.bias", module_name);
     bias_node = vlm_graph_weight(builder->graph, name, VLM_DTYPE_INVALID, 1, VLM_SHAPE(out));
   }
-  return vlm_graph_linear(builder->graph, x, weight_node, bias_node, "%s%s", layer_prefix, module);
+  int32_t result = vlm_graph_linear(builder->graph, x, weight_node, bias_node, "%s", module_name);
+  for (int k = 0; k < builder->description->adapter_count; k++)
+    if (builder->lora_masks[k] >= 0) result = lora(builder, x, result, module_name, k, out, in);
+  return result;
 }
 
 static int32_t norm(decoder_builder *builder, int32_t x, const char *layer_prefix,
@@ -52,12 +83,22 @@ static int32_t attention_block(decoder_builder *builder, int32_t hidden, const c
   int64_t rows = vlm_graph_node(graph, hidden)->shape[0];
   int64_t heads = text->num_attention_heads, kv_heads = text->num_key_value_heads;
   int64_t head_dim = text->head_dim, width = text->hidden_size;
-  int32_t q = projection(builder, hidden, layer_prefix, "self_attn.q_proj", heads * head_dim, width,
-                         text->attention_bias);
-  int32_t k = projection(builder, hidden, layer_prefix, "self_attn.k_proj", kv_heads * head_dim,
-                         width, text->attention_bias);
-  int32_t v = projection(builder, hidden, layer_prefix, "self_attn.v_proj", kv_heads * head_dim,
-                         width, text->attention_bias);
+  int32_t q, k, v;
+  if (builder->description->layout.fused_qkv) {
+    int64_t query = heads * head_dim, key_value = kv_heads * head_dim;
+    int32_t qkv = projection(builder, hidden, layer_prefix, "self_attn.qkv_proj", query + 2 * key_value, width,
+                             text->attention_bias);
+    q = vlm_graph_slice(graph, qkv, 1, 0, query, "%sself_attn.q", layer_prefix);
+    k = vlm_graph_slice(graph, qkv, 1, query, key_value, "%sself_attn.k", layer_prefix);
+    v = vlm_graph_slice(graph, qkv, 1, query + key_value, key_value, "%sself_attn.v", layer_prefix);
+  } else {
+    q = projection(builder, hidden, layer_prefix, "self_attn.q_proj", heads * head_dim, width,
+                   text->attention_bias);
+    k = projection(builder, hidden, layer_prefix, "self_attn.k_proj", kv_heads * head_dim, width,
+                   text->attention_bias);
+    v = projection(builder, hidden, layer_prefix, "self_attn.v_proj", kv_heads * head_dim, width,
+                   text->attention_bias);
+  }
   q = vlm_graph_reshape(graph, q, 3, VLM_SHAPE(rows, heads, head_dim), "%sself_attn.q_heads", layer_prefix);
   k = vlm_graph_reshape(graph, k, 3, VLM_SHAPE(rows, kv_heads, head_dim), "%sself_attn.k_heads", layer_prefix);
   v = vlm_graph_reshape(graph, v, 3, VLM_SHAPE(rows, kv_heads, head_dim), "%sself_attn.v_heads", layer_prefix);
@@ -83,8 +124,17 @@ static int32_t mlp_block(decoder_builder *builder, int32_t hidden, const char *l
   int64_t width = text->hidden_size;
   int64_t inner = text->layer_intermediate_sizes ? text->layer_intermediate_sizes[layer]
                                                  : text->intermediate_size;
-  int32_t gate = projection(builder, hidden, layer_prefix, "mlp.gate_proj", inner, width, text->mlp_bias);
-  int32_t up = projection(builder, hidden, layer_prefix, "mlp.up_proj", inner, width, text->mlp_bias);
+  int32_t gate, up;
+  if (builder->description->layout.fused_gate_up) {
+    /* chunk(2): the first half is the gate. */
+    int32_t gate_up = projection(builder, hidden, layer_prefix, "mlp.gate_up_proj", 2 * inner, width,
+                                 text->mlp_bias);
+    gate = vlm_graph_slice(builder->graph, gate_up, 1, 0, inner, "%smlp.gate", layer_prefix);
+    up = vlm_graph_slice(builder->graph, gate_up, 1, inner, inner, "%smlp.up", layer_prefix);
+  } else {
+    gate = projection(builder, hidden, layer_prefix, "mlp.gate_proj", inner, width, text->mlp_bias);
+    up = projection(builder, hidden, layer_prefix, "mlp.up_proj", inner, width, text->mlp_bias);
+  }
   int32_t gated = vlm_graph_gated(builder->graph, gate, up, builder->activation, "%smlp.act_times_up",
                                   layer_prefix);
   return projection(builder, gated, layer_prefix, "mlp.down_proj", width, inner, text->mlp_bias);
@@ -107,6 +157,29 @@ static int32_t decoder_layer(decoder_builder *builder, int32_t residual, int32_t
   if (sandwich) mlp = norm(builder, mlp, layer_prefix, "post_feedforward_layernorm", width);
   /* The layer's output: what Transformers' decoder layer module returns. */
   return vlm_graph_add(graph, residual, mlp, "%slayers.%d", description->prefix, layer);
+}
+
+int64_t vlm_decoder_feature_width(const vlm_decoder_description *description) {
+  return description->text->hidden_size * (1 + (int64_t)description->layer_features.count);
+}
+
+/* hidden + layer_features[j] after the layers the description lists
+ * (rows without media carry zeros: x + 0 is x). */
+static int32_t add_layer_features(decoder_builder *builder, const vlm_decoder_step *step, int32_t features,
+                                  int32_t hidden, int32_t layer) {
+  const vlm_decoder_description *description = builder->description;
+  if (features < 0) return hidden;
+  int64_t rows = step->row_count, width = builder->text->hidden_size;
+  for (size_t j = 0; j < description->layer_features.count; j++) {
+    if (description->layer_features.values[j] != layer) continue;
+    int32_t feature = vlm_graph_slice(builder->graph, features, 0, (int64_t)j, 1, "%slayers.%d.layer_feature",
+                                      description->prefix, layer);
+    feature = vlm_graph_reshape(builder->graph, feature, 2, VLM_SHAPE(rows, width), "%slayers.%d.layer_feature_rows",
+                                description->prefix, layer);
+    hidden = vlm_graph_add(builder->graph, hidden, feature, "%slayers.%d.layer_features_added", description->prefix,
+                           layer);
+  }
+  return hidden;
 }
 
 static int32_t embed(decoder_builder *builder, const vlm_decoder_step *step) {
@@ -132,7 +205,12 @@ static int32_t embed(decoder_builder *builder, const vlm_decoder_step *step) {
 vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
                                    const vlm_decoder_step *step, vlm_graph *graph) {
   const vlm_text_config *text = description->text;
-  decoder_builder builder = {description, text, graph, VLM_ACTIVATION_SILU};
+  decoder_builder builder = {.description = description, .step = step, .text = text, .graph = graph,
+                             .activation = VLM_ACTIVATION_SILU};
+  if (description->adapter_count > VLM_DECODER_MAX_ADAPTERS ||
+      (description->adapter_count > 0 && !description->adapter_weights))
+    return VLM_ERROR(INTERNAL, "text decoder: %d adapters without their weights", description->adapter_count);
+  for (int k = 0; k < VLM_DECODER_MAX_ADAPTERS; k++) builder.lora_masks[k] = -1;
   if (!vlm_activation_from_name(text->hidden_act, &builder.activation))
     return VLM_ERROR(UNIMPLEMENTED, "text decoder: activation '%s' is not supported",
                      text->hidden_act);
@@ -142,8 +220,29 @@ vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
   graph->ropes[1] = text->has_sliding_rope ? &text->sliding_rope : &text->rope;
   graph->rope_count = 2;
   int32_t hidden = embed(&builder, step);
-  for (int32_t layer = 0; layer < text->num_hidden_layers; layer++)
+  for (int k = 0; k < description->adapter_count; k++)
+    if (step->adapters_used && step->adapters_used[k])
+      builder.lora_masks[k] = vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(step->row_count),
+                                              k == 0 ? "lora_mask.0" : k == 1 ? "lora_mask.1"
+                                              : k == 2 ? "lora_mask.2" : "lora_mask.3");
+  int32_t layer_features = -1;
+  size_t layer_feature_count = description->layer_features.count;
+  if (step->with_features && layer_feature_count > 0)
+    layer_features = vlm_graph_input(graph, VLM_DTYPE_F32, 3,
+                                     VLM_SHAPE((int64_t)layer_feature_count, step->row_count, text->hidden_size),
+                                     "layer_features");
+  for (int32_t layer = 0; layer < text->num_hidden_layers; layer++) {
     hidden = decoder_layer(&builder, hidden, layer);
+    hidden = add_layer_features(&builder, step, layer_features, hidden, layer);
+  }
+  /* An adapter tensor the decoder has no projection for would be accepted
+   * and ignored: refuse it. */
+  for (int k = 0; k < description->adapter_count; k++)
+    if (builder.lora_masks[k] >= 0 && builder.lora_applied[k] != description->adapters[k].module_count)
+      return VLM_ERROR(INVALID_ARGUMENT,
+                       "adapter '%s': %lld of its %lld LoRA modules are projections of this decoder",
+                       description->adapters[k].name, (long long)builder.lora_applied[k],
+                       (long long)description->adapters[k].module_count);
   if (step->logit_row_count == 0) {
     /* A prefill chunk whose logits nobody reads: fill the KV cache and stop
      * before the norm and the LM head. */

@@ -11,8 +11,23 @@
 #define VLM_MODELS_DECODER_H
 
 #include "graph/graph.h"
+#include "io/checkpoint.h"
 #include "io/config.h"
 #include "models/blocks.h"
+
+/* A LoRA adapter on the decoder's projections, applied unmerged as PEFT's
+ * LoRA Linear computes it: base(x) + lora_B(lora_A(x)) * scale, on every
+ * projection whose "<prefix><module>.lora_A.weight" the checkpoint holds
+ * (<module> the projection's canonical name), and only on the rows of the
+ * step's slots that use the adapter (input "lora_mask.<index>", i32 [rows]).
+ * The adapters of a directory are the model's (models/adapters.c). */
+#define VLM_DECODER_MAX_ADAPTERS 4
+typedef struct vlm_decoder_adapter {
+  char name[48];          /* the subfolder, "vision-lora" */
+  char prefix[64];        /* "adapters.vision-lora." */
+  double scale;           /* lora_alpha / r (lora_alpha / sqrt(r) with use_rslora) */
+  int64_t module_count;   /* lora_A tensors the adapter holds; each must be applied */
+} vlm_decoder_adapter;
 
 typedef struct vlm_decoder_description {
   const vlm_text_config *text;
@@ -21,7 +36,29 @@ typedef struct vlm_decoder_description {
   vlm_decoder_layout layout;
   double norm_weight_offset;       /* 1 for Gemma's x * (1 + w), else 0 */
   double embedding_scale;          /* sqrt(hidden) for Gemma, else 1 */
+  /* Layer features (the side input "layer_features" of embeddings_prefill,
+   * f32 [count, rows, hidden]): after decoder layer layer_features.values[j]
+   * the hidden states add feature j, which is zero on rows without media
+   * (Qwen3-VL's DeepStack: the extra mergers' outputs at visual positions).
+   * Count 0: the decoder takes none. An encoder for such a decoder gives
+   * rows of vlm_decoder_feature_width values: the feature that replaces
+   * the placeholder's embedding, then one per layer feature. */
+  vlm_index_list layer_features;
+  /* Phi-3 / Phi-4's prepare_inputs_for_generation (Transformers 5.23)
+   * drops the KV cache once a generation reaches the LongRoPE switch while
+   * its cache is no longer than it, and, keeping the one-token input, runs
+   * every later step on its own token alone: a decode row at position >=
+   * this length of a slot whose prompt was no longer than it attends only
+   * to itself. 0: never. */
+  int64_t rope_cache_reset_length;
+  /* LoRA adapters (filled from the opened model, not by the family). */
+  const vlm_checkpoint *adapter_weights;
+  int adapter_count;
+  vlm_decoder_adapter adapters[VLM_DECODER_MAX_ADAPTERS];
 } vlm_decoder_description;
+
+/* Values per encoder output row: hidden * (1 + layer feature count). */
+int64_t vlm_decoder_feature_width(const vlm_decoder_description *description);
 
 /* What one step feeds the decoder: token ids, and for embeddings_prefill
  * encoder features that replace the embeddings of the rows their mask
@@ -29,10 +66,14 @@ typedef struct vlm_decoder_description {
  * graph->rows (see graph.h) and are read at execution. */
 typedef struct vlm_decoder_step {
   int64_t row_count;
-  bool with_features;              /* inputs "features" [rows, hidden] f32, "feature_mask" [rows] i32 */
+  bool with_features;              /* inputs "features" [rows, hidden] f32, "feature_mask" [rows] i32,
+                                      and "layer_features" when the description has any */
   const int32_t *logit_rows;       /* rows whose logits are wanted; none: the
                                       output is the last layer's [rows, hidden] */
   int64_t logit_row_count;
+  /* [adapter_count]: whether any row of the step uses adapter k (only those
+   * are built, with input "lora_mask.<k>"); NULL: none is used. */
+  const bool *adapters_used;
 } vlm_decoder_step;
 
 /* Builds the decoder graph into `graph` (initialised by the caller). The
@@ -40,7 +81,10 @@ typedef struct vlm_decoder_step {
  * hidden state when no logit rows are wanted). Inputs are named
  * "tokens" (i32 [rows]) and, with features, "features" (f32 [rows,
  * hidden]) and "feature_mask" (i32 [rows]); the merged embeddings are the
- * node "<prefix>embed_tokens_merged" (the goldens' input_embeddings). */
+ * node "<prefix>embed_tokens_merged" (the goldens' input_embeddings).
+ * With features and layer features, the input "layer_features" (f32
+ * [count, rows, hidden]) is added after each listed layer, as the node
+ * "<prefix>layers.N.layer_features_added". */
 vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
                                    const vlm_decoder_step *step, vlm_graph *graph);
 

@@ -9,12 +9,12 @@
  * family means adding its file and one line here. */
 extern const vlm_family vlm_family_llama, vlm_family_mistral, vlm_family_qwen2,
     vlm_family_qwen3, vlm_family_llava, vlm_family_qwen2_vl, vlm_family_qwen2_5_vl,
-    vlm_family_gemma3, vlm_family_gemma3_text;
+    vlm_family_qwen3_vl, vlm_family_gemma3, vlm_family_gemma3_text, vlm_family_phi4_multimodal;
 
 static const vlm_family *const families[] = {
     &vlm_family_llama, &vlm_family_mistral, &vlm_family_qwen2,   &vlm_family_qwen3,
-    &vlm_family_llava, &vlm_family_qwen2_vl, &vlm_family_qwen2_5_vl, &vlm_family_gemma3,
-    &vlm_family_gemma3_text,
+    &vlm_family_llava, &vlm_family_qwen2_vl, &vlm_family_qwen2_5_vl, &vlm_family_qwen3_vl,
+    &vlm_family_gemma3,  &vlm_family_gemma3_text, &vlm_family_phi4_multimodal,
 };
 
 const vlm_family *vlm_family_find(const char *model_type) {
@@ -61,6 +61,11 @@ static const struct {
   const char *fragment;
   vlm_component component;
 } name_rules[] = {
+    /* Phi-4-multimodal's towers live under embed_tokens_extend. */
+    {"embed_tokens_extend.image_embed.img_projection", VLM_COMPONENT_PROJECTOR},
+    {"embed_tokens_extend.image_embed", VLM_COMPONENT_VISION_TOWER},
+    {"embed_tokens_extend.audio_embed.audio_projection", VLM_COMPONENT_PROJECTOR},
+    {"embed_tokens_extend.audio_embed", VLM_COMPONENT_AUDIO_TOWER},
     {"embed_tokens", VLM_COMPONENT_EMBEDDINGS},
     {"lm_head", VLM_COMPONENT_EMBEDDINGS},
     {"embed_tokens_per_layer", VLM_COMPONENT_EMBEDDINGS},

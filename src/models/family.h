@@ -199,6 +199,14 @@ typedef struct vlm_family {
   /* Bidirectional blocks in the prefill mask (Gemma 3's images); NULL:
    * causal. */
   vlm_family_attention_blocks_fn attention_blocks;
+  /* LoRA adapters the checkpoint directory may hold, as PEFT subfolders
+   * ("vision-lora"), in adapter index order, and which one a request uses
+   * given the kinds of media it carries (-1: none, the base model). A
+   * subfolder that is absent leaves its requests on the base model, as
+   * Transformers runs without the adapter loaded. */
+  const char *const *adapters;
+  int adapter_count;
+  int (*adapter_for)(bool has_image, bool has_audio);
 } vlm_family;
 
 /* The family for a model_type, or NULL when no family declares it. */

@@ -8,9 +8,12 @@
 #include "core/status.h"
 #include "io/checkpoint.h"
 #include "io/config.h"
+#include "io/file.h"
 #include "io/json.h"
 #include "models/family.h"
 #include "models/model.h"
+#include "vlm/chat_template.h"
+#include "vlm/tokenizer.h"
 
 #define LISTED_IN_TEXT 20 /* names shown per problem list in the text report */
 
@@ -52,6 +55,11 @@ typedef struct inspection {
   uint64_t dtype_bytes[VLM_DTYPE_COUNT];
   problem_list missing, unexpected, mismatched;
   int thread_count;
+  /* The text side, loaded as vlm run and vlm serve load it. */
+  bool has_tokenizer;
+  size_t vocab_size;
+  char *chat_template_source;     /* NULL: none */
+  char text_problem[256];         /* "": tokenizer and template load */
 } inspection;
 
 static bool add_problem(problem_list *list, const char *name, const vlm_tensor_info *actual,
@@ -104,9 +112,14 @@ static vlm_status compare_tensors(inspection *state) {
         state->family ? vlm_manifest_find(state->manifest, info->name) : NULL;
     count_tensor(state, info, expected ? expected->component : vlm_component_from_name(info->name));
     if (!state->family) continue;
-    if (!expected) ok = ok && add_problem(&state->unexpected, info->name, info, NULL);
-    else if (!shape_matches(info, expected))
+    /* LoRA adapter tensors (models/adapters.c) are not in the manifest: the
+     * decoder graph applies them and refuses any it has no projection for. */
+    bool adapter = strncmp(info->name, "adapters.", strlen("adapters.")) == 0;
+    if (!expected) {
+      if (!adapter) ok = ok && add_problem(&state->unexpected, info->name, info, NULL);
+    } else if (!shape_matches(info, expected)) {
       ok = ok && add_problem(&state->mismatched, info->name, info, expected);
+    }
   }
   for (size_t i = 0; state->family && i < state->manifest->count; i++) {
     const vlm_expected_tensor *expected = &state->manifest->tensors[i];
@@ -114,6 +127,37 @@ static vlm_status compare_tensors(inspection *state) {
       ok = ok && add_problem(&state->missing, expected->name, NULL, expected);
   }
   return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory comparing tensors");
+}
+
+/* A weights-only directory (no tokenizer.json) is reported as such; a
+ * tokenizer or chat template that is present but does not load is a
+ * failure, as it would be for vlm run and vlm serve. */
+static void inspect_text_side(inspection *state) {
+  char *path = vlm_path_join(state->model_dir, "tokenizer.json");
+  bool present = path && vlm_path_exists(path);
+  free(path);
+  vlm_status status = VLM_OK;
+  if (present) {
+    vlm_tokenizer *tokenizer = NULL;
+    status = vlm_tokenizer_create(state->model_dir, NULL, &tokenizer);
+    if (!status) {
+      state->has_tokenizer = true;
+      state->vocab_size = vlm_tokenizer_vocab_size(tokenizer);
+    }
+    vlm_tokenizer_release(tokenizer);
+  }
+  if (!status) {
+    vlm_chat_template *chat_template = NULL;
+    status = vlm_chat_template_load(state->model_dir, &chat_template);
+    if (!status) state->chat_template_source = strdup(vlm_chat_template_source(chat_template));
+    vlm_chat_template_release(chat_template);
+    if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
+      vlm_status_free(status);
+      status = VLM_OK;
+    }
+  }
+  if (status) snprintf(state->text_problem, sizeof(state->text_problem), "%s", vlm_status_message(status));
+  vlm_status_free(status);
 }
 
 /* The same opened model every loader uses: configs, family, manifest and
@@ -127,7 +171,9 @@ static vlm_status run_inspection(inspection *state) {
   state->family = model->family;
   state->checkpoint = model->weights;
   state->manifest = &model->manifest;
-  return compare_tensors(state);
+  VLM_RETURN_IF_ERROR(compare_tensors(state));
+  inspect_text_side(state);
+  return VLM_OK;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -223,9 +269,23 @@ static char *render_text(const inspection *state, const vlm_model_report *report
   if (config->has_audio)
     vlm_sb_appendf(&out, "audio tower: %s, %lld layers, hidden %lld\n", config->audio.model_type,
                    (long long)config->audio.num_hidden_layers, (long long)config->audio.hidden_size);
+  const vlm_model *model = state->model;
+  for (int k = 0; k < model->adapter_count; k++) {
+    const vlm_decoder_adapter *adapter = &model->adapters[k];
+    if (adapter->module_count)
+      vlm_sb_appendf(&out, "%s %s: %lld LoRA modules, scale %g\n", k ? "         " : "adapters:", adapter->name,
+                     (long long)adapter->module_count, adapter->scale);
+    else
+      vlm_sb_appendf(&out, "%s %s: absent (its requests run the base model)\n", k ? "         " : "adapters:",
+                     adapter->name);
+  }
   vlm_sb_appendf(&out, "processor: %s\n",
                  state->has_processor ? state->processor->image_processor_type
                                       : "none (no preprocessor_config.json)");
+  if (state->has_tokenizer) vlm_sb_appendf(&out, "tokenizer: %zu tokens\n", state->vocab_size);
+  else if (!state->text_problem[0]) vlm_sb_append_literal(&out, "tokenizer: none (no tokenizer.json)\n");
+  if (state->chat_template_source) vlm_sb_appendf(&out, "chat template: %s\n", state->chat_template_source);
+  else if (!state->text_problem[0]) vlm_sb_append_literal(&out, "chat template: none\n");
   vlm_sb_appendf(&out, "runtime: %d thread%s (%d cores available)\n", state->thread_count,
                  state->thread_count == 1 ? "" : "s", vlm_cpu_count());
   vlm_sb_appendf(&out, "%-14s %10s %16s %12s\n", "component", "tensors", "parameters", "bytes");
@@ -340,6 +400,9 @@ static char *render_json(const inspection *state, const vlm_model_report *report
   append_json_sections(&out, config);
   append_json_string_field(&out, "image_processor",
                            state->has_processor ? state->processor->image_processor_type : NULL);
+  if (state->has_tokenizer) vlm_sb_appendf(&out, ",\"tokenizer_vocab_size\":%zu", state->vocab_size);
+  else vlm_sb_append_literal(&out, ",\"tokenizer_vocab_size\":null");
+  append_json_string_field(&out, "chat_template", state->chat_template_source);
   vlm_sb_appendf(&out, ",\"runtime\":{\"threads\":%d,\"cpu_cores\":%d}", state->thread_count,
                  vlm_cpu_count());
   vlm_sb_appendf(&out, ",\"tensors_checked\":%s", state->family ? "true" : "false");
@@ -365,6 +428,8 @@ static void judge(const inspection *state, vlm_model_report *report) {
              state->mismatched.count,
              state->missing.count ? " (first missing: " : "",
              state->missing.count ? state->missing.items[0].name : "");
+  else if (state->text_problem[0])
+    snprintf(report->problem, sizeof(report->problem), "%s", state->text_problem);
   else
     report->can_load = true;
   if (state->family && state->missing.count) {
@@ -378,6 +443,7 @@ static void inspection_release(inspection *state) {
   free(state->missing.items);
   free(state->unexpected.items);
   free(state->mismatched.items);
+  free(state->chat_template_source);
 }
 
 vlm_status vlm_model_inspect(const char *model_dir, const vlm_inspect_options *options,

@@ -6,6 +6,7 @@
 
 #include "core/status.h"
 #include "media/audio_processors.h"
+#include "models/decoder.h"
 #include "media/image_processors.h"
 #include "media/media_item.h"
 #include "vlm/audio.h"
@@ -46,7 +47,13 @@ static vlm_status open_parts(vlm_model *model, const char *model_dir, const vlm_
     options.renames = model->family->renames;
     options.rename_count = model->family->rename_count;
   }
-  return vlm_checkpoint_open(model_dir, &options, &model->weights);
+  vlm_checkpoint_extra_file adapter_files[VLM_DECODER_MAX_ADAPTERS];
+  char adapter_paths[VLM_DECODER_MAX_ADAPTERS][256];
+  VLM_RETURN_IF_ERROR(vlm_model_find_adapters(model, model_dir, adapter_files, adapter_paths,
+                                              &options.extra_file_count));
+  options.extra_files = adapter_files;
+  VLM_RETURN_IF_ERROR(vlm_checkpoint_open(model_dir, &options, &model->weights));
+  return vlm_model_count_adapter_modules(model);
 }
 
 vlm_status vlm_model_open(const char *model_dir, const vlm_model_options *options, vlm_model **out_model) {
@@ -119,6 +126,21 @@ vlm_status vlm_model_image_item_with(const vlm_model *model, const vlm_image *im
   return status;
 }
 
+vlm_status vlm_model_image_tokens(const vlm_model *model, int64_t width, int64_t height, int64_t *out_tokens) {
+  *out_tokens = 0;
+  if (!model->family || !model->family->image || !model->has_processor)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no image path with a processor config",
+                     model->directory, model->config.model_type);
+  if (width <= 0 || height <= 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "an image of %lldx%lld pixels", (long long)width, (long long)height);
+  const vlm_image_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_image_processor_find(&model->processor, &processor), "%s",
+                                          model->directory));
+  int64_t grid[3] = {0, 0, 0};
+  VLM_RETURN_IF_ERROR(processor->grid(&model->processor, width, height, grid));
+  return model->family->image->token_count(&model->config, &model->processor, grid, out_tokens);
+}
+
 vlm_status vlm_model_audio_sample_rate(const vlm_model *model, int *out_rate) {
   *out_rate = 0;
   if (!model->family || !model->family->audio)
@@ -155,4 +177,12 @@ vlm_status vlm_model_audio_item(const vlm_model *model, const vlm_audio *audio, 
                                                &out_item->token_count);
   if (status) vlm_media_item_release(out_item);
   return status;
+}
+
+int64_t vlm_model_feature_width(const vlm_model *model) {
+  if (!model->family || !model->family->describe_decoder) return model->config.text.hidden_size;
+  vlm_decoder_description description;
+  memset(&description, 0, sizeof(description));
+  model->family->describe_decoder(&model->config, &description);
+  return vlm_decoder_feature_width(&description);
 }

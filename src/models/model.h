@@ -9,6 +9,7 @@
 #include "io/checkpoint.h"
 #include "io/config.h"
 #include "io/feature_extractor_config.h"
+#include "models/decoder.h"
 #include "models/family.h"
 #include "vlm/model.h"
 
@@ -25,7 +26,27 @@ struct vlm_model {
   const vlm_family *family;           /* NULL: no family implements model_type */
   vlm_tensor_manifest manifest;       /* empty without a family */
   vlm_checkpoint *weights;
+  /* The family's LoRA adapters, in its order (models/adapters.c); an
+   * adapter whose subfolder is absent has module_count 0. */
+  int adapter_count;
+  vlm_decoder_adapter adapters[VLM_DECODER_MAX_ADAPTERS];
 };
+
+/* The adapter files of the family's adapters present in `model_dir`, for
+ * the checkpoint options (at most VLM_DECODER_MAX_ADAPTERS), and each
+ * adapter's settings from its adapter_config.json. */
+vlm_status vlm_model_find_adapters(vlm_model *model, const char *model_dir, vlm_checkpoint_extra_file *out_files,
+                                   char (*out_paths)[256], size_t *out_count);
+/* A PEFT adapter_config.json (untrusted: fuzz/fuzz_adapter_config.c): the
+ * LoRA scale, lora_alpha / r (/ sqrt(r) with use_rslora); what vlm does not
+ * compute (DoRA, trained biases, fan_in_fan_out, other peft types) refused
+ * by name. `path` names the file in messages. */
+vlm_status vlm_adapter_config_parse(const char *text, size_t length, const char *path, double *out_scale);
+/* Counts each present adapter's modules in the opened checkpoint, refusing
+ * a tensor that is not a LoRA A/B weight with its partner of one rank. */
+vlm_status vlm_model_count_adapter_modules(vlm_model *model);
+/* Copies the model's adapters into a decoder description. */
+void vlm_model_describe_adapters(const vlm_model *model, vlm_decoder_description *description);
 
 struct vlm_media_item;
 struct vlm_image;
@@ -39,6 +60,14 @@ vlm_status vlm_model_image_item(const vlm_model *model, const struct vlm_image *
  * its default one (vlm compare's processor_pil.* stages). */
 vlm_status vlm_model_image_item_with(const vlm_model *model, const struct vlm_image *image, int backend,
                                      const vlm_allocator *allocator, struct vlm_media_item *out_item);
+
+/* The placeholder tokens an image of width x height (as decoded, before
+ * EXIF rotation: the counts here do not change with it) expands to, from
+ * its size alone (the processor class's grid, then the family's count), so
+ * a request can be admitted before its images are decoded. NOT_FOUND when
+ * the class cannot tell without the pixels; UNIMPLEMENTED as
+ * vlm_model_image_item. */
+vlm_status vlm_model_image_tokens(const vlm_model *model, int64_t width, int64_t height, int64_t *out_tokens);
 
 struct vlm_audio;
 /* The output rate audio must be decoded to for the model's feature
@@ -54,5 +83,9 @@ vlm_status vlm_model_audio_item(const vlm_model *model, const struct vlm_audio *
 /* The family, or UNIMPLEMENTED naming the model_type and the supported
  * ones ("the text decoder of model_type 'x' is not supported"). */
 vlm_status vlm_model_require_family(const vlm_model *model, const char *what);
+
+/* Values per row a media encoder of the model gives: the text hidden size,
+ * times 1 + the decoder's layer features (models/decoder.h). */
+int64_t vlm_model_feature_width(const vlm_model *model);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/status.h"
 
@@ -30,6 +31,30 @@ static vlm_status check_positions(const vlm_text_decoder_shape *shape, const vlm
   return VLM_OK;
 }
 
+/* Only "layer_features", once, [L, T, hidden], and only with features for
+ * a decoder that has layer features; then it is required. */
+static vlm_status check_side_inputs(const vlm_text_decoder_shape *shape, const vlm_prefill_input *input) {
+  if (input->side_input_count < 0 || (input->side_input_count > 0 && !input->side_inputs))
+    return VLM_ERROR(INVALID_ARGUMENT, "prefill: %d side inputs without their array", input->side_input_count);
+  bool wanted = shape->layer_feature_count > 0 && input->features;
+  for (int i = 0; i < input->side_input_count; i++) {
+    const vlm_side_input *side = &input->side_inputs[i];
+    const char *name = side->name ? side->name : "?";
+    if (strcmp(name, VLM_SIDE_INPUT_LAYER_FEATURES) != 0 || !wanted || i > 0)
+      return VLM_ERROR(INVALID_ARGUMENT, "prefill: %s side input '%s'%s", wanted ? "unexpected" : "this model takes no",
+                       name, wanted ? " (the model takes only \"" VLM_SIDE_INPUT_LAYER_FEATURES "\", once)"
+                       : shape->layer_feature_count > 0 ? " without features" : "");
+    if (!side->values || side->rank != 3 || side->shape[0] != shape->layer_feature_count ||
+        side->shape[1] != input->row_count || side->shape[2] != shape->hidden_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "prefill: side input '%s' must be f32 [%d, %lld, %lld]", name,
+                       shape->layer_feature_count, (long long)input->row_count, (long long)shape->hidden_size);
+  }
+  if (wanted && input->side_input_count == 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "prefill: the model adds %d layer features to feature rows; the side input '"
+                     VLM_SIDE_INPUT_LAYER_FEATURES "' is missing", shape->layer_feature_count);
+  return VLM_OK;
+}
+
 vlm_status vlm_prefill_input_check(const vlm_text_decoder_shape *shape, int64_t slot_length,
                                    const vlm_prefill_input *input) {
   if (!input || input->row_count <= 0) return VLM_ERROR(INVALID_ARGUMENT, "a prefill needs at least one row");
@@ -53,10 +78,13 @@ vlm_status vlm_prefill_input_check(const vlm_text_decoder_shape *shape, int64_t 
                      "prefill: the bias must be [%lld, %lld] (rows x cached+new keys), got %lld keys per row",
                      (long long)input->row_count, (long long)(slot_length + input->row_count),
                      (long long)input->bias_key_count);
-  if (input->side_input_count > 0)
-    return VLM_ERROR(INVALID_ARGUMENT, "prefill: this model takes no side inputs, got '%s'",
-                     input->side_inputs && input->side_inputs[0].name ? input->side_inputs[0].name : "?");
-  return VLM_OK;
+  return check_side_inputs(shape, input);
+}
+
+const vlm_side_input *vlm_prefill_input_side(const vlm_prefill_input *input, const char *name) {
+  for (int i = 0; input->side_inputs && i < input->side_input_count; i++)
+    if (input->side_inputs[i].name && strcmp(input->side_inputs[i].name, name) == 0) return &input->side_inputs[i];
+  return NULL;
 }
 
 int64_t vlm_prefill_chunk_end(const int64_t *reach, int64_t count, int64_t first, int64_t limit) {

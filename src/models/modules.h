@@ -32,9 +32,14 @@
 typedef struct vlm_text_decoder vlm_text_decoder;   /* also in vlm/engine.h */
 typedef struct vlm_media_encoder vlm_media_encoder; /* also in vlm/engine.h */
 
-/* A family side input of embeddings_prefill (per-layer DeepStack features,
- * per-layer PLE inputs); no family takes one yet, so any given is refused
- * by name. */
+/* A side input of embeddings_prefill. The one accepted today is
+ * "layer_features" (VLM_SIDE_INPUT_LAYER_FEATURES): f32 [L, T, hidden],
+ * added to the hidden states after the decoder layers the family lists
+ * (models/decoder.h; Qwen3-VL's DeepStack), zero on rows without media. A
+ * decoder with L > 0 requires it whenever features are given and refuses
+ * it otherwise; any other name is refused (per-layer PLE inputs later). */
+#define VLM_SIDE_INPUT_LAYER_FEATURES "layer_features"
+
 typedef struct vlm_side_input {
   const char *name;
   const float *values;
@@ -64,14 +69,21 @@ typedef struct vlm_text_decoder_shape {
   /* The most rows one prefill step can attend across (the rows a bias
    * lets see each other must fit one); 0: no limit. */
   int64_t prefill_rows_limit;
+  int layer_feature_count;       /* L of the "layer_features" side input; 0: none */
 } vlm_text_decoder_shape;
 
 /* Every field of `input` against `shape` and the slot's current length:
  * ids in the vocabulary, features present where the mask says, positions
  * non-negative with the model's axis count, the bias [T, past + T],
- * capacity, and no side input (none is accepted yet). */
+ * capacity, and the side inputs ("layer_features" [L, T, hidden] exactly
+ * when the decoder has L > 0 layer features and features are given). */
 vlm_status vlm_prefill_input_check(const vlm_text_decoder_shape *shape, int64_t slot_length,
                                    const vlm_prefill_input *input);
+/* The side input of that name, or NULL. */
+const vlm_side_input *vlm_prefill_input_side(const vlm_prefill_input *input, const char *name);
+
+/* Values of a slot's KV variant (vlm_text_decoder_operations.kv_variant). */
+#define VLM_KV_VARIANT_VALUES 3
 
 /* Where a prefill step that starts at row `first` of `count` may end,
  * given reach[r] (the last row, in the same numbering, that row r sees;
@@ -101,6 +113,19 @@ typedef struct vlm_text_decoder_operations {
   uint64_t (*kv_bytes)(void *self);
   int64_t (*slot_length)(void *self, int32_t slot);
   vlm_status (*clear_slot)(void *self, int32_t slot);
+  /* Per-slot settings of the request about to be prefilled into a cleared
+   * slot (reset by clear_slot): its LoRA adapter (-1: the base model; else
+   * an index of the model's adapters, models/model.h) and its prompt length
+   * (the rows its prefill chunks will add: length-dependent RoPE sees the
+   * whole prompt). */
+  vlm_status (*begin_request)(void *self, int32_t slot, int32_t adapter, int64_t prompt_length);
+  /* After begin_request: what, besides each position's token, media row and
+   * RoPE position, the slot's KV depends on (its adapter; the factor set a
+   * length-dependent RoPE chose for the prompt), as values that are equal
+   * for two requests exactly when their KV at equal positions is. The
+   * prefix cache shares KV only between requests with equal values. NULL:
+   * nothing (all zero). */
+  void (*kv_variant)(void *self, int32_t slot, int64_t out[VLM_KV_VARIANT_VALUES]);
   /* Appends `count` rows to the slot at positions continuing its length;
    * last_logits: [vocab] of the last row. */
   vlm_status (*token_prefill)(void *self, int32_t slot, const int32_t *tokens, int64_t count, float *last_logits);
@@ -110,6 +135,18 @@ typedef struct vlm_text_decoder_operations {
    * distinct. */
   vlm_status (*decode)(void *self, int64_t batch, const int32_t *tokens, const int64_t *positions,
                        const int32_t *slots, float *logits);
+  /* Optional, for the engine's prefix cache (NULL: the backend cannot hand
+   * its KV out, and the engine turns the cache off, saying why). Only a
+   * backend whose KV of a position is bit-identical however the rows
+   * before it were chunked or decoded (SPEC 3.5) may give them.
+   * kv_position_bytes: what one position's keys and values take over all
+   * layers; read_kv copies positions [first, first + count) of the slot to
+   * `out` (kv_position_bytes * count bytes, a layout of the backend's
+   * choosing); write_kv copies them back in at the slot's length (first
+   * must equal it), which then grows by count. */
+  uint64_t (*kv_position_bytes)(void *self);
+  vlm_status (*read_kv)(void *self, int32_t slot, int64_t first, int64_t count, void *out);
+  vlm_status (*write_kv)(void *self, int32_t slot, int64_t first, int64_t count, const void *in);
   void (*release)(void *self);
 } vlm_text_decoder_operations;
 

@@ -4,8 +4,11 @@
  *   parse and validate (openai_request.h), chat content in the shape the
  *   model's template reads -> refuse parts of a modality the model (or its
  *   template) has no place for, by name -> fetch each image's bytes
- *   (media_source.h) -> decode and preprocess them here
- *   (vlm_engine_load_image_memory; never on the scheduler thread) -> the
+ *   (media_source.h) and read each image's header -> admission with the
+ *   images' token counts from their headers (vlm_engine_check_admission),
+ *   so a request that cannot fit decodes nothing -> decode and preprocess
+ *   them here (vlm_engine_load_image_memory; never on the scheduler
+ *   thread) -> the
  *   model's default sampling overlaid with what the client set ->
  *   vlm_engine_submit -> answer.
  *
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "server/request_events.h"
 #include "server/responses.h"
 #include "server/server_internal.h"
@@ -109,7 +113,9 @@ static void set_cancelled(vlm_server *server, const char *message, openai_error 
 /* The HTTP answer for a status from the engine. `param` names the field
  * for client errors.
  *   image stage: a limit (OUT_OF_RANGE: pixels, encoded bytes) or bad data
- *     is the image's fault, 400 naming the part; out of memory is ours, 500.
+ *     is the image's fault, 400 naming the part; out of memory, or the
+ *     engine's image memory budget staying full (RESOURCE_EXHAUSTED), is
+ *     transient, 503.
  *   submit stage: OUT_OF_RANGE is the capacity check, 400
  *     context_length_exceeded; RESOURCE_EXHAUSTED is the queue bound (or
  *     memory), transient, 429; a template's own limits arrive as
@@ -135,7 +141,8 @@ static void error_from_status(vlm_server *server, failure_stage stage, vlm_statu
       openai_error_set(error, 429, "requests", NULL, "rate_limit_exceeded",
                        "The server is busy (%s); retry later.", message);
     else
-      openai_error_set(error, 500, "server_error", NULL, NULL, "%s", message);
+      openai_error_set(error, 503, "server_error", NULL, "server_busy", "The server is busy (%s); retry later.",
+                       message);
     return;
   }
   switch (code) {
@@ -262,29 +269,60 @@ static bool fetch_audio(vlm_server *server, const openai_media *media, const ato
   return fetched;
 }
 
-/* Fetches and preprocesses every image into `images` and every audio clip
- * into `audio` (each kind in placeholder order). On failure answers
+/* A media part fetched but not decoded yet: admission counts an image
+ * from its header first. */
+typedef struct fetched_media {
+  const openai_media *media;
+  uint8_t *bytes;
+  size_t length;
+} fetched_media;
+
+/* Fetches every part's bytes (in request order) and reads each image's
+ * header: limits and token count, nothing decoded. On failure answers
  * nothing: fills *error or *out_status. */
-static bool load_media(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
-                       vlm_loaded_image *images, int *out_image_count, vlm_loaded_audio *audio,
-                       int *out_audio_count, openai_error *error, vlm_status *out_status, const char **out_param) {
-  *out_image_count = *out_audio_count = 0;
-  vlm_audio_limits limits = {.max_encoded_bytes = server->media.max_bytes,
-                             .max_seconds = server->options.max_audio_seconds};
+static bool fetch_media(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
+                        fetched_media *fetched, int64_t *image_tokens, int *out_image_count,
+                        openai_error *error, vlm_status *out_status, const char **out_param) {
+  *out_image_count = 0;
   for (size_t i = 0; i < request->media_count; i++) {
     const openai_media *media = &request->media[i];
     bool image = media->kind == OPENAI_MEDIA_IMAGE;
-    uint8_t *bytes = NULL;
-    size_t length = 0;
-    if (image ? !media_source_fetch(&server->media, media->url, media->param, cancel, &bytes, &length, error)
-              : !fetch_audio(server, media, cancel, &bytes, &length, error))
+    fetched[i].media = media;
+    if (image ? !media_source_fetch(&server->media, media->url, media->param, cancel, &fetched[i].bytes,
+                                    &fetched[i].length, error)
+              : !fetch_audio(server, media, cancel, &fetched[i].bytes, &fetched[i].length, error))
       return false;
+    if (!image) continue;
+    vlm_engine_image_header header;
+    vlm_status status = vlm_engine_read_image_header(server->engine, fetched[i].bytes, fetched[i].length,
+                                                     media->param, &header);
+    if (status) {
+      *out_status = status;
+      *out_param = media->param;
+      return false;
+    }
+    image_tokens[(*out_image_count)++] = header.tokens;
+  }
+  return true;
+}
+
+/* Decodes and preprocesses the fetched parts, images into `images` and
+ * clips into `audio` (each kind in placeholder order), once the request
+ * passed admission. On failure answers nothing: fills *out_status. */
+static bool load_media(vlm_server *server, const fetched_media *fetched, size_t count, const atomic_bool *cancel,
+                       vlm_loaded_image *images, int *out_image_count, vlm_loaded_audio *audio,
+                       int *out_audio_count, vlm_status *out_status, const char **out_param) {
+  *out_image_count = *out_audio_count = 0;
+  vlm_audio_limits limits = {.max_encoded_bytes = server->media.max_bytes,
+                             .max_seconds = server->options.max_audio_seconds};
+  for (size_t i = 0; i < count; i++) {
+    const openai_media *media = fetched[i].media;
+    bool image = media->kind == OPENAI_MEDIA_IMAGE;
     vlm_status status =
-        image ? vlm_engine_load_image_memory(server->engine, bytes, length, media->param, cancel,
-                                             &images[*out_image_count])
-              : vlm_engine_load_audio_memory(server->engine, bytes, length, media->param, &limits, cancel,
-                                             &audio[*out_audio_count]);
-    free(bytes);
+        image ? vlm_engine_load_image_memory(server->engine, fetched[i].bytes, fetched[i].length, media->param,
+                                             cancel, &images[*out_image_count])
+              : vlm_engine_load_audio_memory(server->engine, fetched[i].bytes, fetched[i].length, media->param,
+                                             &limits, cancel, &audio[*out_audio_count]);
     if (status) {
       *out_status = status;
       *out_param = media->param;
@@ -434,12 +472,9 @@ static enum MHD_Result answer_stream(completion *answer) {
   return result;
 }
 
-/* Submits the prepared request; images and clips pass to the engine
- * either way. */
-static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connection *connection,
-                                         const openai_request *request, completion *answer,
-                                         vlm_loaded_image *images, int image_count, vlm_loaded_audio *audio,
-                                         int audio_count) {
+static vlm_engine_request_options request_options(const vlm_server *server, const openai_request *request,
+                                                  vlm_loaded_image *images, int image_count, vlm_loaded_audio *audio,
+                                                  int audio_count) {
   vlm_engine_request_options options = {
       .messages_json = request->endpoint == OPENAI_CHAT_COMPLETIONS ? request->messages_json : NULL,
       .raw_prompt = request->endpoint == OPENAI_COMPLETIONS ? request->prompt : NULL,
@@ -453,6 +488,16 @@ static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connecti
       .stop = (const char *const *)request->stop,
       .stop_count = request->stop_count,
   };
+  return options;
+}
+
+/* Submits the prepared request; images and clips pass to the engine
+ * either way. */
+static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connection *connection,
+                                         const openai_request *request, completion *answer,
+                                         vlm_loaded_image *images, int image_count, vlm_loaded_audio *audio,
+                                         int audio_count) {
+  vlm_engine_request_options options = request_options(server, request, images, image_count, audio, audio_count);
   vlm_status status = vlm_engine_submit(server->engine, &options, request_events_callback,
                                         &answer->events, &answer->events.request);
   if (status) {
@@ -464,19 +509,45 @@ static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connecti
   return answer->stream ? answer_stream(answer) : answer_whole(answer);
 }
 
-/* Fetches and decodes the images and clips under the guard's watch: a
- * client that leaves, or the request's deadline, sets the cancel flag that
- * the fetch and the decoders poll. Answers nothing; false with *error or
- * *status. */
+/* Fetches the parts, admits the request with the images' token counts
+ * from their headers (so one that cannot fit decodes nothing), then
+ * decodes them, under the guard's watch: a client that leaves, or the
+ * request's deadline, sets the cancel flag that the fetch and the decoders
+ * poll. Answers nothing; false with *error, or *status and its *stage. */
 static bool prepare_media(vlm_server *server, const openai_request *request, completion *answer,
                           vlm_loaded_image *images, int *image_count, vlm_loaded_audio *audio, int *audio_count,
-                          openai_error *error, vlm_status *status, const char **param) {
+                          openai_error *error, vlm_status *status, failure_stage *stage, const char **param) {
+  *image_count = *audio_count = 0;
+  size_t count = request->media_count;
+  if (!count) return true;
+  fetched_media *fetched = calloc(count, sizeof(*fetched));
+  int64_t *tokens = calloc(count, sizeof(*tokens));
+  if (!fetched || !tokens) {
+    free(fetched), free(tokens);
+    *status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    return false;
+  }
   guarded_connection *guarded = answer->http->guarded;
   guarded_connection_watch(guarded, &answer->watch);
-  bool loaded = load_media(server, request, &answer->events.cancel, images, image_count, audio, audio_count, error,
-                           status, param);
+  const atomic_bool *cancel = &answer->events.cancel;
+  int header_count = 0;
+  *stage = STAGE_IMAGE;
+  bool ok = fetch_media(server, request, cancel, fetched, tokens, &header_count, error, status, param);
+  if (ok) {
+    int clips = (int)count - header_count;
+    vlm_engine_request_options check = request_options(server, request, NULL, header_count, NULL, clips);
+    *status = vlm_engine_check_admission(server->engine, &check, tokens);
+    if (*status) {
+      *stage = STAGE_SUBMIT;
+      *param = request->endpoint == OPENAI_CHAT_COMPLETIONS ? "messages" : "prompt";
+      ok = false;
+    }
+  }
+  if (ok) ok = load_media(server, fetched, count, cancel, images, image_count, audio, audio_count, status, param);
   guarded_connection_watch(guarded, NULL);
-  return loaded;
+  for (size_t i = 0; i < count; i++) free(fetched[i].bytes);
+  free(fetched), free(tokens);
+  return ok;
 }
 
 /* Prepares one parsed request and answers it. */
@@ -496,8 +567,10 @@ static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection 
   }
   int image_count = 0, audio_count = 0;
   vlm_status status = VLM_OK;
+  failure_stage stage = STAGE_IMAGE;
   const char *param = NULL;
-  if (!prepare_media(server, request, answer, images, &image_count, audio, &audio_count, &error, &status, &param)) {
+  if (!prepare_media(server, request, answer, images, &image_count, audio, &audio_count, &error, &status, &stage,
+                     &param)) {
     for (int i = 0; i < image_count; i++) vlm_loaded_image_release(&images[i]);
     for (int i = 0; i < audio_count; i++) vlm_loaded_audio_release(&audio[i]);
     free(images);
@@ -516,7 +589,7 @@ static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection 
       set_timed_out(server, http, &error);
       return respond_and_release_error(server, connection, http, &error);
     }
-    if (status) return respond_status(server, connection, http, STAGE_IMAGE, status, param);
+    if (status) return respond_status(server, connection, http, stage, status, param);
     return respond_and_release_error(server, connection, http, &error);
   }
   enum MHD_Result result =

@@ -116,6 +116,64 @@ static void append_load(vlm_string_builder *out, const vlm_engine_metrics *metri
                (double)metrics->active_slots);
 }
 
+/* The prefix and encoder caches (--prefix-cache-mb, --encoder-cache-mb;
+ * zeros when off). As vLLM's vllm:prefix_cache_queries/hits, queries and
+ * hits count prompt tokens (hits: positions copied from the cache instead
+ * of prefilled); vlm_cache_config_info gives the Gateway API Inference
+ * Extension's prefix-aware scorer the block size and count (as
+ * vllm:cache_config_info does). */
+static void append_prefix_cache(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
+  append_counter(out, "vlm_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
+                 metrics->prefix_cache_query_tokens);
+  append_counter(out, "vlm_prefix_cache_hits_total",
+                 "Prompt tokens whose KV came from the prefix cache instead of a prefill.",
+                 metrics->prefix_cache_cached_tokens);
+  append_header(out, "vlm_prefix_cache_requests_total", "counter",
+                "Requests looked up in the prefix cache, by whether they reused at least one block.");
+  vlm_sb_appendf(out, "vlm_prefix_cache_requests_total{result=\"hit\"} %llu\n"
+                 "vlm_prefix_cache_requests_total{result=\"miss\"} %llu\n",
+                 (unsigned long long)metrics->prefix_cache_hits,
+                 (unsigned long long)(metrics->prefix_cache_queries - metrics->prefix_cache_hits));
+  append_counter(out, "vlm_prefix_cache_evictions_total", "Prefix cache blocks evicted to stay within the budget.",
+                 metrics->prefix_cache_evictions);
+  append_gauge(out, "vlm_prefix_cache_blocks", "Blocks of KV in the prefix cache.",
+               (double)metrics->prefix_cache_blocks);
+  append_gauge(out, "vlm_prefix_cache_bytes", "Bytes the prefix cache holds (never above its budget).",
+               (double)metrics->prefix_cache_bytes_used);
+  append_gauge(out, "vlm_prefix_cache_budget_bytes", "The prefix cache's budget (--prefix-cache-mb; 0: off).",
+               (double)metrics->prefix_cache_budget_bytes);
+  append_gauge(out, "vlm_prefix_cache_usage_ratio", "Prefix cache bytes held over its budget.",
+               metrics->prefix_cache_budget_bytes
+                   ? (double)metrics->prefix_cache_bytes_used / (double)metrics->prefix_cache_budget_bytes : 0.0);
+  append_header(out, "vlm_cache_config_info", "gauge",
+                "The prefix cache's block size (positions) and the blocks its budget holds (labels; 1).");
+  vlm_sb_appendf(out, "vlm_cache_config_info{block_size=\"%lld\",num_blocks=\"%lld\"} 1\n",
+                 (long long)metrics->prefix_cache_block_positions, (long long)metrics->prefix_cache_block_capacity);
+}
+
+static void append_encoder_cache(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
+  append_counter(out, "vlm_media_items_encoded_total",
+                 "Images and audio clips run through an encoder (not served by a cache).",
+                 metrics->media_items_encoded);
+  append_counter(out, "vlm_encoder_cache_queries_total", "Media items looked up in the encoder cache.",
+                 metrics->encoder_cache_hits + metrics->encoder_cache_misses);
+  append_counter(out, "vlm_encoder_cache_hits_total", "Media items whose features came from the encoder cache.",
+                 metrics->encoder_cache_hits);
+  append_counter(out, "vlm_encoder_cache_misses_total", "Media items looked up in the encoder cache and not found.",
+                 metrics->encoder_cache_misses);
+  append_counter(out, "vlm_encoder_cache_evictions_total", "Encoder cache entries evicted to stay within the budget.",
+                 metrics->encoder_cache_evictions);
+  append_gauge(out, "vlm_encoder_cache_entries", "Media items in the encoder cache.",
+               (double)metrics->encoder_cache_entries);
+  append_gauge(out, "vlm_encoder_cache_bytes", "Bytes the encoder cache holds (never above its budget).",
+               (double)metrics->encoder_cache_bytes_used);
+  append_gauge(out, "vlm_encoder_cache_budget_bytes", "The encoder cache's budget (--encoder-cache-mb; 0: off).",
+               (double)metrics->encoder_cache_budget_bytes);
+  append_gauge(out, "vlm_encoder_cache_usage_ratio", "Encoder cache bytes held over its budget.",
+               metrics->encoder_cache_budget_bytes
+                   ? (double)metrics->encoder_cache_bytes_used / (double)metrics->encoder_cache_budget_bytes : 0.0);
+}
+
 char *metrics_render(vlm_server *server) {
   vlm_engine_metrics metrics;
   memset(&metrics, 0, sizeof(metrics));
@@ -142,7 +200,8 @@ char *metrics_render(vlm_server *server) {
   append_gauge(&out, "vlm_active_slots", "Slots running a request.", (double)metrics.active_slots);
   append_gauge(&out, "vlm_slots", "Slots (--parallel).", (double)metrics.slot_count);
   append_counter(&out, "vlm_prompt_tokens_total",
-                 "Prompt positions prefilled, image placeholders included.", metrics.prompt_tokens_total);
+                 "Prompt positions of the requests admitted, image placeholders included (those taken from "
+                 "the prefix cache too).", metrics.prompt_tokens_total);
   append_counter(&out, "vlm_completion_tokens_total", "Tokens generated.",
                  metrics.completion_tokens_total);
   append_counter(&out, "vlm_images_total", "Images received in requests.", metrics.image_count_total);
@@ -160,6 +219,8 @@ char *metrics_render(vlm_server *server) {
                metrics.kv_positions_capacity
                    ? (double)metrics.kv_positions_used / (double)metrics.kv_positions_capacity : 0.0);
   append_gauge(&out, "vlm_kv_cache_bytes", "Bytes allocated for the KV cache.", (double)metrics.kv_bytes);
+  append_prefix_cache(&out, &metrics);
+  append_encoder_cache(&out, &metrics);
   append_histogram(&out, "vlm_time_to_first_token_seconds",
                    "Time from submission to the first sampled token.", &metrics.time_to_first_token);
   append_histogram(&out, "vlm_inter_token_latency_seconds",

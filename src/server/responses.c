@@ -96,11 +96,12 @@ static void append_usage(vlm_string_builder *out, const vlm_engine_usage *usage)
   long long image = (long long)usage->prompt_image_tokens;
   long long audio = (long long)usage->prompt_audio_tokens;
   long long completion = (long long)usage->completion_tokens;
+  long long cached = (long long)usage->prompt_cached_tokens; /* from the prefix cache */
   vlm_sb_appendf(out,
                  "{\"prompt_tokens\":%lld,\"completion_tokens\":%lld,\"total_tokens\":%lld,"
-                 "\"prompt_tokens_details\":{\"cached_tokens\":0,\"audio_tokens\":%lld,"
+                 "\"prompt_tokens_details\":{\"cached_tokens\":%lld,\"audio_tokens\":%lld,"
                  "\"image_tokens\":%lld,\"text_tokens\":%lld}}",
-                 prompt, completion, prompt + completion, audio, image, prompt - image - audio);
+                 prompt, completion, prompt + completion, cached, audio, image, prompt - image - audio);
 }
 
 static void append_object_start(vlm_string_builder *out, const response_header *header,

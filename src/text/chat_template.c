@@ -478,8 +478,18 @@ vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template, cons
     jinja_render_options_init(&render_options);
     if (options && options->fixed_time > 0) render_options.fixed_time = options->fixed_time;
     if (options && options->max_output_bytes) render_options.max_output_bytes = options->max_output_bytes;
+    bool prompt_limit_reached = false;
+    if (options && options->max_prompt_bytes) {
+      render_options.max_result_bytes = options->max_prompt_bytes;
+      render_options.result_limit_reached = &prompt_limit_reached;
+    }
     size_t length = 0;
     status = jinja_template_render(chat_template->parsed, &variables, &render_options, out_prompt, &length);
+    if (status && prompt_limit_reached) {
+      vlm_status_free(status);
+      status = VLM_ERROR(OUT_OF_RANGE, "the rendered prompt exceeds %zu bytes", options->max_prompt_bytes);
+    }
+    if (options && options->prompt_limit_reached) *options->prompt_limit_reached = prompt_limit_reached;
     if (status == VLM_OK && out_length) *out_length = length;
     status = as_request_error(status);
   }

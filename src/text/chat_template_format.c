@@ -12,6 +12,10 @@
  *      through filters, tests and slices); otherwise it prints content as a
  *      string.
  *
+ *   4. (not vLLM's) or when a macro loops over one of its parameters and is
+ *      called with one message's content in that place (Qwen3-VL's
+ *      render_content): Transformers hands such a template the parts.
+ *
  * vLLM's walk asserts that such assignments and loops bind a single name
  * and falls back to "string" when one does not (a namespace attribute, an
  * unpacking); so does this one. Unlike vLLM's, the breadth-first walk
@@ -133,6 +137,69 @@ static bool find_loops(const jinja_node *node, void *context) {
   return true;
 }
 
+/* Step 4, beyond vLLM's walk: the loop over one message's content may sit
+ * in a macro that a message's content is passed to (Qwen3-VL's
+ * `render_content(message.content, True)` looping `for item in content`).
+ * Transformers hands such a template the parts as they are; so does vlm. */
+typedef struct macro_search {
+  const jinja_node *body;
+  const name_set *messages;
+  const char *macro;      /* the macro being checked */
+  const char *parameter;  /* its parameter the body loops over */
+  size_t position;
+  bool found;
+} macro_search;
+
+/* `macro(..., <message>.content at position or by name, ...)` somewhere in `expression`. */
+static bool passes_content(const jinja_expression *expression, const macro_search *search) {
+  if (!expression) return false;
+  if (expression->kind == JINJA_EXPRESSION_CALL && is_name(expression->first, search->macro)) {
+    size_t position = 0;
+    for (const jinja_call_argument *argument = expression->arguments; argument; argument = argument->next) {
+      bool here = argument->name ? strcmp(argument->name, search->parameter) == 0 : position++ == search->position;
+      for (size_t i = 0; here && i < search->messages->count; i++)
+        if (reads_variable(argument->value, search->messages->names[i], "content")) return true;
+    }
+  }
+  const jinja_expression *operands[4] = {expression->first, expression->second, expression->third,
+                                         expression->fourth};
+  for (int i = 0; i < 4; i++)
+    if (passes_content(operands[i], search)) return true;
+  for (const jinja_expression *child = expression->children; child; child = child->next)
+    if (passes_content(child, search)) return true;
+  for (const jinja_call_argument *argument = expression->arguments; argument; argument = argument->next)
+    if (passes_content(argument->value, search)) return true;
+  return false;
+}
+
+static bool find_content_call(const jinja_node *node, void *context) {
+  macro_search *search = context;
+  if (passes_content(node->expression, search) || passes_content(node->condition, search)) search->found = true;
+  return !search->found;
+}
+
+/* A `for` over the parameter being checked, inside the macro's body. */
+static bool find_parameter_loop(const jinja_node *node, void *context) {
+  macro_search *search = context;
+  if (node->kind == JINJA_NODE_FOR && reads_variable(node->expression, search->parameter, NULL)) search->found = true;
+  return !search->found;
+}
+
+static bool find_part_macros(const jinja_node *node, void *context) {
+  macro_search *search = context;
+  if (node->kind != JINJA_NODE_MACRO || !node->target.name) return true;
+  for (size_t p = 0; p < node->parameter_count && !search->found; p++) {
+    macro_search loop = {.parameter = node->parameters[p]};
+    visit_nodes(node->body, find_parameter_loop, &loop);
+    if (!loop.found) continue;
+    search->macro = node->target.name;
+    search->parameter = node->parameters[p];
+    search->position = p;
+    visit_nodes(search->body, find_content_call, search);
+  }
+  return !search->found;
+}
+
 vlm_chat_content_format chat_template_detect_content_format(const jinja_template *parsed) {
   const jinja_node *body = parsed->body;
   detection_state detection = {0};
@@ -151,5 +218,9 @@ vlm_chat_content_format chat_template_detect_content_format(const jinja_template
   name_set parts = {0};
   loop_search content_loops = {&messages, "content", &parts, &detection, true};
   visit_nodes(body, find_loops, &content_loops);
-  return !detection.unsupported && parts.count > 0 ? VLM_CHAT_CONTENT_OPENAI : VLM_CHAT_CONTENT_STRING;
+  if (detection.unsupported) return VLM_CHAT_CONTENT_STRING;
+  if (parts.count > 0) return VLM_CHAT_CONTENT_OPENAI;
+  macro_search macros = {.body = body, .messages = &messages};
+  visit_nodes(body, find_part_macros, &macros);
+  return macros.found ? VLM_CHAT_CONTENT_OPENAI : VLM_CHAT_CONTENT_STRING;
 }

@@ -17,6 +17,7 @@
 #ifndef VLM_TEXT_JINJA_H
 #define VLM_TEXT_JINJA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,13 @@ typedef struct jinja_render_options {
   /* Seconds since the epoch that strftime_now formats (local time); a
    * negative value means "now". Tests pin it for reproducible output. */
   int64_t fixed_time;
+  /* The rendered result alone (not text that macros and set blocks capture,
+   * which max_output_bytes also counts); 0: no limit but max_output_bytes.
+   * Going over stops the render early with RESOURCE_EXHAUSTED and, when
+   * result_limit_reached is set, sets *result_limit_reached: a caller can
+   * refuse a prompt that cannot fit its context while it renders. */
+  size_t max_result_bytes;
+  bool *result_limit_reached;
 } jinja_render_options;
 
 /* Sets the defaults listed above. */

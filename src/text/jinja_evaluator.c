@@ -53,6 +53,31 @@ static vlm_status count_step(jinja_renderer *renderer, int line, int column) {
   return VLM_OK;
 }
 
+/* Every recursion of the evaluator passes through evaluate() or
+ * render_node(), which count it here: the parser bounds each expression's
+ * height and each block's nesting, but macros calling macros stack those,
+ * so the total is bounded at run time too and the C stack stays small. */
+static vlm_status enter(jinja_renderer *renderer, int line, int column) {
+  if (renderer->depth >= JINJA_MAX_RENDER_DEPTH)
+    return jinja_error_at(renderer, line, column, VLM_STATUS_RESOURCE_EXHAUSTED,
+                          "template rendering nests more than %d levels deep (expressions, "
+                          "blocks and macro calls together)", JINJA_MAX_RENDER_DEPTH);
+  renderer->depth++;
+  return VLM_OK;
+}
+
+/* A value stored in a variable, a namespace or a macro parameter may be
+ * wrapped again on the next loop iteration or call; bounding it here keeps
+ * every value ==, < and the printers see shallow enough to recurse over
+ * (one expression can add at most its own height on top). */
+static vlm_status check_value_depth(jinja_renderer *renderer, int line, int column, const char *name,
+                                    jinja_value value) {
+  if (jinja_value_depth(value, JINJA_MAX_VALUE_DEPTH) >= 0) return VLM_OK;
+  return jinja_error_at(renderer, line, column, VLM_STATUS_OUT_OF_RANGE,
+                        "the value of '%s' nests too deeply (more than %d levels)", name,
+                        JINJA_MAX_VALUE_DEPTH);
+}
+
 static vlm_status undefined_error(jinja_renderer *renderer, int line, int column,
                                   jinja_value value) {
   return jinja_error_at(renderer, line, column, VLM_STATUS_INVALID_ARGUMENT, "%s",
@@ -495,6 +520,7 @@ static vlm_status call_macro(jinja_renderer *renderer, const jinja_expression *a
       VLM_RETURN_IF_ERROR(evaluate(renderer, frame, definition->defaults[p], &value));
     else
       value = make_undefined(renderer, "parameter '%s' was not provided%s", definition->parameters[p], "");
+    VLM_RETURN_IF_ERROR(check_value_depth(renderer, at->line, at->column, definition->parameters[p], value));
     if (!frame_set(renderer, frame, definition->parameters[p], value))
       return out_of_memory(renderer, at->line, at->column);
   }
@@ -589,8 +615,8 @@ static vlm_status evaluate_filter(jinja_renderer *renderer, jinja_frame *frame,
   return jinja_apply_filter(renderer, expression->builtin, input, &arguments, out);
 }
 
-static vlm_status evaluate(jinja_renderer *renderer, jinja_frame *frame,
-                           const jinja_expression *expression, jinja_value *out) {
+static vlm_status evaluate_expression(jinja_renderer *renderer, jinja_frame *frame,
+                                      const jinja_expression *expression, jinja_value *out) {
   VLM_RETURN_IF_ERROR(count_step(renderer, expression->line, expression->column));
   jinja_value a = {0}, b = {0};
   switch (expression->kind) {
@@ -682,6 +708,14 @@ static vlm_status evaluate(jinja_renderer *renderer, jinja_frame *frame,
   return ERROR_AT(expression, INTERNAL, "unknown expression kind");
 }
 
+static vlm_status evaluate(jinja_renderer *renderer, jinja_frame *frame,
+                           const jinja_expression *expression, jinja_value *out) {
+  VLM_RETURN_IF_ERROR(enter(renderer, expression->line, expression->column));
+  vlm_status status = evaluate_expression(renderer, frame, expression, out);
+  renderer->depth--;
+  return status;
+}
+
 /* ---- statements ------------------------------------------------------------ */
 
 static vlm_status write_output(jinja_renderer *renderer, const jinja_node *node, const char *text,
@@ -689,6 +723,11 @@ static vlm_status write_output(jinja_renderer *renderer, const jinja_node *node,
   if (length > renderer->options.max_output_bytes - renderer->output_total)
     return ERROR_AT(node, RESOURCE_EXHAUSTED, "rendered text exceeds the output limit (%zu bytes)",
                     renderer->options.max_output_bytes);
+  size_t result_limit = renderer->options.max_result_bytes;
+  if (result_limit && renderer->output == renderer->result && length > result_limit - renderer->result->length) {
+    if (renderer->options.result_limit_reached) *renderer->options.result_limit_reached = true;
+    return ERROR_AT(node, RESOURCE_EXHAUSTED, "the rendered text exceeds %zu bytes", result_limit);
+  }
   renderer->output_total += length;
   vlm_sb_append(renderer->output, text, length);
   if (renderer->output->failed) return out_of_memory(renderer, node->line, node->column);
@@ -697,6 +736,8 @@ static vlm_status write_output(jinja_renderer *renderer, const jinja_node *node,
 
 static vlm_status assign(jinja_renderer *renderer, jinja_frame *frame, const jinja_node *node,
                          const jinja_target *target, jinja_value value) {
+  VLM_RETURN_IF_ERROR(check_value_depth(renderer, node->line, node->column,
+                                        target->attribute ? target->attribute : target->name, value));
   if (target->attribute) {
     const jinja_value *object = frame_lookup(frame, target->name);
     if (!object || object->type != JINJA_NAMESPACE)
@@ -864,16 +905,19 @@ static vlm_status render_set_block(jinja_renderer *renderer, jinja_frame *frame,
   vlm_sb_release(&captured);
   VLM_RETURN_IF_ERROR(status);
   /* Filters were parsed as a chain whose innermost operand is the body. */
-  const jinja_expression *chain[JINJA_MAX_NESTING];
+  const jinja_expression *chain[JINJA_MAX_EXPRESSION_DEPTH];
   size_t depth = 0;
-  for (const jinja_expression *f = node->filter; f && depth < JINJA_MAX_NESTING; f = f->first)
+  for (const jinja_expression *f = node->filter; f; f = f->first) {
+    if (depth == JINJA_MAX_EXPRESSION_DEPTH) /* the parser bounds the chain */
+      return ERROR_AT(node, INTERNAL, "filter chain longer than %d", JINJA_MAX_EXPRESSION_DEPTH);
     chain[depth++] = f;
+  }
   while (depth > 0) VLM_RETURN_IF_ERROR(evaluate_filter(renderer, frame, chain[--depth], value, &value));
   return assign(renderer, frame, node, &node->target, value);
 }
 
-static vlm_status render_node(jinja_renderer *renderer, jinja_frame *frame, const jinja_node *node,
-                              flow *out_flow) {
+static vlm_status render_statement(jinja_renderer *renderer, jinja_frame *frame, const jinja_node *node,
+                                   flow *out_flow) {
   VLM_RETURN_IF_ERROR(count_step(renderer, node->line, node->column));
   switch (node->kind) {
     case JINJA_NODE_TEXT:
@@ -923,6 +967,14 @@ static vlm_status render_node(jinja_renderer *renderer, jinja_frame *frame, cons
   return ERROR_AT(node, INTERNAL, "unknown statement kind");
 }
 
+static vlm_status render_node(jinja_renderer *renderer, jinja_frame *frame, const jinja_node *node,
+                              flow *out_flow) {
+  VLM_RETURN_IF_ERROR(enter(renderer, node->line, node->column));
+  vlm_status status = render_statement(renderer, frame, node, out_flow);
+  renderer->depth--;
+  return status;
+}
+
 static vlm_status render_body(jinja_renderer *renderer, jinja_frame *frame, const jinja_node *node,
                               flow *out_flow) {
   *out_flow = FLOW_NORMAL;
@@ -941,6 +993,8 @@ void jinja_render_options_init(jinja_render_options *options) {
   options->max_steps = 50u * 1000u * 1000u;
   options->max_call_depth = 64;
   options->fixed_time = -1;
+  options->max_result_bytes = 0;
+  options->result_limit_reached = NULL;
 }
 
 static bool add_global_function(jinja_renderer *renderer, jinja_frame *frame, const char *name,
@@ -987,6 +1041,7 @@ vlm_status jinja_template_render(const jinja_template *template_, const vlm_json
   vlm_arena_init(&renderer.arena, NULL, 64 * 1024);
   vlm_string_builder output = {0};
   renderer.output = &output;
+  renderer.result = &output;
   jinja_frame *frame = NULL;
   vlm_status status = make_frames(&renderer, variables, &frame);
   flow ignored;

@@ -1142,11 +1142,19 @@ static vlm_status call_mapping(jinja_renderer *renderer, const jinja_arguments *
     if (!jinja_dict_set(renderer, dict, jinja_string(name, strlen(name)), arguments->keyword_values[i]))
       return no_memory(renderer, arguments);
   }
-  for (size_t i = 0; is_namespace && i < dict->count; i++)
+  for (size_t i = 0; is_namespace && i < dict->count; i++) {
     if (dict->keys[i].type == JINJA_STRING && dict->keys[i].as.string.chars[0] == '_')
       return FAIL(INVALID_ARGUMENT,
                   "Chat templates cannot store underscore-prefixed attributes on a namespace, but got '%s'. "
                   "Please rename the attribute.", dict->keys[i].as.string.chars);
+    /* A namespace is one of the places a value survives a loop iteration,
+     * so what it holds is bounded like a variable's value (evaluator's
+     * check_value_depth). */
+    if (jinja_value_depth(dict->values[i], JINJA_MAX_VALUE_DEPTH) < 0)
+      return FAIL(OUT_OF_RANGE, "the value of '%s' nests too deeply (more than %d levels)",
+                  dict->keys[i].type == JINJA_STRING ? dict->keys[i].as.string.chars : "?",
+                  JINJA_MAX_VALUE_DEPTH);
+  }
   *out = (jinja_value){.type = is_namespace ? JINJA_NAMESPACE : JINJA_DICT, .as.dict = dict};
   return VLM_OK;
 }

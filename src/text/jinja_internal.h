@@ -11,9 +11,22 @@
 #include "io/json.h"
 #include "text/jinja.h"
 
-/* Nesting bounds that keep the recursive-descent parser and the printers
- * off the end of the C stack for hostile input. */
+/* Nesting bounds that keep the recursive-descent parser, the evaluator and
+ * the printers off the end of the C stack for hostile input.
+ * JINJA_MAX_NESTING bounds the parser's own recursion (brackets, unary
+ * operators, nested blocks). JINJA_MAX_EXPRESSION_DEPTH bounds the height
+ * of an expression tree, which the evaluator walks recursively: chains the
+ * parser builds in a loop (`a.b.c...`, `x|f|g...`, `f()()...`,
+ * `a + b + c...`, `a if b if c...`) are as deep as they are long, so the
+ * parser refuses them past this height. jinja2 itself fails such templates
+ * with a RecursionError when it compiles them.
+ * JINJA_MAX_RENDER_DEPTH bounds the evaluator's recursion at run time
+ * (expressions, statements and macro calls together), and
+ * JINJA_MAX_VALUE_DEPTH the nesting of values (printers, ==, <, and every
+ * value a template assigns). */
 #define JINJA_MAX_NESTING 200
+#define JINJA_MAX_EXPRESSION_DEPTH 200
+#define JINJA_MAX_RENDER_DEPTH 1000
 #define JINJA_MAX_VALUE_DEPTH 200
 
 /* ---- tokens ------------------------------------------------------------ */
@@ -91,11 +104,16 @@ typedef struct jinja_value {
   } as;
 } jinja_value;
 
+/* Lists and dicts are never changed once built (the sandbox has no
+ * append or update), so their nesting depth is computed once, when first
+ * asked (jinja_value_depth), and kept in `depth` (0: not known yet).
+ * Namespaces are the one mutable kind and are never memoized. */
 struct jinja_list {
   jinja_value *items;
   size_t count;
   size_t capacity;
   bool is_tuple;
+  int depth;
 };
 
 struct jinja_dict {
@@ -103,6 +121,7 @@ struct jinja_dict {
   jinja_value *values;
   size_t count;
   size_t capacity;
+  int depth;
 };
 
 /* ---- syntax tree --------------------------------------------------------- */
@@ -153,6 +172,7 @@ struct jinja_expression {
   const char *filter_or_test; /* resolved entry of the filter/test tables */
   int builtin;                /* index into those tables */
   jinja_expression *next;     /* sibling in a children list */
+  int height;                 /* of this subtree: 1 for a leaf */
 };
 
 typedef enum jinja_node_kind {
@@ -219,7 +239,9 @@ typedef struct jinja_renderer {
   jinja_render_options options;
   uint64_t steps;
   int call_depth;
+  int depth;               /* evaluator recursion: expressions + statements */
   vlm_string_builder *output; /* where {{ }} and text go (swapped by captures) */
+  vlm_string_builder *result; /* the rendered result (output when nothing captures) */
   size_t output_total;        /* bytes written across all builders */
 } jinja_renderer;
 
@@ -252,6 +274,13 @@ const jinja_value *jinja_dict_get(const jinja_dict *dict, const char *key, size_
 const jinja_value *jinja_dict_get_value(const jinja_dict *dict, jinja_value key);
 jinja_value jinja_value_from_json(jinja_renderer *renderer, const vlm_json_value *json,
                                   bool *ok);
+
+/* How deeply a value nests as ==, < and `in` recurse into it (a scalar is
+ * 0, [1] is 1), or -1 when that is more than `limit`. A namespace compares
+ * by identity, so it counts as a scalar: what it holds is checked when it
+ * is stored (namespace(...) and `set ns.x`). The walk recurses at most
+ * `limit` levels and visits each list or dict once (memoized). */
+int jinja_value_depth(jinja_value value, int limit);
 
 bool jinja_truthy(jinja_value value);
 bool jinja_equal(jinja_value a, jinja_value b);

@@ -111,8 +111,32 @@ static vlm_status new_expression(parser *state, jinja_expression_kind kind,
   expression->kind = kind;
   expression->line = at->line;
   expression->column = at->column;
+  expression->height = 1;
   *out = expression;
   return VLM_OK;
+}
+
+static int height_of(const jinja_expression *expression) { return expression ? expression->height : 0; }
+
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+/* Records the height of a node whose operands are all attached, and
+ * refuses a tree taller than the evaluator may recurse. Every node is
+ * sealed when it is complete, so chains built in a loop are caught at the
+ * link that makes them too deep, and the tree is never walked again. */
+static vlm_status seal(parser *state, jinja_expression *expression) {
+  int height = max_int(max_int(height_of(expression->first), height_of(expression->second)),
+                       max_int(height_of(expression->third), height_of(expression->fourth)));
+  for (const jinja_expression *child = expression->children; child; child = child->next)
+    height = max_int(height, child->height);
+  for (const jinja_call_argument *argument = expression->arguments; argument; argument = argument->next)
+    height = max_int(height, height_of(argument->value));
+  expression->height = height + 1;
+  if (expression->height <= JINJA_MAX_EXPRESSION_DEPTH) return VLM_OK;
+  return VLM_ERROR(INVALID_ARGUMENT,
+                   "%s:%d:%d: expression nests more than %d levels deep (a chain of attributes, "
+                   "subscripts, calls, filters, tests or operators that long cannot be evaluated)",
+                   state->source_name, expression->line, expression->column, JINJA_MAX_EXPRESSION_DEPTH);
 }
 
 static vlm_status parse_expression(parser *state, bool with_conditional, jinja_expression **out);
@@ -183,6 +207,7 @@ static vlm_status parse_subscript(parser *state, jinja_expression *object, jinja
   expression->second = parts[0];
   expression->third = parts[1];
   expression->fourth = parts[2];
+  VLM_RETURN_IF_ERROR(seal(state, expression));
   *out = expression;
   return VLM_OK;
 }
@@ -207,6 +232,7 @@ static vlm_status parse_postfix(parser *state, jinja_expression **inout) {
         return parse_error(state, attribute, "expected a name after '.'");
       }
       expression->first = *inout;
+      VLM_RETURN_IF_ERROR(seal(state, expression));
       *inout = expression;
     } else if (is_operator(token, "[")) {
       VLM_RETURN_IF_ERROR(parse_subscript(state, *inout, inout));
@@ -215,6 +241,7 @@ static vlm_status parse_postfix(parser *state, jinja_expression **inout) {
       VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_CALL, token, &expression));
       expression->first = *inout;
       VLM_RETURN_IF_ERROR(parse_call_arguments(state, &expression->arguments));
+      VLM_RETURN_IF_ERROR(seal(state, expression));
       *inout = expression;
     } else {
       return VLM_OK;
@@ -248,6 +275,7 @@ static vlm_status parse_filter(parser *state, jinja_expression *operand, jinja_e
   if (is_operator(peek(state), "("))
     VLM_RETURN_IF_ERROR(parse_call_arguments(state, &expression->arguments));
   expression->first = operand;
+  VLM_RETURN_IF_ERROR(seal(state, expression));
   *out = expression;
   return VLM_OK;
 }
@@ -286,6 +314,7 @@ static vlm_status parse_test(parser *state, jinja_expression *operand, jinja_exp
     expression->arguments = argument;
   }
   expression->first = operand;
+  VLM_RETURN_IF_ERROR(seal(state, expression));
   *out = expression;
   return VLM_OK;
 }
@@ -304,6 +333,7 @@ static vlm_status parse_filter_chain(parser *state, jinja_expression **inout) {
       VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_CALL, token, &expression));
       expression->first = *inout;
       VLM_RETURN_IF_ERROR(parse_call_arguments(state, &expression->arguments));
+      VLM_RETURN_IF_ERROR(seal(state, expression));
       *inout = expression;
     } else {
       return VLM_OK;
@@ -350,6 +380,7 @@ static vlm_status parse_sequence(parser *state, jinja_expression **out) {
     (*out)->next = NULL;
     return VLM_OK;
   }
+  VLM_RETURN_IF_ERROR(seal(state, expression));
   *out = expression;
   return VLM_OK;
 }
@@ -420,6 +451,7 @@ static vlm_status parse_unary(parser *state, bool with_filter, jinja_expression 
     VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_UNARY, token, &expression));
     expression->name = token->text;
     VLM_RETURN_IF_ERROR(parse_unary(state, false, &expression->first));
+    VLM_RETURN_IF_ERROR(seal(state, expression));
   } else {
     VLM_RETURN_IF_ERROR(parse_primary(state, &expression));
   }
@@ -450,6 +482,7 @@ static vlm_status parse_binary_level(parser *state, const char *const *operators
     expression->name = matched;
     expression->first = left;
     VLM_RETURN_IF_ERROR(operand(state, &expression->second));
+    VLM_RETURN_IF_ERROR(seal(state, expression));
     left = expression;
   }
   state->depth--;
@@ -513,9 +546,11 @@ static vlm_status parse_compare(parser *state, jinja_expression **out) {
     VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_BINARY, token, &holder));
     holder->name = operation;
     holder->second = right;
+    VLM_RETURN_IF_ERROR(seal(state, holder));
     *tail = holder;
     tail = &holder->next;
   }
+  if (compare) VLM_RETURN_IF_ERROR(seal(state, compare));
   *out = compare ? compare : left;
   return VLM_OK;
 }
@@ -528,6 +563,7 @@ static vlm_status parse_not(parser *state, jinja_expression **out) {
     jinja_expression *expression = NULL;
     VLM_RETURN_IF_ERROR(new_expression(state, JINJA_EXPRESSION_NOT, token, &expression));
     VLM_RETURN_IF_ERROR(parse_not(state, &expression->first));
+    VLM_RETURN_IF_ERROR(seal(state, expression));
     *out = expression;
   } else {
     VLM_RETURN_IF_ERROR(parse_compare(state, out));
@@ -546,6 +582,7 @@ static vlm_status parse_logical(parser *state, const char *word, jinja_expressio
     VLM_RETURN_IF_ERROR(new_expression(state, kind, token, &expression));
     expression->first = left;
     VLM_RETURN_IF_ERROR(operand(state, &expression->second));
+    VLM_RETURN_IF_ERROR(seal(state, expression));
     left = expression;
   }
   *out = left;
@@ -573,6 +610,7 @@ static vlm_status parse_expression(parser *state, bool with_conditional, jinja_e
       next_token(state);
       VLM_RETURN_IF_ERROR(parse_expression(state, true, &conditional->third));
     }
+    VLM_RETURN_IF_ERROR(seal(state, conditional));
     expression = conditional;
   }
   state->depth--;
@@ -604,6 +642,7 @@ static vlm_status parse_tuple(parser *state, bool with_conditional, jinja_expres
     *tail = item;
     tail = &item->next;
   }
+  VLM_RETURN_IF_ERROR(seal(state, tuple));
   *out = tuple;
   return VLM_OK;
 }

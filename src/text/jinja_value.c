@@ -158,6 +158,39 @@ jinja_value jinja_value_from_json(jinja_renderer *renderer, const vlm_json_value
   return jinja_none();
 }
 
+static int container_depth(const jinja_value *first, const jinja_value *second, size_t count, int limit) {
+  if (limit <= 0) return -1; /* a container is at least 1 deep */
+  int deepest = 0;
+  for (size_t i = 0; i < count; i++) {
+    int depth = jinja_value_depth(first[i], limit - 1);
+    if (depth >= 0 && second) {
+      int other = jinja_value_depth(second[i], limit - 1);
+      depth = other < 0 ? -1 : other > depth ? other : depth;
+    }
+    if (depth < 0) return -1;
+    if (depth > deepest) deepest = depth;
+  }
+  return deepest + 1;
+}
+
+int jinja_value_depth(jinja_value value, int limit) {
+  if (value.type == JINJA_LIST) {
+    jinja_list *list = value.as.list;
+    if (list->depth) return list->depth <= limit ? list->depth : -1;
+    int depth = container_depth(list->items, NULL, list->count, limit);
+    if (depth > 0) list->depth = depth; /* exact: a cut-off walk is never kept */
+    return depth;
+  }
+  if (value.type == JINJA_DICT) {
+    jinja_dict *dict = value.as.dict;
+    if (dict->depth) return dict->depth <= limit ? dict->depth : -1;
+    int depth = container_depth(dict->keys, dict->values, dict->count, limit);
+    if (depth > 0) dict->depth = depth;
+    return depth;
+  }
+  return 0; /* scalars, and namespaces (compared by identity) */
+}
+
 bool jinja_truthy(jinja_value value) {
   switch (value.type) {
     case JINJA_UNDEFINED:

@@ -69,6 +69,7 @@ vlm_status vlm_tokenizer_create_from_json(const char *tokenizer_json,
     tokenizer->special_ids = (vlm_special_token_ids){-1, -1, -1, -1};
     status = tokenizer_load(tokenizer, document.root, config_json ? config.root : NULL, options);
     status = vlm_status_annotate(status, "%s", source_name);
+    if (!status) tokenizer->max_bytes_per_token = tokenizer_compute_bytes_per_token(tokenizer);
   }
   vlm_json_document_release(&document);
   if (config_json) vlm_json_document_release(&config);
@@ -154,6 +155,10 @@ int32_t vlm_tokenizer_token_to_id(const vlm_tokenizer *tokenizer, const char *to
                                   size_t length) {
   int32_t id = string_table_get(&tokenizer->added_by_content, token, length);
   return id >= 0 ? id : string_table_get(&tokenizer->model.vocabulary, token, length);
+}
+
+size_t vlm_tokenizer_max_bytes_per_token(const vlm_tokenizer *tokenizer) {
+  return tokenizer->max_bytes_per_token;
 }
 
 bool vlm_tokenizer_is_special(const vlm_tokenizer *tokenizer, int32_t id) {

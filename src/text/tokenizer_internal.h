@@ -282,11 +282,16 @@ struct vlm_tokenizer {
   bool *id_special;
   size_t id_count;
   vlm_special_token_ids special_ids;
+  size_t max_bytes_per_token;      /* tokenizer_bound.c; 0: no bound */
   /* tokenizer_config.json's bos_token string (NULL: none), which the
    * processor flow looks for at the start of a rendered prompt. */
   const char *bos_token;
   size_t bos_token_length;
 };
+
+/* At most how many input bytes one token stands for, 0 when the pipeline
+ * can drop text (tokenizer_bound.c). */
+size_t tokenizer_compute_bytes_per_token(const vlm_tokenizer *tokenizer);
 
 /* Loader (tokenizer_load.c). */
 vlm_status tokenizer_load(vlm_tokenizer *tokenizer, const vlm_json_value *root,

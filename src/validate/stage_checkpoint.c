@@ -14,7 +14,7 @@
 #include "io/config.h"
 #include "models/family.h"
 #include "validate/compare.h"
-#include "validate/sha256.h"
+#include "core/sha256.h"
 #include "validate/stages.h"
 
 typedef struct checkpoint_stage {

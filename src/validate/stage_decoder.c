@@ -97,6 +97,63 @@ static vlm_status read_input_ids(const vlm_compare_context *context, decoder_run
   return VLM_OK;
 }
 
+/* A decoder with layer features (Qwen3-VL's DeepStack) takes them with the
+ * golden's embeddings: the golden's "deepstack_features" [image tokens, L *
+ * hidden] (as Transformers computed them) go to the image-token rows of an
+ * [L, T, hidden] side input, zero elsewhere. *out_values stays NULL for a
+ * decoder without layer features. */
+static vlm_status golden_layer_features(const vlm_compare_context *context, const decoder_run *run,
+                                        vlm_side_input *out_side, float **out_values) {
+  vlm_text_decoder_shape shape;
+  vlm_text_model_shape(run->model, &shape);
+  *out_values = NULL;
+  if (shape.layer_feature_count == 0) return VLM_OK;
+  int64_t layers = shape.layer_feature_count, width = shape.hidden_size, count = run->token_count;
+  vlm_tensor golden;
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_golden_case_tensor(context->golden, "deepstack_features", &golden),
+                                          "the decoder adds %lld layer features", (long long)layers));
+  if (golden.rank != 2 || golden.shape[1] != layers * width)
+    return VLM_ERROR(DATA_LOSS, "deepstack_features must be [image tokens, %lld]", (long long)(layers * width));
+  float *values = calloc((size_t)(layers * count * width), sizeof(float));
+  if (!values) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  int64_t image_token = vlm_text_model_config(run->model)->image_token_id, next = 0;
+  for (int64_t r = 0; r < count; r++) {
+    if (run->tokens[r] != image_token) continue;
+    for (int64_t j = 0; next < golden.shape[0] && j < layers * width; j++) {
+      double value = 0;
+      vlm_tensor_value_as_double(&golden, next * layers * width + j, &value);
+      values[((j / width) * count + r) * width + j % width] = (float)value;
+    }
+    next++;
+  }
+  if (next != golden.shape[0]) {
+    free(values);
+    return VLM_ERROR(DATA_LOSS, "deepstack_features has %lld rows for %lld image tokens", (long long)golden.shape[0],
+                     (long long)next);
+  }
+  *out_side = (vlm_side_input){.name = VLM_SIDE_INPUT_LAYER_FEATURES, .values = values, .rank = 3,
+                               .shape = {layers, count, width}};
+  *out_values = values;
+  return VLM_OK;
+}
+
+/* The case's LoRA adapter (manifest "adapter": the subfolder the oracle
+ * applied, null for the base model) on the one slot. An adapter the model
+ * did not load fails the case rather than running the base model. */
+static vlm_status select_adapter(const vlm_compare_context *context, decoder_run *run) {
+  const vlm_json_value *value = vlm_json_object_get(context->golden->manifest.root, "adapter");
+  const char *name = vlm_json_get_string(value);
+  if (!name) return vlm_text_model_begin_request(run->model, 0, -1, run->token_count);
+  const vlm_model *model = context->model;
+  for (int k = 0; k < model->adapter_count; k++)
+    if (strcmp(model->adapters[k].name, name) == 0) {
+      if (model->adapters[k].module_count == 0)
+        return VLM_ERROR(NOT_FOUND, "the golden's adapter '%s' is not in the model directory", name);
+      return vlm_text_model_begin_request(run->model, 0, k, run->token_count);
+    }
+  return VLM_ERROR(INVALID_ARGUMENT, "the golden's adapter '%s' is not one the model's family has", name);
+}
+
 /* Opens the model and prefills the golden prompt, keeping every row's logits. */
 static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int64_t extra_capacity,
                                         decoder_run *run) {
@@ -109,6 +166,7 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
   if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
   VLM_RETURN_IF_ERROR(blocks_bias(context, run));
   VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model, &options, &run->model));
+  VLM_RETURN_IF_ERROR(select_adapter(context, run));
   int64_t vocab = vlm_text_model_vocab_size(run->model);
   run->logits = malloc((size_t)(run->token_count * vocab) * sizeof(float));
   if (!run->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -127,7 +185,15 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
                                .feature_mask = mask, .positions = run->positions,
                                .position_axes = run->positions ? 3 : 1, .bias = run->bias,
                                .bias_key_count = run->bias ? run->token_count : 0};
-    vlm_status status = vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
+    vlm_side_input side = {0};
+    float *layer_features = NULL;
+    vlm_status status = golden_layer_features(context, run, &side, &layer_features);
+    if (!status && layer_features) {
+      input.side_inputs = &side;
+      input.side_input_count = 1;
+    }
+    if (!status) status = vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
+    free(layer_features);
     free(mask);
     return status;
   }

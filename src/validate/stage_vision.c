@@ -34,7 +34,8 @@ typedef struct encoder_run {
   int item_count;
   captured_stage captured;      /* the stage being compared */
   int64_t tokens_this_item;     /* rows the output stage keeps per image */
-  float *features;              /* [every item's tokens, hidden] */
+  float *features;              /* [every item's tokens, the encoder's output width] */
+  int64_t feature_width;
   int64_t feature_rows;
 } encoder_run;
 
@@ -86,6 +87,7 @@ static vlm_status encode_golden_images(const vlm_compare_context *context, const
   vlm_cpu_encoder_options options = {.pool = run->pool};
   VLM_RETURN_IF_ERROR(vlm_cpu_encoder_open(context->model, VLM_MEDIA_IMAGE, &options, &run->encoder));
   int64_t width = vlm_cpu_encoder_output_width(run->encoder);
+  run->feature_width = width;
   for (int i = 0; i < run->item_count; i++) run->feature_rows += run->items[i].token_count;
   run->features = malloc((size_t)(run->feature_rows * width) * sizeof(float));
   if (!run->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -216,7 +218,11 @@ vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
   const vlm_family_image *path = context->model->family->image;
   int64_t placeholder = path->feature_token ? path->feature_token(config) : path->placeholder_token(config);
   int64_t width = config->text.hidden_size, vocab = config->text.vocab_size;
+  /* An encoder row beyond the hidden width holds the layer features. */
+  int64_t layers = status ? 0 : run.feature_width / width - 1;
   float *features = status ? NULL : calloc((size_t)(count * width), sizeof(float));
+  float *layer_features = status || !layers ? NULL : calloc((size_t)(layers * count * width), sizeof(float));
+  if (!status && layers && !layer_features) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   int32_t *mask = status ? NULL : calloc((size_t)count, sizeof(int32_t));
   float *logits = status ? NULL : malloc((size_t)vocab * sizeof(float));
   if (!status && (!features || !mask || !logits)) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -229,7 +235,10 @@ vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
       break;
     }
     mask[r] = 1;
-    memcpy(features + r * width, run.features + (next++) * width, (size_t)width * sizeof(float));
+    const float *row = run.features + (next++) * run.feature_width;
+    memcpy(features + r * width, row, (size_t)width * sizeof(float));
+    for (int64_t j = 0; j < layers; j++)
+      memcpy(layer_features + (j * count + r) * width, row + (1 + j) * width, (size_t)width * sizeof(float));
   }
   if (!status && next != run.feature_rows)
     status = VLM_ERROR(INVALID_ARGUMENT, "image features and image tokens do not match: %lld tokens, %lld feature rows",
@@ -241,8 +250,11 @@ vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
   merged_capture merged = {.name = name};
   if (!status) {
     vlm_text_model_set_observer(text, capture_merged, &merged);
+    vlm_side_input side = {.name = VLM_SIDE_INPUT_LAYER_FEATURES, .values = layer_features, .rank = 3,
+                           .shape = {layers, count, width}};
     vlm_prefill_input input = {.row_count = count, .tokens = ids, .features = features, .feature_mask = mask,
-                               .position_axes = 1};
+                               .position_axes = 1, .side_inputs = layers ? &side : NULL,
+                               .side_input_count = layers ? 1 : 0};
     vlm_prefill_logits out = {.last_row = logits};
     status = vlm_text_model_embeddings_prefill(text, 0, &input, &out);
     if (!status && !merged.values) status = VLM_ERROR(INTERNAL, "the decoder graph has no node %s", name);
@@ -255,6 +267,7 @@ vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
     snprintf(result->detail, sizeof(result->detail), "%d image(s) merged by the decoder graph", run.item_count);
   free(merged.values);
   free(features);
+  free(layer_features);
   free(mask);
   free(logits);
   free(ids);

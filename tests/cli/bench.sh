@@ -29,9 +29,71 @@ assert [p["tokens"] for p in report["prefill"]] == [8, 16], report
 assert [d["batch"] for d in report["decode"]] == [1, 2], report
 assert all(p["tokens_per_second"] > 0 for p in report["prefill"] + report["decode"]), report
 assert report["read_bandwidth_gb_per_s"] > 0 and report["peak_rss_bytes"] > 0, report
+assert report["kernel_path"] in ("portable", "avx2", "avx512") and report["isa"], report
+assert report["fma_peak_gflops"] > 0 and report["fma_peak_gflops_cpu_time"] > 0, report
+assert all(0 < p["fraction_of_fma_peak_cpu_time"] for p in report["prefill"]), report
+assert all(0 < d["fraction_of_roofline_cpu_time"] for d in report["decode"]), report
+assert len(report["load_average"]) == 2 and report["rss_after_load_bytes"] > 0, report
 PY
 }
 check bench_reports_json bench_reports
+
+# Every kernel path this CPU can run, forced: the report names it and both
+# probes measure on it (the FMA probe was AVX-512 only: AVX2 machines
+# reported 0), and the debug log says which path the decoder chose.
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+has() { for flag in "$@"; do [[ " $flags " == *" $flag "* ]] || return 1; done; }
+paths="portable"
+has avx2 fma f16c && paths="$paths avx2"
+has avx512f avx512bw avx512vl avx512dq avx2 fma f16c && paths="$paths avx512"
+bench_on_every_path() {
+  for path in $paths; do
+    VLM_CPU_PATH=$path "$vlm" --threads 1 --log-level debug bench --model "$work/model" --prefill 8 --decode-batch 1 \
+      --steps 2 --repetitions 1 >"$work/out" 2>"$work/err" || { cat "$work/err"; return 1; }
+    grep -q "kernel path $path (forced by VLM_CPU_PATH)" "$work/err" || { echo "no path line for $path"; cat "$work/err"; return 1; }
+    python3 - "$work/out" "$path" <<'PY' || return 1
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["kernel_path"] == sys.argv[2], report
+assert report["fma_peak_gflops"] > 0 and report["read_bandwidth_gb_per_s"] > 0, report
+PY
+  done
+}
+check bench_probes_and_names_every_path bench_on_every_path
+
+# A path this CPU cannot run (or no path at all) is said, not ignored.
+warns_about_unknown_path() {
+  VLM_CPU_PATH=avx1024 "$vlm" --threads 1 bench --model "$work/model" --prefill 8 --decode-batch 1 --steps 2 \
+    --repetitions 1 >/dev/null 2>"$work/err" && grep -q "VLM_CPU_PATH=avx1024 is not a kernel path" "$work/err"
+}
+check bench_warns_about_an_unknown_path warns_about_unknown_path
+
+# --compare: both sides alternately (here the same build twice), every run
+# kept, medians and b/a per metric.
+compares_alternately() {
+  "$vlm" --threads 1 bench --model "$work/model" --prefill 8 --decode-batch 1 --steps 2 --repetitions 1 \
+    --compare "$vlm" --rounds 2 >"$work/out" 2>"$work/err" || { cat "$work/err"; return 1; }
+  grep -q "compare round 2/2, side b" "$work/err" && python3 - "$work/out" <<'PY'
+import json, sys
+compare = json.load(open(sys.argv[1]))["compare"]
+assert compare["rounds"] == 2 and len(compare["a"]["runs"]) == 2 and len(compare["b"]["runs"]) == 2, compare
+assert all(run["prefill"][0]["tokens"] == 8 and run["threads"] == 1 for run in compare["a"]["runs"]), compare
+median = compare["median"]["decode_1_tokens_per_second"]
+assert median["a"] > 0 and median["b"] > 0 and median["b_over_a"] > 0, median
+PY
+}
+check bench_compare_runs_both_sides_alternately compares_alternately
+
+compare_refusals() {
+  "$vlm" bench --model "$work/model" --prefill 8 --decode-batch 1 --steps 2 --repetitions 1 \
+    --compare "$work/no-such-vlm" --rounds 1 >/dev/null 2>"$work/err"
+  [ $? -eq 1 ] && grep -q "cannot run $work/no-such-vlm" "$work/err" || { cat "$work/err"; return 1; }
+  "$vlm" bench --model "$work/model" --rounds 2 >/dev/null 2>"$work/err"
+  [ $? -eq 2 ] && grep -q "rounds applies to --compare" "$work/err" || { cat "$work/err"; return 1; }
+  "$vlm" bench --model "$work/model" --compare-backend xla >/dev/null 2>"$work/err"
+  [ $? -eq 2 ] && grep -q "compare-backend applies to --image" "$work/err"
+}
+check bench_compare_refuses_what_it_cannot_do compare_refusals
 
 refuses_bad_lists() {
   "$vlm" bench --model "$work/model" --prefill 8,x >/dev/null 2>"$work/err"

@@ -80,6 +80,29 @@ cp -r "$work/llava" "$work/noweights"
 rm "$work/noweights/model.safetensors"
 check missing_weights_fail bash -c "run 1 inspect --model '$work/noweights' && err_has 'no model.safetensors or model.safetensors.index.json'"
 
+# A FIFO where a model file should be: refused at once (it used to block
+# forever waiting for a writer), whichever file it is.
+for name in model.safetensors config.json; do
+  rm -rf "$work/fifo" && cp -r "$work/llava" "$work/fifo" && rm "$work/fifo/$name" && mkfifo "$work/fifo/$name"
+  check "fifo_${name%%.*}_is_refused" bash -c "timeout 20 bash -c \"run 1 inspect --model '$work/fifo'\" \
+    && err_has 'fifo/$name: not a regular file (a FIFO)' && one_line_error"
+done
+
+# The text side is loaded like vlm run loads it: a tokenizer.json or a chat
+# template that does not load fails the inspection (it used to exit 0).
+cp -r "$source_dir/tests/models/llava" "$work/text"
+check tokenizer_and_template_are_reported bash -c "run 0 inspect --model '$work/text' && out_has 'tokenizer: ' \
+  && out_has 'chat template: ' && out_has 'status: ok'"
+cp -r "$work/text" "$work/badtokenizer"
+printf '{"model": {"type": "BPE", "vocab": 7}}' >"$work/badtokenizer/tokenizer.json"
+check garbage_tokenizer_fails bash -c "run 1 inspect --model '$work/badtokenizer' && err_has 'badtokenizer/tokenizer.json' \
+  && one_line_error && out_has 'status: '"
+cp -r "$work/text" "$work/badtemplate"
+printf '{%% for x in %%}' >"$work/badtemplate/chat_template.jinja"
+check broken_chat_template_fails bash -c "run 1 inspect --model '$work/badtemplate' && err_has 'chat_template.jinja:1:' \
+  && one_line_error"
+check weights_only_checkpoint_still_loads bash -c "run 0 inspect --model '$work/llava' && out_has 'tokenizer: none'"
+
 # Which backend runs each module (SPEC 1.4), by the predicate --backend xla uses.
 check modules_table bash -c "run 0 inspect --model '$work/llava' && out_has 'token_prefill        yes   yes' && out_has 'image_encoder        yes   yes'"
 check modules_json bash -c "run 0 inspect --model '$work/llava' --json && python3 -c 'import json,sys; m={e[\"module\"]: e for e in json.load(open(sys.argv[1]))[\"modules\"]}; assert m[\"decode\"][\"xla\"] and m[\"decode\"][\"cpu\"] and m[\"image_encoder\"][\"xla\"], m' '$work/out'"

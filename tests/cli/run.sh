@@ -62,6 +62,17 @@ check run_refuses_bad_audio_limit refuses 2 "bad value for --max-audio-seconds" 
 check run_needs_a_prompt refuses 2 "--prompt TEXT are required" run --model "$source_dir/tests/models/qwen2"
 check run_refuses_over_capacity refuses 1 "context length exceeded" \
   run --model "$source_dir/tests/models/qwen2" --prompt "Describe a cat sitting on a warm windowsill." --context 16
+# Images are counted from their headers before any is decoded: two images
+# whose headers say 8000x8000 (and whose pixel data would not even decode)
+# take 2 x 576 positions, over a 1024-position context.
+python3 -c '
+import struct, sys, zlib
+ihdr = b"IHDR" + struct.pack(">IIBBBBB", 8000, 8000, 8, 2, 0, 0, 0)
+png = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr + struct.pack(">I", zlib.crc32(ihdr))
+open(sys.argv[1], "wb").write(png + b"\0\0\0\4IDAT\1\2\3\4\0\0\0\0")' "$work/huge.png"
+check run_counts_images_before_decoding refuses 1 "the 2 media item(s) take 1152 positions, over the capacity of 1024" \
+  run --model "$source_dir/tests/models/llava" --prompt "Hi" --max-tokens 8 --context 1024 \
+  --image "$work/huge.png" --image "$work/huge.png"
 check run_refuses_bad_sampling refuses 1 "top_p must be in (0, 1]" \
   run --model "$source_dir/tests/models/qwen2" --prompt "Hi" --top-p 0
 check run_reports_missing_model refuses 1 "config.json: cannot open" run --model "$work/nothing" --prompt "Hi"

@@ -5,6 +5,12 @@ health checks and normal requests from another address must keep being
 answered, every flood connection must be closed by its deadline (measured
 from accept, whatever it trickles), and the server must never exit.
 
+And under requests built to cost (items 2 and 3, MediaBombTests): a
+decompression bomb in every image container is refused from its header in
+under a second with the server's peak RSS within 100 MiB of idle, and
+prompts or images that cannot fit the context are refused before anything
+is tokenized or decoded.
+
 Loopback only: the flood comes from other 127.0.0.0/8 source addresses
 (Linux routes all of them to lo), the well-behaved client from 127.0.0.1.
 Bounded: a few hundred sockets, about 40 s in all.
@@ -313,6 +319,158 @@ class HostileLoadTests(unittest.TestCase):
             finally:
                 sock.close()
         self.assertLess(time.monotonic() - started, 10)
+
+
+BOMBS = os.path.join(base.SOURCE, "fuzz", "corpus", "image_decode")
+# fuzz/make_image_bombs.py: a few hundred bytes each that declare gigapixels
+# (or, for the text-chunk and scan bombs, unbounded work), one of each kind
+# per container.
+BOMB_FILES = {
+    "png": ["bomb_png_ihdr_2147483647.png", "bomb_png_rows_67108864x1.png", "bomb_png_text_chunks.png"],
+    "jpeg": ["bomb_jpeg_sof_65500.jpg", "bomb_jpeg_progressive_sof_65500.jpg", "bomb_jpeg_many_scans.jpg"],
+    "gif": ["bomb_gif_screen_65535.gif", "bomb_gif_frame_65535.gif"],
+    "webp": ["bomb_webp_vp8x_16383.webp", "bomb_webp_vp8_16383.webp", "bomb_webp_vp8l_16384.webp",
+             "bomb_webp_vp8x_animated_60000.webp"],
+}
+# Bombs of work rather than size: a 1x1 PNG whose text chunks would each
+# inflate to 8 MiB (27 s before libpng skipped them). It is a valid image.
+WORK_BOMBS = {"bomb_png_text_chunks.png"}
+MIME = {"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
+CONTEXT = 1024  # the tiny LLaVA's image takes 576 of them
+REFUSAL_SECONDS = 1.0
+
+
+def crc_chunk(kind, data):
+    import zlib
+    return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+
+
+def header_only_png(width, height):
+    """A PNG whose IHDR is valid and whose pixels are not: decoding it fails,
+    so a refusal that names the context (not the data) came before decoding."""
+    ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    return b"\x89PNG\r\n\x1a\n" + crc_chunk(b"IHDR", ihdr) + crc_chunk(b"IDAT", b"\x01\x02\x03\x04")
+
+
+def png_url(data):
+    import base64
+    return "data:image/png;base64," + base64.b64encode(data).decode()
+
+
+class MediaBombTests(unittest.TestCase):
+    """The tiny LLaVA with a 1024-position context; every refusal is timed and
+    the server's peak RSS (VmHWM) compared with its RSS once warm."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = harness.Server(base.VLM, os.path.join(base.MODELS, "llava"), "--parallel", "1",
+                                    "--ctx", str(CONTEXT))
+        # Warm-up: one real image end to end (encoder built, buffers sized).
+        status, body = cls.server.post_json("/v1/chat/completions", cls.body(
+            [{"type": "image_url", "image_url": {"url": harness.data_url(os.path.join(BOMBS, "baseline.jpg"))}}]))
+        if status != 200:
+            raise AssertionError(f"warm-up answered {status}: {body}")
+        cls.idle_rss = cls.server.rss_bytes()
+
+    @classmethod
+    def tearDownClass(cls):
+        alive = cls.server.process.poll() is None
+        peak = peak_rss_bytes(cls.server.pid) if alive else 0
+        status = cls.server.stop()
+        if not alive or status != 0:
+            raise AssertionError(f"vlm serve exited ({status}):\n{cls.server.stderr()[-4000:]}")
+        print(f"\n  media bombs: idle RSS {cls.idle_rss / 2**20:.1f} MiB, peak {peak / 2**20:.1f} MiB",
+              file=sys.stderr)
+
+    @staticmethod
+    def body(parts, text="What is this?", max_tokens=2):
+        return {"model": "llava", "max_tokens": max_tokens, "temperature": 0,
+                "messages": [{"role": "user", "content": parts + [{"type": "text", "text": text}]}]}
+
+    def setUp(self):
+        self.assertIsNone(self.server.process.poll(), "the server exited")
+
+    def tearDown(self):
+        self.assertIsNone(self.server.process.poll(), f"the server exited:\n{self.server.stderr()[-4000:]}")
+        status, _, _ = self.server.request("GET", "/health")
+        self.assertEqual(status, 200)
+
+    def timed_post(self, path, body):
+        started = time.monotonic()
+        status, answer = self.server.post_json(path, body)
+        return status, answer, time.monotonic() - started
+
+    def assert_peak_near_idle(self, what):
+        peak = peak_rss_bytes(self.server.pid)
+        self.assertLess(peak, self.idle_rss + PEAK_RSS_TOLERANCE_BYTES,
+                        f"{what}: peak RSS {peak / 2**20:.1f} MiB, idle {self.idle_rss / 2**20:.1f} MiB")
+
+    def test_a_bomb_in_every_container_is_refused_from_its_header(self):
+        # Issue 13: a 66-byte PNG cost 6 GB and 25 s before its 400. A work
+        # bomb is a valid image, so its answer is timed against a plain one's
+        # (generation included; two seconds and more under ASan).
+        plain = {"type": "image_url", "image_url": {"url": harness.data_url(os.path.join(BOMBS, "tiny_1x1.png"))}}
+        status, answer, self.plain_seconds = self.timed_post("/v1/chat/completions", self.body([plain]))
+        self.assertEqual(status, 200, answer)
+        for container, names in BOMB_FILES.items():
+            for name in names:
+                with self.subTest(bomb=name):
+                    import base64
+                    with open(os.path.join(BOMBS, name), "rb") as bomb:
+                        url = f"data:{MIME[container]};base64," + base64.b64encode(bomb.read()).decode()
+                    status, answer, seconds = self.timed_post(
+                        "/v1/chat/completions", self.body([{"type": "image_url", "image_url": {"url": url}}]))
+                    if name in WORK_BOMBS:  # a valid 1x1 image: answered, its text never inflated
+                        self.assertEqual(status, 200, answer)
+                        # Twice the plain answer plus a second: a loaded machine (under
+                        # ASan) varies that much; the bomb used to take 27 s.
+                        self.assertLess(seconds, 2 * self.plain_seconds + REFUSAL_SECONDS,
+                                        f"{name}: answered after {seconds:.2f} s, a plain 1x1 PNG after "
+                                        f"{self.plain_seconds:.2f} s")
+                        continue
+                    self.assertEqual(status, 400, answer)
+                    self.assertEqual(answer["error"]["param"], "messages[0].content[0].image_url.url")
+                    self.assertNotEqual(answer["error"]["code"], "context_length_exceeded")
+                    self.assertLess(seconds, REFUSAL_SECONDS, f"{name}: refused after {seconds:.2f} s")
+        self.assert_peak_near_idle("image bombs")
+
+    def test_images_over_the_context_are_refused_before_decoding(self):
+        # Issue 13: 16 images of 8000x8000 decoded for 40 s when their token
+        # count alone exceeded the context. These headers are valid and their
+        # pixels are not: had anything been decoded, the answer would name
+        # the broken data instead.
+        for count, size in [(2, 64), (16, 4000)]:
+            with self.subTest(images=count):
+                part = {"type": "image_url", "image_url": {"url": png_url(header_only_png(size, size))}}
+                status, answer, seconds = self.timed_post("/v1/chat/completions", self.body([part] * count))
+                self.assertEqual(status, 400, answer)
+                self.assertEqual(answer["error"]["code"], "context_length_exceeded", answer)
+                self.assertIn(f"the {count} media item(s) take {576 * count} positions", answer["error"]["message"])
+                self.assertLess(seconds, REFUSAL_SECONDS)
+        # One fits: then it is decoded, and its broken pixels are named.
+        part = {"type": "image_url", "image_url": {"url": png_url(header_only_png(64, 64))}}
+        status, answer, _ = self.timed_post("/v1/chat/completions", self.body([part]))
+        self.assertEqual(status, 400, answer)
+        self.assertEqual(answer["error"]["param"], "messages[0].content[0].image_url.url")
+        self.assert_peak_near_idle("images over the context")
+
+    def test_a_prompt_over_the_context_is_refused_by_its_bytes(self):
+        # Issue 13: a 60 MB text part was rendered and tokenized (1.8 GB,
+        # 36 s) before context_length_exceeded. 8 MiB here: refused by the
+        # tokenizer's bytes-per-token bound, nothing tokenized, on both
+        # endpoints and alongside an image.
+        text = "a" * (8 << 20)
+        image = {"type": "image_url", "image_url": {"url": png_url(header_only_png(64, 64))}}
+        for path, body in [("/v1/completions", {"model": "llava", "prompt": text, "max_tokens": 2}),
+                           ("/v1/chat/completions", self.body([], text=text)),
+                           ("/v1/chat/completions", self.body([image], text=text))]:
+            with self.subTest(path=path, images=len(body.get("messages", [{"content": [0]}])[0]["content"]) - 1):
+                status, answer, seconds = self.timed_post(path, body)
+                self.assertEqual(status, 400, answer)
+                self.assertEqual(answer["error"]["code"], "context_length_exceeded", answer)
+                self.assertIn("the prompt is over", answer["error"]["message"])
+                self.assertLess(seconds, 2 * REFUSAL_SECONDS)  # 8 MiB of JSON to parse first
+        self.assert_peak_near_idle("long prompts")
 
 
 if __name__ == "__main__":

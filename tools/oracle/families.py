@@ -56,6 +56,9 @@ class Case:
     # Transformers refuses the request (e.g. placeholders and images do not
     # match): the golden records its error, and vlm must refuse it too.
     refused: bool = False
+    # Phi-4-multimodal: the LoRA adapter subfolder the request selects
+    # (phi4_oracle.py); None: the base model.
+    adapter: str = None
     # Whether the case also records the Pil processor's tensors (cases whose
     # images the default processor's stages alone cover keep the goldens
     # small; the Pil variant's full coverage is media_qwen2_vl's digests).
@@ -498,6 +501,105 @@ QWEN2_5_VL = Family(
              pixel_values_from="../../qwen2_vl/one_image", pil_stages=False),
     ])
 
+# Qwen3-VL-2B-Instruct's shape in miniature (Qwen3VLForConditionalGeneration,
+# dense): a Qwen3 decoder (per-head q/k norms, no biases, head_dim 32 over 2
+# query and 1 KV heads, tied) at text hidden 4 with the real Qwen3 vocabulary
+# and interleaved M-RoPE sections [6, 5, 5] over its 16 frequencies (the
+# last ones temporal, as [24, 20, 20] leaves 60..63 to t); 3 decoder layers,
+# so DeepStack's two features go in after layers 0 and 1 and layer 2 runs
+# without. The tower: patch 16 with a bias, a learned 4x4 position table
+# resampled (bilinear, align_corners) to each image's patch grid, 3
+# LayerNorm blocks of width 32 with gelu_pytorch_tanh, DeepStack mergers on
+# the outputs of blocks 0 and 1. Processor: Qwen3-VL's patch 16 and mean/std
+# 0.5, the class's min_pixels and a max_pixels of 16 merged tokens (a 32 px
+# factor), so pixel rows (1536 values) stay few. Its thinking chat template.
+QWEN3_VL = Family(
+    name="qwen3_vl", kind="qwen2_vl", seed=10015,
+    config={"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+            "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+            "vision_end_token_id": 151653, "tie_word_embeddings": True,
+            "text_config": {"model_type": "qwen3_vl_text", "vocab_size": 151936, "hidden_size": 4,
+                            "intermediate_size": 64, "num_hidden_layers": 3, "num_attention_heads": 2,
+                            "num_key_value_heads": 1, "head_dim": 32, "max_position_embeddings": 32768,
+                            "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "bos_token_id": 151643,
+                            "eos_token_id": 151645, "attention_bias": False,
+                            "rope_parameters": {"rope_type": "default", "rope_theta": 5000000.0,
+                                                "mrope_section": [6, 5, 5], "mrope_interleaved": True}},
+            "vision_config": {"model_type": "qwen3_vl_vision", "depth": 3, "hidden_size": 32,
+                              "intermediate_size": 64, "num_heads": 2, "in_channels": 3, "patch_size": 16,
+                              "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 4,
+                              "num_position_embeddings": 16, "deepstack_visual_indexes": [0, 1],
+                              "hidden_act": "gelu_pytorch_tanh"}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=_read_template("qwen3_vl_thinking.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    processor={"min_pixels": 56 * 56, "max_pixels": 16 * 32 * 32, "patch_size": 16,
+               "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]},
+    cases=[
+        # chelsea and a 14x25 GIF raised to 3x2 merged tokens: the only case
+        # holding pixel values (first: the others take theirs) (the Pil variant is media_qwen2_vl's).
+        Case("two_images", images=("chelsea.png", "no_time_for_that_tiny.gif"),
+             messages=_image_chat("Compare the two images.", 2), pil_stages=False),
+        # 3x4 merged tokens (6x8 patches from the 4x4 table).
+        Case("one_image", images=("chelsea.png",), messages=_image_chat("What is in this picture?"),
+             pixel_values_from="../two_images", pil_stages=False),
+        Case("text_only", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "Tell me a short story about a robot and a cat."}]}]),
+        # At hidden 4 bfloat16 logits sit a few ulps apart: seed and prompt
+        # are ones whose greedy margins clear the 0.1 bar.
+        Case("one_image_bf16", images=("chelsea.png",), dtype="bfloat16",
+             messages=_image_chat("What is in this picture?"),
+             pixel_values_from="../two_images", pil_stages=False),
+    ])
+
+# Phi-4-multimodal's decoder in miniature: fused qkv and gate_up, 2 heads of
+# 8 over a hidden of 16 with one KV head, partial rotary 0.75 (6 of 8 dims, 3
+# LongRoPE factors each), tied embeddings, the real Qwen3 vocabulary with the
+# Phi-4 chat and media tokens added as its tokenizer has them, and eos the
+# <|endoftext|> / <|end|> pair (Phi-4's 199999 / 200020). The LongRoPE switch
+# (original_max_position_embeddings) is 40 tokens so cases cross it cheaply;
+# max_position_embeddings 4096 makes the attention factor that of the real
+# 131072 / 4096 ratio's formula. Two PEFT adapters (rank, alpha) of different
+# scales. The vision and audio towers are the smallest the config allows
+# (their weights are in the checkpoint; vlm does not run them yet).
+PHI4_CHAT = [{"role": "user", "content": "Tell me a short story about a robot and a cat."}]
+PHI4_LONG = [{"role": "user", "content": "Write a long poem about the sea, the wind, the stars above the "
+                                         "harbour, the fishing boats coming home at night, the gulls, the nets "
+                                         "drying on the quay and the old lighthouse keeper who watches them "
+                                         "all from his tower."}]
+PHI4_MULTIMODAL = Family(
+    name="phi4_multimodal", kind="phi4", seed=4014,
+    config={"architectures": ["Phi4MultimodalForCausalLM"], "model_type": "phi4_multimodal",
+            "vocab_size": 151936, "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 4096,
+            "original_max_position_embeddings": 40, "rms_norm_eps": 1e-05, "tie_word_embeddings": True,
+            "bos_token_id": 151643, "pad_token_id": 151643, "eos_token_id": [151643, 151669],
+            "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.75,
+                                "short_factor": [1.0, 1.25, 1.75], "long_factor": [2.0, 5.0, 11.0],
+                                "original_max_position_embeddings": 40},
+            "vision_config": {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
+                              "num_attention_heads": 2, "image_size": 28, "patch_size": 14, "crop_size": 28,
+                              "image_token_id": 151674},
+            "audio_config": {"hidden_size": 16, "intermediate_size": 32, "num_blocks": 1,
+                             "num_attention_heads": 2, "depthwise_separable_out_channel": 16,
+                             "ext_pw_out_channel": 16, "nemo_conv_channels": 16, "audio_token_id": 151675}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=_read_template("phi4_multimodal.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    added_tokens=(("<|end|>", True), ("<|user|>", True), ("<|assistant|>", True), ("<|system|>", True),
+                  ("<|endoftext10|>", True), ("<|endoftext11|>", True)),
+    processor={"adapters": (("vision-lora", 4, 8), ("speech-lora", 3, 9))},
+    cases=[
+        Case("text_only", messages=PHI4_CHAT),
+        Case("speech_adapter", messages=PHI4_CHAT, adapter="speech-lora"),
+        # Past the switch: the long factors on every prompt row.
+        Case("long_prompt", messages=PHI4_LONG),
+        Case("vision_adapter_long_prompt", messages=PHI4_LONG, adapter="vision-lora"),
+        # A prompt under the 40-token switch whose generation crosses it.
+        Case("crossing", messages=[{"role": "user", "content": "Describe the rain falling on a quiet town "
+                                                               "at night, the wet streets and the lamps."}],
+             new_tokens=24),
+    ])
+
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,
                                                LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
-                                               GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL)}
+                                               GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL,
+                                               QWEN3_VL, PHI4_MULTIMODAL)}

@@ -133,6 +133,10 @@ def write_processor(family, model_dir):
     if family.kind == "qwen2_vl":
         import qwen2_vl_oracle
         return qwen2_vl_oracle.write_processor(family, model_dir)
+    if family.kind == "phi4":
+        import phi4_oracle
+        phi4_oracle.write_tokenizer_tokens(model_dir)
+        return phi4_oracle.write_adapters(family, model_dir)
     settings = family.processor
     size = settings["image_size"]
     image_processor = transformers.CLIPImageProcessor(
@@ -469,7 +473,13 @@ def run_qwen2_vl(family, case, model_dir, manifest):
     return qwen2_vl_oracle.run(family, case, model_dir, manifest)
 
 
-RUNNERS = {"causal_lm": run_causal_lm, "llava": run_llava, "gemma3": run_gemma3, "qwen2_vl": run_qwen2_vl}
+def run_phi4(family, case, model_dir, manifest):
+    import phi4_oracle  # its own file: it imports this one
+    return phi4_oracle.run(family, case, model_dir, manifest)
+
+
+RUNNERS = {"causal_lm": run_causal_lm, "llava": run_llava, "gemma3": run_gemma3, "qwen2_vl": run_qwen2_vl,
+           "phi4": run_phi4}
 
 
 def check_shared_pixel_values(case, model_dir, case_dir):

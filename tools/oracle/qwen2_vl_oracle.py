@@ -118,9 +118,11 @@ def run(family, case, model_dir, manifest):
             tower = _vision_stages(golden, model, inputs, case)
         captured, handles = harness.capture(language_model, language_model.rotary_emb)
         deepstack_seen = {}
-        handles.append(language_model.register_forward_pre_hook(
-            lambda _m, _a, kwargs: deepstack_seen.setdefault("visual_pos_masks", kwargs.get("visual_pos_masks")),
-            with_kwargs=True))
+
+        def on_language_model(_module, _args, kwargs):
+            deepstack_seen.setdefault("visual_pos_masks", kwargs.get("visual_pos_masks"))
+
+        handles.append(language_model.register_forward_pre_hook(on_language_model, with_kwargs=True))
         outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
         for handle in handles:
             handle.remove()

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/cpu_features.h"
+#include "backends/cpu_packs.h"
 #include "core/status.h"
 #include "core/tensor_list.h"
 #include "graph/graph.h"
@@ -15,6 +17,7 @@ struct vlm_cpu_encoder {
   vlm_model *model;
   const vlm_family_image *path;
   vlm_thread_pool *pool;
+  vlm_cpu_packs *packs; /* the encoder's linear weights, packed on first use */
   vlm_encoder_trace trace;
   vlm_encoder_nodes last_nodes;
   char stage_node_names[VLM_ENCODER_MAX_STAGES + 1][VLM_GRAPH_NAME_LENGTH];
@@ -33,13 +36,20 @@ vlm_status vlm_cpu_encoder_open(vlm_model *model, vlm_media_kind kind, const vlm
   encoder->model = vlm_model_retain(model);
   encoder->path = model->family->image;
   encoder->pool = options ? options->pool : NULL;
-  encoder->output_width = model->config.text.hidden_size;
+  encoder->output_width = vlm_model_feature_width(model);
+  vlm_status status = vlm_cpu_packs_create(&encoder->packs);
+  if (!status) cpu_kernel_log_choice("image encoder", vlm_thread_pool_size(encoder->pool));
+  if (status) {
+    vlm_cpu_encoder_release(encoder);
+    return status;
+  }
   *out_encoder = encoder;
   return VLM_OK;
 }
 
 void vlm_cpu_encoder_release(vlm_cpu_encoder *encoder) {
   if (!encoder) return;
+  vlm_cpu_packs_release(encoder->packs);
   vlm_model_release(encoder->model);
   free(encoder);
 }
@@ -110,7 +120,7 @@ vlm_status vlm_cpu_encoder_encode(vlm_cpu_encoder *encoder, const vlm_media_item
     vlm_cpu_graph_run run = {.graph = &graph, .weights = encoder->model->weights, .pool = encoder->pool,
                              .inputs = &inputs, .observer = encoder->trace.node_observer,
                              .observer_context = encoder->trace.node_context, .weight_observer = account_weight,
-                             .weight_observer_context = encoder};
+                             .weight_observer_context = encoder, .packs = encoder->packs};
     status = vlm_cpu_graph_execute(&run, all_rows);
     if (!status && all_rows != out_features)
       memcpy(out_features, all_rows, (size_t)(item->token_count * encoder->output_width) * sizeof(float));

@@ -2,16 +2,14 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
-#include <immintrin.h>
-#include <time.h>
-
-#include "backends/cpu/cpu_kernels.h"
-#include "core/thread_pool.h"
 #define CPU_FEATURES_X86 1
 #endif
 
@@ -71,14 +69,23 @@ static bool path_supported_by(const cpu_features *features, cpu_kernel_path path
   }
 }
 
+/* VLM_CPU_PATH as read at start-up, and whether it named a path this CPU
+ * can run (reported by cpu_kernel_log_choice). */
+static char requested_path[32];
+static bool requested_path_refused;
+
 static void detect_and_read_environment(void) {
   detect();
   const char *requested = getenv("VLM_CPU_PATH");
   if (!requested) return;
+  snprintf(requested_path, sizeof(requested_path), "%s", requested);
+  requested_path_refused = true;
   for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++)
     if (strcmp(requested, cpu_kernel_path_name((cpu_kernel_path)path)) == 0 &&
-        path_supported_by(&detected_features, (cpu_kernel_path)path))
+        path_supported_by(&detected_features, (cpu_kernel_path)path)) {
       atomic_store(&forced_path, path);
+      requested_path_refused = false;
+    }
 }
 
 const cpu_features *cpu_features_detect(void) {
@@ -115,32 +122,45 @@ const char *cpu_kernel_path_name(cpu_kernel_path path) {
   }
 }
 
-/* ---- Machine limits ------------------------------------------------------ */
-
-#define FMA_CHAINS 12
-#define FMA_ITERATIONS 20000000
-
-__attribute__((target("avx512f"))) static void fma_worker(void *context, int64_t begin,
-                                                         int64_t end, int worker) {
-  __m512 accumulators[FMA_CHAINS], scale = _mm512_set1_ps(0.999f), add = _mm512_set1_ps(0.001f);
-  for (int j = 0; j < FMA_CHAINS; j++) accumulators[j] = _mm512_set1_ps((float)j);
-  for (int64_t i = begin; i < end; i++)
-#pragma GCC unroll 12
-    for (int j = 0; j < FMA_CHAINS; j++)
-      accumulators[j] = _mm512_fmadd_ps(accumulators[j], scale, add);
-  float *sink = context;
-  for (int j = 0; j < FMA_CHAINS; j++) sink[worker] += _mm512_reduce_add_ps(accumulators[j]);
+void cpu_kernel_log_choice(const char *module, int threads) {
+  cpu_kernel_path path = cpu_kernel_path_active();
+  char isa[160];
+  cpu_features_describe(isa, sizeof(isa));
+  if (requested_path_refused)
+    VLM_LOG_WARNF("VLM_CPU_PATH=%s is not a kernel path this CPU can run (portable, avx2, avx512 as supported); "
+                  "using %s", requested_path, cpu_kernel_path_name(path));
+  bool forced = atomic_load(&forced_path) != CPU_KERNEL_PATH_COUNT;
+  VLM_LOG_DEBUGF("cpu backend (%s): kernel path %s (%s), %d threads; cpu: %s", module, cpu_kernel_path_name(path),
+                 forced ? (requested_path[0] && !requested_path_refused ? "forced by VLM_CPU_PATH" : "forced")
+                        : "the best this cpu supports",
+                 threads, isa);
 }
 
-double cpu_measure_fma_peak_gflops(vlm_thread_pool *pool) {
-  if (!cpu_features_detect()->avx512) return 0;
-  int workers = vlm_thread_pool_size(pool);
-  float sink[VLM_THREAD_POOL_MAX_THREADS] = {0};
-  struct timespec start, end;
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  vlm_thread_pool_parallel_for(pool, (int64_t)FMA_ITERATIONS * workers, FMA_ITERATIONS,
-                               fma_worker, sink);
-  clock_gettime(CLOCK_MONOTONIC, &end);
-  double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;
-  return 2.0 * 16 * FMA_CHAINS * (double)FMA_ITERATIONS * workers / seconds / 1e9;
+void cpu_features_describe(char *out, size_t size) {
+  const cpu_features *features = cpu_features_detect();
+  snprintf(out, size, "x86-64%s%s%s%s", features->avx2 ? " avx2 fma" : "", features->f16c ? " f16c" : "",
+           features->avx512 ? " avx512f avx512bw avx512vl avx512dq" : "",
+           features->avx512_bf16 ? " avx512_bf16" : "");
+#if !CPU_FEATURES_X86
+  snprintf(out, size, "portable");
+#endif
+}
+
+void cpu_features_brand(char *out, size_t size) {
+  snprintf(out, size, "unknown");
+#if CPU_FEATURES_X86
+  unsigned int words[12], eax, ebx, ecx, edx;
+  if (!__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) || eax < 0x80000004u) return;
+  for (unsigned int leaf = 0; leaf < 3; leaf++)
+    __get_cpuid(0x80000002u + leaf, &words[4 * leaf], &words[4 * leaf + 1], &words[4 * leaf + 2],
+                &words[4 * leaf + 3]);
+  char brand[49];
+  memcpy(brand, words, 48);
+  brand[48] = '\0';
+  const char *start = brand;
+  while (*start == ' ') start++;
+  size_t length = strlen(start);
+  while (length > 0 && start[length - 1] == ' ') length--;
+  snprintf(out, size, "%.*s", (int)length, start);
+#endif
 }

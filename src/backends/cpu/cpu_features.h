@@ -12,6 +12,7 @@
 #define VLM_BACKENDS_CPU_CPU_FEATURES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct cpu_features {
   bool avx2;        /* AVX2 and FMA3, with the OS saving ymm state */
@@ -45,5 +46,15 @@ bool cpu_kernel_path_supported(cpu_kernel_path path);
 bool cpu_kernel_path_force(cpu_kernel_path path);
 
 const char *cpu_kernel_path_name(cpu_kernel_path path);
+
+/* Logs (debug) the path a module's kernels run on, why, its thread count
+ * and the detected instruction sets; warns when VLM_CPU_PATH named a path
+ * this CPU cannot run. */
+void cpu_kernel_log_choice(const char *module, int threads);
+
+/* The detected instruction sets as a line ("x86-64 avx2 fma f16c ..."). */
+void cpu_features_describe(char *out, size_t size);
+/* The CPU's brand string (cpuid 0x80000002-4), or "unknown". */
+void cpu_features_brand(char *out, size_t size);
 
 #endif

@@ -9,17 +9,15 @@
  * the same sequence of floating-point operations whatever the number of rows
  * in the call (T), the thread count, the position of the row in a batch or
  * prefill chunk, and the SIMD path (portable, AVX2, AVX-512). Dot products
- * follow the "16-lane contract":
+ * (linear layers, attention scores and weighted sums) follow one contract:
  *
- *   acc[l] = 0 for the 16 lanes l; for each block b of 16 consecutive k, in
- *   increasing b: acc[l] = fma(a[16b + l], w[16b + l], acc[l]), a partial
- *   last block padded with zeros in both operands; then the lanes are summed
- *   by a fixed tree: s8[l] = acc[l] + acc[l + 8], s4[l] = s8[l] + s8[l + 4],
- *   s2[l] = s4[l] + s4[l + 2], result = s2[0] + s2[1].
+ *   acc = +0; for k = 0, 1, ..., count - 1: acc = fma(a[k], w[k], acc)
  *
- * AVX-512 holds the 16 lanes in one zmm register, AVX2 in two ymm registers
- * (lanes 0-7 and 8-15), the portable path in 16 scalars with fmaf; all three
- * perform the same operations on the same values, so they agree bit for bit.
+ * one fma chain per output in increasing k, then (linear) + bias as one f32
+ * addition. The SIMD paths run many such chains side by side, one per lane
+ * (outputs, never k, across a register), so every path, tile shape and row
+ * count performs the same operations on the same values: they agree bit
+ * for bit, and a row's result does not depend on the rows beside it.
  *
  * Row-major layouts throughout, like PyTorch. Functions taking a thread pool
  * accept NULL (run on the caller). */
@@ -29,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backends/cpu/cpu_features.h"
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 #include "io/config.h"
@@ -36,15 +35,23 @@
 
 /* ---- Machine limits (cpu_features.c) ------------------------------------- */
 
-/* The FMA peak of the pool's workers in GFLOP/s: 12 independent chains of
- * 16-lane fmas per worker, all in registers; 0 without AVX-512. The
- * denominator for GEMM and prefill efficiency (vlm bench, kernels bench). */
-double cpu_measure_fma_peak_gflops(vlm_thread_pool *pool);
+/* The FMA peak of the pool's workers in GFLOP/s on `path`, in the path's
+ * own instructions: 12 independent fma chains per worker in registers
+ * (zmm on AVX-512, ymm on AVX2, scalar fmaf on the portable path). The
+ * denominator for GEMM and prefill efficiency (vlm bench, kernels bench).
+ * 0 when the CPU cannot run `path`. */
+double cpu_measure_fma_peak_gflops(vlm_thread_pool *pool, cpu_kernel_path path);
+
+/* Read bandwidth in GB/s of the pool's workers over `bytes` of `data` (a
+ * buffer far larger than the caches for a DRAM figure), best of `passes`,
+ * with the path's widest loads and four independent sums per worker. The
+ * yardstick for decode (vlm bench, kernels bench). */
+double cpu_measure_read_gb_per_s(vlm_thread_pool *pool, cpu_kernel_path path, const void *data,
+                                 int64_t bytes, int passes);
 
 /* ---- Dot product and linear layers (cpu_linear.c) ------------------------ */
 
-/* The 16-lane contract dot product of two f32 vectors (attention scores use
- * it; exposed for tests too). */
+/* The contract dot product of two f32 vectors (exposed for tests). */
 float cpu_dot(const float *a, const float *b, int64_t count);
 
 /* The weights of one PyTorch nn.Linear, borrowed (e.g. from a checkpoint's
@@ -57,11 +64,46 @@ typedef struct cpu_linear_weights {
   int64_t input_count;
 } cpu_linear_weights;
 
+/* Outputs per packed panel: the micro-kernel's width (64 f32 = 4 zmm or 8
+ * ymm registers per row). */
+#define CPU_PANEL 64
+
+/* A linear layer repacked once for the kernels: panel p holds outputs
+ * [64p, 64p + 64) k-major, element (k, c) at panels[(p * input_count + k) *
+ * 64 + c] in the weight's own dtype (no widening: bf16 stays 2 bytes), the
+ * outputs past output_count zero. Decode then reads one sequential stream
+ * per thread, and a GEMM widens one panel chunk for many rows. Owned. */
+typedef struct cpu_packed_linear {
+  vlm_dtype dtype;
+  int64_t output_count, input_count, panel_count;
+  void *panels;
+  float *bias; /* [panel_count * 64] f32 (the bias widened), or NULL */
+} cpu_packed_linear;
+
+/* Packs `weights` (threads split the panels). Refuses dtypes other than
+ * f32, bf16, f16 and non-positive sizes. */
+vlm_status cpu_linear_pack(vlm_thread_pool *pool, const cpu_linear_weights *weights,
+                           cpu_packed_linear **out_packed);
+void cpu_packed_linear_release(cpu_packed_linear *packed);
+/* cpu_linear_pack in two steps, so a caller can pack a large layer a slice
+ * of panels at a time (and drop each slice's source pages as it goes):
+ * allocate (the bias is copied here), then fill panels [begin, end). */
+vlm_status cpu_linear_pack_allocate(const cpu_linear_weights *weights, cpu_packed_linear **out_packed);
+void cpu_linear_pack_panels(vlm_thread_pool *pool, const cpu_linear_weights *weights, cpu_packed_linear *packed,
+                            int64_t panel_begin, int64_t panel_end);
+/* Bytes the packed layer holds. */
+uint64_t cpu_packed_linear_bytes(const cpu_packed_linear *packed);
+
 /* output[t, o] = sum_k input[t, k] * weight[o, k] (+ bias[o]) for t in
  * [0, row_count), both matrices contiguous. Each output element is one
  * contract dot product followed by one f32 addition of the bias, so row t's
- * result does not depend on row_count or on the other rows. Threads split the
- * outputs. Refuses other dtypes and non-positive sizes. */
+ * result does not depend on row_count or on the other rows. Threads split
+ * the panels (and, for long inputs, blocks of rows). */
+vlm_status cpu_linear_packed(vlm_thread_pool *pool, const cpu_packed_linear *weights,
+                             const float *input, int64_t row_count, float *output);
+
+/* The same from unpacked weights: packs them for this call only (for tests
+ * and one-off calls; the graph executor packs once). */
 vlm_status cpu_linear(vlm_thread_pool *pool, const cpu_linear_weights *weights,
                       const float *input, int64_t row_count, float *output);
 
@@ -114,7 +156,9 @@ void cpu_gated_activate(cpu_activation activation, const float *gate,
 
 /* out = softmax(x + bias) over one row (bias may be NULL). -inf entries get
  * probability 0; a row with no finite entry gives all zeros instead of NaN.
- * Sums run sequentially in index order. In place allowed. */
+ * exp is cpu_exp; the sum runs in 16 lanes (lane l: entries i = l mod 16 in
+ * increasing i) then a fixed tree, the same on every path (cpu_exp.c).
+ * In place allowed. */
 void cpu_softmax(const float *x, const float *bias, int64_t count, float *out);
 
 /* x = cap * tanh(x / cap), in place (Gemma's logit soft-capping). */
@@ -135,6 +179,12 @@ vlm_status cpu_rope_inverse_frequencies(const vlm_rope_config *config,
                                         int64_t sequence_length,
                                         float *out_inverse_frequencies,
                                         float *out_attention_scaling);
+/* A value equal for two sequence lengths exactly when
+ * cpu_rope_inverse_frequencies gives the same frequencies for both: 0 for
+ * types that ignore the length, longrope's factor set (0 short, 1 long),
+ * dynamic's length once it outgrows max_position_embeddings. */
+int64_t cpu_rope_length_class(const vlm_rope_config *config, int64_t max_position_embeddings,
+                              int64_t sequence_length);
 
 /* Which position axis (0 = temporal, 1 = height, 2 = width) drives each of
  * the rotary_dimension / 2 frequencies: all 0 without M-RoPE, contiguous

@@ -196,26 +196,6 @@ void cpu_gated_activate(cpu_activation activation, const float *gate,
   for (int64_t i = 0; i < count; i++) out[i] = activate_one(activation, gate[i]) * up[i];
 }
 
-void cpu_softmax(const float *x, const float *bias, int64_t count, float *out) {
-  float maximum = -INFINITY;
-  for (int64_t i = 0; i < count; i++) {
-    float value = bias ? x[i] + bias[i] : x[i];
-    out[i] = value;
-    if (value > maximum) maximum = value;
-  }
-  /* No finite entry: every probability is 0 rather than exp(-inf - -inf). */
-  if (maximum == -INFINITY) {
-    for (int64_t i = 0; i < count; i++) out[i] = 0.0f;
-    return;
-  }
-  for (int64_t i = 0; i < count; i++) out[i] -= maximum;
-  cpu_exp_many(out, out, count);
-  float sum = 0.0f; /* in increasing i: the written order */
-  for (int64_t i = 0; i < count; i++) sum += out[i];
-  float inverse = 1.0f / sum;
-  for (int64_t i = 0; i < count; i++) out[i] *= inverse;
-}
-
 void cpu_soft_cap(float *x, int64_t count, float cap) {
   for (int64_t i = 0; i < count; i++) x[i] = cap * tanhf(x[i] / cap);
 }

@@ -105,6 +105,16 @@ static vlm_status longrope_frequencies(const vlm_rope_config *config, int64_t di
   return VLM_OK;
 }
 
+int64_t cpu_rope_length_class(const vlm_rope_config *config, int64_t max_position_embeddings,
+                              int64_t sequence_length) {
+  if (config->axial_axes > 1) return 0;
+  switch (config->type) {
+    case VLM_ROPE_LONGROPE: return sequence_length > config->original_max_position_embeddings ? 1 : 0;
+    case VLM_ROPE_DYNAMIC: return sequence_length > max_position_embeddings ? sequence_length : 0;
+    default: return 0;
+  }
+}
+
 vlm_status cpu_rope_inverse_frequencies(const vlm_rope_config *config,
                                         int64_t max_position_embeddings,
                                         int64_t sequence_length,

@@ -94,3 +94,48 @@ uint64_t vlm_kv_cache_bytes(const vlm_kv_cache *cache) {
   return (uint64_t)cache->floats_per_layer * 2 * (uint64_t)cache->shape.layer_count *
          sizeof(float) * (uint64_t)cache->shape.slot_count;
 }
+
+uint64_t vlm_kv_cache_position_bytes(const vlm_kv_cache *cache) {
+  return (uint64_t)cache->shape.kv_head_count * (uint64_t)cache->shape.head_dim * 2 *
+         (uint64_t)cache->shape.layer_count * sizeof(float);
+}
+
+static vlm_status check_range(const vlm_kv_cache *cache, int32_t slot, int64_t first, int64_t count,
+                              int64_t end) {
+  if (slot < 0 || slot >= cache->shape.slot_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "KV cache: slot %d is outside 0..%d", slot, cache->shape.slot_count - 1);
+  if (first < 0 || count < 0 || first + count > end)
+    return VLM_ERROR(OUT_OF_RANGE, "KV cache: positions [%lld, %lld) of slot %d are outside [0, %lld)",
+                     (long long)first, (long long)(first + count), slot, (long long)end);
+  return VLM_OK;
+}
+
+vlm_status vlm_kv_cache_read(const vlm_kv_cache *cache, int32_t slot, int64_t first, int64_t count, void *out) {
+  VLM_RETURN_IF_ERROR(check_range(cache, slot, 0, 0, 0));
+  VLM_RETURN_IF_ERROR(check_range(cache, slot, first, count, cache->lengths[slot]));
+  size_t row = (size_t)cache->shape.kv_head_count * (size_t)cache->shape.head_dim;
+  size_t bytes = (size_t)count * row * sizeof(float);
+  char *to = out;
+  for (int32_t layer = 0; layer < cache->shape.layer_count; layer++)
+    for (int half = 0; half < 2; half++, to += bytes)
+      memcpy(to, cache->slots[slot] + (size_t)(2 * layer + half) * cache->floats_per_layer + (size_t)first * row,
+             bytes);
+  return VLM_OK;
+}
+
+vlm_status vlm_kv_cache_write(vlm_kv_cache *cache, int32_t slot, int64_t first, int64_t count, const void *in) {
+  VLM_RETURN_IF_ERROR(check_range(cache, slot, 0, 0, 0));
+  if (first != cache->lengths[slot])
+    return VLM_ERROR(INVALID_ARGUMENT, "KV cache: a write at position %lld of slot %d, whose length is %lld",
+                     (long long)first, slot, (long long)cache->lengths[slot]);
+  VLM_RETURN_IF_ERROR(check_range(cache, slot, first, count, cache->shape.capacity));
+  size_t row = (size_t)cache->shape.kv_head_count * (size_t)cache->shape.head_dim;
+  size_t bytes = (size_t)count * row * sizeof(float);
+  const char *from = in;
+  for (int32_t layer = 0; layer < cache->shape.layer_count; layer++)
+    for (int half = 0; half < 2; half++, from += bytes)
+      memcpy(cache->slots[slot] + (size_t)(2 * layer + half) * cache->floats_per_layer + (size_t)first * row, from,
+             bytes);
+  cache->lengths[slot] = first + count;
+  return VLM_OK;
+}

@@ -38,6 +38,14 @@ void vlm_kv_cache_set_length(vlm_kv_cache *cache, int32_t slot, int64_t length);
 /* Forgets the slot's contents (length 0 and the used bytes zeroed, so no state
  * of a finished request can leak into the next one). */
 void vlm_kv_cache_clear(vlm_kv_cache *cache, int32_t slot);
+/* Bytes one position's keys and values take over every layer. */
+uint64_t vlm_kv_cache_position_bytes(const vlm_kv_cache *cache);
+/* Copies positions [first, first + count) of the slot out to `out`
+ * (layout: per layer, keys then values, each [count, kv_heads, head_dim]),
+ * or in from `in` at the slot's length (first must equal it; the length
+ * grows by count). For the engine's prefix cache. */
+vlm_status vlm_kv_cache_read(const vlm_kv_cache *cache, int32_t slot, int64_t first, int64_t count, void *out);
+vlm_status vlm_kv_cache_write(vlm_kv_cache *cache, int32_t slot, int64_t first, int64_t count, const void *in);
 /* Bytes allocated in total. */
 uint64_t vlm_kv_cache_bytes(const vlm_kv_cache *cache);
 

@@ -6,10 +6,14 @@
 #include <string.h>
 
 #include "backends/cpu_graph.h"
+#include "backends/cpu_packs.h"
+#include "backends/cpu/cpu_features.h"
 #include "core/alloc.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "models/decoder.h"
 #include "models/family.h"
+#include "models/model.h"
 
 #define DEFAULT_CAPACITY 4096
 #define DEFAULT_PREFILL_CHUNK 512
@@ -20,6 +24,7 @@ struct vlm_text_model {
   vlm_decoder_description decoder;
   const vlm_checkpoint *weights;
   vlm_kv_cache *cache;
+  vlm_cpu_packs *packs; /* the decoder's linear weights, repacked once */
   vlm_thread_pool *pool;
   const vlm_allocator *allocator;
   int32_t slot_count;
@@ -27,6 +32,11 @@ struct vlm_text_model {
   int64_t prefill_chunk;
   vlm_node_observer observer;
   void *observer_context;
+  /* Per slot, cleared with it: the request's LoRA adapter (-1: none) and
+   * its prompt length (for length-dependent RoPE and the LongRoPE cache
+   * reset; 0 until the request says or a prefill shows it). */
+  int32_t *slot_adapters;
+  int64_t *slot_prompt_lengths;
 };
 
 void vlm_text_model_set_observer(vlm_text_model *model, vlm_node_observer observer, void *context) {
@@ -40,6 +50,8 @@ typedef struct step_request {
   const int32_t *tokens;
   const float *features;          /* [rows, hidden] where feature_mask, or NULL */
   const int32_t *feature_mask;
+  const float *layer_features;    /* [L, layer_feature_stride rows, hidden], from row 0; or NULL */
+  int64_t layer_feature_stride;
   vlm_row_context rows;
   const int32_t *logit_rows;
   int64_t logit_row_count;
@@ -48,6 +60,27 @@ typedef struct step_request {
 
 static bool uses_mrope(const vlm_text_model *model) {
   return model->config->text.rope.mrope_section_count > 0;
+}
+
+/* Packs every linear weight of the decoder (a one-row step's graph holds
+ * them all, the LM head included) before the first request. */
+static vlm_status prepare_weights(vlm_text_model *model) {
+  int32_t slot = 0, logit_row = 0;
+  int64_t cache_index = 0, positions[3] = {0, 0, 0};
+  vlm_decoder_step step = {.row_count = 1, .logit_rows = &logit_row, .logit_row_count = 1};
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  graph.rows = (vlm_row_context){.row_count = 1, .slots = &slot, .cache_indices = &cache_index,
+                                 .positions = positions, .position_axes = uses_mrope(model) ? 3 : 1};
+  vlm_status status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
+  if (!status) {
+    vlm_cpu_graph_run run = {.graph = &graph, .weights = model->weights, .pool = model->pool, .packs = model->packs};
+    status = vlm_cpu_graph_prepare(&run);
+    VLM_LOG_DEBUGF("cpu backend (text decoder): %lld linear weights packed, %.1f MiB",
+                   (long long)vlm_cpu_packs_count(model->packs), (double)vlm_cpu_packs_bytes(model->packs) / 1048576.0);
+  }
+  vlm_graph_release(&graph);
+  return status;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -69,8 +102,16 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
   model->pool = options->pool;
   model->allocator = options->allocator;
   opened->family->describe_decoder(model->config, &model->decoder);
+  vlm_model_describe_adapters(opened, &model->decoder);
   const vlm_text_config *text = &model->config->text;
   model->slot_count = options->slot_count > 0 ? options->slot_count : 1;
+  model->slot_adapters = malloc((size_t)model->slot_count * sizeof(int32_t));
+  model->slot_prompt_lengths = calloc((size_t)model->slot_count, sizeof(int64_t));
+  if (!model->slot_adapters || !model->slot_prompt_lengths) {
+    vlm_text_model_release(model);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (int32_t i = 0; i < model->slot_count; i++) model->slot_adapters[i] = -1;
   model->capacity = options->capacity > 0 ? options->capacity
                     : text->max_position_embeddings < DEFAULT_CAPACITY ? text->max_position_embeddings
                                                                        : DEFAULT_CAPACITY;
@@ -78,6 +119,11 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
   vlm_kv_cache_shape shape = {model->slot_count, (int32_t)text->num_hidden_layers,
                               (int32_t)text->num_key_value_heads, (int32_t)text->head_dim, model->capacity};
   vlm_status status = vlm_kv_cache_create(&shape, options->allocator, &model->cache);
+  if (!status) status = vlm_cpu_packs_create(&model->packs);
+  if (!status) {
+    cpu_kernel_log_choice("text decoder", vlm_thread_pool_size(model->pool));
+    status = prepare_weights(model);
+  }
   if (status) {
     vlm_text_model_release(model);
     return status;
@@ -89,7 +135,10 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
 void vlm_text_model_release(vlm_text_model *model) {
   if (!model) return;
   vlm_kv_cache_release(model->cache);
+  vlm_cpu_packs_release(model->packs);
   vlm_model_release(model->model);
+  free(model->slot_adapters);
+  free(model->slot_prompt_lengths);
   free(model);
 }
 
@@ -98,7 +147,7 @@ int64_t vlm_text_model_vocab_size(const vlm_text_model *model) { return model->c
 
 void vlm_text_model_shape(const vlm_text_model *model, vlm_text_decoder_shape *out) {
   *out = (vlm_text_decoder_shape){model->config->text.vocab_size, model->config->text.hidden_size, model->capacity,
-                                  uses_mrope(model) ? 3 : 1};
+                                  uses_mrope(model) ? 3 : 1, .layer_feature_count = (int)model->decoder.layer_features.count};
 }
 int64_t vlm_text_model_capacity(const vlm_text_model *model) { return model->capacity; }
 vlm_kv_cache *vlm_text_model_cache(vlm_text_model *model) { return model->cache; }
@@ -125,6 +174,32 @@ static vlm_status check_slot(const vlm_text_model *model, int32_t slot) {
 vlm_status vlm_text_model_clear_slot(vlm_text_model *model, int32_t slot) {
   VLM_RETURN_IF_ERROR(check_slot(model, slot));
   vlm_kv_cache_clear(model->cache, slot);
+  model->slot_adapters[slot] = -1;
+  model->slot_prompt_lengths[slot] = 0;
+  return VLM_OK;
+}
+
+int vlm_text_model_adapter_count(const vlm_text_model *model) { return model->decoder.adapter_count; }
+
+void vlm_text_model_kv_variant(const vlm_text_model *model, int32_t slot, int64_t out[3]) {
+  out[0] = out[1] = out[2] = 0;
+  if (slot < 0 || slot >= model->slot_count) return;
+  const vlm_text_config *text = &model->config->text;
+  int64_t length = model->slot_prompt_lengths[slot];
+  out[0] = model->slot_adapters[slot] + 1;
+  out[1] = cpu_rope_length_class(&text->rope, text->max_position_embeddings, length);
+  if (text->has_sliding_rope)
+    out[2] = cpu_rope_length_class(&text->sliding_rope, text->max_position_embeddings, length);
+}
+
+vlm_status vlm_text_model_begin_request(vlm_text_model *model, int32_t slot, int32_t adapter,
+                                        int64_t prompt_length) {
+  VLM_RETURN_IF_ERROR(check_slot(model, slot));
+  if (adapter < -1 || adapter >= model->decoder.adapter_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "adapter %d is outside -1..%d", adapter, model->decoder.adapter_count - 1);
+  if (prompt_length < 0) return VLM_ERROR(INVALID_ARGUMENT, "prompt length %lld is negative", (long long)prompt_length);
+  model->slot_adapters[slot] = adapter;
+  model->slot_prompt_lengths[slot] = prompt_length;
   return VLM_OK;
 }
 
@@ -174,20 +249,49 @@ static vlm_status run_step(vlm_text_model *model, const step_request *request) {
                            .with_features = request->features != NULL,
                            .logit_rows = request->logit_rows,
                            .logit_row_count = request->logit_row_count};
+  /* Each adapter some row's slot uses gets its row mask; the masks and the
+   * side inputs are the graph's named inputs. */
+  bool used[VLM_DECODER_MAX_ADAPTERS] = {false};
+  vlm_tensor_list inputs = {0};
+  vlm_status status = VLM_OK;
+  for (int k = 0; k < model->decoder.adapter_count && !status; k++) {
+    for (int64_t r = 0; r < request->row_count; r++)
+      if (model->slot_adapters[request->rows.slots[r]] == k) used[k] = true;
+    if (!used[k]) continue;
+    char name[32];
+    snprintf(name, sizeof(name), "lora_mask.%d", k);
+    int32_t *mask = NULL;
+    status = vlm_tensor_list_add(&inputs, name, VLM_DTYPE_I32, 1, (const int64_t[]){request->row_count},
+                                 (void **)&mask);
+    for (int64_t r = 0; !status && r < request->row_count; r++)
+      mask[r] = model->slot_adapters[request->rows.slots[r]] == k;
+  }
+  step.adapters_used = used;
   vlm_graph graph;
   vlm_graph_init(&graph);
   graph.rows = request->rows;
-  vlm_status status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
+  if (!status) status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
+  /* The step's rows of each layer feature ([L, stride, hidden] -> [L, rows, hidden]). */
+  if (!status && request->layer_features) {
+    int64_t layers = (int64_t)model->decoder.layer_features.count, width = model->config->text.hidden_size;
+    float *values = NULL;
+    status = vlm_tensor_list_add(&inputs, VLM_SIDE_INPUT_LAYER_FEATURES, VLM_DTYPE_F32, 3,
+                                 (const int64_t[]){layers, request->row_count, width}, (void **)&values);
+    for (int64_t j = 0; !status && j < layers; j++)
+      memcpy(values + j * request->row_count * width, request->layer_features + j * request->layer_feature_stride * width,
+             (size_t)(request->row_count * width) * sizeof(float));
+  }
   if (!status) {
     vlm_cpu_graph_run run = {.graph = &graph, .weights = model->weights, .cache = model->cache,
                              .pool = model->pool,
                              .max_position_embeddings = model->config->text.max_position_embeddings,
                              .tokens = request->tokens, .features = request->features,
-                             .feature_mask = request->feature_mask, .observer = model->observer,
-                             .observer_context = model->observer_context};
+                             .feature_mask = request->feature_mask, .inputs = &inputs, .observer = model->observer,
+                             .observer_context = model->observer_context, .packs = model->packs};
     status = vlm_cpu_graph_execute(&run, request->output);
   }
   vlm_graph_release(&graph);
+  vlm_tensor_list_release(&inputs);
   return status;
 }
 
@@ -199,6 +303,7 @@ typedef struct prefill_request {
   const int32_t *tokens;
   const float *features;
   const int32_t *feature_mask;
+  const float *layer_features;    /* [L, row_count, hidden] or NULL */
   const vlm_positions *positions;
   const float *bias;
   int64_t bias_key_count;
@@ -252,8 +357,15 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
   int64_t *cache_indices = malloc((size_t)chunk * sizeof(int64_t));
   int32_t *slots = malloc((size_t)chunk * sizeof(int32_t));
   int32_t *logit_rows = malloc((size_t)chunk * sizeof(int32_t));
-  vlm_status status = scratch && positions && cache_indices && slots && logit_rows
+  int64_t *rope_lengths = malloc((size_t)chunk * sizeof(int64_t));
+  vlm_status status = scratch && positions && cache_indices && slots && logit_rows && rope_lengths
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a prefill chunk");
+  /* Every row of a prompt sees the whole prompt's length, as in
+   * Transformers' one forward over it: the request's prompt length when the
+   * engine prefills it chunk by chunk, else this call's. */
+  int64_t *prompt_length = &model->slot_prompt_lengths[request->slot];
+  if (*prompt_length < past + request->row_count) *prompt_length = past + request->row_count;
+  for (int64_t i = 0; rope_lengths && i < chunk; i++) rope_lengths[i] = *prompt_length;
   for (int64_t index = 0, first = 0; !status && index < step_count; first = ends[index++]) {
     int64_t count = ends[index] - first;
     bool last_chunk = first + count == request->row_count;
@@ -268,10 +380,12 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
         .tokens = request->tokens + first,
         .features = request->features ? request->features + first * hidden : NULL,
         .feature_mask = request->feature_mask ? request->feature_mask + first : NULL,
+        .layer_features = request->layer_features ? request->layer_features + first * hidden : NULL,
+        .layer_feature_stride = request->row_count,
         .rows = {.row_count = count, .slots = slots, .cache_indices = cache_indices,
                  .positions = positions, .position_axes = uses_mrope(model) ? 3 : 1,
                  .bias = request->bias ? request->bias + first * request->bias_key_count : NULL,
-                 .bias_key_count = request->bias_key_count},
+                 .bias_key_count = request->bias_key_count, .rope_lengths = rope_lengths},
         .output = scratch};
     if (request->logits->all_rows) {
       step.logit_rows = logit_rows;
@@ -295,6 +409,7 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
   free(cache_indices);
   free(slots);
   free(logit_rows);
+  free(rope_lengths);
   /* A failed prefill leaves nothing half-written behind. */
   if (status) vlm_kv_cache_set_length(model->cache, request->slot, past);
   return status;
@@ -332,8 +447,10 @@ vlm_status vlm_text_model_embeddings_prefill(vlm_text_model *model, int32_t slot
   for (int64_t i = 0; i < input->row_count; i++)
     tokens[i] = input->feature_mask && input->feature_mask[i] ? 0 : input->tokens[i];
   vlm_positions positions = {input->positions, input->position_axes};
+  const vlm_side_input *layer_features = vlm_prefill_input_side(input, VLM_SIDE_INPUT_LAYER_FEATURES);
   prefill_request request = {.slot = slot, .row_count = input->row_count, .tokens = tokens,
                              .features = input->features, .feature_mask = input->feature_mask,
+                             .layer_features = layer_features ? layer_features->values : NULL,
                              .positions = &positions, .bias = input->bias,
                              .bias_key_count = input->bias_key_count, .logits = logits};
   vlm_status status = run_prefill(model, &request);
@@ -370,18 +487,25 @@ vlm_status vlm_text_model_decode(vlm_text_model *model, int64_t batch, const int
   int64_t *row_positions = malloc((size_t)(axes * batch) * sizeof(int64_t));
   int64_t *cache_indices = malloc((size_t)batch * sizeof(int64_t));
   int32_t *logit_rows = malloc((size_t)batch * sizeof(int32_t));
-  vlm_status status = row_positions && cache_indices && logit_rows
+  int64_t *rope_lengths = malloc((size_t)batch * sizeof(int64_t));
+  int64_t *windows = malloc((size_t)batch * sizeof(int64_t));
+  vlm_status status = row_positions && cache_indices && logit_rows && rope_lengths && windows
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  int64_t reset = model->decoder.rope_cache_reset_length;
   for (int64_t b = 0; !status && b < batch; b++) {
     cache_indices[b] = vlm_kv_cache_length(model->cache, slots[b]);
     logit_rows[b] = (int32_t)b;
     for (int axis = 0; axis < axes; axis++)
       row_positions[axis * batch + b] = positions[b] + (mrope_deltas ? mrope_deltas[b] : 0);
+    /* A decode step is its own forward call: its length is its position + 1. */
+    rope_lengths[b] = row_positions[b] + 1;
+    windows[b] = reset > 0 && cache_indices[b] >= reset && model->slot_prompt_lengths[slots[b]] <= reset ? 1 : 0;
   }
   if (!status) {
     step_request step = {.row_count = batch, .tokens = tokens,
                          .rows = {.row_count = batch, .slots = slots, .cache_indices = cache_indices,
-                                  .positions = row_positions, .position_axes = axes},
+                                  .positions = row_positions, .position_axes = axes,
+                                  .rope_lengths = rope_lengths, .row_windows = windows},
                          .logit_rows = logit_rows, .logit_row_count = batch, .output = logits};
     status = run_step(model, &step);
   }
@@ -390,5 +514,7 @@ vlm_status vlm_text_model_decode(vlm_text_model *model, int64_t batch, const int
   free(row_positions);
   free(cache_indices);
   free(logit_rows);
+  free(rope_lengths);
+  free(windows);
   return status;
 }

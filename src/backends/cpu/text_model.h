@@ -60,6 +60,16 @@ const vlm_checkpoint *vlm_text_model_weights(const vlm_text_model *model);
  * wherever the family keeps it. */
 vlm_status vlm_text_model_embedding_table(const vlm_text_model *model, vlm_tensor *out_table);
 /* Clears the slot's KV and length (completion, cancellation, reuse). */
+/* The slot's next request: its LoRA adapter (-1: none; else below
+ * vlm_text_model_adapter_count) and its prompt length (the rows the
+ * following prefills will add, for length-dependent RoPE). Cleared with
+ * the slot. */
+/* The slot's KV variant (modules.h kv_variant): adapter + 1, then the
+ * length class of the full and the sliding layers' RoPE for the prompt. */
+void vlm_text_model_kv_variant(const vlm_text_model *model, int32_t slot, int64_t out[3]);
+vlm_status vlm_text_model_begin_request(vlm_text_model *model, int32_t slot, int32_t adapter,
+                                        int64_t prompt_length);
+int vlm_text_model_adapter_count(const vlm_text_model *model);
 vlm_status vlm_text_model_clear_slot(vlm_text_model *model, int32_t slot);
 
 /* Where prefill logits go: the last row's always; every row's as well when

@@ -34,6 +34,19 @@ vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out
   out_model->config = &model->config;
   out_model->weights = model->weights;
   model->family->describe_decoder(&model->config, &out_model->decoder);
+  vlm_model_describe_adapters(model, &out_model->decoder);
+  /* The module's RoPE tables are constants: dynamic RoPE, whose
+   * frequencies follow each request's length continuously, would compute
+   * something else than the cpu backend. */
+  if (model->config.text.rope.type == VLM_ROPE_DYNAMIC) {
+    vlm_xla_text_decoder_release(out_model);
+    return VLM_ERROR(UNIMPLEMENTED, "%s: the xla backend does not lower dynamic RoPE yet; use --backend cpu",
+                     model->directory);
+  }
+  bool adapters = false;
+  for (int k = 0; k < model->adapter_count; k++) adapters = adapters || model->adapters[k].module_count > 0;
+  out_model->request_state = adapters || model->config.text.rope.type == VLM_ROPE_LONGROPE ||
+                             out_model->decoder.rope_cache_reset_length > 0;
   return VLM_OK;
 }
 
@@ -123,14 +136,44 @@ static void prefill_rows(xla_emitter *e) {
   e->row_valid = xla_compare(e, row, valid, "LT");
 }
 
-static void prologue(xla_emitter *e, const xla_value *logits) {
+/* Request state (vlm_xla_text_decoder.request_state): each row's adapter
+ * as the lora_mask.<k> graph inputs, and each row's RoPE length. */
+static void request_rows(xla_emitter *e, bool request_state, int adapter_count) {
+  if (!request_state) return;
+  int64_t rows = e->rows;
+  xla_value adapters;
+  if (e->kind == XLA_DECODE) {
+    adapters = e->adapters;
+    /* A decode step is its own forward: its length is its position + 1. */
+    e->rope_length = XLA_OP(e, "add", NULL, &e->positions, e->positions, xla_splat(e, 1, "i32", 1, &rows));
+  } else {
+    adapters = xla_broadcast(e, e->adapter, 1, &rows, NULL);
+    e->rope_length = xla_broadcast(e, e->prompt_length, 1, &rows, NULL);
+  }
+  static const char *const names[VLM_DECODER_MAX_ADAPTERS] = {"lora_mask.0", "lora_mask.1", "lora_mask.2",
+                                                              "lora_mask.3"};
+  for (int k = 0; k < adapter_count; k++) {
+    e->lora_names[k] = names[k];
+    xla_value mine = xla_compare(e, adapters, xla_splat(e, k, "i32", 1, &rows), "EQ");
+    e->lora_values[k] = xla_convert(e, mine, "i32");
+  }
+  e->input_names = e->lora_names;
+  e->input_values = e->lora_values;
+  e->input_count = adapter_count;
+}
+
+static void prologue(xla_emitter *e, const xla_value *logits, bool request_state, int adapter_count) {
   int64_t rows = e->rows, hidden = 0;
   e->valid_rows = xla_argument("valid_rows", "i32", 0, NULL);
   e->slot = xla_argument("slot", "i32", 0, NULL);
   e->start = xla_argument("start", "i32", 0, NULL);
+  e->adapter = xla_argument("adapter", "i32", 0, NULL);
+  e->prompt_length = xla_argument("prompt_length", "i32", 0, NULL);
+  int extra = request_state ? 2 : 0;
   if (e->kind == XLA_TOKEN_PREFILL) {
     e->tokens = xla_argument("tokens", "i32", 1, &rows);
-    print_signature(e, e->function_name, 4, (xla_value[]){e->tokens, e->valid_rows, e->slot, e->start}, logits);
+    print_signature(e, e->function_name, 4 + extra,
+                    (xla_value[]){e->tokens, e->valid_rows, e->slot, e->start, e->adapter, e->prompt_length}, logits);
     prefill_rows(e);
     e->rope_positions = xla_convert(e, e->cache_index, "f32");
   } else if (e->kind == XLA_EMBEDDINGS_PREFILL) {
@@ -141,10 +184,22 @@ static void prologue(xla_emitter *e, const xla_value *logits) {
     e->feature_mask = xla_argument("feature_mask", "i32", 1, &rows);
     e->positions = xla_argument("positions", "i32", 2, (int64_t[]){axes, rows});
     e->bias = xla_argument("bias", "f32", 2, (int64_t[]){rows, e->options->capacity});
-    print_signature(e, e->function_name, 8,
-                    (xla_value[]){e->tokens, e->embeddings, e->feature_mask, e->positions, e->bias, e->valid_rows,
-                                  e->slot, e->start},
-                    logits);
+    /* Layer features after the bias, request state after the scalars
+     * (xla_runtime.c binds in this order). */
+    xla_value arguments[11] = {e->tokens, e->embeddings, e->feature_mask, e->positions, e->bias};
+    int count = 5;
+    if (e->layer_feature_count > 0) {
+      e->layer_features = xla_argument("layer_features", "f32", 3, (int64_t[]){e->layer_feature_count, rows, hidden});
+      arguments[count++] = e->layer_features;
+    }
+    arguments[count++] = e->valid_rows;
+    arguments[count++] = e->slot;
+    arguments[count++] = e->start;
+    if (extra) {
+      arguments[count++] = e->adapter;
+      arguments[count++] = e->prompt_length;
+    }
+    print_signature(e, e->function_name, count, arguments, logits);
     prefill_rows(e);
     if (axes == 1) e->rope_positions = xla_convert(e, xla_reshape(e, e->positions, 1, &rows), "f32");
     else e->row_positions = e->positions;
@@ -153,8 +208,12 @@ static void prologue(xla_emitter *e, const xla_value *logits) {
     e->cache_index = xla_argument("cache_index", "i32", 1, &rows);
     e->positions = xla_argument("positions", "i32", 1, &rows);
     e->active = xla_argument("active", "i32", 1, &rows);
-    print_signature(e, e->function_name, 4, (xla_value[]){e->tokens, e->cache_index, e->positions, e->active},
+    e->adapters = xla_argument("adapters", "i32", 1, &rows);
+    e->row_windows = xla_argument("row_windows", "i32", 1, &rows);
+    print_signature(e, e->function_name, 4 + extra,
+                    (xla_value[]){e->tokens, e->cache_index, e->positions, e->active, e->adapters, e->row_windows},
                     logits);
+    if (!request_state) e->row_windows = (xla_value){0};
     e->rope_positions = xla_convert(e, e->positions, "f32");
     xla_value zero = xla_splat(e, 0, "i32", 1, &rows);
     xla_value is_active = xla_compare(e, e->active, zero, "NE");
@@ -162,6 +221,7 @@ static void prologue(xla_emitter *e, const xla_value *logits) {
     e->write_index = xla_select(e, is_active, e->cache_index, spill);
   }
   e->zero_index = xla_splat(e, 0, "i32", 0, NULL);
+  request_rows(e, request_state, adapter_count);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -184,7 +244,8 @@ static xla_emitter make_emitter(module_state *state, xla_function_kind kind, int
                    .max_position_embeddings = state->model->config->text.max_position_embeddings,
                    .declared = &state->weights, .rows = rows,
                    .cache_rows = state->options->capacity + state->options->prefill_chunk,
-                   .position_axes = state->model->config->text.rope.mrope_section_count > 0 ? 3 : 1};
+                   .position_axes = state->model->config->text.rope.mrope_section_count > 0 ? 3 : 1,
+                   .layer_feature_count = (int64_t)state->model->decoder.layer_features.count};
   return e;
 }
 
@@ -198,7 +259,8 @@ static vlm_status lower_graph(xla_emitter *e, const xla_value *logits) {
   e->new_values = calloc(layers, sizeof(*e->new_values));
   vlm_status status = e->nodes && e->nodes_f32 && e->new_keys && e->new_values
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  if (!status) prologue(e, logits);
+  if (!status)
+    prologue(e, logits, e->request_state, e->request_state ? e->adapter_count : 0);
   for (int32_t i = 0; !status && i < graph->count; i++) status = xla_lower_node(e, i);
   for (size_t layer = 0; !status && layer < layers; layer++)
     if (!e->new_keys[layer].name[0] || !e->new_values[layer].name[0])
@@ -229,14 +291,20 @@ static vlm_status emit_contract(module_state *state, xla_function_kind kind, int
   /* Decode: every slot's logits. Prefill: one row, which the lowering makes
    * the chunk's last valid row (the LM head runs on it alone). */
   int64_t logit_count = decode ? rows : 1;
+  /* Every adapter the model has is compiled in; each row's mask selects it. */
+  bool used[VLM_DECODER_MAX_ADAPTERS] = {false};
+  for (int k = 0; k < state->model->decoder.adapter_count; k++)
+    used[k] = state->model->decoder.adapters[k].module_count > 0;
   vlm_decoder_step step = {.row_count = rows, .with_features = kind == XLA_EMBEDDINGS_PREFILL,
-                           .logit_rows = logit_rows, .logit_row_count = logit_count};
+                           .logit_rows = logit_rows, .logit_row_count = logit_count, .adapters_used = used};
   vlm_graph graph;
   vlm_graph_init(&graph);
   vlm_status status = vlm_build_decoder_graph(&state->model->decoder, &step, &graph);
   if (!status) {
     xla_emitter e = make_emitter(state, kind, rows);
     e.graph = &graph;
+    e.request_state = state->model->request_state;
+    e.adapter_count = state->model->decoder.adapter_count;
     if (decode) {
       e.window = size;
       vlm_stablehlo_decode_function(state->options, size, e.function_name, sizeof(e.function_name));
@@ -314,6 +382,17 @@ const char *xla_stored_name(const vlm_checkpoint *checkpoint, const char *name) 
   return info && info->stored_name ? info->stored_name : name;
 }
 
+/* The parameter scope the runtime loads the tensor's file under: "model"
+ * for the model's shards, "shard<N>" for extra file N (adapters store the
+ * same names as each other, so each file is a scope of its own). */
+void xla_parameter_scope(const vlm_checkpoint *checkpoint, const char *name, char *out, size_t size) {
+  const vlm_tensor_info *info = vlm_checkpoint_find(checkpoint, name);
+  if (info && (size_t)info->shard >= vlm_checkpoint_main_shard_count(checkpoint))
+    snprintf(out, size, "shard%d", info->shard);
+  else
+    snprintf(out, size, "model");
+}
+
 void xla_weights_signature(const vlm_checkpoint *checkpoint, const xla_weight_list *weights, uint64_t *out_hash,
                               char *dtypes, size_t size) {
   uint64_t hash = VLM_FNV1A64_SEED;
@@ -321,8 +400,10 @@ void xla_weights_signature(const vlm_checkpoint *checkpoint, const xla_weight_li
   for (int i = 0; i < weights->count; i++) {
     const xla_weight *weight = &weights->items[i];
     char line[VLM_GRAPH_NAME_LENGTH + 128];
-    int length = snprintf(line, sizeof(line), "%s=%s:%s", weight->name, xla_stored_name(checkpoint, weight->name),
-                          weight->element);
+    char scope[32];
+    xla_parameter_scope(checkpoint, weight->name, scope, sizeof(scope));
+    int length = snprintf(line, sizeof(line), "%s=%s%s%s:%s", weight->name, xla_stored_name(checkpoint, weight->name),
+                          strcmp(scope, "model") ? "@" : "", strcmp(scope, "model") ? scope : "", weight->element);
     for (int d = 0; d < weight->rank; d++)
       length += snprintf(line + length, sizeof(line) - (size_t)length, "%s%lld", d ? "x" : ":",
                          (long long)weight->shape[d]);
@@ -376,7 +457,11 @@ static vlm_status build_key(module_state *state, vlm_xla_key *key) {
   if (!graphs) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "graphs", "%016llx", (unsigned long long)graphs));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "encoder_buckets", "none"));
-  VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "none"));
+  size_t layer_features = state->model->decoder.layer_features.count;
+  if (layer_features)
+    VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "embeddings_prefill:layer_features=f32[%zu,rows,%lld]",
+                                        layer_features, (long long)state->model->config->text.hidden_size));
+  else VLM_RETURN_IF_ERROR(vlm_xla_key_set(key, "side_inputs", "none"));
   return VLM_OK;
 }
 
@@ -408,8 +493,10 @@ void xla_emit_module_header(vlm_string_builder *out, const char *module, const c
     /* The global is named canonically; the parameter is looked up in the
      * safetensors files by the name stored there (older layouts differ). */
     const char *stored = xla_stored_name(checkpoint, weight->name);
-    vlm_sb_appendf(out, "  util.global private @\"%s\" = #stream.parameter.named<\"model\"::\"%s\"> : %s\n",
-                   weight->name, stored, type);
+    char scope[32];
+    xla_parameter_scope(checkpoint, weight->name, scope, sizeof(scope));
+    vlm_sb_appendf(out, "  util.global private @\"%s\" = #stream.parameter.named<\"%s\"::\"%s\"> : %s\n",
+                   weight->name, scope, stored, type);
   }
 }
 

@@ -109,6 +109,13 @@ typedef struct vlm_xla_text_decoder {
   const vlm_model_config *config;  /* &model->config */
   vlm_decoder_description decoder;
   const vlm_checkpoint *weights;
+  /* The text functions take per-request state (the decoder has LoRA
+   * adapters, longrope or the LongRoPE cache reset): token_prefill and
+   * embeddings_prefill two more scalars, `adapter` (-1: none) and
+   * `prompt_length` (the whole prompt's rows: longrope's length for every
+   * prefill row); decode two more [slots] rows, `adapters` and
+   * `row_windows` (1: the row attends only to itself). */
+  bool request_state;
 } vlm_xla_text_decoder;
 
 vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out_model);

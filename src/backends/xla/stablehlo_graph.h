@@ -23,7 +23,7 @@
 
 #define VLM_XLA_GRAPH_EMITTER_VERSION 1
 #define VLM_XLA_GRAPH_MAX_OUTPUTS 4
-#define VLM_XLA_GRAPH_MAX_INPUTS 8
+#define VLM_XLA_GRAPH_MAX_INPUTS 16
 
 typedef struct vlm_stablehlo_graph_function {
   const char *name;                               /* a valid symbol: [A-Za-z0-9_] */

@@ -70,7 +70,9 @@ typedef struct xla_emitter {
   xla_value *nodes_f32;         /* weights converted to f32, on first use */
   /* Function arguments and values every layer shares. */
   xla_value tokens, embeddings, feature_mask, positions, bias, valid_rows, slot, start, active;
+  xla_value layer_features;     /* embeddings_prefill with layer features: [L, rows, hidden] f32 */
   int position_axes;            /* the text model's: 1, or 3 for M-RoPE */
+  int64_t layer_feature_count;  /* L of the decoder description (models/decoder.h) */
   xla_value row_positions;      /* embeddings_prefill with 3 axes: [3, rows] i32 */
   /* Graph inputs other than tokens/embeddings, by node name: the function
    * arguments of stateless graph modules (stablehlo_graph.c). */
@@ -99,7 +101,21 @@ typedef struct xla_emitter {
   xla_mask masks[XLA_MAX_MASKS];
   int mask_count;
   char function_name[48];       /* "decode", "decode_256", ... */
+  /* Request state (text functions of a decoder with LoRA adapters or
+   * longrope, vlm_xla_text_decoder.request_state): prefill takes the slot's
+   * adapter and its prompt length as scalars, decode each row's adapter and
+   * row window; rope_length [rows] i32 is each row's RoPE sequence length
+   * and the lora_mask.<k> inputs [rows] i32 derive from the adapters. */
+  bool request_state;
+  int adapter_count;
+  xla_value adapter, prompt_length, adapters, row_windows, rope_length;
+  const char *lora_names[VLM_DECODER_MAX_ADAPTERS];
+  xla_value lora_values[VLM_DECODER_MAX_ADAPTERS];
 } xla_emitter;
+
+/* The parameter scope of a checkpoint tensor ("model", or "shard<N>" for
+ * an extra file: stablehlo_emitter.c). */
+void xla_parameter_scope(const vlm_checkpoint *checkpoint, const char *name, char *out, size_t size);
 
 /* Types and printers (stablehlo_text.c). */
 xla_value xla_make_value(const char *element, int rank, const int64_t *shape);

@@ -24,9 +24,11 @@ static xla_value node_shape_value(const vlm_node *node, const char *element) {
 /* ---------------------------------------------------------------------- */
 
 static bool rope_supported(const vlm_rope_config *rope) {
-  /* Frequencies fixed at compile time: the "dynamic" and "longrope" types
-   * depend on the sequence length, which a compiled module does not fix. */
-  return rope->type != VLM_ROPE_DYNAMIC && rope->type != VLM_ROPE_LONGROPE;
+  /* Frequencies fixed at compile time: "dynamic" depends on the sequence
+   * length, which a compiled module does not fix. "longrope" has two sets
+   * of factors, both compiled: text functions choose per row from the
+   * request's length (request state, stablehlo_internal.h). */
+  return rope->type != VLM_ROPE_DYNAMIC;
 }
 
 vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
@@ -51,6 +53,7 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_ROW_SELECT:
     case VLM_OP_TRANSPOSE:
     case VLM_OP_AVERAGE_POOL:
+    case VLM_OP_SCALE_ROWS:
       return VLM_OK;
     case VLM_OP_ROPE: {
       int32_t index = node->params.rope.rope_index;
@@ -59,9 +62,7 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
                          index);
       if (!rope_supported(graph->ropes[index]))
         return VLM_ERROR(UNIMPLEMENTED,
-                         "xla emitter: graph node '%s': the dynamic/longrope RoPE types are not "
-                         "supported yet",
-                         node->name);
+                         "xla emitter: graph node '%s': the dynamic RoPE type is not supported yet", node->name);
       return VLM_OK;
     }
     case VLM_OP_ATTENTION:
@@ -151,6 +152,10 @@ static vlm_status lower_input(xla_emitter *e, int32_t index) {
   }
   if (strcmp(node->name, "feature_mask") == 0 && e->feature_mask.name[0]) {
     e->nodes[index] = e->feature_mask;
+    return VLM_OK;
+  }
+  if (strcmp(node->name, "layer_features") == 0 && e->layer_features.name[0]) {
+    e->nodes[index] = e->layer_features;
     return VLM_OK;
   }
   for (int i = 0; i < e->input_count; i++)
@@ -365,6 +370,15 @@ static vlm_status rope_angles(xla_emitter *e, const vlm_node *node, const vlm_ro
   return VLM_OK;
 }
 
+static xla_value frequency_table(xla_emitter *e, const float *frequencies, int64_t half) {
+  xla_value table = xla_make_value("f32", 1, &half);
+  snprintf(table.name, sizeof(table.name), "%%t%d", e->next_temp++);
+  vlm_sb_appendf(e->out, "    %s = \"stablehlo.constant\"() {value = dense<[", table.name);
+  for (int64_t i = 0; i < half; i++) vlm_sb_appendf(e->out, "%s%.9e", i ? ", " : "", frequencies[i]);
+  vlm_sb_appendf(e->out, "]> : tensor<%lldxf32>} : () -> tensor<%lldxf32>\n", (long long)half, (long long)half);
+  return table;
+}
+
 /* cos/sin [rows, rotary/2] for one RoPE set, once per function (the set's
  * rope nodes share positions: graph.h). */
 static vlm_status prepare_rope(xla_emitter *e, const vlm_node *node) {
@@ -375,15 +389,28 @@ static vlm_status prepare_rope(xla_emitter *e, const vlm_node *node) {
   float frequencies[512], scaling = 1.0f;
   if (half < 1 || half > 512)
     return VLM_ERROR(UNIMPLEMENTED, "xla emitter: rotary dimension %lld", (long long)rope->rotary_dimension);
-  int64_t longest = e->options ? e->options->capacity : 0;
+  bool two_sets = rope->type == VLM_ROPE_LONGROPE;
+  if (two_sets && (!e->rope_length.name[0] || node->input_count >= 2 || e->row_positions.name[0]))
+    return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s': longrope needs the request's length", node->name);
+  /* longrope: the short factors up to the original length, the long ones
+   * past it (cpu_rope_inverse_frequencies picks them by length). */
+  int64_t longest = two_sets ? rope->original_max_position_embeddings : e->options ? e->options->capacity : 0;
   VLM_RETURN_IF_ERROR(cpu_rope_inverse_frequencies(rope, e->max_position_embeddings, longest, frequencies, &scaling));
-  xla_value table = xla_make_value("f32", 1, &half);
-  snprintf(table.name, sizeof(table.name), "%%t%d", e->next_temp++);
-  vlm_sb_appendf(e->out, "    %s = \"stablehlo.constant\"() {value = dense<[", table.name);
-  for (int64_t i = 0; i < half; i++) vlm_sb_appendf(e->out, "%s%.9e", i ? ", " : "", frequencies[i]);
-  vlm_sb_appendf(e->out, "]> : tensor<%lldxf32>} : () -> tensor<%lldxf32>\n", (long long)half, (long long)half);
   xla_value angle;
-  VLM_RETURN_IF_ERROR(rope_angles(e, node, rope, table, half, &angle));
+  VLM_RETURN_IF_ERROR(rope_angles(e, node, rope, frequency_table(e, frequencies, half), half, &angle));
+  if (two_sets) {
+    float long_scaling = 1.0f;
+    VLM_RETURN_IF_ERROR(cpu_rope_inverse_frequencies(rope, e->max_position_embeddings, longest + 1, frequencies,
+                                                     &long_scaling));
+    if (long_scaling != scaling) return VLM_ERROR(INTERNAL, "longrope: the two factor sets scale differently");
+    xla_value long_angle;
+    VLM_RETURN_IF_ERROR(rope_angles(e, node, rope, frequency_table(e, frequencies, half), half, &long_angle));
+    /* rope_length [rows] i32 > the original length: the long set. */
+    int64_t shape[2] = {node->shape[0], half};
+    xla_value length = xla_broadcast(e, e->rope_length, 2, shape, (int64_t[]){0});
+    xla_value is_long = xla_compare(e, length, xla_splat(e, (double)longest, "i32", 2, shape), "GT");
+    angle = xla_select(e, is_long, long_angle, angle);
+  }
   xla_value cosine = XLA_OP(e, "cosine", NULL, &angle, angle);
   xla_value sine = XLA_OP(e, "sine", NULL, &angle, angle);
   if (scaling != 1.0f) {
@@ -572,6 +599,11 @@ static xla_value decode_visible(xla_emitter *e, int64_t key_count, int64_t slidi
                               xla_splat(e, (double)(sliding_window - 1), "i32", 2, shape));
     visible = logical_and(e, visible, xla_compare(e, key_index, oldest, "GE"));
   }
+  if (e->row_windows.name[0]) {
+    /* A row window of 1 (graph.h's row_windows): the row sees only itself. */
+    xla_value windows = xla_broadcast(e, e->row_windows, 2, shape, (int64_t[]){0});
+    visible = logical_and(e, visible, xla_compare(e, windows, xla_splat(e, 0, "i32", 2, shape), "EQ"));
+  }
   xla_value own = xla_compare(e, key_index, xla_splat(e, (double)e->window, "i32", 2, shape), "EQ");
   return logical_or(e, visible, own);
 }
@@ -684,7 +716,8 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_SLICE:
     case VLM_OP_ROW_SELECT:
     case VLM_OP_TRANSPOSE:
-    case VLM_OP_AVERAGE_POOL: return xla_lower_encoder_node(e, node, out);
+    case VLM_OP_AVERAGE_POOL:
+    case VLM_OP_SCALE_ROWS: return xla_lower_encoder_node(e, node, out);
     default: lower_elementwise(e, node, out); return VLM_OK;
   }
 }

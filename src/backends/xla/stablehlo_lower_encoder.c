@@ -1,4 +1,4 @@
-/* Lowering of layer norm, concat, row select, transpose and the encoder ops
+/* Lowering of layer norm, concat, row select, row scaling, transpose and the encoder ops
  * (graph.h: "Encoders": whole sequences per call, no KV cache). Numerics follow the cpu backend
  * (src/backends/cpu_graph.c, cpu_layer_norm, cpu_attention's non-causal
  * path) in f32; where the cpu backend accumulates in double (layer norm's
@@ -114,6 +114,12 @@ static xla_value lower_average_pool(xla_emitter *e, const vlm_node *node) {
   return XLA_OP(e, "divide", NULL, &sum, sum, xla_splat_like(e, (double)(k * k), sum));
 }
 
+/* x * scales, the scales [rows] broadcast along each row. */
+static xla_value lower_scale_rows(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0), scales = xla_input_f32(e, node, 1);
+  return XLA_OP(e, "multiply", NULL, &x, x, xla_broadcast(e, scales, x.rank, x.shape, (int64_t[]){0}));
+}
+
 vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_value *out) {
   switch (node->op) {
     case VLM_OP_LAYER_NORM: *out = lower_layer_norm(e, node); return VLM_OK;
@@ -123,6 +129,7 @@ vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_valu
     case VLM_OP_ROW_SELECT: *out = lower_row_select(e, node); return VLM_OK;
     case VLM_OP_TRANSPOSE: *out = lower_transpose(e, node); return VLM_OK;
     case VLM_OP_AVERAGE_POOL: *out = lower_average_pool(e, node); return VLM_OK;
+    case VLM_OP_SCALE_ROWS: *out = lower_scale_rows(e, node); return VLM_OK;
     default:
       return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s': op '%s' is not an encoder op", node->name,
                        vlm_op_name(node->op));

@@ -30,13 +30,16 @@ class Session:
     created. Creating the context also allocates the KV globals, once."""
 
     def __init__(self, vmfb_path, driver, shard_paths):
+        """shard_paths: (path, scope) pairs; the model's shards share scope
+        "model", each extra file (a LoRA adapter, whose names repeat the
+        other adapters') has its own."""
         self.instance = rt.VmInstance()
         self.device = rt.get_device(driver)
-        self.index = rt.ParameterIndex()  # keeps the mapped shards alive
-        for path in shard_paths:
-            self.index.load(path)
+        self.indexes = {}  # scope -> ParameterIndex; keeps the mapped shards alive
+        for path, scope in shard_paths:
+            self.indexes.setdefault(scope, rt.ParameterIndex()).load(path)
         params = rt.create_io_parameters_module(
-            self.instance, self.index.create_provider(scope="model")
+            self.instance, *[index.create_provider(scope=scope) for scope, index in self.indexes.items()]
         )
         hal = rt.create_hal_module(self.instance, self.device)
         self.module = rt.VmModule.mmap(self.instance, vmfb_path)

@@ -124,7 +124,7 @@ vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_op
   encoder->target = target;
   encoder->compile_if_missing = options->compile_if_missing;
   encoder->progress = options->progress;
-  encoder->output_width = model->config.text.hidden_size;
+  encoder->output_width = vlm_model_feature_width(model);
   if (options->cache_dir) {
     snprintf(encoder->cache_dir, sizeof(encoder->cache_dir), "%s", options->cache_dir);
     encoder->has_cache_dir = true;

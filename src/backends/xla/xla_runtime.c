@@ -36,13 +36,14 @@ enum { FUNCTION_READ_KV, FUNCTION_CLEAR_SLOT, FUNCTION_COMPATIBILITY, FUNCTION_C
 typedef struct prefill_bucket {
   int64_t rows;
   PyObject *token_call, *embeddings_call;
-  host_buffer tokens, features, mask, positions, bias;
+  host_buffer tokens, features, mask, positions, bias, layer_features;
 } prefill_bucket;
 
 struct vlm_xla_runtime {
   vlm_stablehlo_options geometry;
   int32_t slots;
   int64_t capacity, chunk, vocab, hidden, layers, kv_heads, head_dim;
+  int64_t layer_feature_count;   /* L of the decoder's layer features (0: no such argument) */
   int position_axes;
   PyObject *session;
   PyObject *calls[FUNCTION_COUNT];
@@ -53,8 +54,12 @@ struct vlm_xla_runtime {
   int bucket_count;
   prefill_bucket buckets[VLM_STABLEHLO_MAX_WINDOWS];
   /* Inputs (prefill scalars are shared by both prefill functions). */
-  host_buffer tokens, valid_rows, slot, start, features, mask, positions, bias;
+  host_buffer tokens, valid_rows, slot, start, features, mask, positions, bias, layer_features;
   host_buffer decode_tokens, decode_cache_index, decode_positions, decode_active, kv_slot;
+  /* Request state (vlm_xla_text_decoder.request_state): the prefill's
+   * adapter and prompt length, decode's per-row adapters and windows. */
+  bool request_state;
+  host_buffer adapter, prompt_length, decode_adapters, decode_windows;
   /* Outputs. */
   host_buffer prefill_logits, decode_logits, kv, compatibility;
 };
@@ -212,11 +217,20 @@ static vlm_status allocate_buffers(vlm_xla_runtime *r) {
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->mask, (size_t)r->chunk * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->positions, (size_t)(r->position_axes * r->chunk) * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->bias, (size_t)(r->chunk * r->capacity) * f32));
+  if (r->layer_feature_count)
+    VLM_RETURN_IF_ERROR(
+        xla_buffer_allocate(&r->layer_features, (size_t)(r->layer_feature_count * r->chunk * r->hidden) * f32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_tokens, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_cache_index, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_positions, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_active, (size_t)r->slots * i32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->kv_slot, i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->adapter, i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->prompt_length, i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_adapters, (size_t)r->slots * i32));
+  VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_windows, (size_t)r->slots * i32));
+  *(int32_t *)r->adapter.data = -1;
+  for (int32_t b = 0; b < r->slots; b++) ((int32_t *)r->decode_adapters.data)[b] = -1;
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->prefill_logits, (size_t)r->vocab * f32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->decode_logits, (size_t)(r->slots * r->vocab) * f32));
   VLM_RETURN_IF_ERROR(xla_buffer_allocate(&r->kv, (size_t)(r->layers * 2 * r->capacity * r->kv_heads * r->head_dim) * f32));
@@ -227,6 +241,8 @@ static vlm_status bind_all(vlm_xla_runtime *r) {
   binding valid = {&r->valid_rows, "i32", 0, {0}}, slot = {&r->slot, "i32", 0, {0}},
           start = {&r->start, "i32", 0, {0}};
   binding prefill_logits = {&r->prefill_logits, "f32", 2, {1, r->vocab}};
+  binding adapter = {&r->adapter, "i32", 0, {0}}, prompt_length = {&r->prompt_length, "i32", 0, {0}};
+  int extra = r->request_state ? 2 : 0;
   for (int i = 0; i < r->bucket_count; i++) {
     prefill_bucket *b = &r->buckets[i];
     int64_t rows = b->rows;
@@ -236,27 +252,43 @@ static vlm_status bind_all(vlm_xla_runtime *r) {
     b->mask = (host_buffer){r->mask.data, (size_t)rows * sizeof(int32_t)};
     b->positions = (host_buffer){r->positions.data, (size_t)(r->position_axes * rows) * sizeof(int32_t)};
     b->bias = (host_buffer){r->bias.data, (size_t)(rows * r->capacity) * sizeof(float)};
+    /* Layer features: [L, rows, hidden], so each bucket packs its rows per layer. */
+    b->layer_features = (host_buffer){r->layer_features.data,
+                                      (size_t)(r->layer_feature_count * rows * r->hidden) * sizeof(float)};
     binding tokens = {&b->tokens, "i32", 1, {rows}}, features = {&b->features, "f32", 2, {rows, r->hidden}},
             mask = {&b->mask, "i32", 1, {rows}}, positions = {&b->positions, "i32", 2, {r->position_axes, rows}},
             bias = {&b->bias, "f32", 2, {rows, r->capacity}};
     char name[48];
     vlm_stablehlo_prefill_function(&r->geometry, "token_prefill", rows, name, sizeof(name));
-    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 4, (binding[]){tokens, valid, slot, start}, 1,
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 4 + extra,
+                                         (binding[]){tokens, valid, slot, start, adapter, prompt_length}, 1,
                                          &prefill_logits, &b->token_call));
     vlm_stablehlo_prefill_function(&r->geometry, "embeddings_prefill", rows, name, sizeof(name));
-    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 8,
-                                         (binding[]){tokens, features, mask, positions, bias, valid, slot, start}, 1,
-                                         &prefill_logits, &b->embeddings_call));
+    binding layer_features = {&b->layer_features, "f32", 3, {r->layer_feature_count, rows, r->hidden}};
+    binding inputs[11] = {tokens, features, mask, positions, bias};
+    int count = 5;
+    if (r->layer_feature_count) inputs[count++] = layer_features;
+    inputs[count++] = valid;
+    inputs[count++] = slot;
+    inputs[count++] = start;
+    if (extra) {
+      inputs[count++] = adapter;
+      inputs[count++] = prompt_length;
+    }
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, count, inputs, 1, &prefill_logits, &b->embeddings_call));
   }
-  binding decode_inputs[4] = {{&r->decode_tokens, "i32", 1, {r->slots}},
+  binding decode_inputs[6] = {{&r->decode_tokens, "i32", 1, {r->slots}},
                               {&r->decode_cache_index, "i32", 1, {r->slots}},
                               {&r->decode_positions, "i32", 1, {r->slots}},
-                              {&r->decode_active, "i32", 1, {r->slots}}};
+                              {&r->decode_active, "i32", 1, {r->slots}},
+                              {&r->decode_adapters, "i32", 1, {r->slots}},
+                              {&r->decode_windows, "i32", 1, {r->slots}}};
   binding decode_logits = {&r->decode_logits, "f32", 2, {r->slots, r->vocab}};
   for (int i = 0; i < r->window_count; i++) {
     char name[48];
     vlm_stablehlo_decode_function(&r->geometry, r->windows[i], name, sizeof(name));
-    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 4, decode_inputs, 1, &decode_logits, &r->decode_calls[i]));
+    VLM_RETURN_IF_ERROR(xla_session_bind(r->session, name, 4 + extra, decode_inputs, 1, &decode_logits,
+                                         &r->decode_calls[i]));
   }
   binding kv_slot = {&r->kv_slot, "i32", 0, {0}};
   binding kv = {&r->kv, "f32", 5, {r->layers, 2, r->capacity, r->kv_heads, r->head_dim}};
@@ -288,10 +320,16 @@ static vlm_status invoke(vlm_xla_runtime *runtime, int function, const char *nam
  * parameter references, so older layouts load too). */
 static vlm_status shard_list(const vlm_checkpoint *weights, PyObject **out_list) {
   PyObject *list = PyList_New(0);
+  /* (path, scope): the model's shards under "model", each extra file
+   * (an adapter) under a scope of its own (xla_parameter_scope). */
+  size_t main = weights ? vlm_checkpoint_main_shard_count(weights) : 0;
   for (size_t shard = 0; list && weights && shard < vlm_checkpoint_shard_count(weights); shard++) {
-    PyObject *path = PyUnicode_FromString(vlm_checkpoint_shard_path(weights, shard));
-    if (!path || PyList_Append(list, path) != 0) Py_CLEAR(list);
-    Py_XDECREF(path);
+    char scope[32];
+    if (shard < main) snprintf(scope, sizeof(scope), "model");
+    else snprintf(scope, sizeof(scope), "shard%zu", shard);
+    PyObject *entry = Py_BuildValue("(ss)", vlm_checkpoint_shard_path(weights, shard), scope);
+    if (!entry || PyList_Append(list, entry) != 0) Py_CLEAR(list);
+    Py_XDECREF(entry);
   }
   *out_list = list;
   return list ? VLM_OK : xla_python_error("shard list");
@@ -364,7 +402,9 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
                                .chunk = options->prefill_chunk, .vocab = text->vocab_size,
                                .hidden = text->hidden_size, .layers = text->num_hidden_layers,
                                .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim,
-                               .position_axes = text->rope.mrope_section_count > 0 ? 3 : 1};
+                               .position_axes = text->rope.mrope_section_count > 0 ? 3 : 1,
+                               .layer_feature_count = (int64_t)model->decoder.layer_features.count,
+                               .request_state = model->request_state};
   runtime->window_count = vlm_stablehlo_decode_windows(options, runtime->windows);
   int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS];
   runtime->bucket_count = vlm_stablehlo_prefill_buckets(options, buckets);
@@ -395,8 +435,10 @@ void vlm_xla_runtime_release(vlm_xla_runtime *runtime) {
   }
   host_buffer *buffers[] = {&runtime->tokens, &runtime->valid_rows, &runtime->slot, &runtime->start,
                             &runtime->features, &runtime->mask, &runtime->positions, &runtime->bias,
+                            &runtime->layer_features,
                             &runtime->decode_tokens, &runtime->decode_cache_index, &runtime->decode_positions,
-                            &runtime->decode_active, &runtime->kv_slot,
+                            &runtime->decode_active, &runtime->kv_slot, &runtime->adapter,
+                            &runtime->prompt_length, &runtime->decode_adapters, &runtime->decode_windows,
                             &runtime->prefill_logits, &runtime->decode_logits, &runtime->kv,
                             &runtime->compatibility};
   for (size_t i = 0; i < sizeof(buffers) / sizeof(buffers[0]); i++) free(buffers[i]->data);
@@ -518,6 +560,7 @@ static vlm_status prefill_step(vlm_xla_runtime *runtime, int32_t slot, int64_t s
   memset(bucket->features.data, 0, bucket->features.bytes);
   memset(bucket->mask.data, 0, bucket->mask.bytes);
   memset(bucket->positions.data, 0, bucket->positions.bytes);
+  if (runtime->layer_feature_count) memset(bucket->layer_features.data, 0, bucket->layer_features.bytes);
   for (int64_t r = 0; r < rows; r++) {
     bool feature = input->feature_mask && input->feature_mask[first + r];
     /* A feature row's id is not read, but the gather looks it up. */
@@ -526,6 +569,9 @@ static vlm_status prefill_step(vlm_xla_runtime *runtime, int32_t slot, int64_t s
     if (feature)
       memcpy((float *)bucket->features.data + r * runtime->hidden, input->features + (first + r) * runtime->hidden,
              (size_t)runtime->hidden * sizeof(float));
+    for (int64_t j = 0; feature && input->layer_features && j < runtime->layer_feature_count; j++)
+      memcpy((float *)bucket->layer_features.data + (j * bucket->rows + r) * runtime->hidden,
+             input->layer_features + (j * count + first + r) * runtime->hidden, (size_t)runtime->hidden * sizeof(float));
     for (int a = 0; a < axes; a++)
       positions[a * bucket->rows + r] = input->positions[a * count + first + r];
   }
@@ -561,6 +607,30 @@ vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const
   while (runtime->windows[window] < furthest) window++;
   VLM_RETURN_IF_ERROR(xla_invoke(runtime->decode_calls[window], "decode"));
   memcpy(logits, runtime->decode_logits.data, runtime->decode_logits.bytes);
+  return VLM_OK;
+}
+
+vlm_status vlm_xla_set_prefill_state(vlm_xla_runtime *runtime, int32_t adapter, int64_t prompt_length) {
+  if (!runtime->request_state) {
+    if (adapter >= 0) return VLM_ERROR(INTERNAL, "the module takes no adapter");
+    return VLM_OK;
+  }
+  if (prompt_length < 0 || prompt_length > INT32_MAX)
+    return VLM_ERROR(INVALID_ARGUMENT, "prompt length %lld", (long long)prompt_length);
+  *(int32_t *)runtime->adapter.data = adapter;
+  *(int32_t *)runtime->prompt_length.data = (int32_t)prompt_length;
+  return VLM_OK;
+}
+
+vlm_status vlm_xla_set_decode_state(vlm_xla_runtime *runtime, const int32_t *adapters, const int32_t *windows) {
+  for (int32_t b = 0; b < runtime->slots; b++) {
+    if (!runtime->request_state && (adapters[b] >= 0 || windows[b] != 0))
+      return VLM_ERROR(INTERNAL, "the module takes no adapter or row window");
+    if (windows[b] != 0 && windows[b] != 1)
+      return VLM_ERROR(UNIMPLEMENTED, "decode: row window %d (the module takes 0 or 1)", windows[b]);
+    ((int32_t *)runtime->decode_adapters.data)[b] = adapters[b];
+    ((int32_t *)runtime->decode_windows.data)[b] = windows[b];
+  }
   return VLM_OK;
 }
 

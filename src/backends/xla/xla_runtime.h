@@ -59,6 +59,7 @@ typedef struct vlm_xla_prefill_rows {
   const int32_t *tokens;
   const float *features;
   const int32_t *feature_mask;
+  const float *layer_features;   /* [L, count, hidden] when the decoder has layer features; NULL: zeros */
   const int32_t *positions;
   const float *bias;
   int64_t bias_key_count;
@@ -74,5 +75,12 @@ vlm_status vlm_xla_decode(vlm_xla_runtime *runtime, const int32_t *tokens, const
 /* [layers, 2 (keys, values), capacity, kv_heads, head_dim] of one slot. */
 vlm_status vlm_xla_read_kv(vlm_xla_runtime *runtime, int32_t slot, float *out);
 vlm_status vlm_xla_clear_slot(vlm_xla_runtime *runtime, int32_t slot);
+/* Request state for the following prefill calls (a module with request
+ * state, stablehlo_emitter.h): the slot's adapter (-1: none) and the whole
+ * prompt's length; and for the following decode calls, per slot row, the
+ * adapter and the row window (0, or 1: the row sees only itself). A module
+ * without request state accepts only -1 and 0. */
+vlm_status vlm_xla_set_prefill_state(vlm_xla_runtime *runtime, int32_t adapter, int64_t prompt_length);
+vlm_status vlm_xla_set_decode_state(vlm_xla_runtime *runtime, const int32_t *adapters, const int32_t *windows);
 
 #endif

@@ -23,12 +23,17 @@ typedef struct xla_decoder {
   int32_t *tokens, *cache_indices, *positions, *active; /* [slots] */
   int32_t *row_positions;           /* [3, capacity] */
   int position_axes;
+  /* Per slot, cleared with it: the request's adapter (-1: none) and prompt
+   * length (begin_request), and decode's per-row adapters and windows. */
+  int32_t *adapters, *windows, *row_adapters;
+  int64_t *prompt_lengths;
 } xla_decoder;
 
 static void xla_shape(void *self, vlm_text_decoder_shape *out) {
   xla_decoder *decoder = self;
   *out = (vlm_text_decoder_shape){decoder->vocab, decoder->hidden, decoder->geometry.capacity, decoder->position_axes,
-                                  decoder->geometry.prefill_chunk};
+                                  .prefill_rows_limit = decoder->geometry.prefill_chunk,
+                                  .layer_feature_count = (int)decoder->model.decoder.layer_features.count};
 }
 static int32_t xla_slot_count(void *self) { return ((xla_decoder *)self)->geometry.slot_count; }
 
@@ -49,7 +54,29 @@ static vlm_status xla_clear_slot(void *self, int32_t slot) {
   if (slot < 0 || slot >= decoder->geometry.slot_count)
     return VLM_ERROR(INVALID_ARGUMENT, "xla: slot %d out of range", slot);
   decoder->lengths[slot] = 0;
+  decoder->adapters[slot] = -1;
+  decoder->prompt_lengths[slot] = 0;
   return vlm_xla_clear_slot(decoder->runtime, slot);
+}
+
+static vlm_status xla_begin_request(void *self, int32_t slot, int32_t adapter, int64_t prompt_length) {
+  xla_decoder *decoder = self;
+  if (slot < 0 || slot >= decoder->geometry.slot_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "xla: slot %d out of range", slot);
+  if (adapter < -1 || adapter >= decoder->model.decoder.adapter_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "adapter %d is outside -1..%d", adapter, decoder->model.decoder.adapter_count - 1);
+  if (prompt_length < 0) return VLM_ERROR(INVALID_ARGUMENT, "prompt length %lld is negative", (long long)prompt_length);
+  decoder->adapters[slot] = adapter;
+  decoder->prompt_lengths[slot] = prompt_length;
+  return VLM_OK;
+}
+
+/* The prefill's request state: every row sees the whole prompt's length
+ * (the request's, or this call's end when it is longer), as on cpu. */
+static vlm_status set_prefill_state(xla_decoder *decoder, int32_t slot, int64_t count) {
+  int64_t *prompt_length = &decoder->prompt_lengths[slot];
+  if (*prompt_length < decoder->lengths[slot] + count) *prompt_length = decoder->lengths[slot] + count;
+  return vlm_xla_set_prefill_state(decoder->runtime, decoder->adapters[slot], *prompt_length);
 }
 
 static vlm_status check_room(const xla_decoder *decoder, int32_t slot, int64_t count) {
@@ -66,6 +93,7 @@ static vlm_status xla_token_prefill(void *self, int32_t slot, const int32_t *tok
                                     float *last_logits) {
   xla_decoder *decoder = self;
   VLM_RETURN_IF_ERROR(check_room(decoder, slot, count));
+  VLM_RETURN_IF_ERROR(set_prefill_state(decoder, slot, count));
   VLM_RETURN_IF_ERROR(vlm_xla_token_prefill(decoder->runtime, slot, decoder->lengths[slot], tokens, count,
                                             last_logits));
   decoder->lengths[slot] += count;
@@ -88,9 +116,13 @@ static vlm_status xla_embeddings_prefill(void *self, int32_t slot, const vlm_pre
       if (position > INT32_MAX) return VLM_ERROR(OUT_OF_RANGE, "xla: position %lld is too large", (long long)position);
       decoder->row_positions[a * count + i] = (int32_t)position;
     }
+  const vlm_side_input *layer_features = vlm_prefill_input_side(input, VLM_SIDE_INPUT_LAYER_FEATURES);
   vlm_xla_prefill_rows rows = {.tokens = input->tokens, .features = input->features,
-                               .feature_mask = input->feature_mask, .positions = decoder->row_positions,
+                               .feature_mask = input->feature_mask,
+                               .layer_features = layer_features ? layer_features->values : NULL,
+                               .positions = decoder->row_positions,
                                .bias = input->bias, .bias_key_count = input->bias_key_count};
+  VLM_RETURN_IF_ERROR(set_prefill_state(decoder, slot, count));
   VLM_RETURN_IF_ERROR(vlm_xla_embeddings_prefill(decoder->runtime, slot, length, &rows, count, last_logits));
   decoder->lengths[slot] += count;
   return VLM_OK;
@@ -108,6 +140,9 @@ static vlm_status xla_decode(void *self, int64_t batch, const int32_t *tokens, c
   memset(decoder->tokens, 0, (size_t)slot_count * sizeof(int32_t));
   memset(decoder->cache_indices, 0, (size_t)slot_count * sizeof(int32_t));
   memset(decoder->positions, 0, (size_t)slot_count * sizeof(int32_t));
+  memset(decoder->windows, 0, (size_t)slot_count * sizeof(int32_t));
+  for (int32_t s = 0; s < slot_count; s++) decoder->row_adapters[s] = -1;
+  int64_t reset = decoder->model.decoder.rope_cache_reset_length;
   for (int64_t b = 0; b < batch; b++) {
     int32_t slot = slots[b];
     VLM_RETURN_IF_ERROR(check_room(decoder, slot, 1));
@@ -119,7 +154,12 @@ static vlm_status xla_decode(void *self, int64_t batch, const int32_t *tokens, c
     decoder->tokens[slot] = tokens[b];
     decoder->cache_indices[slot] = (int32_t)decoder->lengths[slot];
     decoder->positions[slot] = (int32_t)positions[b];
+    decoder->row_adapters[slot] = decoder->adapters[slot];
+    /* LongRoPE's cache reset (decoder.h), as on cpu. */
+    decoder->windows[slot] =
+        reset > 0 && decoder->lengths[slot] >= reset && decoder->prompt_lengths[slot] <= reset ? 1 : 0;
   }
+  VLM_RETURN_IF_ERROR(vlm_xla_set_decode_state(decoder->runtime, decoder->row_adapters, decoder->windows));
   VLM_RETURN_IF_ERROR(vlm_xla_decode(decoder->runtime, decoder->tokens, decoder->cache_indices, decoder->positions,
                                      decoder->active, decoder->slot_logits));
   for (int64_t b = 0; b < batch; b++) {
@@ -142,12 +182,22 @@ static void xla_release(void *self) {
   free(decoder->positions);
   free(decoder->active);
   free(decoder->row_positions);
+  free(decoder->adapters);
+  free(decoder->windows);
+  free(decoder->row_adapters);
+  free(decoder->prompt_lengths);
   free(decoder);
 }
 
+/* No read_kv/write_kv: the KV lives in the runtime's device buffers, and
+ * IREE's compiled prefill of a chunk size is not known to give a position
+ * the same bits as another chunk size or decode would (SPEC 3.5 is a cpu
+ * guarantee), so the engine keeps the prefix cache off on xla and logs it.
+ * The encoder cache, which stores encoder outputs, works on xla too. */
 static const vlm_text_decoder_operations xla_operations = {
     .backend = "xla", .shape = xla_shape, .slot_count = xla_slot_count, .kv_bytes = xla_kv_bytes,
-    .slot_length = xla_slot_length, .clear_slot = xla_clear_slot, .token_prefill = xla_token_prefill,
+    .slot_length = xla_slot_length, .clear_slot = xla_clear_slot, .begin_request = xla_begin_request,
+    .token_prefill = xla_token_prefill,
     .embeddings_prefill = xla_embeddings_prefill, .decode = xla_decode, .release = xla_release};
 
 /* Compiles the artifact when the cache has none for this key. */
@@ -195,8 +245,14 @@ static vlm_status allocate_buffers(xla_decoder *decoder) {
   decoder->positions = calloc(slots, sizeof(int32_t));
   decoder->active = calloc(slots, sizeof(int32_t));
   decoder->row_positions = calloc(3 * capacity, sizeof(int32_t));
+  decoder->adapters = malloc(slots * sizeof(int32_t));
+  decoder->windows = calloc(slots, sizeof(int32_t));
+  decoder->row_adapters = malloc(slots * sizeof(int32_t));
+  decoder->prompt_lengths = calloc(slots, sizeof(int64_t));
   bool ok = decoder->lengths && decoder->slot_logits && decoder->tokens && decoder->cache_indices &&
-            decoder->positions && decoder->active && decoder->row_positions;
+            decoder->positions && decoder->active && decoder->row_positions && decoder->adapters &&
+            decoder->windows && decoder->row_adapters && decoder->prompt_lengths;
+  for (size_t s = 0; ok && s < slots; s++) decoder->adapters[s] = decoder->row_adapters[s] = -1;
   return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the xla decoder's buffers");
 }
 

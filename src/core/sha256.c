@@ -1,4 +1,4 @@
-#include "validate/sha256.h"
+#include "core/sha256.h"
 
 #include <string.h>
 
@@ -77,7 +77,7 @@ void vlm_sha256_update(vlm_sha256 *hash, const void *data, size_t length) {
   }
 }
 
-void vlm_sha256_finish_hex(vlm_sha256 *hash, char out_hex[65]) {
+void vlm_sha256_finish(vlm_sha256 *hash, uint8_t out_digest[32]) {
   uint64_t bit_length = hash->total_bytes * 8;
   static const uint8_t padding_start = 0x80;
   static const uint8_t zero = 0;
@@ -86,12 +86,17 @@ void vlm_sha256_finish_hex(vlm_sha256 *hash, char out_hex[65]) {
   uint8_t length_bytes[8];
   for (int i = 0; i < 8; i++) length_bytes[i] = (uint8_t)(bit_length >> (56 - 8 * i));
   vlm_sha256_update(hash, length_bytes, 8);
-  static const char digits[] = "0123456789abcdef";
   for (int i = 0; i < 8; i++)
-    for (int j = 0; j < 4; j++) {
-      uint8_t byte = (uint8_t)(hash->state[i] >> (24 - 8 * j));
-      out_hex[8 * i + 2 * j] = digits[byte >> 4];
-      out_hex[8 * i + 2 * j + 1] = digits[byte & 15];
-    }
+    for (int j = 0; j < 4; j++) out_digest[4 * i + j] = (uint8_t)(hash->state[i] >> (24 - 8 * j));
+}
+
+void vlm_sha256_finish_hex(vlm_sha256 *hash, char out_hex[65]) {
+  uint8_t digest[32];
+  vlm_sha256_finish(hash, digest);
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++) {
+    out_hex[2 * i] = digits[digest[i] >> 4];
+    out_hex[2 * i + 1] = digits[digest[i] & 15];
+  }
   out_hex[64] = '\0';
 }

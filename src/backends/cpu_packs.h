@@ -1,0 +1,29 @@
+/* The cpu backend's repacked linear weights, one store per module (the text
+ * decoder, a media encoder): each weight is packed into the kernels' panel
+ * layout (cpu_kernels.h, cpu_packed_linear) the first time a graph uses it
+ * (or when the module prepares its graph at open), and its pages in the
+ * checkpoint's memory map are then evicted, so the weights are resident
+ * once, in the packed form. Keyed by the weight's (and bias's) address in
+ * the map. Thread-safe. */
+#ifndef VLM_BACKENDS_CPU_PACKS_H
+#define VLM_BACKENDS_CPU_PACKS_H
+
+#include "backends/cpu/cpu_kernels.h"
+#include "io/checkpoint.h"
+
+typedef struct vlm_cpu_packs vlm_cpu_packs;
+
+vlm_status vlm_cpu_packs_create(vlm_cpu_packs **out_packs);
+void vlm_cpu_packs_release(vlm_cpu_packs *packs);
+
+/* The packed form of `weights`, packing it now if it is new. `checkpoint`
+ * (may be NULL): the checkpoint the tensors are mapped from, whose pages
+ * for them are evicted after packing. */
+vlm_status vlm_cpu_packs_get(vlm_cpu_packs *packs, vlm_thread_pool *pool, const cpu_linear_weights *weights,
+                             const vlm_checkpoint *checkpoint, const cpu_packed_linear **out_packed);
+
+/* Weights packed so far and the bytes they hold. */
+int64_t vlm_cpu_packs_count(const vlm_cpu_packs *packs);
+uint64_t vlm_cpu_packs_bytes(const vlm_cpu_packs *packs);
+
+#endif

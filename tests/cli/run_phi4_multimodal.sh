@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `vlm run` with the tiny Phi-4-multimodal (tests/models/phi4_multimodal,
+# its Qwen3 tokenizer unpacked against the fixtures): the base-model golden
+# cases' greedy tokens (a prompt past the LongRoPE switch, a generation
+# crossing it) on cpu and on xla (--context 96: one small module compiles),
+# and the refusals of what this version does not run for it (audio,
+# images). Arguments: VLM MAKE_TINY SOURCE_DIR.
+source "$(dirname "$0")/lib.sh" "$@"
+
+model=$work/phi4_multimodal
+goldens=$source_dir/tests/goldens/phi4_multimodal
+
+greedy_matches() { # greedy_matches CASE [ARGS...]: vlm run --json gives the golden's tokens and text
+  local manifest=$goldens/$1/manifest.json prompt count
+  shift
+  prompt=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["messages"][0]["content"])' "$manifest")
+  count=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len([s for s in m["stages"] if s["name"]=="greedy_tokens"][0]["tokens"]))' "$manifest")
+  run 0 run --model "$model" --prompt "$prompt" --max-tokens "$count" --temperature 0 --json "$@" || return 1
+  python3 - "$manifest" "$work/out" <<'PY'
+import json, sys
+manifest = json.load(open(sys.argv[1]))
+out = json.load(open(sys.argv[2]))
+stages = {s["name"]: s for s in manifest["stages"]}
+if out["tokens"] != stages["greedy_tokens"]["tokens"] or out["text"] != stages["text"]["text"]:
+    sys.exit(f"  vlm: {out['tokens']}\n  golden: {stages['greedy_tokens']['tokens']}")
+if out["usage"]["prompt_tokens"] != stages["input_ids"]["shape"][-1]:
+    sys.exit(f"  prompt tokens {out['usage']['prompt_tokens']}")
+PY
+}
+
+if have_fixtures "run_phi4_multimodal"; then
+  python3 "$source_dir/tools/oracle/tokenizer_files.py" unpack "$source_dir/tests/models/phi4_multimodal" "$model" \
+    --fixtures "$fixtures_root/tokenizers" >/dev/null
+  for name in text_only long_prompt crossing; do check "run_phi4_$name" greedy_matches "$name"; done
+  audio=$(ls "$fixtures_root"/media/audio/*.wav | head -n 1)
+  check "run_phi4_refuses_audio" refuses 1 "audio" run --model "$model" --prompt hi --audio "$audio"
+  check "run_phi4_refuses_images" refuses 1 "image" run --model "$model" --prompt hi \
+    --image "$fixtures_root/media/images/chelsea.png"
+  if [ ! -x "$source_dir/.venv-xla/bin/iree-compile" ]; then
+    skip no-venv-xla run_phi4_xla "$source_dir/.venv-xla has no iree-compile (tools/xla/requirements.txt)"
+  elif "$vlm" run --backend xla --model /nonexistent --prompt x 2>&1 | grep -q "built without the xla runtime"; then
+    skip no-xla-runtime run_phi4_xla "this vlm was built without the xla runtime (python3.11-embed)"
+  else
+    export VLM_XLA_CACHE="$work/xla-cache"
+    export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$source_dir/tests/lsan_xla.supp:print_suppressions=0
+    for name in text_only long_prompt crossing; do
+      check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 96
+    done
+  fi
+fi
+finish

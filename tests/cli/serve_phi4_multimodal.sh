@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# `vlm serve` with the tiny Phi-4-multimodal on cpu: tests/server/test_phi4_multimodal.py
+# (and --backend xla) streams its base-model golden cases (LongRoPE past the switch in chunked
+# prefill, and the cache reset of a generation crossing it) and 12 requests
+# on 4 slots (each equal to the request alone). Reports SKIP(no-venv-server)
+# without .venv-server (tests/server/run_tests.sh). Arguments: VLM MAKE_TINY SOURCE_DIR.
+exec bash "$3/tests/server/run_tests.sh" "$1" "$3" test_phi4_multimodal

@@ -1,0 +1,169 @@
+"""Phi-4-multimodal's decoder through `vlm serve` (cpu): every base-model
+oracle golden case of tests/goldens/phi4_multimodal (its adapter cases need
+media, which no encoder of this version takes) streamed with the official
+OpenAI client gives Transformers' greedy text and prompt length, with
+prefill chunks of 16 rows so the 53-token prompt past the LongRoPE switch
+is prefilled in chunks that each end below it, and the generation that
+crosses the switch reproduces Transformers' cache reset; 12 such requests
+at once on 4 slots each equal the request alone; an image part is refused
+by name (the family has no image path yet). The same on xla (the decoder
+compiled by IREE, adapters and both LongRoPE factor sets in the module).
+
+Run: .venv-server/bin/python tests/server/test_phi4_multimodal.py [-v]
+Needs ../shared/fixtures (the packed Qwen3 tokenizer); skips without it."""
+import concurrent.futures
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import openai  # noqa: E402
+import subprocess  # noqa: E402
+from test_qwen2_vl import FIXTURES, VLM, XLA_VENV, golden_cases, stage, unpacked_model  # noqa: E402
+
+FAMILY = "phi4_multimodal"
+
+
+def base_cases():
+    return [(name, manifest) for name, manifest in golden_cases(FAMILY) if not manifest.get("adapter")]
+
+
+class Phi4MultimodalServerTests(unittest.TestCase):
+    arguments = ("--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")
+    env = None
+    start_timeout = 180
+
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.TemporaryDirectory()
+        cls.model = unpacked_model(cls.scratch.name, FAMILY)
+        cls.server = harness.Server(VLM, cls.model, *cls.arguments, env=cls.env, start_timeout=cls.start_timeout)
+        cls.client = openai.OpenAI(base_url=cls.server.base_url(), api_key="unused", max_retries=0, timeout=600)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        status = cls.server.stop()
+        cls.scratch.cleanup()
+        if status != 0:
+            raise AssertionError(f"vlm serve exited {status} on SIGTERM:\n{cls.server.stderr()}")
+
+    def stream(self, messages, max_tokens):
+        text, usage = "", None
+        for chunk in self.client.chat.completions.create(model=FAMILY, messages=messages, max_tokens=max_tokens,
+                                                         temperature=0, stream=True,
+                                                         stream_options={"include_usage": True}):
+            if chunk.choices:
+                text += chunk.choices[0].delta.content or ""
+            if chunk.usage:
+                usage = chunk.usage
+        return text, usage
+
+    def test_each_base_golden_case_streams_transformers_text(self):
+        cases = base_cases()
+        self.assertEqual(sorted(name for name, _ in cases), ["crossing", "long_prompt", "text_only"])
+        for name, manifest in cases:
+            with self.subTest(case=name):
+                greedy = stage(manifest, "greedy_tokens")["tokens"]
+                text, usage = self.stream(manifest["messages"], len(greedy))
+                self.assertEqual(text, stage(manifest, "text")["text"])
+                self.assertEqual(usage.completion_tokens, len(greedy))
+                self.assertEqual(usage.prompt_tokens, stage(manifest, "input_ids")["shape"][-1])
+
+    def test_requests_on_four_slots_equal_each_alone(self):
+        cases = base_cases()
+        requests = [(cases[i % len(cases)][1]["messages"], 8 + 9 * (i % 3)) for i in range(12)]
+        alone = {}
+        for messages, max_tokens in requests:
+            key = (json.dumps(messages), max_tokens)
+            if key not in alone:
+                alone[key] = self.stream(messages, max_tokens)[0]
+        with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
+            results = list(pool.map(lambda request: self.stream(*request), requests))
+        for (messages, max_tokens), (text, usage) in zip(requests, results):
+            self.assertEqual(text, alone[(json.dumps(messages), max_tokens)])
+            self.assertEqual(usage.completion_tokens, max_tokens)
+
+    def test_an_image_part_is_refused_by_name(self):
+        image = harness.data_url(os.path.join(FIXTURES, "media", "images", "chelsea.png"))
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.client.chat.completions.create(model=FAMILY, max_tokens=4, messages=[{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": image}}, {"type": "text", "text": "What is this?"}]}])
+        self.assertIn("image", str(caught.exception))
+
+
+class Phi4MultimodalPrefixCacheTests(unittest.TestCase):
+    """The prefix cache keeps KV computed with one LongRoPE factor set away
+    from a prompt that takes the other: a short prompt's KV (short
+    factors) is no prefix of a longer prompt past the switch (long factors
+    on every prompt row), though the tokens match; a repeat of the short
+    prompt still hits. Outputs equal a server without the cache."""
+
+    SHORT = [{"role": "user", "content": "Describe the rain falling on a quiet town at night, the wet streets "
+                                         "and the lamps."}]
+    LONG = [{"role": "user", "content": SHORT[0]["content"] + " Then write a long poem about the sea, the wind, "
+                                        "the stars above the harbour and the fishing boats coming home at night."}]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.TemporaryDirectory()
+        cls.model = unpacked_model(cls.scratch.name, FAMILY)
+        arguments = ("--parallel", "1", "--ctx", "128", "--prefill-chunk", "16")
+        cls.cached = harness.Server(VLM, cls.model, *arguments)
+        cls.plain = harness.Server(VLM, cls.model, *arguments, "--prefix-cache-mb", "0")
+
+    @classmethod
+    def tearDownClass(cls):
+        statuses = [cls.cached.stop(), cls.plain.stop()]
+        cls.scratch.cleanup()
+        if statuses != [0, 0]:
+            raise AssertionError(f"vlm serve exited {statuses} on SIGTERM")
+
+    @staticmethod
+    def complete(server, messages, max_tokens):
+        with openai.OpenAI(base_url=server.base_url(), api_key="unused", max_retries=0, timeout=600) as client:
+            response = client.chat.completions.create(model=FAMILY, messages=messages, max_tokens=max_tokens,
+                                                      temperature=0)
+        return response.choices[0].message.content, response.usage
+
+    def test_factor_sets_do_not_share_kv(self):
+        text, usage = self.complete(self.cached, self.SHORT, 8)
+        self.assertLessEqual(usage.prompt_tokens + 8, 40, "the short prompt and its reply stay below the switch")
+        self.assertEqual(text, self.complete(self.plain, self.SHORT, 8)[0])
+        again, usage = self.complete(self.cached, self.SHORT, 4)
+        self.assertEqual(usage.prompt_tokens_details.cached_tokens, 16)
+        self.assertEqual(again, self.complete(self.plain, self.SHORT, 4)[0])
+        text, usage = self.complete(self.cached, self.LONG, 8)
+        self.assertGreater(usage.prompt_tokens, 40)
+        self.assertEqual(usage.prompt_tokens_details.cached_tokens, 0)
+        self.assertEqual(text, self.complete(self.plain, self.LONG, 8)[0])
+
+
+class Phi4MultimodalXlaServerTests(Phi4MultimodalServerTests):
+    """--backend xla: the same on the IREE-compiled decoder."""
+    arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")
+    start_timeout = 600
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(XLA_VENV):
+            raise unittest.SkipTest("no-venv-xla: no .venv-xla (tools/xla/requirements.txt)")
+        probe = subprocess.run([VLM, "run", "--backend", "xla", "--model", "/nonexistent", "--prompt", "x"],
+                               capture_output=True, text=True)
+        if "built without the xla runtime" in probe.stderr:
+            raise unittest.SkipTest("no-xla-runtime: vlm was built without the xla runtime")
+        cls.cache = tempfile.TemporaryDirectory()
+        cls.env = dict(os.environ, VLM_XLA_CACHE=cls.cache.name)
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls.cache.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,162 @@
+"""The Phi-4-multimodal runner of the oracle harness (kind "phi4"): its
+processor files, its LoRA adapters and golden cases through
+Phi4MultimodalForCausalLM (AutoModelForCausalLM; the 5.23 auto classes
+refuse it as image-text-to-text).
+
+LoRA. Transformers 5.23's modeling code has no adapters: the published
+checkpoint keeps PEFT adapters in `vision-lora/` and `speech-lora/`, which the
+caller loads and selects (image present -> vision, audio only -> speech,
+text only -> none, as the original phi4mm remote code chose). PEFT is not
+in the oracle venv, so the runner applies an adapter exactly as PEFT's
+unmerged LoRA Linear computes it: base(x) + lora_B(lora_A(x)) * (alpha / r),
+on the targeted Linear modules, in the model's dtype. A case's `adapter`
+names the subfolder (None: the base model), recorded in the manifest for
+`vlm compare`.
+
+LongRoPE. Phi-4's rotary embedding picks short or long factors per forward
+call from max(position_ids) + 1 against original_max_position_embeddings;
+prepare_inputs_for_generation drops the cache whenever the sequence has
+reached the switch while the cache holds no more than the switch length,
+which in 5.23 (next_sequence_length is kept, so only the new token is fed)
+means: once a generation crosses the switch, every later step runs its one
+token at its position with no past at all. The `crossing` case records
+exactly that (its greedy tokens after the switch come from single-token
+forwards); the `long_prompt` case prefills past the switch (long factors
+for every row).
+"""
+import json
+import os
+import shutil
+import tempfile
+import zlib
+
+import torch
+import transformers
+from safetensors.torch import save_file
+
+import harness
+
+ADAPTER_TARGETS = ("self_attn.qkv_proj", "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj")
+
+
+def write_tokenizer_tokens(model_dir):
+    """The processor reads tokenizer.image_token / audio_token: the published
+    tokenizer_config.json names them in extra_special_tokens."""
+    path = os.path.join(model_dir, "tokenizer_config.json")
+    with open(path, encoding="utf-8") as handle:
+        settings = json.load(handle)
+    settings["extra_special_tokens"] = {"image_token": "<|endoftext10|>", "audio_token": "<|endoftext11|>"}
+    harness.write_json(path, settings)
+
+
+def make_processor(family, model_dir):
+    """Phi4MultimodalProcessor over the model's tokenizer. Its files
+    (processor_config.json with Phi4MultimodalImageProcessor) are not written
+    into the tiny model until vlm has that image processor: vlm refuses a
+    processor class it does not know."""
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    return transformers.Phi4MultimodalProcessor(
+        image_processor=transformers.Phi4MultimodalImageProcessor(),
+        audio_processor=transformers.Phi4MultimodalFeatureExtractor(),
+        tokenizer=tokenizer, chat_template=family.chat_template)
+
+
+def _adapter_tensor(seed, name, shape, scale):
+    generator = torch.Generator().manual_seed(seed * 1000003 + zlib.crc32(name.encode()))
+    return (scale * torch.randn(shape, generator=generator, dtype=torch.float32)).contiguous()
+
+
+def write_adapters(family, model_dir):
+    """Each adapter as PEFT saves one: adapter_config.json and
+    adapter_model.safetensors with base_model.model.<module>.lora_{A,B}.weight
+    (the adapter name left out), in the checkpoint's dtype. lora_B is random
+    (PEFT starts it at zero) so the adapters change the outputs."""
+    config = transformers.AutoConfig.from_pretrained(model_dir)
+    hidden, heads = config.hidden_size, config.num_attention_heads
+    head_dim = hidden // heads
+    outputs = {"self_attn.qkv_proj": (heads + 2 * config.num_key_value_heads) * head_dim,
+               "self_attn.o_proj": hidden, "mlp.gate_up_proj": 2 * config.intermediate_size,
+               "mlp.down_proj": hidden}
+    inputs = {"self_attn.qkv_proj": hidden, "self_attn.o_proj": heads * head_dim,
+              "mlp.gate_up_proj": hidden, "mlp.down_proj": config.intermediate_size}
+    for index, (subfolder, rank, alpha) in enumerate(family.processor["adapters"]):
+        directory = os.path.join(model_dir, subfolder)
+        os.makedirs(directory, exist_ok=True)
+        tensors = {}
+        for layer in range(config.num_hidden_layers):
+            for target in ADAPTER_TARGETS:
+                module = f"model.layers.{layer}.{target}"
+                a = f"base_model.model.{module}.lora_A.weight"
+                b = f"base_model.model.{module}.lora_B.weight"
+                tensors[a] = _adapter_tensor(family.seed + index, a, (rank, inputs[target]), inputs[target] ** -0.5)
+                tensors[b] = _adapter_tensor(family.seed + index, b, (outputs[target], rank), 0.5 * rank ** -0.5)
+        dtype = harness.TORCH_DTYPES[family.weights_dtype]
+        save_file({name: tensors[name].to(dtype) for name in sorted(tensors)},
+                  os.path.join(directory, "adapter_model.safetensors"), metadata={"format": "pt"})
+        harness.write_json(os.path.join(directory, "adapter_config.json"), {
+            "base_model_name_or_path": None, "bias": "none", "fan_in_fan_out": False,
+            "inference_mode": True, "init_lora_weights": True, "lora_alpha": alpha, "lora_dropout": 0.0,
+            "modules_to_save": None, "peft_type": "LORA", "r": rank, "revision": None,
+            "target_modules": "model.layers.\\d+.((self_attn.(qkv|o)_proj)|(mlp.(gate_up|down)_proj))",
+            "task_type": "CAUSAL_LM", "use_dora": False, "use_rslora": False})
+
+
+def apply_adapter(model, model_dir, subfolder, dtype):
+    """PEFT's unmerged LoRA on every module the adapter file holds."""
+    from safetensors.torch import load_file
+    with open(os.path.join(model_dir, subfolder, "adapter_config.json"), encoding="utf-8") as handle:
+        settings = json.load(handle)
+    scale = settings["lora_alpha"] / settings["r"]
+    tensors = load_file(os.path.join(model_dir, subfolder, "adapter_model.safetensors"))
+    modules = dict(model.named_modules())
+    for name in sorted(tensors):
+        if not name.endswith(".lora_A.weight"):
+            continue
+        module_name = name[len("base_model.model."):-len(".lora_A.weight")]
+        module = modules[module_name]
+        a = tensors[name].to(dtype)
+        b = tensors[name.replace("lora_A", "lora_B")].to(dtype)
+
+        def forward(x, base=module.forward, a=a, b=b):
+            return base(x) + torch.nn.functional.linear(torch.nn.functional.linear(x, a), b) * scale
+        module.forward = forward
+    return scale
+
+
+def run(family, case, model_dir, manifest):
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    processor = make_processor(family, model_dir)
+    manifest["auto_processor"] = {"processor": type(processor).__name__,
+                                  "image_processor": type(processor.image_processor).__name__,
+                                  "audio_processor": type(processor.audio_processor).__name__}
+    if case.messages is not None:
+        text = tokenizer.apply_chat_template(case.messages, add_generation_prompt=True, tokenize=False)
+    else:
+        text = case.prompt
+    inputs = processor(text=text, return_tensors="pt")
+    inputs = {key: inputs[key] for key in ("input_ids", "attention_mask")}
+    manifest.update(prompt=text, add_special_tokens=True, messages=case.messages, adapter=case.adapter)
+    dtype = harness.TORCH_DTYPES[case.dtype]
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).eval()
+    golden = harness.Golden(case.dtype)
+    golden.stages.append(harness.checkpoint_stage(model, case.dtype))
+    if case.adapter:
+        manifest["adapter_scale"] = apply_adapter(model, model_dir, case.adapter, dtype)
+    golden.tensor("input_ids", inputs["input_ids"], "exact")
+    golden.tensor("attention_mask", inputs["attention_mask"], "exact")
+    captured, handles = harness.capture(model.model, model.model.rotary_emb)
+    embeddings = {}
+    handles.append(model.model.embed_tokens.register_forward_hook(
+        lambda _m, _a, out: embeddings.setdefault("value", out.detach().clone())))
+    with torch.no_grad():
+        outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
+    for handle in handles:
+        handle.remove()
+    golden.tensor("input_embeddings", embeddings["value"][0], "exact")
+    length = inputs["input_ids"].shape[1]
+    switch = model.config.original_max_position_embeddings
+    manifest["rope_switch"] = {"original_max_position_embeddings": switch, "prompt_length": length,
+                               "factors": "long" if length > switch else "short"}
+    with torch.no_grad():
+        harness.add_tail_stages(golden, model, inputs, outputs, captured, case, tokenizer)
+    return golden
