@@ -6,7 +6,10 @@
  * 2e-6 + 2e-5 |want| for arithmetic (attention, RoPE).
  *
  * Ops: concat (rows and columns), slice, row_select, scale_rows (by an
- * input and by a computed value), gather from a computed table, segment_attention (three segments of different lengths), RoPE at
+ * input and by a computed value), gather from a computed table, transpose,
+ * average_pool (a 2x2 kernel whose grid leaves a remainder, and a 3x3 one:
+ * a divisor that is not a power of two), segment_attention (three segments
+ * of different lengths), RoPE at
  * positions of its own: axial 2D (vision towers) and 3-axis M-RoPE, plain
  * and interleaved (Qwen2-VL, Qwen3-VL). */
 #include <math.h>
@@ -150,6 +153,37 @@ static void build_gather_computed(void) {
     for (int i = 0; i < 4; i++) c->expected[r * 4 + i] = 2.0 * table[ids[r] * 4 + i];
 }
 
+static void build_transpose(void) {
+  op_case *c = new_case("transpose", 3 * 5, true);
+  float *x = add_f32(c, "x", 2, SHAPE(3, 5), 15);
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(3, 5), "x");
+  c->graph.output = vlm_graph_transpose(&c->graph, nx, "flipped");
+  for (int r = 0; r < 3; r++)
+    for (int i = 0; i < 5; i++) c->expected[i * 3 + r] = x[r * 5 + i];
+}
+
+/* `images` grids of height x width rows of `channels` values, pooled over
+ * kernel x kernel windows, in float64. */
+static void build_average_pool(const char *name, int64_t images, int64_t height, int64_t width, int64_t kernel,
+                               uint64_t seed) {
+  enum { CHANNELS = 3 };
+  int64_t out_height = height / kernel, out_width = width / kernel;
+  op_case *c = new_case(name, (size_t)(images * out_height * out_width * CHANNELS), false);
+  float *x = add_f32(c, "x", 2, SHAPE(images * height * width, CHANNELS), seed);
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(images * height * width, CHANNELS), "x");
+  c->graph.output = vlm_graph_average_pool(&c->graph, nx, images, height, width, kernel, "pooled");
+  for (int64_t image = 0; image < images; image++)
+    for (int64_t oy = 0; oy < out_height; oy++)
+      for (int64_t ox = 0; ox < out_width; ox++)
+        for (int64_t ch = 0; ch < CHANNELS; ch++) {
+          double sum = 0;
+          for (int64_t ky = 0; ky < kernel; ky++)
+            for (int64_t kx = 0; kx < kernel; kx++)
+              sum += x[((image * height + oy * kernel + ky) * width + ox * kernel + kx) * CHANNELS + ch];
+          c->expected[((image * out_height + oy) * out_width + ox) * CHANNELS + ch] = sum / (double)(kernel * kernel);
+        }
+}
+
 /* Softmax(q.k * scale) v within each segment, in float64. */
 static void build_segment_attention(void) {
   enum { ROWS = 9, HEADS = 2, DIM = 4 };
@@ -253,6 +287,9 @@ static void build_cases(void) {
   build_row_select();
   build_scale_rows();
   build_gather_computed();
+  build_transpose();
+  build_average_pool("average_pool_2x2", 2, 5, 4, 2, 16);
+  build_average_pool("average_pool_3x3", 1, 6, 9, 3, 17);
   build_segment_attention();
   build_rope_case("rope_axial_2d", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,
                                                       .rotary_dimension = 16, .axial_axes = 2}, 2, 11);

@@ -304,11 +304,6 @@ static void contracts_refuse_bad_inputs(void) {
   input = (vlm_prefill_input){.row_count = 2, .tokens = prompt, .features = embeddings, .position_axes = 1};
   CHECK_ERROR(vlm_text_model_embeddings_prefill(model, 0, &input, &out), VLM_STATUS_INVALID_ARGUMENT,
               "features and their mask come together");
-  float open_bias[8 * 8] = {0}; /* all zero: every row sees every key */
-  input = (vlm_prefill_input){.row_count = 8, .tokens = prompt, .features = embeddings, .feature_mask = ones,
-                              .position_axes = 1, .bias = open_bias, .bias_key_count = 8};
-  CHECK_ERROR(vlm_text_model_embeddings_prefill(model, 0, &input, &out), VLM_STATUS_INVALID_ARGUMENT,
-              "which a later prefill chunk computes");
   CHECK_INT_EQ(vlm_text_model_slot_length(model, 0), 0); /* nothing half-written */
   int32_t tokens[2] = {1, 2}, slots[2] = {1, 1};
   int64_t decode_positions[2] = {0, 0};

@@ -21,6 +21,16 @@ typedef struct vlm_model vlm_model;
 
 typedef struct vlm_model_options {
   const vlm_allocator *allocator; /* NULL: the system allocator */
+  /* What the model's processor is called with, as a JSON object of image
+   * processor settings (Transformers' processor(images, text, **kwargs),
+   * e.g. {"do_pan_and_scan": true} for Gemma 3); NULL: none. A key the
+   * image processor does not have is refused at open. */
+  const char *processor_kwargs;
+  /* The dtype Transformers' from_pretrained(dtype=...) would run the model
+   * in ("float32", "bfloat16", ...; NULL: "auto", config.json's). vlm
+   * computes in float32 either way; what depends on it is what Transformers
+   * rounds to that dtype outside the weights (Gemma's embedding scale). */
+  const char *dtype;
 } vlm_model_options;
 
 /* Fails on an unreadable or malformed config, processor config or

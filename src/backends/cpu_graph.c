@@ -467,6 +467,39 @@ static void run_row_select(executor *state, const vlm_node *node, float *out) {
   }
 }
 
+/* x [a, b] (a weight in its own dtype, or a computed value) -> [b, a]. */
+static void run_transpose(executor *state, const vlm_node *node, float *out) {
+  const node_value *x = &state->values[node->inputs[0]];
+  int64_t rows = node->shape[1], columns = node->shape[0]; /* of the input */
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < columns; c++) out[c * rows + r] = value_at(x, r * columns + c);
+}
+
+/* AvgPool2d(kernel, stride = kernel) as torch's cpu_avg_pool computes it
+ * for a contiguous float tensor: per output, a float sum over the window in
+ * row-major order, then divided by kernel^2. */
+static void run_average_pool(executor *state, const vlm_node *node, float *out) {
+  const node_value *x = &state->values[node->inputs[0]];
+  int64_t images = node->params.pool.images, height = node->params.pool.height;
+  int64_t width = node->params.pool.width, kernel = node->params.pool.kernel, channels = node->shape[1];
+  int64_t out_height = height / kernel, out_width = width / kernel;
+  float divisor = (float)(kernel * kernel);
+  for (int64_t image = 0; image < images; image++)
+    for (int64_t oy = 0; oy < out_height; oy++)
+      for (int64_t ox = 0; ox < out_width; ox++) {
+        float *target = out + ((image * out_height + oy) * out_width + ox) * channels;
+        for (int64_t c = 0; c < channels; c++) {
+          float sum = 0.0f;
+          for (int64_t ky = 0; ky < kernel; ky++)
+            for (int64_t kx = 0; kx < kernel; kx++) {
+              int64_t row = (image * height + oy * kernel + ky) * width + ox * kernel + kx;
+              sum += value_at(x, row * channels + c);
+            }
+          target[c] = sum / divisor;
+        }
+      }
+}
+
 static void run_scale_rows(executor *state, const vlm_node *node, float *out) {
   const node_value *x = &state->values[node->inputs[0]], *scales = &state->values[node->inputs[1]];
   int64_t rows = node->shape[0], width = element_count(node) / (rows ? rows : 1);
@@ -502,6 +535,8 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_CONCAT: run_concat(state, node, out); return VLM_OK;
     case VLM_OP_SLICE: run_slice(state, node, out); return VLM_OK;
     case VLM_OP_ROW_SELECT: run_row_select(state, node, out); return VLM_OK;
+    case VLM_OP_TRANSPOSE: run_transpose(state, node, out); return VLM_OK;
+    case VLM_OP_AVERAGE_POOL: run_average_pool(state, node, out); return VLM_OK;
     case VLM_OP_SCALE_ROWS: run_scale_rows(state, node, out); return VLM_OK;
     default: run_elementwise(state, node, out); return VLM_OK;
   }
@@ -513,7 +548,7 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_MUL: case VLM_OP_RMS_NORM: case VLM_OP_LAYER_NORM: case VLM_OP_LINEAR: case VLM_OP_ACTIVATION:
     case VLM_OP_GATED: case VLM_OP_ROPE: case VLM_OP_ATTENTION: case VLM_OP_SOFTCAP: case VLM_OP_RESHAPE:
     case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_SLICE: case VLM_OP_ROW_SELECT:
-    case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION:
+    case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION: case VLM_OP_TRANSPOSE: case VLM_OP_AVERAGE_POOL:
       return true;
     default: return false;
   }

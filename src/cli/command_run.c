@@ -39,6 +39,11 @@ static void print_usage(FILE *out) {
           "  --presence-penalty P, --frequency-penalty P, --seed S   sampling controls\n"
           "  --stop TEXT            stop string (repeatable, up to %d)\n"
           "  --context N            context capacity in tokens (default 4096 or the model's)\n"
+          "  --prefill-chunk N      prompt rows per prefill step (default 512; an image whose\n"
+          "                         tokens attend to each other, Gemma 3's, is never split)\n"
+          "  --processor-kwargs JSON  the image processor's call kwargs, as Transformers'\n"
+          "                         processor(images, text, **kwargs): e.g.\n"
+          "                         '{\"do_pan_and_scan\": true}' for Gemma 3\n"
           "  --backend B            cpu (default) or xla: the text decoder compiled by IREE\n"
           "                         (compiled on first use and cached; see vlm compile)\n"
           "  --json                 print one JSON object: text, token ids, finish reason,\n"
@@ -69,7 +74,8 @@ typedef struct run_arguments {
   vlm_generation_request request;
   bool as_json, sampling_set[9];
   float temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
-  long long top_k, seed, max_tokens, context;
+  long long top_k, seed, max_tokens, context, prefill_chunk;
+  const char *processor_kwargs;
   const char *stop[MAX_STOP_STRINGS];
   const char *image_paths[MAX_IMAGES];
   int image_count;
@@ -95,6 +101,8 @@ static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
     else if (strcmp(name, "--json") == 0) { arguments->as_json = true; takes_value = false; }
     else if (strcmp(name, "--max-tokens") == 0 && value) ok = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->max_tokens) && arguments->max_tokens > 0;
     else if (strcmp(name, "--context") == 0 && value) ok = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->context) && arguments->context > 0;
+    else if (strcmp(name, "--prefill-chunk") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->prefill_chunk);
+    else if (strcmp(name, "--processor-kwargs") == 0 && value) arguments->processor_kwargs = value;
     else if (strcmp(name, "--temperature") == 0 && value) ok = (arguments->sampling_set[0] = parse_float(value, &arguments->temperature));
     else if (strcmp(name, "--top-p") == 0 && value) ok = (arguments->sampling_set[1] = parse_float(value, &arguments->top_p));
     else if (strcmp(name, "--min-p") == 0 && value) ok = (arguments->sampling_set[2] = parse_float(value, &arguments->min_p));
@@ -163,11 +171,14 @@ int command_run(int argc, char **argv, const global_options *options) {
   if (usage) return usage < 0 ? 0 : usage;
   vlm_generator_options generator_options = {.thread_count = options->thread_count,
                                              .capacity = arguments.context,
+                                             .prefill_chunk = arguments.prefill_chunk,
                                              .max_audio_seconds = arguments.max_audio_seconds};
   vlm_model *model = NULL;
-  vlm_status status = vlm_model_open(arguments.model_dir, NULL, &model);
+  vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs};
+  vlm_status status = vlm_model_open(arguments.model_dir, &model_options, &model);
   if (!status)
-    status = cli_open_backend(arguments.backend, model, 1, arguments.context, 0, &generator_options.text_decoder,
+    status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk,
+                              &generator_options.text_decoder,
                               &generator_options.image_encoder);
   vlm_generator *generator = NULL;
   if (!status) status = vlm_generator_open(model, &generator_options, &generator);

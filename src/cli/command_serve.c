@@ -28,6 +28,9 @@ static void print_usage(FILE *out) {
           "  --prefill-chunk N        prompt rows per scheduler step (default 512)\n"
           "  --decoding-prefill-chunk N  the same while other requests are streaming\n"
           "                           (default 128: a prompt's step holds the streams up)\n"
+          "  --processor-kwargs JSON  the image processor's call kwargs for every request,\n"
+          "                           as Transformers' processor(images, text, **kwargs):\n"
+          "                           e.g. '{\"do_pan_and_scan\": true}' for Gemma 3\n"
           "  --backend B              cpu (default) or xla: the text decoder compiled by IREE\n"
           "                           (compiled on first use and cached; see vlm compile)\n"
           "  --prefix-cache-mb N      MiB for the prefix cache: the KV of finished requests,\n"
@@ -105,7 +108,7 @@ static bool parse_seconds(const char *text, double minimum, double maximum, doub
 
 typedef struct serve_arguments {
   const char *model_dir;
-  const char *backend;
+  const char *backend, *processor_kwargs;
   vlm_server_options server;
   long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace,
       max_media_items, max_connections, per_client, prefix_cache_mb, encoder_cache_mb;
@@ -131,6 +134,7 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--prefill-chunk") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->prefill_chunk);
     else if (strcmp(name, "--decoding-prefill-chunk") == 0 && value)
       ok = cli_parse_integer(value, 1, 1 << 20, &arguments->decoding_prefill_chunk);
+    else if (strcmp(name, "--processor-kwargs") == 0 && value) arguments->processor_kwargs = value;
     else if (strcmp(name, "--prefix-cache-mb") == 0 && value)
       ok = cli_parse_integer(value, 0, 1 << 24, &arguments->prefix_cache_mb);
     else if (strcmp(name, "--encoder-cache-mb") == 0 && value)
@@ -212,7 +216,8 @@ int command_serve(int argc, char **argv, const global_options *options) {
    * modules compile) the port answers liveness and a 503 "loading" rather
    * than refusing. A signal meanwhile ends the process: nothing is in flight. */
   vlm_model *model = NULL;
-  vlm_status status = vlm_model_open(arguments.model_dir, NULL, &model);
+  vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs};
+  vlm_status status = vlm_model_open(arguments.model_dir, &model_options, &model);
   if (status) return cli_report_status(status);
   vlm_server *server = NULL;
   status = vlm_server_start_loading(&arguments.server, &server);

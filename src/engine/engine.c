@@ -94,6 +94,7 @@ static vlm_status start_scheduler(vlm_engine *engine) {
   }
   engine->chunk_tokens = malloc(chunk * sizeof(int32_t));
   engine->chunk_positions = malloc(3 * chunk * sizeof(int64_t));
+  engine->chunk_capacity = engine->prefill_chunk;
   if (!engine->slots || !engine->logits || !engine->chunk_features || !engine->chunk_mask || !engine->chunk_tokens ||
       !engine->chunk_positions)
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -180,6 +181,7 @@ void vlm_engine_release(vlm_engine *engine) {
   free(engine->chunk_mask);
   free(engine->chunk_tokens);
   free(engine->chunk_positions);
+  free(engine->chunk_bias);
   vlm_chat_template_release(engine->chat_template);
   vlm_tokenizer_release(engine->tokenizer);
   vlm_text_decoder_release(engine->decoder);
@@ -516,6 +518,26 @@ static vlm_status check_capacity(const vlm_engine *engine, int64_t prompt, int64
                    (long long)(room > 0 ? room : 0));
 }
 
+/* Rows that attend to each other both ways must be prefilled in one step:
+ * a backend that runs at most prefill_rows_limit rows at once (a compiled
+ * prefill chunk) cannot take a longer block. */
+static vlm_status check_attention_blocks(const vlm_engine *engine, const vlm_engine_request *request) {
+  const engine_prompt *prompt = &request->prompt;
+  int64_t limit = engine->decoder_shape.prefill_rows_limit;
+  if (!prompt->attention_reach || limit <= 0) return VLM_OK;
+  for (int64_t first = 0, end; first < prompt->count; first = end) {
+    end = vlm_prefill_chunk_end(prompt->attention_reach, prompt->count, first, limit);
+    if (end - first > limit)
+      return VLM_ERROR(INVALID_ARGUMENT,
+                       "the prompt has %lld rows (an image's tokens, from row %lld) that attend to each other and "
+                       "must be prefilled in one step, over the %s decoder's prefill chunk of %lld rows; use a "
+                       "prefill chunk of at least %lld",
+                       (long long)(end - first), (long long)first, engine->decoder->operations->backend,
+                       (long long)limit, (long long)(end - first));
+  }
+  return VLM_OK;
+}
+
 static vlm_status copy_stop_strings(vlm_engine_request *request, const vlm_engine_request_options *options) {
   if (!options->stop_count) return VLM_OK;
   request->stop = calloc(options->stop_count, sizeof(char *));
@@ -615,6 +637,7 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   if (!status) status = copy_stop_strings(request, options);
   if (!status) status = tokenize_prompt(engine, options, request);
   if (!status) status = check_capacity(engine, request->prompt.count, request->max_tokens);
+  if (!status) status = check_attention_blocks(engine, request);
   for (int i = 0; i < request->item_count; i++) request->preprocess_seconds += request->items[i].preprocess_seconds;
   request->preprocess_seconds += engine_now_seconds() - start;
   request->caller_released = false;

@@ -116,6 +116,25 @@ static bool write_blocks(vlm_engine *engine, engine_slot *slot, const prefix_blo
   return true;
 }
 
+/* The most of `matched` blocks a reuse may take without splitting an
+ * attention block (a run of rows that see each other both ways): the
+ * reused rows must end before the block that holds their last row, else
+ * the rest of that block would be prefilled as a step that starts inside
+ * it. The cached KV of a block's first rows was computed seeing the whole
+ * block (a prefill step never ends inside one), so splitting would be
+ * exact too, but only while the stored request's later block rows equal
+ * this one's; stopping at the block's start needs no such argument. */
+static int64_t blocks_before_attention_block(const engine_prompt *prompt, int64_t matched, int64_t size) {
+  const int32_t *blocks = prompt->attention_blocks;
+  int64_t rows = matched * size;
+  while (blocks && rows > 0 && rows < prompt->count && blocks[rows - 1] >= 0 && blocks[rows] == blocks[rows - 1]) {
+    int64_t start = rows - 1;
+    while (start > 0 && blocks[start - 1] == blocks[rows]) start--;
+    rows = start / size * size;
+  }
+  return rows / size;
+}
+
 void engine_prefix_reuse(vlm_engine *engine, engine_slot *slot) {
   if (!engine->prefix_cache) return;
   const vlm_engine_request *request = slot->request;
@@ -126,6 +145,7 @@ void engine_prefix_reuse(vlm_engine *engine, engine_slot *slot) {
   prefix_key *keys = most >= size ? slot_keys(slot, most) : NULL;
   const prefix_block **blocks = keys ? malloc((size_t)(most / size) * sizeof(*blocks)) : NULL;
   int64_t matched = blocks ? prefix_cache_match(engine->prefix_cache, keys, most, most, blocks) : 0;
+  matched = blocks_before_attention_block(prompt, matched, size);
   if (matched && !write_blocks(engine, slot, blocks, matched)) matched = 0;
   free(keys);
   free(blocks);

@@ -135,14 +135,19 @@ struct vlm_engine {
   int32_t slot_count;
   uint64_t next_admission;
   float *logits;                      /* [slot_count, vocab] */
-  /* One prefill chunk's feature rows, mask and positions (scheduler only). */
-  float *chunk_features;              /* [prefill_chunk, hidden] */
-  /* The decoder's layer features ([L, prefill_chunk, hidden]; NULL when L
+  /* One prefill chunk's feature rows, mask, positions and attention bias
+   * (scheduler only). A chunk holding a whole bidirectional block may be
+   * longer than prefill_chunk: the buffers grow to chunk_capacity rows. */
+  int64_t chunk_capacity;
+  float *chunk_features;              /* [chunk_capacity, hidden] */
+  /* The decoder's layer features ([L, chunk_capacity, hidden]; NULL when L
    * is 0): an encoder row is its feature then L layer features
    * (engine_feature_width values), split into the two inputs per chunk. */
   float *chunk_layer_features;
-  int32_t *chunk_mask, *chunk_tokens; /* [prefill_chunk] */
-  int64_t *chunk_positions;           /* [3, prefill_chunk] */
+  int32_t *chunk_mask, *chunk_tokens; /* [chunk_capacity] */
+  int64_t *chunk_positions;           /* [3, chunk_capacity] */
+  float *chunk_bias;                  /* [rows, past + rows] of the last chunk with a block */
+  size_t chunk_bias_floats;
   /* The caches (NULL: off); scheduler thread only, their numbers copied
    * into `metrics` under `mutex`. */
   prefix_cache *prefix_cache;

@@ -6,11 +6,14 @@
 
 #include "core/status.h"
 #include "io/json.h"
+#include "models/modules.h"
 
 void engine_prompt_release(engine_prompt *prompt) {
   free(prompt->ids);
   free(prompt->positions);
   free(prompt->feature_rows);
+  free(prompt->attention_blocks);
+  free(prompt->attention_reach);
   free(prompt->item_order);
   memset(prompt, 0, sizeof(*prompt));
 }
@@ -150,9 +153,10 @@ static vlm_status expand(const vlm_model *model, const vlm_tokenizer *tokenizer,
   return *out_text ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory expanding the prompt");
 }
 
-/* Rows that take features: the placeholder tokens of every kind, in
- * order; each kind's count must be its items' feature rows (Transformers'
- * get_placeholder_mask check). */
+/* Rows that take features: the feature tokens of every kind (the
+ * placeholder's own unless the family names another: Gemma 3 expands
+ * <start_of_image> into soft tokens), in order; each kind's count must be
+ * its items' feature rows (Transformers' get_placeholder_mask check). */
 static vlm_status place_features(const vlm_model *model, const engine_prompt_source *source, engine_prompt *prompt) {
   prompt->feature_rows = calloc((size_t)(prompt->count ? prompt->count : 1), 1);
   if (!prompt->feature_rows) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
@@ -163,7 +167,9 @@ static vlm_status place_features(const vlm_model *model, const engine_prompt_sou
     for (int i = 0; i < source->item_count; i++)
       if (source->items[i].kind == kind) expected += source->items[i].token_count, items++;
     if (!items) continue;
-    int64_t id = kind == VLM_MEDIA_IMAGE ? model->family->image->placeholder_token(&model->config)
+    const vlm_family_image *image = model->family->image;
+    int64_t id = kind == VLM_MEDIA_IMAGE ? (image->feature_token ? image->feature_token(&model->config)
+                                                                 : image->placeholder_token(&model->config))
                                          : model->family->audio->placeholder_token(&model->config);
     int64_t rows = 0;
     for (int64_t r = 0; r < prompt->count; r++)
@@ -193,6 +199,25 @@ static vlm_status compute_positions(const vlm_model *model, const engine_prompt_
   if (!prompt->positions) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   return model->family->positions(&model->config, prompt->ids, prompt->count, items, source->item_count,
                                   prompt->positions, &prompt->position_delta);
+}
+
+/* The family's bidirectional blocks, kept only when some row has one. */
+static vlm_status compute_attention_blocks(const vlm_model *model, engine_prompt *prompt) {
+  if (!model->family || !model->family->attention_blocks) return VLM_OK;
+  prompt->attention_blocks = malloc((size_t)(prompt->count ? prompt->count : 1) * sizeof(int32_t));
+  if (!prompt->attention_blocks) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  bool any = false;
+  VLM_RETURN_IF_ERROR(model->family->attention_blocks(&model->config, prompt->ids, prompt->count,
+                                                      prompt->attention_blocks, &any));
+  if (!any) {
+    free(prompt->attention_blocks);
+    prompt->attention_blocks = NULL;
+    return VLM_OK;
+  }
+  prompt->attention_reach = malloc((size_t)prompt->count * sizeof(int64_t));
+  if (!prompt->attention_reach) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_attention_blocks_reach(prompt->attention_blocks, prompt->count, prompt->attention_reach);
+  return VLM_OK;
 }
 
 vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *tokenizer,
@@ -233,6 +258,9 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
   out->position_axes = 1;
   if (!status && source->item_count > 0) status = place_features(model, source, out);
   if (!status && !source->ids_only) status = compute_positions(model, source, out);
+  /* Blocks are runs of expanded rows: an unexpanded (ids_only) prompt has
+   * none yet; the engine checks them against the backend once expanded. */
+  if (!status && !source->ids_only) status = compute_attention_blocks(model, out);
   if (status) engine_prompt_release(out);
   return status;
 }

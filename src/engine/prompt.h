@@ -3,7 +3,9 @@
  * placeholder in the text replaced by the family's expansion (what e.g.
  * LlavaProcessor and Qwen2VLProcessor do to the text before tokenizing),
  * the result tokenized, then the RoPE positions where the family's are
- * not consecutive (M-RoPE) and which rows take encoder features.
+ * not consecutive (M-RoPE), which rows take encoder features and which
+ * attend to each other both ways in prefill (the family's attention
+ * blocks: Gemma 3's images).
  *
  * The logical ids (placeholders included) are what usage counts, what the
  * sampler's penalties and stop matching see, and what prefill feeds (the
@@ -27,6 +29,10 @@ typedef struct engine_prompt {
   int64_t position_delta;         /* decode RoPE position = slot length + delta */
   uint8_t *feature_rows;          /* [count]: 1 where the row takes the next feature row; NULL: none */
   int64_t feature_row_count;
+  /* [count]: the row's bidirectional block (>= 0) or -1 (causal only);
+   * NULL when no row has one (vlm_family_attention_blocks_fn). */
+  int32_t *attention_blocks;
+  int64_t *attention_reach;       /* [count] with blocks: the last row each row sees (vlm_attention_blocks_reach) */
   int64_t media_tokens[VLM_MEDIA_KIND_COUNT];
   /* [item_count]: the source items in the order their placeholders take
    * in the prompt (features are laid out in that order); NULL: none. */

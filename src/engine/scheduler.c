@@ -402,12 +402,58 @@ static vlm_status encode_next_item(vlm_engine *engine, engine_slot *slot) {
   return status;
 }
 
+/* The chunk buffers hold `rows` (a chunk stretched over a bidirectional
+ * block may be longer than prefill_chunk). */
+static vlm_status ensure_chunk_capacity(vlm_engine *engine, int64_t rows) {
+  if (rows <= engine->chunk_capacity) return VLM_OK;
+  size_t count = (size_t)rows, hidden = (size_t)engine->decoder_shape.hidden_size;
+  float *features = realloc(engine->chunk_features, count * hidden * sizeof(float));
+  if (features) engine->chunk_features = features;
+  int32_t *mask = realloc(engine->chunk_mask, count * sizeof(int32_t));
+  if (mask) engine->chunk_mask = mask;
+  int32_t *tokens = realloc(engine->chunk_tokens, count * sizeof(int32_t));
+  if (tokens) engine->chunk_tokens = tokens;
+  int64_t *positions = realloc(engine->chunk_positions, 3 * count * sizeof(int64_t));
+  if (positions) engine->chunk_positions = positions;
+  size_t layers = (size_t)engine->decoder_shape.layer_feature_count;
+  float *layer_features = engine->chunk_layer_features;
+  if (layers) layer_features = realloc(engine->chunk_layer_features, layers * count * hidden * sizeof(float));
+  if (layer_features) engine->chunk_layer_features = layer_features;
+  if (!features || !mask || !tokens || !positions || (layers && !layer_features))
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a prefill chunk of %lld rows", (long long)rows);
+  engine->chunk_capacity = rows;
+  return VLM_OK;
+}
+
+/* The chunk's additive bias when one of its rows is in a bidirectional
+ * block (else NULL: causal); [rows, first + rows], the slot holding the
+ * prompt's rows [0, first). */
+static vlm_status chunk_bias(vlm_engine *engine, const engine_prompt *prompt, int64_t first, int64_t rows,
+                             const float **out) {
+  *out = NULL;
+  bool any = false;
+  for (int64_t r = first; prompt->attention_blocks && r < first + rows && !any; r++) any = prompt->attention_blocks[r] >= 0;
+  if (!any) return VLM_OK;
+  size_t floats = (size_t)rows * (size_t)(first + rows);
+  if (floats > engine->chunk_bias_floats) {
+    float *grown = realloc(engine->chunk_bias, floats * sizeof(float));
+    if (!grown) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a prefill chunk's attention bias");
+    engine->chunk_bias = grown;
+    engine->chunk_bias_floats = floats;
+  }
+  vlm_attention_blocks_bias(prompt->attention_blocks, prompt->count, first, rows, engine->chunk_bias);
+  *out = engine->chunk_bias;
+  return VLM_OK;
+}
+
 /* One prefill chunk of a request with media: its tokens, its feature rows
- * (the next ones in order) under a mask, and its slice of the positions. */
+ * (the next ones in order) under a mask, its slice of the positions, and
+ * the attention bias of its bidirectional blocks. */
 static vlm_status prefill_with_features(vlm_engine *engine, engine_slot *slot, int64_t rows) {
   const engine_prompt *prompt = &slot->request->prompt;
   int64_t first = slot->prefilled_rows, hidden = engine->decoder_shape.hidden_size;
   int64_t width = engine_feature_width(engine), layers = engine->decoder_shape.layer_feature_count;
+  VLM_RETURN_IF_ERROR(ensure_chunk_capacity(engine, rows));
   if (layers) memset(engine->chunk_layer_features, 0, (size_t)(layers * rows * hidden) * sizeof(float));
   for (int64_t r = 0; r < rows; r++) {
     bool feature = prompt->feature_rows && prompt->feature_rows[first + r];
@@ -437,6 +483,11 @@ static vlm_status prefill_with_features(vlm_engine *engine, engine_slot *slot, i
     input.positions = engine->chunk_positions;
   }
   int64_t length = engine_decoder_slot_length(engine, slot->index);
+  if (length != first)
+    return VLM_ERROR(INTERNAL, "the slot holds %lld rows, the prompt's prefill is at %lld", (long long)length,
+                     (long long)first);
+  VLM_RETURN_IF_ERROR(chunk_bias(engine, prompt, first, rows, &input.bias));
+  if (input.bias) input.bias_key_count = first + rows;
   VLM_RETURN_IF_ERROR(vlm_prefill_input_check(&engine->decoder_shape, length, &input));
   return engine->decoder->operations->embeddings_prefill(engine->decoder->self, slot->index, &input,
                                                          slot_logits(engine, slot));
@@ -482,9 +533,14 @@ static void prefill_step(vlm_engine *engine) {
   int64_t rows = prompt->count - slot->prefilled_rows;
   int64_t chunk = any_slot_decoding(engine) ? engine->decoding_prefill_chunk : engine->prefill_chunk;
   if (rows > chunk) rows = chunk;
+  /* A chunk never ends inside a bidirectional block: it ends before the
+   * block, or holds all of a block longer than the chunk. */
+  if (prompt->attention_reach)
+    rows = vlm_prefill_chunk_end(prompt->attention_reach, prompt->count, slot->prefilled_rows, chunk) -
+           slot->prefilled_rows;
   const vlm_text_decoder_operations *decoder = engine->decoder->operations;
   double start = engine_now_seconds();
-  if (prompt->feature_rows || prompt->positions)
+  if (prompt->feature_rows || prompt->positions || prompt->attention_blocks)
     status = prefill_with_features(engine, slot, rows);
   else
     status = decoder->token_prefill(engine->decoder->self, slot->index, prompt->ids + slot->prefilled_rows, rows,

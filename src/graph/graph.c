@@ -20,8 +20,10 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_ATTENTION] = "attention",   [VLM_OP_SOFTCAP] = "softcap",
     [VLM_OP_RESHAPE] = "reshape",       [VLM_OP_SELECT_ROWS] = "select_rows",
     [VLM_OP_CONCAT] = "concat",         [VLM_OP_SLICE] = "slice",
-    [VLM_OP_ROW_SELECT] = "row_select",     [VLM_OP_SCALE_ROWS] = "scale_rows",
+    [VLM_OP_ROW_SELECT] = "row_select",       [VLM_OP_TRANSPOSE] = "transpose",
+    [VLM_OP_SCALE_ROWS] = "scale_rows",
     [VLM_OP_SEGMENT_ATTENTION] = "segment_attention",
+    [VLM_OP_AVERAGE_POOL] = "average_pool",
 };
 
 const char *vlm_op_name(vlm_op op) {
@@ -448,6 +450,16 @@ int32_t vlm_graph_row_select(vlm_graph *graph, int32_t mask, int32_t a, int32_t 
   return finish(graph, node);
 }
 
+int32_t vlm_graph_transpose(vlm_graph *graph, int32_t x, const char *name, ...) {
+  BUILD(VLM_OP_TRANSPOSE, &x, 1);
+  const vlm_node *x_node = input_node(graph, node, 0);
+  if (x_node->rank != 2) return shape_error(graph, node, "needs a matrix [a, b]");
+  node->rank = 2;
+  node->shape[0] = x_node->shape[1];
+  node->shape[1] = x_node->shape[0];
+  return finish(graph, node);
+}
+
 int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const char *name, ...) {
   int32_t inputs[2] = {x, scales};
   BUILD(VLM_OP_SCALE_ROWS, inputs, 2);
@@ -462,6 +474,23 @@ int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const 
 /* ---------------------------------------------------------------------- */
 /* Encoder operations                                                      */
 /* ---------------------------------------------------------------------- */
+
+int32_t vlm_graph_average_pool(vlm_graph *graph, int32_t x, int64_t images, int64_t height, int64_t width,
+                               int64_t kernel, const char *name, ...) {
+  BUILD(VLM_OP_AVERAGE_POOL, &x, 1);
+  const vlm_node *x_node = input_node(graph, node, 0);
+  if (x_node->rank != 2 || images < 1 || height < 1 || width < 1 || kernel < 1 || kernel > height ||
+      kernel > width || x_node->shape[0] != images * height * width)
+    return shape_error(graph, node, "needs [images * height * width, channels] and a kernel within the grid");
+  node->rank = 2;
+  node->shape[0] = images * (height / kernel) * (width / kernel);
+  node->shape[1] = x_node->shape[1];
+  node->params.pool.images = images;
+  node->params.pool.height = height;
+  node->params.pool.width = width;
+  node->params.pool.kernel = kernel;
+  return finish(graph, node);
+}
 
 int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
                                     int32_t segments, double scale, const char *name, ...) {
@@ -508,6 +537,11 @@ static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
       vlm_sb_appendf(out, " axis=%d start=%lld", node->params.slice.axis, (long long)node->params.slice.start);
       break;
     case VLM_OP_SEGMENT_ATTENTION: vlm_sb_appendf(out, " scale=%.17g", node->params.segment_attention.scale); break;
+    case VLM_OP_AVERAGE_POOL:
+      vlm_sb_appendf(out, " images=%lld grid=%lldx%lld kernel=%lld", (long long)node->params.pool.images,
+                     (long long)node->params.pool.height, (long long)node->params.pool.width,
+                     (long long)node->params.pool.kernel);
+      break;
     default: break;
   }
 }

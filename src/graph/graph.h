@@ -52,9 +52,11 @@ typedef enum vlm_op {
   VLM_OP_CONCAT,       /* inputs joined along one dimension                    */
   VLM_OP_SLICE,        /* a contiguous range along one dimension               */
   VLM_OP_ROW_SELECT,   /* per row: mask[r] != 0 ? a[r] : b[r] (merging features) */
+  VLM_OP_TRANSPOSE,    /* [a, b] -> [b, a] (a weight stored [in, out])       */
   VLM_OP_SCALE_ROWS,   /* per row: x[r] * scales[r] (a weight per row)         */
   /* Encoders: whole sequences per step, no KV cache. */
   VLM_OP_SEGMENT_ATTENTION, /* bidirectional attention among rows of one segment */
+  VLM_OP_AVERAGE_POOL,      /* mean over k x k blocks of each image's patch grid    */
   VLM_OP_COUNT
 } vlm_op;
 
@@ -101,6 +103,9 @@ typedef struct vlm_node {
     struct { int32_t axis; } concat;
     struct { int32_t axis; int64_t start; } slice;
     struct { double scale; } segment_attention;
+    /* Rows are `images` grids of height x width patches, row-major; the
+     * output is each image's (height / kernel) x (width / kernel) grid. */
+    struct { int64_t images, height, width, kernel; } pool;
   } params;
 } vlm_node;
 
@@ -223,6 +228,12 @@ int32_t vlm_graph_slice(vlm_graph *graph, int32_t x, int axis, int64_t start, in
 int32_t vlm_graph_row_select(vlm_graph *graph, int32_t mask, int32_t a, int32_t b,
                              const char *name, ...) __attribute__((format(printf, 5, 6)));
 
+/* x [a, b] -> [b, a]: e.g. a projection stored [in, out] (Gemma 3's
+ * mm_input_projection_weight, applied as x @ W) made the [out, in] a
+ * linear takes. */
+int32_t vlm_graph_transpose(vlm_graph *graph, int32_t x, const char *name, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Row by row: x[r] * scales[r], with scales f32 [rows] (an input or a
  * computed value) and x [rows, ...]: interpolation taps weighted per row
  * (Qwen3-VL's resampled position embedding), later routing weights. */
@@ -237,6 +248,15 @@ int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const 
 int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
                                     int32_t segments, double scale, const char *name, ...)
     __attribute__((format(printf, 7, 8)));
+
+/* Average pooling as torch's AvgPool2d(kernel, stride = kernel) over each
+ * image's patch grid: x [images * height * width, channels], rows in
+ * row-major patch order per image, becomes [images * (height / kernel) *
+ * (width / kernel), channels] in the same order (a remainder of rows or
+ * columns is dropped, as AvgPool2d's floor does). Each output is the sum of
+ * its kernel x kernel inputs in row-major order, divided by kernel^2. */
+int32_t vlm_graph_average_pool(vlm_graph *graph, int32_t x, int64_t images, int64_t height, int64_t width,
+                               int64_t kernel, const char *name, ...) __attribute__((format(printf, 7, 8)));
 
 /* Checks that every INPUT node of `graph` has a tensor of its name with
  * the node's dtype and shape in `tensors` (names listed in `implicit`,

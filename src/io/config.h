@@ -279,6 +279,11 @@ typedef struct vlm_processor_config {
    * shortest_edge / longest_edge, which is where Transformers keeps them). */
   int64_t patch_size, merge_size, temporal_patch_size;
   int64_t min_pixels, max_pixels;
+  /* Gemma 3: pan-and-scan crops (Gemma3Processor's call defaults turn it
+   * off; processor kwargs turn it on). */
+  bool do_pan_and_scan;
+  int64_t pan_and_scan_min_crop_size, pan_and_scan_max_num_crops;
+  double pan_and_scan_min_ratio_to_activate;
   /* Processor-level (processor_config.json); 0/NULL when absent. */
   int64_t image_seq_length;
   int64_t num_additional_image_tokens;
@@ -298,6 +303,17 @@ vlm_status vlm_processor_config_load(const char *model_dir, const vlm_allocator 
 vlm_status vlm_processor_config_parse(const char *preprocessor_text, size_t preprocessor_length,
                                       const char *processor_text, size_t processor_length,
                                       const vlm_allocator *allocator, vlm_processor_config *out);
+/* The same with the caller's processor kwargs, a JSON object of image
+ * processor settings (what processor(images, text, **kwargs) passes on, e.g.
+ * {"do_pan_and_scan": true}), over the files and the processor class's
+ * images_kwargs; a key the image processor class lacks is refused.
+ * kwargs_text may be NULL. */
+vlm_status vlm_processor_config_load_with(const char *model_dir, const char *kwargs_text,
+                                          const vlm_allocator *allocator, vlm_processor_config *out);
+vlm_status vlm_processor_config_parse_with(const char *preprocessor_text, size_t preprocessor_length,
+                                           const char *processor_text, size_t processor_length,
+                                           const char *kwargs_text, const vlm_allocator *allocator,
+                                           vlm_processor_config *out);
 void vlm_processor_config_release(vlm_processor_config *config);
 
 /* The Transformers defaults tables (see config_defaults.c). Each is a JSON

@@ -462,9 +462,14 @@ static const char llava_processor_defaults[] =
     "\"fields\": {\"patch_size\": null,\"vision_feature_select_strategy\": null,"
     "\"image_token\": \"<image>\",\"num_additional_image_tokens\": 0}}";
 
-/* transformers 5.23.0 Gemma3Processor.__init__ (models/gemma3/processing_gemma3.py) */
+/* transformers 5.23.0 Gemma3Processor.__init__ and its images_kwargs class
+ * attribute (models/gemma3/processing_gemma3.py): what it passes the image
+ * processor unless the call says otherwise. */
 static const char gemma3_processor_defaults[] =
-    "{\"class\": \"Gemma3Processor\",\"fields\": {\"image_seq_length\": 256}}";
+    "{\"class\": \"Gemma3Processor\",\"fields\": {\"image_seq_length\": 256},"
+    "\"images_kwargs\": {\"do_convert_rgb\": true,\"do_pan_and_scan\": false,"
+    "\"pan_and_scan_min_crop_size\": 256,\"pan_and_scan_max_num_crops\": 4,"
+    "\"pan_and_scan_min_ratio_to_activate\": 1.2}}";
 
 static const vlm_defaults_entry processor_defaults[] = {
     {"LlavaProcessor", llava_processor_defaults},

@@ -6,7 +6,15 @@
  * attributes as defaults; a null in the file means "the class default"
  * (_set_attributes skips None). Processor-level values (image_seq_length,
  * num_additional_image_tokens, ...) come from processor_config.json's top
- * level, with the processor class's __init__ defaults. */
+ * level, with the processor class's __init__ defaults.
+ *
+ * What the image processor then runs with is what the processor's
+ * _merge_kwargs hands it: the processor class's `images_kwargs` attribute
+ * (Gemma3Processor: do_pan_and_scan False, ...) over the image processor's
+ * own settings, and the caller's keyword arguments (processor(images,
+ * text, do_pan_and_scan=True)) over both. So a do_pan_and_scan saved in the
+ * image processor's config is overridden by the processor's default, as in
+ * Transformers; only call kwargs turn it on. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,8 +281,45 @@ static vlm_status without_nulls(vlm_config_storage *storage, const vlm_json_valu
   return status;
 }
 
+/* Gemma3ImageProcessor's pan-and-scan settings. A null crop setting is
+ * what the class has; Transformers then fails comparing None once an image
+ * is cropped, so with do_pan_and_scan on each must be given. */
+static vlm_status read_pan_and_scan(const vlm_config_section *section, vlm_processor_config *out) {
+  VLM_RETURN_IF_ERROR(vlm_config_read_bool_or(section, "do_pan_and_scan", false, &out->do_pan_and_scan));
+  VLM_RETURN_IF_ERROR(vlm_config_read_int_or(section, "pan_and_scan_min_crop_size", 1, 1 << 20, 0,
+                                             &out->pan_and_scan_min_crop_size));
+  VLM_RETURN_IF_ERROR(vlm_config_read_int_or(section, "pan_and_scan_max_num_crops", 1, 64, 0,
+                                             &out->pan_and_scan_max_num_crops));
+  VLM_RETURN_IF_ERROR(vlm_config_read_double_or(section, "pan_and_scan_min_ratio_to_activate", 0.0, 1e6, 0.0,
+                                                &out->pan_and_scan_min_ratio_to_activate));
+  if (out->do_pan_and_scan && (!out->pan_and_scan_min_crop_size || !out->pan_and_scan_max_num_crops ||
+                               !(out->pan_and_scan_min_ratio_to_activate > 0)))
+    return vlm_config_error(section, VLM_STATUS_INVALID_ARGUMENT, "do_pan_and_scan",
+                            "needs pan_and_scan_min_crop_size, pan_and_scan_max_num_crops and "
+                            "pan_and_scan_min_ratio_to_activate");
+  return VLM_OK;
+}
+
+/* Sets each member of `overlay` on the image processor's section; with
+ * `known` (the caller's kwargs) every key must be one the class has. */
+static vlm_status overlay_image_kwargs(vlm_config_section *section, const vlm_config_class *defaults,
+                                       const vlm_json_value *overlay, const char *what, bool known) {
+  if (!overlay) return VLM_OK;
+  if (overlay->type != VLM_JSON_OBJECT) return VLM_ERROR(INVALID_ARGUMENT, "%s must be a JSON object", what);
+  for (size_t i = 0; i < overlay->as.object.count; i++) {
+    const vlm_json_member *member = &overlay->as.object.members[i];
+    if (known && !vlm_config_class_has_field(defaults, member->key))
+      return VLM_ERROR(INVALID_ARGUMENT, "%s: '%s' is not a setting of %s", what, member->key,
+                       defaults->class_name);
+    if (member->value.type == VLM_JSON_NULL) continue; /* None: the level below's */
+    VLM_RETURN_IF_ERROR(vlm_config_section_set(section, member->key, &member->value));
+  }
+  return VLM_OK;
+}
+
 static vlm_status read_image_processor(vlm_config_storage *storage, const vlm_config_section *file,
-                                       vlm_processor_config *out) {
+                                       const vlm_json_value *processor_images_kwargs,
+                                       const vlm_json_value *call_kwargs, vlm_processor_config *out) {
   VLM_RETURN_IF_ERROR(image_processor_class(storage, file, &out->image_processor_type));
   vlm_config_class defaults;
   VLM_RETURN_IF_ERROR(vlm_config_class_parse(
@@ -284,9 +329,26 @@ static vlm_status read_image_processor(vlm_config_storage *storage, const vlm_co
   vlm_config_section section;
   VLM_RETURN_IF_ERROR(vlm_config_section_merge(storage, &defaults, NULL, values,
                                                file->source_name, file->key_prefix, &section));
+  VLM_RETURN_IF_ERROR(overlay_image_kwargs(&section, &defaults, processor_images_kwargs,
+                                           "the processor's images_kwargs", false));
+  VLM_RETURN_IF_ERROR(overlay_image_kwargs(&section, &defaults, call_kwargs, "processor kwargs", true));
   out->image_processor_section = section.object;
   VLM_RETURN_IF_ERROR(read_geometry(&section, out->image_processor_type, out));
+  if (strcmp(out->image_processor_type, "Gemma3ImageProcessor") == 0)
+    VLM_RETURN_IF_ERROR(read_pan_and_scan(&section, out));
   return read_normalization(&section, out);
+}
+
+/* The processor class's images_kwargs (its defaults table), or NULL. */
+static vlm_status processor_images_kwargs(vlm_config_storage *storage, const char *processor_class,
+                                          const vlm_json_value **out) {
+  *out = NULL;
+  const char *table = processor_class ? vlm_processor_defaults_json(processor_class) : NULL;
+  if (!table) return VLM_OK;
+  const vlm_json_value *root = NULL;
+  VLM_RETURN_IF_ERROR(vlm_config_storage_parse(storage, table, strlen(table), "processor defaults", &root));
+  *out = vlm_json_object_get(root, "images_kwargs");
+  return VLM_OK;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -330,10 +392,12 @@ static vlm_status parse_object(vlm_config_storage *storage, const char *text, si
 
 static vlm_status read_processor(vlm_config_storage *storage, const char *preprocessor_text,
                                  size_t preprocessor_length, const char *processor_text,
-                                 size_t processor_length, vlm_processor_config *out) {
-  const vlm_json_value *processor_root = NULL, *preprocessor_root = NULL;
+                                 size_t processor_length, const char *kwargs_text, size_t kwargs_length,
+                                 vlm_processor_config *out) {
+  const vlm_json_value *processor_root = NULL, *preprocessor_root = NULL, *call_kwargs = NULL;
   VLM_RETURN_IF_ERROR(parse_object(storage, processor_text, processor_length,
                                    "processor_config.json", &processor_root));
+  VLM_RETURN_IF_ERROR(parse_object(storage, kwargs_text, kwargs_length, "processor kwargs", &call_kwargs));
   vlm_config_section processor_file = {processor_root, "processor_config.json", "", storage};
   vlm_config_section image_file = {vlm_config_get(&processor_file, "image_processor"),
                                    "processor_config.json", "image_processor.", storage};
@@ -347,28 +411,44 @@ static vlm_status read_processor(vlm_config_storage *storage, const char *prepro
   if (!image_file.object)
     return VLM_ERROR(NOT_FOUND, "no image processor: neither preprocessor_config.json nor "
                                 "processor_config.json's \"image_processor\" is present");
-  VLM_RETURN_IF_ERROR(read_image_processor(storage, &image_file, out));
   VLM_RETURN_IF_ERROR(
       vlm_config_read_string_or(&processor_file, "processor_class", NULL, &out->processor_class));
   if (!out->processor_class)
     VLM_RETURN_IF_ERROR(
         vlm_config_read_string_or(&image_file, "processor_class", NULL, &out->processor_class));
+  const vlm_json_value *images_kwargs = NULL;
+  VLM_RETURN_IF_ERROR(processor_images_kwargs(storage, out->processor_class, &images_kwargs));
+  VLM_RETURN_IF_ERROR(read_image_processor(storage, &image_file, images_kwargs, call_kwargs, out));
   return read_processor_values(storage, processor_root, out);
+}
+
+vlm_status vlm_processor_config_parse_with(const char *preprocessor_text, size_t preprocessor_length,
+                                           const char *processor_text, size_t processor_length,
+                                           const char *kwargs_text, const vlm_allocator *allocator,
+                                           vlm_processor_config *out) {
+  memset(out, 0, sizeof(*out));
+  VLM_RETURN_IF_ERROR(vlm_config_storage_create(allocator, &out->storage));
+  vlm_status status = read_processor(out->storage, preprocessor_text, preprocessor_length,
+                                     processor_text, processor_length, kwargs_text,
+                                     kwargs_text ? strlen(kwargs_text) : 0, out);
+  if (status) vlm_processor_config_release(out);
+  return status;
 }
 
 vlm_status vlm_processor_config_parse(const char *preprocessor_text, size_t preprocessor_length,
                                       const char *processor_text, size_t processor_length,
                                       const vlm_allocator *allocator, vlm_processor_config *out) {
-  memset(out, 0, sizeof(*out));
-  VLM_RETURN_IF_ERROR(vlm_config_storage_create(allocator, &out->storage));
-  vlm_status status = read_processor(out->storage, preprocessor_text, preprocessor_length,
-                                     processor_text, processor_length, out);
-  if (status) vlm_processor_config_release(out);
-  return status;
+  return vlm_processor_config_parse_with(preprocessor_text, preprocessor_length, processor_text,
+                                         processor_length, NULL, allocator, out);
 }
 
 vlm_status vlm_processor_config_load(const char *model_dir, const vlm_allocator *allocator,
                                      vlm_processor_config *out) {
+  return vlm_processor_config_load_with(model_dir, NULL, allocator, out);
+}
+
+vlm_status vlm_processor_config_load_with(const char *model_dir, const char *kwargs_text,
+                                          const vlm_allocator *allocator, vlm_processor_config *out) {
   memset(out, 0, sizeof(*out));
   char *preprocessor = NULL, *processor = NULL, *path = NULL;
   size_t preprocessor_length = 0, processor_length = 0;
@@ -380,8 +460,8 @@ vlm_status vlm_processor_config_load(const char *model_dir, const vlm_allocator 
     status = vlm_config_read_file(model_dir, "processor_config.json", true, &processor,
                                   &processor_length, &path);
   if (!status)
-    status = vlm_processor_config_parse(preprocessor, preprocessor_length, processor,
-                                        processor_length, allocator, out);
+    status = vlm_processor_config_parse_with(preprocessor, preprocessor_length, processor,
+                                             processor_length, kwargs_text, allocator, out);
   free(preprocessor);
   free(processor);
   free(path);

@@ -6,6 +6,7 @@
 
 #include "core/status.h"
 #include "media/image_processor_clip.h"
+#include "media/image_processor_gemma3.h"
 #include "media/image_processor_qwen2_vl.h"
 
 /* ---- CLIPImageProcessor (LLaVA-1.5) ------------------------------------ */
@@ -61,9 +62,43 @@ static vlm_status qwen2_vl_preprocess(const vlm_processor_config *config, const 
   return status;
 }
 
+/* ---- Gemma3ImageProcessor (Gemma 3) -------------------------------------- */
+
+/* 1 + the pan-and-scan crops of a width x height image, each of `size`. */
+static vlm_status gemma3_grid(const vlm_processor_config *config, int64_t width, int64_t height,
+                              int64_t out_grid[3]) {
+  if (!config->do_resize || config->size.kind != VLM_IMAGE_SIZE_HEIGHT_WIDTH)
+    return VLM_ERROR(NOT_FOUND, "Gemma 3 image processor: the output size depends on the image");
+  vlm_crop_box boxes[VLM_GEMMA3_MAX_CROPS];
+  out_grid[0] = 1 + vlm_gemma3_pan_and_scan(config, width, height, boxes);
+  out_grid[1] = config->size.height, out_grid[2] = config->size.width;
+  return VLM_OK;
+}
+
+/* pixel_values [1 + crops, 3, H, W] and num_crops [1], as the processor
+ * returns them for one image. */
+static vlm_status gemma3_preprocess(const vlm_processor_config *config, const vlm_image *image,
+                                    vlm_image_backend backend, const vlm_allocator *allocator, vlm_media_item *out) {
+  vlm_tensor pixels;
+  int64_t crops = 0;
+  vlm_gemma3_variant variant = backend == VLM_IMAGE_BACKEND_PIL ? VLM_GEMMA3_PIL : VLM_GEMMA3_TORCHVISION;
+  VLM_RETURN_IF_ERROR(vlm_gemma3_preprocess(config, image, variant, allocator, &pixels, &crops));
+  void *data = NULL;
+  vlm_status status = vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 4, pixels.shape, &data);
+  if (!status) memcpy(data, pixels.data, vlm_tensor_byte_size(&pixels));
+  out->grid[0] = pixels.shape[0], out->grid[1] = pixels.shape[2], out->grid[2] = pixels.shape[3];
+  vlm_tensor_release(&pixels);
+  int32_t *count = NULL;
+  if (!status)
+    status = vlm_tensor_list_add(&out->tensors, "num_crops", VLM_DTYPE_I32, 1, (const int64_t[]){1}, (void **)&count);
+  if (!status) *count = (int32_t)crops;
+  return status;
+}
+
 static const vlm_image_processor_class processors[] = {
     {"CLIPImageProcessor", clip_grid, clip_preprocess},
     {"Qwen2VLImageProcessor", qwen2_vl_grid, qwen2_vl_preprocess},
+    {"Gemma3ImageProcessor", gemma3_grid, gemma3_preprocess},
 };
 
 vlm_status vlm_image_processor_find(const vlm_processor_config *config, const vlm_image_processor_class **out) {

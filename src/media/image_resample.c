@@ -1,4 +1,4 @@
-/* Bicubic uint8 resampling, bit-exact with torch and with Pillow (see
+/* Bicubic and bilinear uint8 resampling, bit-exact with torch and with Pillow (see
  * image_resample.h for which is which and why they differ). */
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +39,13 @@ static double pillow_cubic(double x) {
   return 0.0;
 }
 
+/* torch HelperInterpLinear::aa_filter and Pillow bilinear_filter (the same
+ * triangle). */
+static double triangle(double x) {
+  if (x < 0.0) x = -x;
+  return x < 1.0 ? 1.0 - x : 0.0;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The AVX2 loops run when the CPU has AVX2, unless VLM_CPU_PATH=portable
  * (the CPU backend's switch, see docs/KERNELS.md) asks for the baseline
@@ -58,12 +65,12 @@ static void plan_release(resample_plan *plan) {
 
 /* The double weights (identical formulas in torch and Pillow apart from
  * the cubic), then their fixed-point form. */
-static vlm_status plan_create(vlm_resample_kind kind, int64_t in_size, int64_t out_size,
-                              resample_plan *plan) {
+static vlm_status plan_create(vlm_resample_kind kind, vlm_resample_filter filter_kind, int64_t in_size,
+                              int64_t out_size, resample_plan *plan) {
   memset(plan, 0, sizeof(*plan));
   double scale = (double)in_size / (double)out_size;
   double filter_scale = scale >= 1.0 ? scale : 1.0;
-  double support = 2.0 * filter_scale;
+  double support = (filter_kind == VLM_RESAMPLE_BILINEAR ? 1.0 : 2.0) * filter_scale;
   int64_t taps = (int64_t)ceil(support) * 2 + 1;
   double *weights = calloc((size_t)(out_size * taps), sizeof(double));
   plan->starts = calloc((size_t)out_size, sizeof(int64_t));
@@ -74,7 +81,9 @@ static vlm_status plan_create(vlm_resample_kind kind, int64_t in_size, int64_t o
     plan_release(plan);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for resampling weights");
   }
-  double (*filter)(double) = kind == VLM_RESAMPLE_TORCH_U8 ? torch_cubic : pillow_cubic;
+  double (*filter)(double) = filter_kind == VLM_RESAMPLE_BILINEAR ? triangle
+                             : kind == VLM_RESAMPLE_TORCH_U8     ? torch_cubic
+                                                                 : pillow_cubic;
   double inverse_scale = 1.0 / filter_scale, largest = 0.0;
   for (int64_t i = 0; i < out_size; i++) {
     double center = scale * ((double)i + 0.5);
@@ -268,11 +277,10 @@ static void resample_vertical(const resample_plan *plan, const uint8_t *in, int6
   resample_vertical_baseline(plan, in, first_row, width, channels, out, y0, height);
 }
 
-vlm_status vlm_resample_bicubic_u8_window(vlm_resample_kind kind, const uint8_t *in,
-                                          int64_t in_width, int64_t in_height, int channels,
-                                          int64_t out_width, int64_t out_height, int64_t x0,
-                                          int64_t y0, int64_t window_width, int64_t window_height,
-                                          uint8_t *out, const vlm_allocator *allocator) {
+static vlm_status resample_window(vlm_resample_kind kind, vlm_resample_filter filter, const uint8_t *in,
+                                  int64_t in_width, int64_t in_height, int channels, int64_t out_width,
+                                  int64_t out_height, int64_t x0, int64_t y0, int64_t window_width,
+                                  int64_t window_height, uint8_t *out, const vlm_allocator *allocator) {
   if (in_width <= 0 || in_height <= 0 || out_width <= 0 || out_height <= 0 || x0 < 0 || y0 < 0 ||
       window_width <= 0 || window_height <= 0 || x0 + window_width > out_width ||
       y0 + window_height > out_height)
@@ -282,8 +290,8 @@ vlm_status vlm_resample_bicubic_u8_window(vlm_resample_kind kind, const uint8_t 
   resample_plan columns = {0}, rows = {0};
   uint8_t *buffer = NULL;
   vlm_status status = VLM_OK;
-  if (horizontal) status = plan_create(kind, in_width, out_width, &columns);
-  if (!status && vertical) status = plan_create(kind, in_height, out_height, &rows);
+  if (horizontal) status = plan_create(kind, filter, in_width, out_width, &columns);
+  if (!status && vertical) status = plan_create(kind, filter, in_height, out_height, &rows);
   /* The input rows the window needs. */
   int64_t first_row = y0, last_row = y0 + window_height;
   if (!status && vertical) {
@@ -317,10 +325,26 @@ vlm_status vlm_resample_bicubic_u8_window(vlm_resample_kind kind, const uint8_t 
   return status;
 }
 
+vlm_status vlm_resample_bicubic_u8_window(vlm_resample_kind kind, const uint8_t *in,
+                                          int64_t in_width, int64_t in_height, int channels,
+                                          int64_t out_width, int64_t out_height, int64_t x0,
+                                          int64_t y0, int64_t window_width, int64_t window_height,
+                                          uint8_t *out, const vlm_allocator *allocator) {
+  return resample_window(kind, VLM_RESAMPLE_BICUBIC, in, in_width, in_height, channels, out_width, out_height, x0,
+                         y0, window_width, window_height, out, allocator);
+}
+
 vlm_status vlm_resample_bicubic_u8(vlm_resample_kind kind, const uint8_t *in, int64_t in_width,
                                    int64_t in_height, int channels, uint8_t *out,
                                    int64_t out_width, int64_t out_height,
                                    const vlm_allocator *allocator) {
-  return vlm_resample_bicubic_u8_window(kind, in, in_width, in_height, channels, out_width,
-                                        out_height, 0, 0, out_width, out_height, out, allocator);
+  return resample_window(kind, VLM_RESAMPLE_BICUBIC, in, in_width, in_height, channels, out_width, out_height, 0,
+                         0, out_width, out_height, out, allocator);
+}
+
+vlm_status vlm_resample_u8(vlm_resample_kind kind, vlm_resample_filter filter, const uint8_t *in,
+                           int64_t in_width, int64_t in_height, int channels, uint8_t *out,
+                           int64_t out_width, int64_t out_height, const vlm_allocator *allocator) {
+  return resample_window(kind, filter, in, in_width, in_height, channels, out_width, out_height, 0, 0, out_width,
+                         out_height, out, allocator);
 }

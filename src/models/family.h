@@ -91,8 +91,12 @@ typedef const char *(*vlm_token_text_fn)(void *context, int64_t id);
  * Every function reads the model's parsed configs; none keeps state. */
 typedef struct vlm_family_image {
   /* The token whose text the processor replaces in the rendered prompt
-   * (LLaVA's <image>, Qwen2-VL's <|image_pad|>). */
+   * (LLaVA's <image>, Qwen2-VL's <|image_pad|>, Gemma 3's <start_of_image>). */
   int64_t (*placeholder_token)(const vlm_model_config *config);
+  /* The token of the rows that take the features (masked_scatter's mask);
+   * NULL: the placeholder's own (Gemma 3 expands its placeholder into
+   * <image_soft_token>s between other tokens). */
+  int64_t (*feature_token)(const vlm_model_config *config);
   /* Placeholder tokens for an item of this processor grid (media_item.h). */
   vlm_status (*token_count)(const vlm_model_config *config, const vlm_processor_config *processor,
                             const int64_t grid[3], int64_t *out_count);
@@ -159,6 +163,15 @@ typedef vlm_status (*vlm_family_positions_fn)(const vlm_model_config *config, co
                                              const struct vlm_media_item *const *items, int item_count,
                                              int64_t *out_positions, int64_t *out_delta);
 
+/* Which prompt rows attend to each other both ways during prefill
+ * (Transformers' block_sequence_ids, masking_utils.blockwise_overlay): a
+ * row with block id >= 0 sees every row of the same id, later ones
+ * included, on top of the causal mask (a sliding window still bounds it);
+ * -1: causal only. out_blocks [count]; *out_any: whether any row has one.
+ * Decode steps are causal whatever the prompt's blocks. */
+typedef vlm_status (*vlm_family_attention_blocks_fn)(const vlm_model_config *config, const int32_t *ids,
+                                                    int64_t count, int32_t *out_blocks, bool *out_any);
+
 typedef struct vlm_family {
   const char *model_type;   /* config.json model_type */
   const char *display_name; /* "LLaVA-1.5" */
@@ -183,6 +196,9 @@ typedef struct vlm_family {
   const vlm_family_audio *audio;
   /* Non-consecutive RoPE positions (M-RoPE families); NULL: consecutive. */
   vlm_family_positions_fn positions;
+  /* Bidirectional blocks in the prefill mask (Gemma 3's images); NULL:
+   * causal. */
+  vlm_family_attention_blocks_fn attention_blocks;
   /* LoRA adapters the checkpoint directory may hold, as PEFT subfolders
    * ("vision-lora"), in adapter index order, and which one a request uses
    * given the kinds of media it carries (-1: none, the base model). A

@@ -11,11 +11,19 @@
 #include "media/media_item.h"
 #include "vlm/audio.h"
 
-static vlm_status open_parts(vlm_model *model, const char *model_dir) {
+static vlm_status open_parts(vlm_model *model, const char *model_dir, const vlm_model_options *model_options) {
   VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, model->allocator, &model->config));
+  if (model_options && model_options->dtype) {
+    vlm_dtype dtype = vlm_dtype_from_torch_name(model_options->dtype);
+    if (dtype != VLM_DTYPE_F32 && dtype != VLM_DTYPE_BF16 && dtype != VLM_DTYPE_F16)
+      return VLM_ERROR(INVALID_ARGUMENT, "dtype '%s' is not one of float32, bfloat16, float16",
+                       model_options->dtype);
+    model->config.dtype = dtype;
+  }
   VLM_RETURN_IF_ERROR(vlm_generation_config_load(model_dir, model->allocator, &model->generation));
-  vlm_status status = vlm_processor_config_load(model_dir, model->allocator, &model->processor);
-  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
+  const char *processor_kwargs = model_options ? model_options->processor_kwargs : NULL;
+  vlm_status status = vlm_processor_config_load_with(model_dir, processor_kwargs, model->allocator, &model->processor);
+  if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND && !processor_kwargs) {
     vlm_status_free(status); /* text-only models have none */
     status = VLM_OK;
   } else {
@@ -56,7 +64,8 @@ vlm_status vlm_model_open(const char *model_dir, const vlm_model_options *option
   atomic_init(&model->references, 1);
   model->allocator = options ? options->allocator : NULL;
   model->directory = strdup(model_dir);
-  vlm_status status = model->directory ? open_parts(model, model_dir) : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status status =
+      model->directory ? open_parts(model, model_dir, options) : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (status) {
     vlm_model_release(model);
     return status;

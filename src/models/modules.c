@@ -1,6 +1,7 @@
 /* See modules.h. */
 #include "models/modules.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,4 +85,53 @@ const vlm_side_input *vlm_prefill_input_side(const vlm_prefill_input *input, con
   for (int i = 0; input->side_inputs && i < input->side_input_count; i++)
     if (input->side_inputs[i].name && strcmp(input->side_inputs[i].name, name) == 0) return &input->side_inputs[i];
   return NULL;
+}
+
+int64_t vlm_prefill_chunk_end(const int64_t *reach, int64_t count, int64_t first, int64_t limit) {
+  int64_t wanted = limit > 0 && first + limit < count ? first + limit : count;
+  /* prefix[e] = max reach over [first, e): [first, e) is closed when it is below e. */
+  int64_t furthest = -1, best = -1;
+  for (int64_t end = first + 1; end <= count; end++) {
+    if (reach[end - 1] > furthest) furthest = reach[end - 1];
+    bool closed = furthest < end;
+    if (end <= wanted) {
+      if (closed) best = end;
+      continue;
+    }
+    if (best > 0) return best;
+    if (closed) return end;
+  }
+  return best > 0 ? best : count;
+}
+
+void vlm_prefill_bias_reach(const float *bias, int64_t count, int64_t key_count, int64_t past, int64_t *reach) {
+  for (int64_t r = 0; r < count; r++) {
+    int64_t last = past + r;
+    for (int64_t k = key_count - 1; k > last; k--)
+      if (bias[r * key_count + k] != -INFINITY) {
+        last = k;
+        break;
+      }
+    reach[r] = last - past;
+  }
+}
+
+void vlm_attention_blocks_reach(const int32_t *blocks, int64_t count, int64_t *reach) {
+  /* The last row of each block id, then each row's. */
+  for (int64_t r = 0; r < count; r++) reach[r] = r;
+  for (int64_t r = count - 1; r >= 0; r--) {
+    if (blocks[r] < 0 || reach[r] != r) continue;
+    for (int64_t k = r - 1; k >= 0; k--)
+      if (blocks[k] == blocks[r] && reach[k] == k) reach[k] = r;
+  }
+}
+
+void vlm_attention_blocks_bias(const int32_t *blocks, int64_t count, int64_t first, int64_t rows, float *out) {
+  int64_t keys = first + rows;
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t row = first + i;
+    int32_t block = row < count ? blocks[row] : -1;
+    for (int64_t k = 0; k < keys; k++)
+      out[i * keys + k] = k <= row || (block >= 0 && k < count && blocks[k] == block) ? 0.0f : -INFINITY;
+  }
 }

@@ -54,7 +54,9 @@ typedef struct vlm_prefill_input {
   const int32_t *feature_mask;   /* [T]: non-zero where the row is features[r] */
   const int64_t *positions;      /* [axes, T] axis-major, or NULL: consecutive from the slot's length */
   int position_axes;             /* 1, or 3 for an M-RoPE model */
-  const float *bias;             /* [T, past + T] additive, replacing the causal mask; NULL: causal */
+  /* [T, past + T] additive (0 or -inf), replacing the causal mask; key k
+   * is cache index k (the slot's rows, then these); NULL: causal. */
+  const float *bias;
   int64_t bias_key_count;        /* past + T when bias is given */
   const vlm_side_input *side_inputs;
   int side_input_count;
@@ -64,6 +66,9 @@ typedef struct vlm_prefill_input {
 typedef struct vlm_text_decoder_shape {
   int64_t vocab_size, hidden_size, capacity;
   int position_axes;             /* 1, or 3 for M-RoPE */
+  /* The most rows one prefill step can attend across (the rows a bias
+   * lets see each other must fit one); 0: no limit. */
+  int64_t prefill_rows_limit;
   int layer_feature_count;       /* L of the "layer_features" side input; 0: none */
 } vlm_text_decoder_shape;
 
@@ -79,6 +84,27 @@ const vlm_side_input *vlm_prefill_input_side(const vlm_prefill_input *input, con
 
 /* Values of a slot's KV variant (vlm_text_decoder_operations.kv_variant). */
 #define VLM_KV_VARIANT_VALUES 3
+
+/* Where a prefill step that starts at row `first` of `count` may end,
+ * given reach[r] (the last row, in the same numbering, that row r sees;
+ * >= r): the largest end in (first, first + limit] such that no row of
+ * [first, end) sees a row at or after end; when there is none (a block
+ * that starts at `first` and runs past the limit), the smallest end beyond
+ * that holds it. limit <= 0: no limit (every row to count, then closed). */
+int64_t vlm_prefill_chunk_end(const int64_t *reach, int64_t count, int64_t first, int64_t limit);
+/* reach[r] of rows [0, count) of a prefill whose bias is [count,
+ * key_count] over cache indices with `past` cached rows: the last
+ * non-masked key of each row, as a row index (key - past). */
+void vlm_prefill_bias_reach(const float *bias, int64_t count, int64_t key_count, int64_t past, int64_t *reach);
+/* The bias [rows, first + rows] of prompt rows [first, first + rows) of a
+ * prompt whose rows carry attention blocks (>= 0: a block, -1: none; see
+ * vlm_family_attention_blocks_fn): 0 where the key is the row's or
+ * earlier, or in the row's block, -inf elsewhere. The prompt's rows are the
+ * slot's cache indices (the slot holds rows [0, first)). */
+void vlm_attention_blocks_bias(const int32_t *blocks, int64_t count, int64_t first, int64_t rows, float *out);
+/* reach[r] of a prompt's rows from its attention blocks (the last row of
+ * the row's block, or r). */
+void vlm_attention_blocks_reach(const int32_t *blocks, int64_t count, int64_t *reach);
 
 typedef struct vlm_text_decoder_operations {
   const char *backend; /* "cpu", "xla" */

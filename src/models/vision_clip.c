@@ -1,12 +1,15 @@
-/* The CLIP vision tower and the LLaVA projector on the shared graph (see
- * vision_encoder.h). Transformers' CLIPVisionTransformer:
+/* The CLIP and SigLIP vision towers and the LLaVA projector on the shared
+ * graph (see vision_encoder.h). Transformers' CLIPVisionTransformer:
  *
  *   embeddings  = [class_embedding; patch_embedding(pixels)] + position_embedding
  *   hidden      = pre_layrnorm(embeddings)             hidden_states[0]
  *   per layer:    x = x + out_proj(attention(layer_norm1(x)))
  *                 x = x + fc2(act(fc1(layer_norm2(x))))   hidden_states[i + 1]
  *
- * post_layernorm only feeds the pooled output, which LLaVA never reads. */
+ * post_layernorm only feeds CLIP's pooled output, which LLaVA never reads.
+ * SiglipVisionModel: embeddings = patch_embedding(pixels) (a biased conv) +
+ * position_embedding, no class token and no pre-norm, the same layers, and
+ * last_hidden_state = post_layernorm(the last layer's output). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +76,8 @@ static int32_t linear(vision_builder *builder, int32_t x, const char *prefix, co
   return vlm_graph_linear(builder->graph, x, weight_node, bias_node, "%s%s", prefix, module);
 }
 
+static bool is_siglip(const vlm_vision_description *description) { return description->kind == VLM_VIT_SIGLIP; }
+
 static int32_t layer_norm(vision_builder *builder, int32_t x, const char *prefix, const char *module) {
   char suffix[VLM_GRAPH_NAME_LENGTH];
   int64_t width = builder->vision->hidden_size;
@@ -84,10 +89,10 @@ static int32_t layer_norm(vision_builder *builder, int32_t x, const char *prefix
                               "%s%s", prefix, module);
 }
 
-/* Rows of the embedded sequence: per image, its class token then its
- * patches. */
+/* Rows of the embedded sequence: per image, its class token (CLIP) then
+ * its patches. */
 static int64_t sequence_length(const vlm_vision_description *description) {
-  return vlm_vision_patch_count(description) + 1;
+  return vlm_vision_patch_count(description) + (is_siglip(description) ? 0 : 1);
 }
 
 vlm_status vlm_vision_prepare_inputs(const vlm_vision_description *description, const vlm_pixel_values *images,
@@ -97,14 +102,25 @@ vlm_status vlm_vision_prepare_inputs(const vlm_vision_description *description, 
   int64_t patches = vlm_vision_patch_count(description), width = vlm_vision_patch_width(description);
   int64_t length = sequence_length(description), rows = image_count * length;
   float *patch_values;
-  int32_t *order, *positions, *segments;
+  int32_t *order = NULL, *positions, *segments;
+  bool siglip = is_siglip(description);
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "patches", VLM_DTYPE_F32, 2,
                                             VLM_SHAPE(image_count * patches, width), (void **)&patch_values));
-  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "token_order", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&order));
+  if (!siglip)
+    VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "token_order", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&order));
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "position_ids", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&positions));
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "segments", VLM_DTYPE_I32, 1, VLM_SHAPE(rows), (void **)&segments));
   for (int i = 0; i < image_count; i++) {
-    if (!images[i].values) return VLM_ERROR(INVALID_ARGUMENT, "image %d has no pixel values", i);
+    if (!images[i].values) {
+      /* Padding (a bucket's spare image): zero patches, its own segment. */
+      memset(patch_values + (size_t)(i * patches * width), 0, (size_t)(patches * width) * sizeof(float));
+      for (int64_t r = 0; r < length; r++) {
+        if (order) order[i * length + r] = r == 0 ? 0 : (int32_t)(1 + i * patches + r - 1);
+        positions[i * length + r] = (int32_t)r;
+        segments[i * length + r] = i;
+      }
+      continue;
+    }
     if (images[i].channels != vision->num_channels || images[i].height != vision->image_height ||
         images[i].width != vision->image_width)
       return VLM_ERROR(INVALID_ARGUMENT,
@@ -114,11 +130,11 @@ vlm_status vlm_vision_prepare_inputs(const vlm_vision_description *description, 
                        (long long)vision->image_width);
     vlm_vision_patchify(images[i].values, vision->num_channels, vision->image_height, vision->image_width,
                         vision->patch_size, patch_values + (size_t)(i * patches * width));
-    /* Row 0 of the joined table is the class embedding, rows 1.. the
+    /* CLIP: row 0 of the joined table is the class embedding, rows 1.. the
      * patches of every image in order. */
     for (int64_t r = 0; r < length; r++) {
       int64_t row = i * length + r;
-      order[row] = r == 0 ? 0 : (int32_t)(1 + i * patches + r - 1);
+      if (order) order[row] = r == 0 ? 0 : (int32_t)(1 + i * patches + r - 1);
       positions[row] = (int32_t)r;
       segments[row] = i;
     }
@@ -141,13 +157,20 @@ static int32_t embeddings(vision_builder *builder, int64_t image_count) {
   int64_t rows = image_count * sequence_length(description);
   int32_t input = vlm_graph_input(graph, VLM_DTYPE_F32, 2, VLM_SHAPE(image_count * patches, width),
                                   "patches");
-  int32_t order = vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(rows), "token_order");
+  bool siglip = is_siglip(description);
+  int32_t order = siglip ? -1 : vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(rows), "token_order");
   int32_t position_ids = vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(rows), "position_ids");
   int32_t kernel = weight(builder, prefix, "embeddings.patch_embedding.weight", 4,
                           VLM_SHAPE(hidden, vision->num_channels, patch, patch));
   kernel = vlm_graph_reshape(graph, kernel, 2, VLM_SHAPE(hidden, width),
                              "%sembeddings.patch_embedding.weight_as_matrix", prefix);
-  int32_t x = vlm_graph_linear(graph, input, kernel, -1, "%sembeddings.patch_embedding", prefix);
+  int32_t patch_bias = siglip ? weight(builder, prefix, "embeddings.patch_embedding.bias", 1, VLM_SHAPE(hidden)) : -1;
+  int32_t x = vlm_graph_linear(graph, input, kernel, patch_bias, "%sembeddings.patch_embedding", prefix);
+  if (siglip) {
+    int32_t table = weight(builder, prefix, "embeddings.position_embedding.weight", 2, VLM_SHAPE(patches, hidden));
+    int32_t position_rows = vlm_graph_gather(graph, table, position_ids, "%sembeddings.position_embedding", prefix);
+    return vlm_graph_add(graph, x, position_rows, "%sembeddings", prefix);
+  }
   int32_t class_token = weight(builder, prefix, "embeddings.class_embedding", 1, VLM_SHAPE(hidden));
   class_token = vlm_graph_reshape(graph, class_token, 2, VLM_SHAPE(1, hidden), "%sembeddings.class_embedding_row",
                                   prefix);
@@ -239,6 +262,9 @@ vlm_status vlm_build_vision_graph(const vlm_vision_description *description, int
   int64_t deepest = 0;
   for (int i = 0; i < description->feature_layer_count; i++)
     if (description->feature_layers[i] > deepest) deepest = description->feature_layers[i];
+  if (description->post_layernorm && (description->feature_layer_count != 1 ||
+                                      description->feature_layers[0] != vision->num_hidden_layers))
+    return VLM_ERROR(INVALID_ARGUMENT, "vision encoder: post_layernorm applies to the last layer's output only");
   /* hidden_states[i] is the input of layer i: build layers 0..deepest-1. */
   int32_t states[VLM_VISION_MAX_FEATURE_LAYERS + 1] = {0};
   int32_t hidden = embeddings(&builder, image_count);
@@ -253,16 +279,21 @@ vlm_status vlm_build_vision_graph(const vlm_vision_description *description, int
   int32_t selected[VLM_VISION_MAX_FEATURE_LAYERS];
   for (int i = 0; i < description->feature_layer_count; i++) {
     if (description->feature_layers[i] == 0) states[i] = by_index_zero;
+    if (description->post_layernorm)
+      states[i] = layer_norm(&builder, states[i], description->tower_prefix, "post_layernorm");
     out_nodes->hidden_states[i] = states[i];
-    selected[i] = description->keep_class_token ? states[i]
-                                                : drop_class_tokens(&builder, states[i], image_count, i);
+    selected[i] = description->keep_class_token || is_siglip(description)
+                      ? states[i]
+                      : drop_class_tokens(&builder, states[i], image_count, i);
   }
   int32_t features = description->feature_layer_count == 1
                          ? selected[0]
                          : vlm_graph_concat(graph, selected, description->feature_layer_count, 1,
                                             "model.vision_features");
   out_nodes->features = features;
-  out_nodes->projector = projector(&builder, features, vision->hidden_size * description->feature_layer_count);
+  out_nodes->projector = description->projector_prefix
+                             ? projector(&builder, features, vision->hidden_size * description->feature_layer_count)
+                             : features;
   graph->output = out_nodes->projector;
   vlm_status status = vlm_graph_take_error(graph);
   if (status) return status;

@@ -1,7 +1,10 @@
-/* The shared vision-encoder graph: a ViT tower (CLIP today: patch embedding
- * as a linear over host-side patches, class token, position embeddings,
- * pre-layernorm, pre-norm encoder layers) followed by the family's
- * feature selection and projector into the text model's hidden size.
+/* The shared vision-encoder graph: a ViT tower, CLIP's (patch embedding as
+ * a linear over host-side patches, class token, position embeddings,
+ * pre-layernorm, pre-norm encoder layers) or SigLIP's (a biased patch
+ * embedding, no class token, no pre-layernorm, the post-layernorm on the
+ * last layer's output: last_hidden_state), followed by the family's feature
+ * selection and, for LLaVA, its projector into the text model's hidden
+ * size (other families build theirs on the features).
  *
  * Like the decoder graph (decoder.h), nodes are named after the
  * Transformers modules whose output they hold
@@ -14,19 +17,24 @@
 
 #include "graph/graph.h"
 #include "io/config.h"
+#include "models/blocks.h"
 
 #define VLM_VISION_MAX_FEATURE_LAYERS VLM_GRAPH_MAX_INPUTS
 
 typedef struct vlm_vision_description {
   const vlm_vision_config *vision;
+  vlm_vit_kind kind;             /* CLIP (the zero value) or SigLIP */
   const char *tower_prefix;      /* "model.vision_tower." */
-  const char *projector_prefix;  /* "model.multi_modal_projector." */
+  const char *projector_prefix;  /* "model.multi_modal_projector.", or NULL: no projector (output = features) */
   /* Indices into Transformers' hidden_states tuple (0 = the pre-layernorm
    * output, i = encoder layer i - 1), already made non-negative. Several
    * are concatenated along the features. */
   int64_t feature_layers[VLM_VISION_MAX_FEATURE_LAYERS];
   int feature_layer_count;
-  bool keep_class_token;         /* select strategy "full"; "default" drops it */
+  bool keep_class_token;         /* select strategy "full"; "default" drops it (CLIP only) */
+  /* SigLIP's last_hidden_state: the feature layer is the last, through
+   * post_layernorm. */
+  bool post_layernorm;
   vlm_activation projector_activation;
   bool projector_bias;
   int64_t text_hidden_size;
@@ -53,10 +61,11 @@ typedef struct vlm_vision_graph_nodes {
 /* The graph's inputs for `image_count` preprocessed images (pixel_values
  * [channels, height, width] of the tower's size each): "patches" (f32
  * [images * patches, patch width], vlm_vision_patchify's order),
- * "token_order" (i32: for each sequence row, which row of [class
+ * "token_order" (CLIP; i32: for each sequence row, which row of [class
  * embedding; every image's patches] it is), "position_ids" (i32: its
  * position-embedding row) and "segments" (i32: its image, the attention
- * segment). Added to `out`, which the caller owns. */
+ * segment). Added to `out`, which the caller owns. An image without
+ * values (NULL) is padding: zero patches, a segment of its own. */
 struct vlm_tensor_list;
 struct vlm_pixel_values;
 vlm_status vlm_vision_prepare_inputs(const vlm_vision_description *description,

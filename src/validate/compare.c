@@ -182,8 +182,19 @@ vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *opti
       .allocator = options->allocator,
       .thread_count = options->thread_count,
   };
-  vlm_model_options model_options = {.allocator = options->allocator};
+  /* The model as Transformers ran the case: in its dtype, with the call's
+   * processor kwargs (e.g. pan-and-scan) when the manifest has them. */
+  vlm_model_options model_options = {.allocator = options->allocator, .dtype = report->golden.dtype};
+  char *processor_kwargs = NULL;
+  const vlm_json_value *kwargs = vlm_json_object_get(report->golden.manifest.root, "processor_kwargs");
+  if (kwargs) {
+    vlm_string_builder text = {0};
+    vlm_sb_append_json_value(&text, kwargs);
+    processor_kwargs = vlm_sb_finish(&text);
+    model_options.processor_kwargs = processor_kwargs;
+  }
   vlm_status opened = vlm_model_open(report->model_directory, &model_options, &context.model);
+  free(processor_kwargs);
   /* A model that does not open fails each stage that needs it (the
    * checkpoint stage says why); the others still compare. */
   vlm_status_free(opened);

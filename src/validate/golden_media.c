@@ -1,7 +1,9 @@
 /* See golden_media.h. Transformers batches a processor's outputs over the
  * images: pixel_values [images, channels, height, width] for fixed-size
- * processors, or [sum of patches, patch width] with image_grid_thw
- * [images, 3] (t, h, w in patches) for the Qwen2-VL processor. */
+ * processors, [sum of 1 + crops, channels, height, width] with num_crops
+ * [images] for Gemma 3's (each image followed by its pan-and-scan crops),
+ * or [sum of patches, patch width] with image_grid_thw [images, 3] (t, h,
+ * w in patches) for the Qwen2-VL processor. */
 #include "validate/golden_media.h"
 
 #include <dirent.h>
@@ -14,6 +16,7 @@
 
 #define PIXEL_VALUES "processor.pixel_values"
 #define GRIDS "processor.image_grid_thw"
+#define CROPS "processor.num_crops"
 
 static const vlm_json_value *image_list(const vlm_golden_case *golden) {
   const vlm_json_value *images = vlm_json_object_get(golden->manifest.root, "images");
@@ -52,6 +55,28 @@ static vlm_status item_from_case(const vlm_golden_case *golden, int64_t index, v
     return VLM_OK;
   }
   vlm_status_free(has_grids);
+  vlm_tensor crops;
+  vlm_status has_crops = vlm_golden_case_tensor(golden, CROPS, &crops);
+  if (!has_crops) {
+    /* Image `index` is rows [sum of 1 + earlier crops, + 1 + its crops). */
+    if (crops.rank != 1 || index >= crops.shape[0] || pixels.rank != 4)
+      return VLM_ERROR(DATA_LOSS, CROPS " and " PIXEL_VALUES " do not have Gemma 3's layout");
+    int64_t first = 0;
+    for (int64_t i = 0; i < index; i++) first += 1 + grid_value(&crops, i);
+    int64_t images = 1 + grid_value(&crops, index), values = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];
+    if (first + images > pixels.shape[0]) return VLM_ERROR(DATA_LOSS, CROPS " covers more images than " PIXEL_VALUES);
+    VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "pixel_values", VLM_DTYPE_F32, 4,
+                                            (const int64_t[]){images, pixels.shape[1], pixels.shape[2], pixels.shape[3]},
+                                            &data));
+    memcpy(data, (const float *)pixels.data + first * values, (size_t)(images * values) * sizeof(float));
+    int32_t *count = NULL;
+    VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "num_crops", VLM_DTYPE_I32, 1, (const int64_t[]){1},
+                                            (void **)&count));
+    *count = (int32_t)(images - 1);
+    item->grid[0] = images, item->grid[1] = pixels.shape[2], item->grid[2] = pixels.shape[3];
+    return VLM_OK;
+  }
+  vlm_status_free(has_crops);
   if (pixels.rank != 4 || index >= pixels.shape[0])
     return VLM_ERROR(DATA_LOSS, PIXEL_VALUES " is not [images, channels, height, width]");
   int64_t values = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];

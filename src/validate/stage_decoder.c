@@ -3,7 +3,11 @@
  * (tokenization has stages of its own). When the golden holds the merged
  * input_embeddings (image cases), the decoder is driven through
  * embeddings_prefill with them, so the decoder is proven independently of
- * the vision path; text-only cases go through token_prefill. */
+ * the vision path; text-only cases go through token_prefill. A family with
+ * bidirectional attention blocks (Gemma 3's images) gets the additive bias
+ * the engine builds from vlm's blocks of those ids, and a case may ask for
+ * the prefill in chunks of "vlm_prefill_chunk" rows (Transformers ran it
+ * whole; vlm must give the same, chunked). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 #include "models/decoder.h"
 #include "models/family.h"
 #include "models/model.h"
+#include "models/modules.h"
 #include "validate/compare.h"
 #include "validate/stages.h"
 
@@ -29,6 +34,7 @@ typedef struct decoder_run {
    * and the decode delta they imply (max + 1 - T); NULL: consecutive. */
   int64_t *positions;
   int64_t position_delta;
+  float *bias;            /* [T, T] of the family's attention blocks, or NULL: causal */
 } decoder_run;
 
 static void decoder_run_release(decoder_run *run) {
@@ -37,6 +43,31 @@ static void decoder_run_release(decoder_run *run) {
   free(run->tokens);
   free(run->logits);
   free(run->positions);
+  free(run->bias);
+}
+
+/* The prefill bias of the golden prompt from the family's blocks. */
+static vlm_status blocks_bias(const vlm_compare_context *context, decoder_run *run) {
+  const vlm_family *family = context->model ? context->model->family : NULL;
+  if (!family || !family->attention_blocks) return VLM_OK;
+  int32_t *blocks = malloc((size_t)run->token_count * sizeof(int32_t));
+  if (!blocks) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  bool any = false;
+  vlm_status status = family->attention_blocks(&context->model->config, run->tokens, run->token_count, blocks, &any);
+  if (!status && any) {
+    run->bias = malloc((size_t)(run->token_count * run->token_count) * sizeof(float));
+    if (!run->bias) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    else vlm_attention_blocks_bias(blocks, run->token_count, 0, run->token_count, run->bias);
+  }
+  free(blocks);
+  return status;
+}
+
+/* The case's "vlm_prefill_chunk" (0: the whole prompt at once). */
+static int64_t golden_prefill_chunk(const vlm_compare_context *context) {
+  int64_t chunk = 0;
+  vlm_json_get_int(vlm_json_object_get(context->golden->manifest.root, "vlm_prefill_chunk"), &chunk);
+  return chunk > 0 ? chunk : 0;
 }
 
 /* The golden prompt: its input_ids and, for an M-RoPE family, the
@@ -130,8 +161,10 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
   VLM_RETURN_IF_ERROR(read_input_ids(context, run));
   VLM_RETURN_IF_ERROR(vlm_thread_pool_create(context->thread_count, context->allocator, &run->pool));
   vlm_text_model_options options = {.slot_count = 1, .capacity = run->token_count + extra_capacity,
-                                    .pool = run->pool, .allocator = context->allocator};
+                                    .prefill_chunk = golden_prefill_chunk(context), .pool = run->pool,
+                                    .allocator = context->allocator};
   if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
+  VLM_RETURN_IF_ERROR(blocks_bias(context, run));
   VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model, &options, &run->model));
   VLM_RETURN_IF_ERROR(select_adapter(context, run));
   int64_t vocab = vlm_text_model_vocab_size(run->model);
@@ -150,7 +183,8 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
     for (int64_t i = 0; i < run->token_count; i++) mask[i] = 1;
     vlm_prefill_input input = {.row_count = run->token_count, .tokens = run->tokens, .features = embeddings.data,
                                .feature_mask = mask, .positions = run->positions,
-                               .position_axes = run->positions ? 3 : 1};
+                               .position_axes = run->positions ? 3 : 1, .bias = run->bias,
+                               .bias_key_count = run->bias ? run->token_count : 0};
     vlm_side_input side = {0};
     float *layer_features = NULL;
     vlm_status status = golden_layer_features(context, run, &side, &layer_features);
@@ -165,6 +199,12 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
   }
   vlm_status_free(lookup);
   run->used_embeddings = false;
+  if (run->bias) { /* token rows under the blocks' bias */
+    vlm_prefill_input input = {.row_count = run->token_count, .tokens = run->tokens, .positions = run->positions,
+                               .position_axes = run->positions ? 3 : 1, .bias = run->bias,
+                               .bias_key_count = run->token_count};
+    return vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
+  }
   vlm_positions positions = {.values = run->positions, .axes = 3};
   return vlm_text_model_token_prefill(run->model, 0, run->tokens, run->token_count,
                                       run->positions ? &positions : NULL, &out);

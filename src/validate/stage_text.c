@@ -1,6 +1,8 @@
 /* The text stages of a golden case: input_ids (chat template + tokenizer),
  * attention_mask and position_ids (what the decoder is given for a single
- * unpadded sequence), and text (detokenization of the greedy tokens). */
+ * unpadded sequence), the multimodal token types and the prefill masks the
+ * family's attention blocks give (Gemma 3's bidirectional images), and
+ * text (detokenization of the greedy tokens). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,8 @@
 #include "core/status.h"
 #include "engine/prompt.h"
 #include "io/json.h"
+#include "models/model.h"
+#include "models/modules.h"
 #include "validate/compare.h"
 #include "validate/golden_media.h"
 #include "validate/stages.h"
@@ -130,7 +134,11 @@ static vlm_status sequence_stage(const vlm_compare_context *context, const vlm_g
   for (int64_t i = 0; actual && i < axes * count; i++)
     actual[i] = kind == SEQUENCE_IDS ? (double)prompt.ids[i]
                 : kind == SEQUENCE_POSITIONS ? (prompt.positions ? (double)prompt.positions[i] : (double)i)
-                : kind == SEQUENCE_TOKEN_TYPES ? (prompt.feature_rows && prompt.feature_rows[i] ? 1.0 : 0.0)
+                : kind == SEQUENCE_TOKEN_TYPES
+                    ? ((prompt.feature_rows && prompt.feature_rows[i]) ||
+                               (prompt.attention_blocks && prompt.attention_blocks[i] >= 0)
+                           ? 1.0
+                           : 0.0)
                 : kind == SEQUENCE_DELTA ? (double)prompt.position_delta
                                            : 1.0;
   vlm_stage_outcome before = result->outcome;
@@ -169,6 +177,48 @@ vlm_status vlm_stage_mm_token_type_ids(const vlm_compare_context *context, const
 vlm_status vlm_stage_rope_deltas(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                  vlm_stage_result *result) {
   return sequence_stage(context, stage, result, SEQUENCE_DELTA);
+}
+
+/* prefill_mask: which keys each row of the prompt sees in prefill, per
+ * layer kind (the stage's "kinds": full_attention, sliding_attention),
+ * [kinds, T, T] booleans as Transformers' create_masks_for_vision_model
+ * makes them; vlm's: the bias of its attention blocks (engine/scheduler.c)
+ * with the sliding window the attention applies on top. */
+vlm_status vlm_stage_prefill_mask(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                  vlm_stage_result *result) {
+  const vlm_json_value *kinds = vlm_json_object_get(stage->spec, "kinds");
+  if (!kinds || kinds->type != VLM_JSON_ARRAY || kinds->as.array.count == 0)
+    return VLM_ERROR(DATA_LOSS, "stage prefill_mask has no \"kinds\" list");
+  engine_prompt prompt;
+  VLM_RETURN_IF_ERROR(build_prompt(context, &prompt, result));
+  int64_t count = prompt.count, layers = (int64_t)kinds->as.array.count;
+  int64_t window = context->model->config.text.sliding_window;
+  double *actual = malloc((size_t)(layers * count * count + 1) * sizeof(double));
+  float *bias = malloc((size_t)(count * count + 1) * sizeof(float));
+  vlm_status status = actual && bias ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!status && prompt.attention_blocks) vlm_attention_blocks_bias(prompt.attention_blocks, count, 0, count, bias);
+  for (int64_t layer = 0; !status && layer < layers; layer++) {
+    const char *kind = vlm_json_get_string(vlm_json_array_get(kinds, (size_t)layer));
+    bool sliding = kind && strcmp(kind, "sliding_attention") == 0;
+    if (!kind || (!sliding && strcmp(kind, "full_attention") != 0)) {
+      status = VLM_ERROR(DATA_LOSS, "prefill_mask: unknown layer kind '%s'", kind ? kind : "?");
+      break;
+    }
+    for (int64_t q = 0; q < count; q++)
+      for (int64_t k = 0; k < count; k++) {
+        bool seen = prompt.attention_blocks ? bias[q * count + k] == 0.0f : k <= q;
+        if (sliding && window > 0 && k <= q - window) seen = false;
+        actual[(layer * count + q) * count + k] = seen ? 1.0 : 0.0;
+      }
+  }
+  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, layers * count * count, result);
+  if (!status && !result->detail[0])
+    snprintf(result->detail, sizeof(result->detail), "%lld rows, %s", (long long)count,
+             prompt.attention_blocks ? "bidirectional blocks" : "causal");
+  free(actual);
+  free(bias);
+  engine_prompt_release(&prompt);
+  return status;
 }
 
 /* The golden greedy tokens decoded by vlm's tokenizer. */

@@ -215,7 +215,8 @@ vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
                                     .allocator = context->allocator};
   if (!status) status = vlm_text_model_open(context->model, &options, &text);
   const vlm_model_config *config = &context->model->config;
-  int64_t placeholder = context->model->family->image->placeholder_token(config);
+  const vlm_family_image *path = context->model->family->image;
+  int64_t placeholder = path->feature_token ? path->feature_token(config) : path->placeholder_token(config);
   int64_t width = config->text.hidden_size, vocab = config->text.vocab_size;
   /* An encoder row beyond the hidden width holds the layer features. */
   int64_t layers = status ? 0 : run.feature_width / width - 1;

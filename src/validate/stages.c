@@ -2,6 +2,7 @@
  * golden manifest but absent here is reported as "not implemented yet".
  * Later issues add one line each (and the function in its own file):
  *   processor.pixel_values, input_ids, position_ids, attention_mask,
+ *   token_type_ids, prefill_mask,
  *   vision_encoder, vision_features, projector, input_embeddings,
  *   prefill_logits, kv, greedy_tokens, text. */
 #include <string.h>
@@ -20,10 +21,14 @@ static const stage_entry stages[] = {
     {"processor.image_grid_thw", vlm_stage_processor_tensor},
     {"processor_pil.pixel_values", vlm_stage_processor_pil_tensor},
     {"processor_pil.image_grid_thw", vlm_stage_processor_pil_tensor},
+    {"processor.num_crops", vlm_stage_processor_tensor},
+    {"processor_pil.num_crops", vlm_stage_processor_pil_tensor},
     {"input_ids", vlm_stage_input_ids},
     {"attention_mask", vlm_stage_attention_mask},
     {"position_ids", vlm_stage_position_ids},
     {"mm_token_type_ids", vlm_stage_mm_token_type_ids},
+    {"token_type_ids", vlm_stage_mm_token_type_ids},
+    {"prefill_mask", vlm_stage_prefill_mask},
     {"rope_deltas", vlm_stage_rope_deltas},
     {"refusal", vlm_stage_refusal},
     {"text", vlm_stage_text},

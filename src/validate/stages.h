@@ -28,6 +28,9 @@ vlm_status vlm_stage_position_ids(const vlm_compare_context *context,
 /* mm_token_type_ids (0 text, 1 image) and rope_deltas (M-RoPE: decode
  * position minus cache length) of the built prompt; refusal: vlm refuses
  * the request Transformers refuses. */
+/* The prefill mask per layer kind (Gemma 3's bidirectional images). */
+vlm_status vlm_stage_prefill_mask(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                  vlm_stage_result *result);
 vlm_status vlm_stage_mm_token_type_ids(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                        vlm_stage_result *result);
 vlm_status vlm_stage_rope_deltas(const vlm_compare_context *context, const vlm_golden_stage *stage,

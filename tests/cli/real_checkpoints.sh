@@ -46,18 +46,31 @@ model_dir() {
 # matches_golden MODEL_DIR MANIFEST: the case's messages (or raw prompt) and
 # images through `vlm run`, greedily, for as many tokens as the golden has.
 matches_golden() {
-  python3 - "$2" "$fixtures/media/images" >"$work/arguments" <<'PY' || return 1
+  python3 - "$2" "$fixtures/media/images" "$backend" >"$work/arguments" <<'PY' || return 1
 import json, sys
 manifest = json.load(open(sys.argv[1]))
 arguments = []
-if manifest.get("messages"):
-    content = manifest["messages"][-1]["content"]
-    if isinstance(content, str):
-        arguments += ["--prompt", content]
-    else:
-        arguments += ["--prompt", " ".join(p["text"] for p in content if p["type"] == "text")]
+content = manifest["messages"][-1]["content"] if manifest.get("messages") else None
+types = [p["type"] for p in content] if isinstance(content, list) else []
+if isinstance(content, str):
+    arguments += ["--prompt", content]
+elif content is not None and types == sorted(types, key=lambda t: t != "image"):
+    arguments += ["--prompt", " ".join(p["text"] for p in content if p["type"] == "text")]
 else:
-    arguments += ["--raw", "--prompt", manifest["prompt"]]
+    # No chat `vlm run` spells (text before an image): the rendered prompt,
+    # its placeholders expanded as in a chat; the raw flow adds the BOS the
+    # template wrote (Gemma's <bos>) itself.
+    prompt = manifest["prompt"]
+    if content is not None and prompt.startswith("<bos>"):
+        prompt = prompt[len("<bos>"):]
+    arguments += ["--raw", "--prompt", prompt]
+if manifest.get("processor_kwargs"):
+    arguments += ["--processor-kwargs", json.dumps(manifest["processor_kwargs"])]
+# A case prefilled in chunks smaller than an image block (Gemma 3): on cpu
+# the engine stretches the chunk over the block; a compiled xla chunk must
+# hold the block, so xla prefills it in its default chunk.
+if manifest.get("vlm_prefill_chunk") and sys.argv[3] == "cpu":
+    arguments += ["--prefill-chunk", str(manifest["vlm_prefill_chunk"])]
 for image in manifest.get("images", []):
     arguments += ["--image", sys.argv[2] + "/" + image]
 greedy = [s for s in manifest["stages"] if s["name"] == "greedy_tokens"][0]
@@ -138,6 +151,20 @@ if ours != golden:
     sys.exit(1)
 PY
 }
+# xla: a compiled prefill chunk shorter than an image block (Gemma 3's 16
+# soft tokens attend to each other) cannot run it; refused at admission,
+# naming the chunk the request needs.
+if [ "$backend" = xla ] && case " $families " in *" gemma3 "*) true ;; *) false ;; esac; then
+  model=$(model_dir gemma3)
+  status=$?
+  if [ "$status" -eq 77 ]; then skip no-fixtures xla_gemma3_block_over_chunk_refused "$(cat "$work/unpack")"
+  elif have_fixtures xla_gemma3_block_over_chunk_refused; then
+    check xla_gemma3_block_over_chunk_refused refuses 1 "use a prefill chunk of at least 16" run --model "$model" \
+      --backend xla --context 128 --prefill-chunk 8 --image "$fixtures/media/images/chelsea.png" \
+      --prompt "What is in this picture?" --max-tokens 2
+  fi
+fi
+
 if [ "$backend" = cpu ]; then
   for case in llava_realtok/text_only mistral/chat qwen3/chat gemma3_text/chat gemma3/text_only; do
     family=${case%/*}

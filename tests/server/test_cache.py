@@ -1,14 +1,16 @@
 """The prefix and encoder caches through `vlm serve` (cpu backend): a
 two-turn image conversation re-encodes nothing and prefills only the new
 turn, counted by /metrics and reported as usage.prompt_tokens_details.
-cached_tokens (chat, streamed and not, and completions), on the tiny LLaVA
-and the tiny Qwen2-VL (3-axis M-RoPE positions in the key); 32 mixed text
+cached_tokens (chat, streamed and not, and completions), on the tiny LLaVA,
+the tiny Qwen2-VL (3-axis M-RoPE positions in the key) and the tiny Gemma 3
+(bidirectional image blocks, prefill chunks stretched over them; a reused
+prefix never ends inside an image's block); 32 mixed text
 and image requests with shared prefixes on 4 slots give each exactly what a
 server without caches gives; and small budgets are never exceeded while
 evicting.
 
 Run: .venv-server/bin/python tests/server/test_cache.py [-v]
-Needs ../shared/fixtures (images; the Qwen3 tokenizer for Qwen2-VL)."""
+Needs ../shared/fixtures (images; the Qwen3 tokenizer for Qwen2-VL, the Gemma 3 one for Gemma 3)."""
 import concurrent.futures
 import os
 import subprocess
@@ -286,6 +288,100 @@ class Qwen2VLCacheTests(TwoTurnCase, unittest.TestCase):
         cls.scratch.cleanup()
         if statuses != (0, 0):
             raise AssertionError(f"vlm serve exited {statuses}:\n{cls.server.stderr()}\n{cls.plain.stderr()}")
+
+
+class Gemma3CacheTests(Qwen2VLCacheTests):
+    """Gemma 3: each image's soft tokens are a bidirectional attention block
+    (16 rows on the tiny model, so a 16-position cache block boundary falls
+    inside it) and prefill chunks of 8 rows are stretched over it; the
+    reused prefix never ends inside a block (engine_cache.c), and the second
+    turn equals the uncached server's."""
+    model_name = "gemma3"
+
+    @classmethod
+    def setUpClass(cls):
+        fixture(cls.image)
+        import tempfile
+        cls.scratch = tempfile.TemporaryDirectory()
+        model = test_qwen2_vl.unpacked_model(cls.scratch.name, "gemma3")
+        chunks = ("--prefill-chunk", "8", "--decoding-prefill-chunk", "8")
+        cls.server = harness.Server(VLM, model, "--parallel", "4", "--ctx", "4096", *chunks)
+        cls.plain = harness.Server(VLM, model, "--parallel", "4", "--ctx", "4096", *chunks, "--prefix-cache-mb", "0",
+                                   "--encoder-cache-mb", "0")
+        cls.client, cls.plain_client = client_for(cls.server), client_for(cls.plain)
+
+
+class Gemma3BlockBoundaryTests(unittest.TestCase):
+    """A cached prefix that would end inside an image's attention block is
+    cut back to before the block. The budget (1 MiB: N blocks) keeps only
+    turn 1's first N blocks, and the system prompt is sized so that the
+    image's 16 soft tokens straddle position 16 N: turn 2 matches N blocks,
+    of which it may reuse only those before the image."""
+    SOFT_TOKENS = 16
+    # After the soft tokens when the image ends the user turn:
+    # <end_of_image> "\n\n" <end_of_turn> "\n" <start_of_turn> "model" "\n".
+    TAIL = 7
+
+    @classmethod
+    def setUpClass(cls):
+        fixture("horse.png")
+        import tempfile
+        cls.scratch = tempfile.TemporaryDirectory()
+        model = test_qwen2_vl.unpacked_model(cls.scratch.name, "gemma3")
+        chunks = ("--prefill-chunk", "8", "--decoding-prefill-chunk", "8")
+        cls.server = harness.Server(VLM, model, "--parallel", "2", "--ctx", "4096", *chunks, "--prefix-cache-mb", "1")
+        cls.plain = harness.Server(VLM, model, "--parallel", "2", "--ctx", "4096", *chunks, "--prefix-cache-mb", "0",
+                                   "--encoder-cache-mb", "0")
+        cls.client, cls.plain_client = client_for(cls.server), client_for(cls.plain)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.plain_client.close()
+        statuses = (cls.server.stop(), cls.plain.stop())
+        cls.scratch.cleanup()
+        if statuses != (0, 0):
+            raise AssertionError(f"vlm serve exited {statuses}:\n{cls.server.stderr()}\n{cls.plain.stderr()}")
+
+    @staticmethod
+    def turn1(words):
+        return [{"role": "system", "content": "the " * words + "end."},
+                {"role": "user", "content": [{"type": "text", "text": "Look:"}, image_part(fixture("horse.png"))]}]
+
+    def image_start(self, words):
+        """The first soft token's position (the plain server's prompt length)."""
+        _, usage = chat(self.plain_client, "gemma3", self.turn1(words), 1)
+        return usage.prompt_tokens - self.SOFT_TOKENS - self.TAIL
+
+    def test_reuse_stops_before_an_image_block(self):
+        info = [key for key in self.server.metrics() if key.startswith("vlm_cache_config_info{")]
+        blocks = int(info[0].split('num_blocks="')[1].rstrip('"}'))
+        boundary = blocks * BLOCK
+        # The soft tokens start 8 rows before the boundary (each " the" one token).
+        words = 900
+        words += boundary - 8 - self.image_start(words)
+        start = self.image_start(words)
+        self.assertEqual(start, boundary - 8)
+        messages = self.turn1(words)
+        reply, usage1 = chat(self.client, "gemma3", messages, 4)
+        self.assertEqual(reply, self.reference(messages, 4))
+        self.server.wait_idle()
+        self.assertEqual(self.server.metrics()["vlm_prefix_cache_blocks"], blocks)
+        turn2 = messages + [{"role": "assistant", "content": reply}, {"role": "user", "content": "And then?"}]
+        text2, usage2 = chat(self.client, "gemma3", turn2, 6)
+        cached = cached_tokens(usage2)
+        print(f"\n  gemma3: image rows {start}..{start + self.SOFT_TOKENS - 1}, {blocks} blocks kept; "
+              f"turn 2 {usage2.prompt_tokens} positions, {cached} from the cache", file=sys.stderr)
+        # The N blocks matched end inside the image block (the tail of the
+        # first ends 8 rows into it): the reuse stops at the cache block
+        # before the image, and the output is the uncached server's.
+        self.assertGreater(cached, 0)
+        self.assertLessEqual(cached, start)
+        self.assertEqual(cached, (start // BLOCK) * BLOCK)
+        self.assertEqual(text2, self.reference(turn2, 6))
+
+    def reference(self, messages, max_tokens):
+        return chat(self.plain_client, "gemma3", messages, max_tokens)[0]
 
 
 class XlaCacheTests(unittest.TestCase):

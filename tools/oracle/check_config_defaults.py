@@ -9,7 +9,8 @@ table for: the class name and model_type, every listed field against the
 class's dataclass default (not to_dict(), which holds values __post_init__
 derives), default_theta, attribute_map, and each sub-config's class, AutoConfig
 flag and init_kwargs. For every image processor and processor class: each
-listed field against the class attribute or __init__ default. For
+listed field against the class attribute or __init__ default (and a
+processor's images_kwargs against its class attribute). For
 GenerationConfig: each field against _get_default_generation_params(), or the
 dataclass default where generate() has no fallback. Prints one line per table
 and "N passed, N failed"; exits 1 on any difference.
@@ -149,6 +150,13 @@ def check_processor(class_name, table):
     defaults = class_defaults(cls)
     problems = []
     check_fields(class_name, table["fields"], lambda name: defaults.get(name, MISSING), problems)
+    # What the processor passes its image processor unless the call says
+    # otherwise (ProcessorMixin._merge_kwargs, its modality attributes).
+    images_kwargs = getattr(cls, "images_kwargs", None) or {}
+    listed = table.get("images_kwargs", {})
+    if set(listed) != set(images_kwargs):
+        problems.append(f"{class_name}.images_kwargs: keys {sorted(listed)} != Transformers' {sorted(images_kwargs)}")
+    check_fields(f"{class_name}.images_kwargs", listed, lambda name: images_kwargs.get(name, MISSING), problems)
     return problems
 
 

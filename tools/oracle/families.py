@@ -63,6 +63,11 @@ class Case:
     # images the default processor's stages alone cover keep the goldens
     # small; the Pil variant's full coverage is media_qwen2_vl's digests).
     pil_stages: bool = True
+    # Keyword arguments of the processor call (Gemma 3: do_pan_and_scan).
+    processor_kwargs: dict = None
+    # vlm prefills the prompt in chunks of this many rows (Transformers ran
+    # it whole): a bidirectional image block split across chunks.
+    vlm_prefill_chunk: int = 0
 
 
 @dataclasses.dataclass
@@ -320,31 +325,64 @@ GEMMA3_TEXT = Family(
         Case("plain", prompt="Once upon a time there was a small robot"),
     ])
 
+def _gemma3_image_chat(text, images=1, text_first=None):
+    content = ([{"type": "text", "text": text_first}] if text_first else []) + [{"type": "image"}] * images
+    return [{"role": "user", "content": content + [{"type": "text", "text": text}]}]
+
+
 GEMMA3 = Family(
     name="gemma3", kind="gemma3", seed=7007,
     # gemma-3-4b-it style Gemma3ForConditionalGeneration: the gemma3_text
     # decoder (hidden 4 here: two copies of a 262208-row table, one per
-    # layout), a SigLIP tower without head (28 px / patch 14) and the pooled
-    # projector (mm_tokens_per_image 1). Text-only cases: vlm has no Gemma 3
-    # vision path yet.
+    # layout; a sliding layer with window 8 and a full one), a 2-layer
+    # SigLIP tower without head at 64 px / patch 4 (16x16 patches), pooled
+    # 4x4 to mm_tokens_per_image 16 as gemma-3-4b pools 64x64 to 256, so each
+    # image is a bidirectional block of 16 soft tokens, longer than the
+    # sliding window.
     config={"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
-            "mm_tokens_per_image": 1, "boi_token_index": 255999, "eoi_token_index": 256000,
+            "mm_tokens_per_image": 16, "boi_token_index": 255999, "eoi_token_index": 256000,
             "image_token_index": 262144, "tie_word_embeddings": True,
             "text_config": dict({k: v for k, v in GEMMA3_TEXT.config.items() if k != "architectures"},
                                 vocab_size=262208, hidden_size=4),
             "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32,
-                              "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 1,
-                              "image_size": 28, "patch_size": 14, "vision_use_head": False}},
+                              "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                              "image_size": 64, "patch_size": 4, "vision_use_head": False}},
     midsize_config={}, tokenizer=None, tokenizer_config=None,
     chat_template=None, real_tokenizer="gemma3", weights_dtype="bfloat16",
-    processor={"image_size": 28, "image_seq_length": 1},
-    cases=[Case("text_only", messages=[{"role": "user", "content": [
-        {"type": "text", "text": "Describe a cat sitting on a warm windowsill."}]}])])
+    processor={"image_size": 64, "image_seq_length": 16},
+    cases=[
+        Case("one_image", images=("chelsea.png",), messages=_gemma3_image_chat("What is in this picture?")),
+        # Two images: two separate bidirectional blocks.
+        Case("two_images", images=("astronaut.png", "coffee.png"),
+             messages=_gemma3_image_chat("Compare the two images.", 2), pil_stages=False),
+        # Far more text after the image than the sliding window (8) spans.
+        Case("long_after_image", images=("motorcycle_left.png",), pil_stages=False,
+             messages=_gemma3_image_chat("Describe this picture in detail: the colours, the shapes, what is in "
+                                         "front and what is behind, and what the weather might be like there.")),
+        # Text before the image and a prefill chunk of 5 rows: the image's
+        # 16-row block is longer than a chunk and starts inside one.
+        Case("image_split_across_chunks", images=("chelsea.png",), pixel_values_from="../one_image",
+             vlm_prefill_chunk=5,
+             messages=_gemma3_image_chat("What does it show?", text_first="Look at this photo.")),
+        # A 600x400 image with pan-and-scan on (the call's kwargs): the
+        # original and two 300x400 crops, each its own block, with the
+        # processor's text around them.
+        Case("pan_and_scan", images=("coffee.png",), processor_kwargs={"do_pan_and_scan": True},
+             messages=_gemma3_image_chat("What is on the table?")),
+        Case("text_only", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "Describe a cat sitting on a warm windowsill."}]}]),
+        # Two placeholders, one image.
+        Case("placeholder_mismatch", images=("chelsea.png",), messages=_gemma3_image_chat("Compare them.", 2),
+             refused=True),
+        Case("one_image_bf16", images=("chelsea.png",), dtype="bfloat16",
+             messages=_gemma3_image_chat("Describe the picture in one sentence, please.")),
+    ])
 
 # google/gemma-3-*-it as published (Transformers 4.x): the SigLIP tower keeps
 # its vision_model level, as for LLaVA.
-GEMMA3_V4 = dataclasses.replace(GEMMA3, name="gemma3_v4",
-                                v4_renames=((r"^vision_tower\.", "vision_tower.vision_model."),))
+GEMMA3_V4 = dataclasses.replace(
+    GEMMA3, name="gemma3_v4", v4_renames=((r"^vision_tower\.", "vision_tower.vision_model."),),
+    cases=[dataclasses.replace(GEMMA3.cases[0], pixel_values_from="../../gemma3/one_image", pil_stages=False)])
 
 def _read_template(name):
     with open(f"{__file__.rsplit('/', 3)[0]}/tests/goldens/chat_template/templates/{name}", encoding="utf-8") as handle:

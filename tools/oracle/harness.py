@@ -125,26 +125,11 @@ def write_tokenizer(family, model_dir):
     write_json(os.path.join(model_dir, "special_tokens_map.json"), special)
 
 
-def write_gemma3_processor(family, model_dir):
-    """Gemma3Processor's files as the pinned Transformers saves them."""
-    settings = family.processor
-    size = settings["image_size"]
-    image_processor = transformers.Gemma3ImageProcessor(size={"height": size, "width": size})
-    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
-    processor = transformers.Gemma3Processor(image_processor=image_processor, tokenizer=tokenizer,
-                                             image_seq_length=settings["image_seq_length"],
-                                             chat_template=tokenizer.chat_template)
-    with tempfile.TemporaryDirectory() as scratch:
-        processor.save_pretrained(scratch)
-        for name in sorted(os.listdir(scratch)):
-            if name.startswith(("preprocessor_config", "processor_config", "chat_template")):
-                shutil.copyfile(os.path.join(scratch, name), os.path.join(model_dir, name))
-
-
 def write_processor(family, model_dir):
     """LLaVA's processor files as the pinned Transformers saves them."""
     if family.kind == "gemma3":
-        return write_gemma3_processor(family, model_dir)
+        import gemma3_oracle
+        return gemma3_oracle.write_processor(family, model_dir)
     if family.kind == "qwen2_vl":
         import qwen2_vl_oracle
         return qwen2_vl_oracle.write_processor(family, model_dir)
@@ -479,39 +464,8 @@ def run_llava(family, case, model_dir, manifest):
 
 
 def run_gemma3(family, case, model_dir, manifest):
-    """Gemma3ForConditionalGeneration on a text-only chat, through its
-    processor's own chat flow (apply_chat_template with tokenize=True: the
-    template writes <bos>, so the processor adds no special tokens)."""
-    if case.images or case.messages is None:
-        raise SystemExit(f"{case.name}: the gemma3 runner takes text-only chat cases")
-    processor = transformers.AutoProcessor.from_pretrained(model_dir)
-    manifest["auto_processor"] = {"processor": type(processor).__name__,
-                                  "image_processor": type(processor.image_processor).__name__}
-    text = processor.apply_chat_template(case.messages, add_generation_prompt=True, tokenize=False)
-    inputs = processor.apply_chat_template(case.messages, add_generation_prompt=True, tokenize=True,
-                                           return_dict=True, return_tensors="pt")
-    inputs = {key: inputs[key] for key in ("input_ids", "attention_mask")}
-    manifest.update(prompt=text, add_special_tokens=not text.startswith(processor.tokenizer.bos_token),
-                    messages=case.messages)
-    model = transformers.AutoModelForImageTextToText.from_pretrained(
-        model_dir, dtype=TORCH_DTYPES[case.dtype]).eval()
-    golden = Golden(case.dtype)
-    golden.stages.append(checkpoint_stage(model, case.dtype))
-    golden.tensor("input_ids", inputs["input_ids"], "exact")
-    golden.tensor("attention_mask", inputs["attention_mask"], "exact")
-    language_model = model.model.language_model
-    captured, handles = capture(language_model, language_model.rotary_emb)
-    embeddings = {}
-    handles.append(language_model.embed_tokens.register_forward_hook(
-        lambda _m, _a, out: embeddings.setdefault("value", out.detach().clone())))
-    with torch.no_grad():
-        outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
-    for handle in handles:
-        handle.remove()
-    golden.tensor("input_embeddings", embeddings["value"][0], "exact")
-    with torch.no_grad():
-        add_tail_stages(golden, model, inputs, outputs, captured, case, processor.tokenizer)
-    return golden
+    import gemma3_oracle  # its own file: it imports this one
+    return gemma3_oracle.run(family, case, model_dir, manifest)
 
 
 def run_qwen2_vl(family, case, model_dir, manifest):

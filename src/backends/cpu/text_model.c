@@ -147,7 +147,7 @@ int64_t vlm_text_model_vocab_size(const vlm_text_model *model) { return model->c
 
 void vlm_text_model_shape(const vlm_text_model *model, vlm_text_decoder_shape *out) {
   *out = (vlm_text_decoder_shape){model->config->text.vocab_size, model->config->text.hidden_size, model->capacity,
-                                  uses_mrope(model) ? 3 : 1, (int)model->decoder.layer_features.count};
+                                  uses_mrope(model) ? 3 : 1, .layer_feature_count = (int)model->decoder.layer_features.count};
 }
 int64_t vlm_text_model_capacity(const vlm_text_model *model) { return model->capacity; }
 vlm_kv_cache *vlm_text_model_cache(vlm_text_model *model) { return model->cache; }
@@ -321,26 +321,36 @@ static void chunk_positions(const vlm_text_model *model, const prefill_request *
                                   : past + first + i;
 }
 
-/* A bias may not let a row see a key beyond its own chunk: those keys are
- * not in the cache yet when the chunk runs. */
-static vlm_status check_bias_fits_chunk(const prefill_request *request, int64_t first, int64_t count,
-                                        int64_t past) {
-  for (int64_t row = first; row < first + count; row++) {
-    const float *bias_row = request->bias + row * request->bias_key_count;
-    for (int64_t key = past + first + count; key < request->bias_key_count; key++)
-      if (bias_row[key] != -INFINITY)
-        return VLM_ERROR(INVALID_ARGUMENT,
-                         "the attention bias lets row %lld see row %lld, which a later prefill "
-                         "chunk computes (prefill chunk %lld); use a larger prefill chunk",
-                         (long long)row, (long long)(key - past), (long long)count);
+/* The end of each step of a prefill: every prefill_chunk rows, except that
+ * a step never ends inside rows the bias lets see each other (a
+ * bidirectional block): those keys would not be in the cache yet. A block
+ * longer than the chunk goes in one longer step. */
+static vlm_status plan_steps(const vlm_text_model *model, const prefill_request *request, int64_t past,
+                             int64_t **out_ends, int64_t *out_count, int64_t *out_longest) {
+  int64_t count = request->row_count, chunk = model->prefill_chunk, steps = 0, longest = 0;
+  int64_t *ends = malloc((size_t)(count + 1) * sizeof(int64_t));
+  int64_t *reach = request->bias ? malloc((size_t)count * sizeof(int64_t)) : NULL;
+  if (!ends || (request->bias && !reach)) {
+    free(ends);
+    free(reach);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory planning a prefill");
   }
+  if (reach) vlm_prefill_bias_reach(request->bias, count, request->bias_key_count, past, reach);
+  for (int64_t first = 0, end; first < count; first = end) {
+    end = reach ? vlm_prefill_chunk_end(reach, count, first, chunk) : (count - first < chunk ? count : first + chunk);
+    ends[steps++] = end;
+    if (end - first > longest) longest = end - first;
+  }
+  free(reach);
+  *out_ends = ends, *out_count = steps, *out_longest = longest;
   return VLM_OK;
 }
 
 static vlm_status run_prefill(vlm_text_model *model, const prefill_request *request) {
   int64_t past = vlm_kv_cache_length(model->cache, request->slot);
   int64_t vocab = model->config->text.vocab_size, hidden = model->config->text.hidden_size;
-  int64_t chunk = model->prefill_chunk;
+  int64_t *ends = NULL, step_count = 0, chunk = 0;
+  VLM_RETURN_IF_ERROR(plan_steps(model, request, past, &ends, &step_count, &chunk));
   size_t largest = (size_t)(chunk * (vocab > hidden ? vocab : hidden));
   float *scratch = malloc(largest * sizeof(float));
   int64_t *positions = malloc((size_t)(3 * chunk) * sizeof(int64_t));
@@ -356,8 +366,8 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
   int64_t *prompt_length = &model->slot_prompt_lengths[request->slot];
   if (*prompt_length < past + request->row_count) *prompt_length = past + request->row_count;
   for (int64_t i = 0; rope_lengths && i < chunk; i++) rope_lengths[i] = *prompt_length;
-  for (int64_t first = 0; !status && first < request->row_count; first += chunk) {
-    int64_t count = request->row_count - first < chunk ? request->row_count - first : chunk;
+  for (int64_t index = 0, first = 0; !status && index < step_count; first = ends[index++]) {
+    int64_t count = ends[index] - first;
     bool last_chunk = first + count == request->row_count;
     for (int64_t i = 0; i < count; i++) {
       cache_indices[i] = past + first + i;
@@ -365,8 +375,6 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
       logit_rows[i] = (int32_t)i;
     }
     chunk_positions(model, request, first, count, past, positions);
-    if (request->bias) status = check_bias_fits_chunk(request, first, count, past);
-    if (status) break;
     step_request step = {
         .row_count = count,
         .tokens = request->tokens + first,
@@ -395,6 +403,7 @@ static vlm_status run_prefill(vlm_text_model *model, const prefill_request *requ
       memcpy(request->logits->last_row, scratch + (step.logit_row_count - 1) * vocab,
              (size_t)vocab * sizeof(float));
   }
+  free(ends);
   free(scratch);
   free(positions);
   free(cache_indices);

@@ -51,6 +51,8 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_CONCAT:
     case VLM_OP_SLICE:
     case VLM_OP_ROW_SELECT:
+    case VLM_OP_TRANSPOSE:
+    case VLM_OP_AVERAGE_POOL:
     case VLM_OP_SCALE_ROWS:
       return VLM_OK;
     case VLM_OP_ROPE: {
@@ -713,6 +715,8 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_CONCAT:
     case VLM_OP_SLICE:
     case VLM_OP_ROW_SELECT:
+    case VLM_OP_TRANSPOSE:
+    case VLM_OP_AVERAGE_POOL:
     case VLM_OP_SCALE_ROWS: return xla_lower_encoder_node(e, node, out);
     default: lower_elementwise(e, node, out); return VLM_OK;
   }

@@ -1,4 +1,4 @@
-/* Lowering of layer norm, concat, row select, row scaling and the encoder ops
+/* Lowering of layer norm, concat, row select, row scaling, transpose and the encoder ops
  * (graph.h: "Encoders": whole sequences per call, no KV cache). Numerics follow the cpu backend
  * (src/backends/cpu_graph.c, cpu_layer_norm, cpu_attention's non-causal
  * path) in f32; where the cpu backend accumulates in double (layer norm's
@@ -87,6 +87,33 @@ static xla_value lower_row_select(xla_emitter *e, const vlm_node *node) {
   return xla_select(e, xla_broadcast(e, chosen, a.rank, a.shape, (int64_t[]){0}), a, b);
 }
 
+/* x [a, b] -> [b, a]. */
+static xla_value lower_transpose(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0);
+  xla_value like = xla_make_value("f32", 2, (int64_t[]){x.shape[1], x.shape[0]});
+  return XLA_OP(e, "transpose", "permutation = array<i64: 1, 0>", &like, x);
+}
+
+/* [images * H * W, C] as [images, H, W, C], the remainder rows and columns
+ * sliced off, split into [images, H/k, k, W/k, k, C], the two k axes moved
+ * last and summed, then divided by k^2 (the cpu backend sums the window in
+ * row-major order; the reduction order here is the compiler's). */
+static xla_value lower_average_pool(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0);
+  int64_t images = node->params.pool.images, height = node->params.pool.height;
+  int64_t width = node->params.pool.width, k = node->params.pool.kernel, channels = x.shape[1];
+  int64_t out_height = height / k, out_width = width / k;
+  xla_value grid = xla_reshape(e, x, 4, (int64_t[]){images, height, width, channels});
+  if (out_height * k != height || out_width * k != width)
+    grid = xla_slice(e, grid, (int64_t[]){0, 0, 0, 0}, (int64_t[]){images, out_height * k, out_width * k, channels});
+  xla_value windows = xla_reshape(e, grid, 6, (int64_t[]){images, out_height, k, out_width, k, channels});
+  xla_value like = xla_make_value("f32", 6, (int64_t[]){images, out_height, out_width, channels, k, k});
+  windows = XLA_OP(e, "transpose", "permutation = array<i64: 0, 1, 3, 5, 2, 4>", &like, windows);
+  windows = xla_reshape(e, windows, 3, (int64_t[]){images * out_height * out_width, channels, k * k});
+  xla_value sum = xla_reduce_last(e, windows, "add", 0.0);
+  return XLA_OP(e, "divide", NULL, &sum, sum, xla_splat_like(e, (double)(k * k), sum));
+}
+
 /* x * scales, the scales [rows] broadcast along each row. */
 static xla_value lower_scale_rows(xla_emitter *e, const vlm_node *node) {
   xla_value x = xla_input_f32(e, node, 0), scales = xla_input_f32(e, node, 1);
@@ -100,6 +127,8 @@ vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_valu
     case VLM_OP_CONCAT: *out = lower_concat(e, node); return VLM_OK;
     case VLM_OP_SLICE: *out = lower_slice(e, node); return VLM_OK;
     case VLM_OP_ROW_SELECT: *out = lower_row_select(e, node); return VLM_OK;
+    case VLM_OP_TRANSPOSE: *out = lower_transpose(e, node); return VLM_OK;
+    case VLM_OP_AVERAGE_POOL: *out = lower_average_pool(e, node); return VLM_OK;
     case VLM_OP_SCALE_ROWS: *out = lower_scale_rows(e, node); return VLM_OK;
     default:
       return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s': op '%s' is not an encoder op", node->name,

@@ -15,6 +15,7 @@
 
 #include "core/status.h"
 #include "backends/cpu/text_model.h"
+#include "models/modules.h"
 
 #ifndef VLM_XLA_SOURCE_VENV
 #define VLM_XLA_SOURCE_VENV ".venv-xla"
@@ -510,6 +511,9 @@ static void fill_bias(vlm_xla_runtime *runtime, const prefill_bucket *bucket, co
     }
 }
 
+static vlm_status prefill_step(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
+                               const vlm_xla_prefill_rows *input, int64_t count, int64_t first, int64_t rows);
+
 vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
                                       const vlm_xla_prefill_rows *input, int64_t count, float *last_logits) {
   VLM_RETURN_IF_ERROR(check_rows(runtime, slot, start, count));
@@ -519,35 +523,62 @@ vlm_status vlm_xla_embeddings_prefill(vlm_xla_runtime *runtime, int32_t slot, in
   for (int64_t i = 0; i < count * axes; i++)
     if (input->positions[i] < 0)
       return VLM_ERROR(INVALID_ARGUMENT, "embeddings_prefill: position %lld is negative", (long long)(i % count));
-  for (int64_t first = 0; first < count; first += runtime->chunk) {
-    int64_t rows = count - first < runtime->chunk ? count - first : runtime->chunk;
-    const prefill_bucket *bucket = bucket_for(runtime, rows);
-    int32_t *tokens = bucket->tokens.data, *mask = bucket->mask.data, *positions = bucket->positions.data;
-    memset(bucket->tokens.data, 0, bucket->tokens.bytes);
-    memset(bucket->features.data, 0, bucket->features.bytes);
-    memset(bucket->mask.data, 0, bucket->mask.bytes);
-    memset(bucket->positions.data, 0, bucket->positions.bytes);
-    if (runtime->layer_feature_count) memset(bucket->layer_features.data, 0, bucket->layer_features.bytes);
-    for (int64_t r = 0; r < rows; r++) {
-      bool feature = input->feature_mask && input->feature_mask[first + r];
-      /* A feature row's id is not read, but the gather looks it up. */
-      tokens[r] = feature ? 0 : input->tokens[first + r];
-      mask[r] = feature;
-      if (feature)
-        memcpy((float *)bucket->features.data + r * runtime->hidden, input->features + (first + r) * runtime->hidden,
-               (size_t)runtime->hidden * sizeof(float));
-      for (int64_t j = 0; feature && input->layer_features && j < runtime->layer_feature_count; j++)
-        memcpy((float *)bucket->layer_features.data + (j * bucket->rows + r) * runtime->hidden,
-               input->layer_features + (j * count + first + r) * runtime->hidden, (size_t)runtime->hidden * sizeof(float));
-      for (int a = 0; a < axes; a++)
-        positions[a * bucket->rows + r] = input->positions[a * count + first + r];
-    }
-    VLM_RETURN_IF_ERROR(check_tokens(runtime, tokens, rows));
-    fill_bias(runtime, bucket, input->bias, input->bias_key_count, first, rows, start);
-    set_scalars(runtime, rows, slot, start + first);
-    VLM_RETURN_IF_ERROR(xla_invoke(bucket->embeddings_call, "embeddings_prefill"));
+  /* Steps of at most the compiled chunk that never end inside rows the
+   * bias lets see each other (their keys would not be in the cache yet);
+   * rows of one such block beyond the chunk cannot run. */
+  int64_t *reach = NULL;
+  if (input->bias) {
+    reach = malloc((size_t)count * sizeof(int64_t));
+    if (!reach) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    vlm_prefill_bias_reach(input->bias, count, input->bias_key_count, start, reach);
   }
+  vlm_status status = VLM_OK;
+  for (int64_t first = 0, end; !status && first < count; first = end) {
+    end = reach ? vlm_prefill_chunk_end(reach, count, first, runtime->chunk)
+                : (count - first < runtime->chunk ? count : first + runtime->chunk);
+    status = prefill_step(runtime, slot, start, input, count, first, end - first);
+  }
+  free(reach);
+  if (status) return status;
   memcpy(last_logits, runtime->prefill_logits.data, runtime->prefill_logits.bytes);
+  return VLM_OK;
+}
+
+/* Rows [first, first + rows) of an embeddings_prefill in one call of the
+ * smallest bucket that holds them. */
+static vlm_status prefill_step(vlm_xla_runtime *runtime, int32_t slot, int64_t start,
+                               const vlm_xla_prefill_rows *input, int64_t count, int64_t first, int64_t rows) {
+  if (rows > runtime->chunk)
+    return VLM_ERROR(INVALID_ARGUMENT,
+                     "embeddings_prefill: rows %lld..%lld attend to each other (an attention block) and must run in "
+                     "one step, over the compiled prefill chunk of %lld rows",
+                     (long long)first, (long long)(first + rows - 1), (long long)runtime->chunk);
+  int axes = runtime->position_axes;
+  const prefill_bucket *bucket = bucket_for(runtime, rows);
+  int32_t *tokens = bucket->tokens.data, *mask = bucket->mask.data, *positions = bucket->positions.data;
+  memset(bucket->tokens.data, 0, bucket->tokens.bytes);
+  memset(bucket->features.data, 0, bucket->features.bytes);
+  memset(bucket->mask.data, 0, bucket->mask.bytes);
+  memset(bucket->positions.data, 0, bucket->positions.bytes);
+  if (runtime->layer_feature_count) memset(bucket->layer_features.data, 0, bucket->layer_features.bytes);
+  for (int64_t r = 0; r < rows; r++) {
+    bool feature = input->feature_mask && input->feature_mask[first + r];
+    /* A feature row's id is not read, but the gather looks it up. */
+    tokens[r] = feature ? 0 : input->tokens[first + r];
+    mask[r] = feature;
+    if (feature)
+      memcpy((float *)bucket->features.data + r * runtime->hidden, input->features + (first + r) * runtime->hidden,
+             (size_t)runtime->hidden * sizeof(float));
+    for (int64_t j = 0; feature && input->layer_features && j < runtime->layer_feature_count; j++)
+      memcpy((float *)bucket->layer_features.data + (j * bucket->rows + r) * runtime->hidden,
+             input->layer_features + (j * count + first + r) * runtime->hidden, (size_t)runtime->hidden * sizeof(float));
+    for (int a = 0; a < axes; a++)
+      positions[a * bucket->rows + r] = input->positions[a * count + first + r];
+  }
+  VLM_RETURN_IF_ERROR(check_tokens(runtime, tokens, rows));
+  fill_bias(runtime, bucket, input->bias, input->bias_key_count, first, rows, start);
+  set_scalars(runtime, rows, slot, start + first);
+  VLM_RETURN_IF_ERROR(xla_invoke(bucket->embeddings_call, "embeddings_prefill"));
   return VLM_OK;
 }
 

@@ -32,7 +32,8 @@ typedef struct xla_decoder {
 static void xla_shape(void *self, vlm_text_decoder_shape *out) {
   xla_decoder *decoder = self;
   *out = (vlm_text_decoder_shape){decoder->vocab, decoder->hidden, decoder->geometry.capacity, decoder->position_axes,
-                                  (int)decoder->model.decoder.layer_features.count};
+                                  .prefill_rows_limit = decoder->geometry.prefill_chunk,
+                                  .layer_feature_count = (int)decoder->model.decoder.layer_features.count};
 }
 static int32_t xla_slot_count(void *self) { return ((xla_decoder *)self)->geometry.slot_count; }
 
