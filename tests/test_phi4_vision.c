@@ -88,11 +88,15 @@ static void inspect_knows_the_vision_tensors(void) {
   const char *json = vlm_model_report_text(report, true);
   const char *unexpected = json ? strstr(json, "\"unexpected\"") : NULL;
   CHECK(unexpected != NULL);
-  if (unexpected) {
-    const char *end = strchr(unexpected, ']');
-    const char *found = strstr(unexpected, "image_embed");
-    CHECK(!found || !end || found > end); /* no image_embed name in the unexpected list */
+  /* The list runs to its matching bracket (shapes nest inside it). */
+  const char *start = unexpected ? strchr(unexpected, '[') : NULL, *end = start;
+  for (int depth = 0; end && *end; end++) {
+    depth += *end == '[' ? 1 : *end == ']' ? -1 : 0;
+    if (depth == 0) break;
   }
+  CHECK(start && end && *end == ']');
+  const char *found = start ? strstr(start, "image_embed") : NULL;
+  CHECK(!found || found > end); /* no image_embed name in the unexpected list */
   vlm_model_report_release(report);
 }
 
