@@ -9,7 +9,7 @@
  * input and by a computed value), gather from a computed table, transpose,
  * average_pool (a 2x2 kernel whose grid leaves a remainder, and a 3x3 one:
  * a divisor that is not a power of two), segment_attention (three segments
- * of different lengths), RoPE at
+ * of different lengths; and with a key mask), RoPE at
  * positions of its own: axial 2D (vision towers) and 3-axis M-RoPE, plain
  * and interleaved (Qwen2-VL, Qwen3-VL). */
 #include <math.h>
@@ -184,10 +184,12 @@ static void build_average_pool(const char *name, int64_t images, int64_t height,
         }
 }
 
-/* Softmax(q.k * scale) v within each segment, in float64. */
-static void build_segment_attention(void) {
+/* Softmax(q.k * scale) v within each segment, in float64; with a key
+ * mask, over the segment's unmasked keys (all of them where it masks
+ * every one: graph.h). */
+static void build_segment_attention(const char *name, const int32_t *key_mask) {
   enum { ROWS = 9, HEADS = 2, DIM = 4 };
-  op_case *c = new_case("segment_attention", ROWS * HEADS * DIM, false);
+  op_case *c = new_case(name, ROWS * HEADS * DIM, false);
   float *q = add_f32(c, "q", 3, SHAPE(ROWS, HEADS, DIM), 8);
   float *k = add_f32(c, "k", 3, SHAPE(ROWS, HEADS, DIM), 9);
   float *v = add_f32(c, "v", 3, SHAPE(ROWS, HEADS, DIM), 10);
@@ -198,13 +200,21 @@ static void build_segment_attention(void) {
   int32_t nv = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "v");
   int32_t ns = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(ROWS), "segments");
   double scale = 0.5;
-  c->graph.output = vlm_graph_segment_attention(&c->graph, nq, nk, nv, ns, scale, "attended");
+  if (key_mask) {
+    add_i32(c, "key_mask", 1, SHAPE(ROWS), key_mask);
+    int32_t nm = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(ROWS), "key_mask");
+    c->graph.output = vlm_graph_segment_attention_masked(&c->graph, nq, nk, nv, ns, nm, scale, "attended");
+  } else {
+    c->graph.output = vlm_graph_segment_attention(&c->graph, nq, nk, nv, ns, scale, "attended");
+  }
   for (int r = 0; r < ROWS; r++)
     for (int h = 0; h < HEADS; h++) {
+      bool any_unmasked = false;
+      for (int j = 0; j < ROWS; j++) any_unmasked |= segments[j] == segments[r] && (!key_mask || key_mask[j]);
       double scores[ROWS], largest = -INFINITY, sum = 0;
       for (int j = 0; j < ROWS; j++) {
         scores[j] = -INFINITY;
-        if (segments[j] != segments[r]) continue;
+        if (segments[j] != segments[r] || (any_unmasked && key_mask && !key_mask[j])) continue;
         double dot = 0;
         for (int d = 0; d < DIM; d++) dot += (double)q[(r * HEADS + h) * DIM + d] * k[(j * HEADS + h) * DIM + d];
         scores[j] = dot * scale;
@@ -290,7 +300,10 @@ static void build_cases(void) {
   build_transpose();
   build_average_pool("average_pool_2x2", 2, 5, 4, 2, 16);
   build_average_pool("average_pool_3x3", 1, 6, 9, 3, 17);
-  build_segment_attention();
+  build_segment_attention("segment_attention", NULL);
+  /* Masked keys in two segments (a padded crop's patches: Phi-4's NaViT
+   * mask), segment 5 masking all of its keys. */
+  build_segment_attention("segment_attention_key_mask", (const int32_t[]){1, 0, 1, 0, 0, 0, 1, 1, 0});
   build_rope_case("rope_axial_2d", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,
                                                       .rotary_dimension = 16, .axial_axes = 2}, 2, 11);
   build_rope_case("rope_mrope", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,

@@ -398,7 +398,9 @@ static void run_select_rows(executor *state, const vlm_node *node, float *out) {
 /* Each run of consecutive rows with one segment id attends to itself with
  * cpu_attention's non-causal path: its own k/v rows serve as a cache
  * holding past_count 0 positions. A segment id that reappears after another
- * one is refused (graph.h: segments are consecutive). */
+ * one is refused (graph.h: segments are consecutive). With a key mask, a
+ * segment that masks some of its keys gets an additive bias of -inf in
+ * their columns (0 elsewhere); a segment masking none runs as without. */
 static vlm_status run_segment_attention(executor *state, const vlm_node *node, float *out) {
   const vlm_node *query_node = &state->graph->nodes[node->inputs[0]];
   int64_t rows = query_node->shape[0], heads = query_node->shape[1], dim = query_node->shape[2];
@@ -406,20 +408,40 @@ static vlm_status run_segment_attention(executor *state, const vlm_node *node, f
   const float *queries = input_f32(state, node, 0), *keys = input_f32(state, node, 1),
               *values = input_f32(state, node, 2);
   const int32_t *segments = state->values[node->inputs[3]].data;
-  for (int64_t first = 0, last; first < rows; first = last) {
+  const int32_t *key_mask = node->input_count == 5 ? state->values[node->inputs[4]].data : NULL;
+  vlm_status status = VLM_OK;
+  float *bias = NULL;
+  for (int64_t first = 0, last; !status && first < rows; first = last) {
     for (last = first + 1; last < rows && segments[last] == segments[first];) last++;
     for (int64_t earlier = 0; earlier < first; earlier++)
-      if (segments[earlier] == segments[first])
-        return VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': segment %d is not one run of rows (rows %lld and %lld)",
-                         node->name, segments[first], (long long)earlier, (long long)first);
-    cpu_attention_shape shape = {.query_count = last - first, .past_count = 0, .head_count = heads,
+      if (segments[earlier] == segments[first]) {
+        status = VLM_ERROR(INVALID_ARGUMENT, "graph node '%s': segment %d is not one run of rows (rows %lld and %lld)",
+                           node->name, segments[first], (long long)earlier, (long long)first);
+        break;
+      }
+    if (status) break;
+    int64_t count = last - first, masked = 0;
+    for (int64_t j = first; key_mask && j < last; j++) masked += key_mask[j] == 0;
+    cpu_attention_shape shape = {.query_count = count, .past_count = 0, .head_count = heads,
                                  .kv_head_count = heads, .head_dim = dim,
                                  .scale = (float)node->params.segment_attention.scale, .causal = false};
+    if (masked > 0 && masked < count) {
+      free(bias);
+      bias = malloc((size_t)(count * count) * sizeof(float));
+      if (!bias) {
+        status = VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory for a key mask", node->name);
+        break;
+      }
+      for (int64_t j = 0; j < count; j++) bias[j] = key_mask[first + j] ? 0.0f : -INFINITY;
+      for (int64_t r = 1; r < count; r++) memcpy(bias + r * count, bias, (size_t)count * sizeof(float));
+      shape.bias = bias;
+      shape.bias_stride = count;
+    }
     size_t offset = (size_t)first * row_floats;
-    VLM_RETURN_IF_ERROR(cpu_attention(state->run->pool, &shape, queries + offset, keys + offset,
-                                      values + offset, out + offset));
+    status = cpu_attention(state->run->pool, &shape, queries + offset, keys + offset, values + offset, out + offset);
   }
-  return VLM_OK;
+  free(bias);
+  return status;
 }
 
 /* Reads element i of a computed (f32) value or a weight in its own dtype. */

@@ -492,20 +492,45 @@ int32_t vlm_graph_average_pool(vlm_graph *graph, int32_t x, int64_t images, int6
   return finish(graph, node);
 }
 
-int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
-                                    int32_t segments, double scale, const char *name, ...) {
-  int32_t inputs[4] = {query, key, value, segments};
-  BUILD(VLM_OP_SEGMENT_ATTENTION, inputs, 4);
+/* The shared build of both forms: the key mask is input 4 when given. */
+static vlm_node *segment_attention_node(vlm_graph *graph, vlm_node *node, double scale) {
   const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1),
                  *v = input_node(graph, node, 2), *ids = input_node(graph, node, 3);
-  if (q->rank != 3 || !same_shape(q, k) || !same_shape(q, v))
-    return shape_error(graph, node, "needs q, k, v of one shape [rows, heads, dim]");
-  if (ids->rank != 1 || ids->dtype != VLM_DTYPE_I32 || ids->shape[0] != q->shape[0])
-    return shape_error(graph, node, "needs i32 segment ids [rows]");
+  if (q->rank != 3 || !same_shape(q, k) || !same_shape(q, v)) {
+    shape_error(graph, node, "needs q, k, v of one shape [rows, heads, dim]");
+    return NULL;
+  }
+  if (ids->rank != 1 || ids->dtype != VLM_DTYPE_I32 || ids->shape[0] != q->shape[0]) {
+    shape_error(graph, node, "needs i32 segment ids [rows]");
+    return NULL;
+  }
+  if (node->input_count == 5) {
+    const vlm_node *mask = input_node(graph, node, 4);
+    if (mask->rank != 1 || mask->dtype != VLM_DTYPE_I32 || mask->shape[0] != q->shape[0]) {
+      shape_error(graph, node, "needs an i32 key mask [rows]");
+      return NULL;
+    }
+  }
   node->rank = 2;
   node->shape[0] = q->shape[0];
   node->shape[1] = q->shape[1] * q->shape[2];
   node->params.segment_attention.scale = scale;
+  return node;
+}
+
+int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                    int32_t segments, double scale, const char *name, ...) {
+  int32_t inputs[4] = {query, key, value, segments};
+  BUILD(VLM_OP_SEGMENT_ATTENTION, inputs, 4);
+  if (!segment_attention_node(graph, node, scale)) return -1;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_segment_attention_masked(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                           int32_t segments, int32_t key_mask, double scale, const char *name, ...) {
+  int32_t inputs[5] = {query, key, value, segments, key_mask};
+  BUILD(VLM_OP_SEGMENT_ATTENTION, inputs, 5);
+  if (!segment_attention_node(graph, node, scale)) return -1;
   return finish(graph, node);
 }
 

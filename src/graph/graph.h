@@ -248,6 +248,15 @@ int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const 
 int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
                                     int32_t segments, double scale, const char *name, ...)
     __attribute__((format(printf, 7, 8)));
+/* The same with a key mask (integer input `key_mask` [rows]): no row
+ * attends to a row whose mask is 0, its own segment's included, while that
+ * row still attends to the unmasked rows of its segment (Transformers'
+ * padding mask, create_bidirectional_mask over a NaViT patch mask). A
+ * segment with no unmasked row attends as without the mask (such rows
+ * have no defined result in Transformers: a softmax over nothing). */
+int32_t vlm_graph_segment_attention_masked(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                           int32_t segments, int32_t key_mask, double scale, const char *name, ...)
+    __attribute__((format(printf, 8, 9)));
 
 /* Average pooling as torch's AvgPool2d(kernel, stride = kernel) over each
  * image's patch grid: x [images * height * width, channels], rows in

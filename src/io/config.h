@@ -284,6 +284,9 @@ typedef struct vlm_processor_config {
   bool do_pan_and_scan;
   int64_t pan_and_scan_min_crop_size, pan_and_scan_max_num_crops;
   double pan_and_scan_min_ratio_to_activate;
+  /* Phi-4-multimodal: the most HD crops per image (patch_size above is
+   * the tower's, which the crop masks count in). */
+  int64_t dynamic_hd;
   /* Processor-level (processor_config.json); 0/NULL when absent. */
   int64_t image_seq_length;
   int64_t num_additional_image_tokens;

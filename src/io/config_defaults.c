@@ -446,11 +446,24 @@ static const char siglip_image_processor_defaults[] =
     "\"do_rescale\": true,\"rescale_factor\": 0.00392156862745098,\"do_normalize\": true,"
     "\"image_mean\": [0.5, 0.5, 0.5],\"image_std\": [0.5, 0.5, 0.5],\"do_center_crop\": null}}";
 
+/* transformers 5.23.0 Phi4MultimodalImageProcessor
+ * (models/phi4_multimodal/image_processing_phi4_multimodal.py; torchvision
+ * only, no Pil twin) */
+static const char phi4_multimodal_image_processor_defaults[] =
+    "{\"class\": \"Phi4MultimodalImageProcessor\","
+    "\"fields\": {\"do_convert_rgb\": true,\"do_resize\": null,"
+    "\"size\": {\"height\": 448, \"width\": 448},"
+    "\"crop_size\": null,\"resample\": 3,"
+    "\"do_rescale\": true,\"rescale_factor\": 0.00392156862745098,\"do_normalize\": true,"
+    "\"image_mean\": [0.5, 0.5, 0.5],\"image_std\": [0.5, 0.5, 0.5],\"do_center_crop\": null,"
+    "\"patch_size\": 14,\"dynamic_hd\": 36}}";
+
 static const vlm_defaults_entry image_processor_defaults[] = {
     {"CLIPImageProcessor", clip_image_processor_defaults},
     {"Qwen2VLImageProcessor", qwen2_vl_image_processor_defaults},
     {"Gemma3ImageProcessor", gemma3_image_processor_defaults},
     {"SiglipImageProcessor", siglip_image_processor_defaults},
+    {"Phi4MultimodalImageProcessor", phi4_multimodal_image_processor_defaults},
 };
 
 /* Processor classes: the __init__ defaults of the processor-level values
@@ -506,7 +519,7 @@ static const char *const model_type_names[] = {
 };
 static const char *const image_processor_names[] = {
     "CLIPImageProcessor", "Qwen2VLImageProcessor", "Gemma3ImageProcessor",
-    "SiglipImageProcessor",
+    "SiglipImageProcessor", "Phi4MultimodalImageProcessor",
 };
 static const char *const processor_names[] = {
     "LlavaProcessor", "Gemma3Processor",

@@ -125,7 +125,10 @@ static vlm_status read_config(vlm_config_storage *storage, const char *preproces
   }
   const char *type = NULL;
   if (file.object) VLM_RETURN_IF_ERROR(vlm_config_read_string_or(&file, "feature_extractor_type", NULL, &type));
-  if (!type || (!nested && is_legacy_image_name(type)))
+  /* A class that is a feature extractor is one, even where the image
+   * processor of its name exists too (Phi4MultimodalFeatureExtractor and
+   * Phi4MultimodalImageProcessor). */
+  if (!type || (!nested && !vlm_feature_extractor_defaults_json(type) && is_legacy_image_name(type)))
     return VLM_ERROR(NOT_FOUND, "no feature extractor: neither processor_config.json's \"feature_extractor\" or "
                                 "\"audio_processor\" nor a feature_extractor_type in preprocessor_config.json");
   out->feature_extractor_type = vlm_config_storage_copy_string(storage, type);

@@ -262,7 +262,8 @@ static vlm_status image_processor_class(vlm_config_storage *storage, const vlm_c
   if (vlm_image_processor_defaults_json(*out_name)) return VLM_OK;
   return vlm_config_error(file, VLM_STATUS_UNIMPLEMENTED, key,
                           "\"%s\" is not supported (supported: CLIPImageProcessor, "
-                          "Qwen2VLImageProcessor, Gemma3ImageProcessor, SiglipImageProcessor)",
+                          "Qwen2VLImageProcessor, Gemma3ImageProcessor, SiglipImageProcessor, "
+                          "Phi4MultimodalImageProcessor)",
                           name);
 }
 
@@ -336,6 +337,8 @@ static vlm_status read_image_processor(vlm_config_storage *storage, const vlm_co
   VLM_RETURN_IF_ERROR(read_geometry(&section, out->image_processor_type, out));
   if (strcmp(out->image_processor_type, "Gemma3ImageProcessor") == 0)
     VLM_RETURN_IF_ERROR(read_pan_and_scan(&section, out));
+  if (strcmp(out->image_processor_type, "Phi4MultimodalImageProcessor") == 0)
+    VLM_RETURN_IF_ERROR(vlm_config_read_int_or(&section, "dynamic_hd", 1, 1024, 0, &out->dynamic_hd));
   return read_normalization(&section, out);
 }
 

@@ -7,6 +7,7 @@
 #include "core/status.h"
 #include "media/image_processor_clip.h"
 #include "media/image_processor_gemma3.h"
+#include "media/image_processor_phi4.h"
 #include "media/image_processor_qwen2_vl.h"
 
 /* ---- CLIPImageProcessor (LLaVA-1.5) ------------------------------------ */
@@ -95,10 +96,27 @@ static vlm_status gemma3_preprocess(const vlm_processor_config *config, const vl
   return status;
 }
 
+/* ---- Phi4MultimodalImageProcessor (Phi-4-multimodal) ---------------------- */
+
+/* The grid and token count follow from the image's size (crops, padding). */
+static vlm_status phi4_grid(const vlm_processor_config *config, int64_t width, int64_t height, int64_t out_grid[3]) {
+  return vlm_phi4_image_grid(config, width, height, out_grid);
+}
+
+/* image_pixel_values, image_attention_mask, image_sizes and num_img_tokens
+ * of one image (the torchvision backend is the class's only one). */
+static vlm_status phi4_preprocess(const vlm_processor_config *config, const vlm_image *image,
+                                  vlm_image_backend backend, const vlm_allocator *allocator, vlm_media_item *out) {
+  if (backend != VLM_IMAGE_BACKEND_TORCHVISION)
+    return VLM_ERROR(UNIMPLEMENTED, "Phi4MultimodalImageProcessor has no Pil variant in Transformers 5.23");
+  return vlm_phi4_image_preprocess(config, image, allocator, out);
+}
+
 static const vlm_image_processor_class processors[] = {
     {"CLIPImageProcessor", clip_grid, clip_preprocess},
     {"Qwen2VLImageProcessor", qwen2_vl_grid, qwen2_vl_preprocess},
     {"Gemma3ImageProcessor", gemma3_grid, gemma3_preprocess},
+    {"Phi4MultimodalImageProcessor", phi4_grid, phi4_preprocess},
 };
 
 vlm_status vlm_image_processor_find(const vlm_processor_config *config, const vlm_image_processor_class **out) {

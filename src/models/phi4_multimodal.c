@@ -1,15 +1,18 @@
 /* Phi-4-multimodal (Transformers' Phi4MultimodalForCausalLM): a Phi-3
  * style decoder (fused qkv_proj and gate_up_proj, partial rotary, LongRoPE)
  * and the PEFT LoRA adapters its checkpoint directory ships, chosen per
- * request by the media it carries. The speech encoder and the vision path
- * (model.embed_tokens_extend.*) are not wired yet: the family declares no
- * image or audio path, so such requests are refused by name. */
+ * request by the media it carries. The image path (SigLIP with NaViT
+ * position ids over dynamic HD crops, model.embed_tokens_extend.image_embed)
+ * is phi4_vision.c's; the speech encoder is not wired yet, so audio is
+ * refused by name. */
 #include "models/decoder.h"
+#include "models/phi4_vision.h"
 
 static const vlm_decoder_layout phi4_layout = {.fused_qkv = true, .fused_gate_up = true};
 
 static vlm_status declare_tensors(const vlm_model_config *config, vlm_tensor_manifest *manifest) {
   vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings, "model.", &phi4_layout);
+  if (config->has_vision) vlm_phi4_declare_vision(config, manifest);
   return VLM_OK;
 }
 
@@ -36,9 +39,11 @@ static int adapter_for(bool has_image, bool has_audio) {
 const vlm_family vlm_family_phi4_multimodal = {
     .model_type = "phi4_multimodal",
     .display_name = "Phi-4-multimodal",
+    .has_vision = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .declare_tensors = declare_tensors,
     .describe_decoder = describe_decoder,
+    .image = &vlm_phi4_image_path,
     .adapters = phi4_adapters,
     .adapter_count = 2,
     .adapter_for = adapter_for,

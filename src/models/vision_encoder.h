@@ -35,6 +35,11 @@ typedef struct vlm_vision_description {
   /* SigLIP's last_hidden_state: the feature layer is the last, through
    * post_layernorm. */
   bool post_layernorm;
+  /* A key mask per sequence row: the graph input "key_mask" (i32
+   * [rows], 0: no row attends to it), a NaViT patch mask (Phi-4's padded
+   * crops). The family fills it, and position_ids, after
+   * vlm_vision_prepare_inputs. */
+  bool key_mask;
   vlm_activation projector_activation;
   bool projector_bias;
   int64_t text_hidden_size;

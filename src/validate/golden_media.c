@@ -12,11 +12,16 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "media/image_processor_phi4.h"
 #include "models/model.h"
 
 #define PIXEL_VALUES "processor.pixel_values"
 #define GRIDS "processor.image_grid_thw"
 #define CROPS "processor.num_crops"
+/* Phi4MultimodalImageProcessor's outputs. */
+#define PHI4_PIXELS "processor.image_pixel_values"
+#define PHI4_MASKS "processor.image_attention_mask"
+#define PHI4_SIZES "processor.image_sizes"
 
 static const vlm_json_value *image_list(const vlm_golden_case *golden) {
   const vlm_json_value *images = vlm_json_object_get(golden->manifest.root, "images");
@@ -29,9 +34,50 @@ static int64_t grid_value(const vlm_tensor *grids, int64_t index) {
   return (int64_t)value;
 }
 
+/* Phi-4: image_pixel_values [images, 1 + max crops, 3, S, S] and
+ * image_attention_mask [images, 1 + max crops, M, M], images with fewer
+ * crops padded; image_sizes [images, 2] (the HD image's height, width)
+ * says how many are the image's own. */
+static vlm_status phi4_item_from_case(const vlm_golden_case *golden, int64_t index, vlm_media_item *item) {
+  vlm_tensor pixels, masks, sizes;
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(golden, PHI4_PIXELS, &pixels));
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(golden, PHI4_MASKS, &masks));
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(golden, PHI4_SIZES, &sizes));
+  if (pixels.dtype != VLM_DTYPE_F32 || masks.dtype != VLM_DTYPE_F32 || pixels.rank != 5 || masks.rank != 4 ||
+      sizes.rank != 2 || sizes.shape[1] != 2 || index >= pixels.shape[0] || masks.shape[0] != pixels.shape[0] ||
+      masks.shape[1] != pixels.shape[1] || sizes.shape[0] != pixels.shape[0] || masks.shape[2] != masks.shape[3])
+    return VLM_ERROR(DATA_LOSS, PHI4_PIXELS ", " PHI4_MASKS " and " PHI4_SIZES " do not have Phi-4's layout");
+  int64_t crop = pixels.shape[4], m = masks.shape[2];
+  int64_t height = grid_value(&sizes, 2 * index), width = grid_value(&sizes, 2 * index + 1);
+  int64_t images = crop > 0 && height % crop == 0 && width % crop == 0 ? 1 + (height / crop) * (width / crop) : 0;
+  if (images < 2 || images > pixels.shape[1])
+    return VLM_ERROR(DATA_LOSS, PHI4_SIZES " %lldx%lld do not fit %lld crops of %lld px", (long long)height,
+                     (long long)width, (long long)pixels.shape[1] - 1, (long long)crop);
+  int64_t image_floats = pixels.shape[2] * pixels.shape[3] * crop, mask_floats = m * m;
+  item->kind = VLM_MEDIA_IMAGE;
+  void *data = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "image_pixel_values", VLM_DTYPE_F32, 4,
+                                          (const int64_t[]){images, pixels.shape[2], pixels.shape[3], crop}, &data));
+  memcpy(data, (const float *)pixels.data + index * pixels.shape[1] * image_floats,
+         (size_t)(images * image_floats) * sizeof(float));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "image_attention_mask", VLM_DTYPE_F32, 3,
+                                          (const int64_t[]){images, m, m}, &data));
+  const float *mask = (const float *)masks.data + index * masks.shape[1] * mask_floats;
+  memcpy(data, mask, (size_t)(images * mask_floats) * sizeof(float));
+  int32_t *hw = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "image_sizes", VLM_DTYPE_I32, 1, (const int64_t[]){2},
+                                          (void **)&hw));
+  hw[0] = (int32_t)height, hw[1] = (int32_t)width;
+  int64_t tokens = 0;
+  return vlm_phi4_image_grid_from_mask(mask, images, m, height, width, crop, item->grid, &tokens);
+}
+
 /* Image `index` of `golden`'s processor outputs into `item`. */
 static vlm_status item_from_case(const vlm_golden_case *golden, int64_t index, vlm_media_item *item) {
   vlm_tensor pixels, grids;
+  vlm_status phi4 = vlm_golden_case_tensor(golden, PHI4_PIXELS, &pixels);
+  if (!phi4) return phi4_item_from_case(golden, index, item);
+  vlm_status_free(phi4);
   VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(golden, PIXEL_VALUES, &pixels));
   if (pixels.dtype != VLM_DTYPE_F32) return VLM_ERROR(DATA_LOSS, PIXEL_VALUES " is not f32");
   vlm_status has_grids = vlm_golden_case_tensor(golden, GRIDS, &grids);
@@ -88,9 +134,13 @@ static vlm_status item_from_case(const vlm_golden_case *golden, int64_t index, v
 
 static bool case_has_pixels(const vlm_golden_case *golden) {
   vlm_tensor pixels;
-  vlm_status status = vlm_golden_case_tensor(golden, PIXEL_VALUES, &pixels);
-  vlm_status_free(status);
-  return status == VLM_OK;
+  const char *const names[] = {PIXEL_VALUES, PHI4_PIXELS};
+  for (int i = 0; i < 2; i++) {
+    vlm_status status = vlm_golden_case_tensor(golden, names[i], &pixels);
+    vlm_status_free(status);
+    if (status == VLM_OK) return true;
+  }
+  return false;
 }
 
 /* Image `name` from the case in `path`, when it processed it, into

@@ -16,6 +16,24 @@ greedy_matches() { # greedy_matches CASE [ARGS...]: vlm run --json gives the gol
   prompt=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["messages"][0]["content"])' "$manifest")
   count=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len([s for s in m["stages"] if s["name"]=="greedy_tokens"][0]["tokens"]))' "$manifest")
   run 0 run --model "$model" --prompt "$prompt" --max-tokens "$count" --temperature 0 --json "$@" || return 1
+  tokens_match "$manifest"
+}
+
+image_greedy_matches() { # image_greedy_matches CASE [ARGS...]: the rendered prompt (--raw) and the case's images
+  local manifest=$goldens/$1/manifest.json prompt count images=()
+  shift
+  prompt=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["prompt"], end="")' "$manifest")
+  count=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len([s for s in m["stages"] if s["name"]=="greedy_tokens"][0]["tokens"]))' "$manifest")
+  for name in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["images"]))' "$manifest"); do
+    images+=(--image "$fixtures_root/media/images/$name")
+  done
+  run 0 run --model "$model" --raw --prompt "$prompt" "${images[@]}" --max-tokens "$count" --temperature 0 --json "$@" \
+    || return 1
+  tokens_match "$manifest"
+}
+
+tokens_match() { # tokens_match MANIFEST: $work/out (vlm run --json) has the golden's tokens, text and prompt length
+  local manifest=$1
   python3 - "$manifest" "$work/out" <<'PY'
 import json, sys
 manifest = json.load(open(sys.argv[1]))
@@ -34,7 +52,8 @@ if have_fixtures "run_phi4_multimodal"; then
   for name in text_only long_prompt crossing; do check "run_phi4_$name" greedy_matches "$name"; done
   audio=$(ls "$fixtures_root"/media/audio/*.wav | head -n 1)
   check "run_phi4_refuses_audio" refuses 1 "audio" run --model "$model" --prompt hi --audio "$audio"
-  check "run_phi4_refuses_images" refuses 1 "image" run --model "$model" --prompt hi \
+  for name in one_image hd_crops two_images; do check "run_phi4_$name" image_greedy_matches "$name"; done
+  check "run_phi4_template_has_no_place_for_images" refuses 1 "concatenate" run --model "$model" --prompt hi \
     --image "$fixtures_root/media/images/chelsea.png"
   if [ ! -x "$source_dir/.venv-xla/bin/iree-compile" ]; then
     skip no-venv-xla run_phi4_xla "$source_dir/.venv-xla has no iree-compile (tools/xla/requirements.txt)"

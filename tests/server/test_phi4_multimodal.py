@@ -6,7 +6,8 @@ prefill chunks of 16 rows so the 53-token prompt past the LongRoPE switch
 is prefilled in chunks that each end below it, and the generation that
 crosses the switch reproduces Transformers' cache reset; 12 such requests
 at once on 4 slots each equal the request alone; an image part is refused
-by name (the family has no image path yet). The same on xla (the decoder
+by name (Phi-4's chat template prints content as a string and has no place
+for it; `vlm run --raw` covers the image cases, tests/cli/run_phi4_multimodal.sh). The same on xla (the decoder
 compiled by IREE, adapters and both LongRoPE factor sets in the module).
 
 Run: .venv-server/bin/python tests/server/test_phi4_multimodal.py [-v]

@@ -125,9 +125,16 @@ def usable_classes(class_name):
     return [cls for cls in classes if cls is not None and not isinstance(cls, DummyObject)]
 
 
+# Image processors Transformers 5.23 implements with torchvision only.
+TORCHVISION_ONLY = ("Phi4MultimodalImageProcessor",)
+
+
 def check_image_processor(class_name, table):
     problems = []
     classes = usable_classes(class_name)
+    if not classes and class_name in TORCHVISION_ONLY and not transformers.utils.is_torchvision_available():
+        print(f"SKIP(torchvision): {class_name} has no Pil twin; .venv-oracle checks it")
+        return []
     if not classes:
         return [f"{class_name}: no such Transformers class (or neither backend installed)"]
     for cls in classes:

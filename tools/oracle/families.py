@@ -577,16 +577,22 @@ PHI4_MULTIMODAL = Family(
                                 "short_factor": [1.0, 1.25, 1.75], "long_factor": [2.0, 5.0, 11.0],
                                 "original_max_position_embeddings": 40},
             "vision_config": {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
-                              "num_attention_heads": 2, "image_size": 28, "patch_size": 14, "crop_size": 28,
+                              "num_attention_heads": 2, "image_size": 64, "patch_size": 2, "crop_size": 64,
                               "image_token_id": 151674},
             "audio_config": {"hidden_size": 16, "intermediate_size": 32, "num_blocks": 1,
                              "num_attention_heads": 2, "depthwise_separable_out_channel": 16,
                              "ext_pw_out_channel": 16, "nemo_conv_channels": 16, "audio_token_id": 151675}},
     midsize_config={}, tokenizer=None, tokenizer_config=None,
     chat_template=_read_template("phi4_multimodal.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    # <|tool|> (the template's) before the media tokens puts them at the
+    # config's ids: <|endoftext10|> 151674 (image), <|endoftext11|> 151675 (audio).
     added_tokens=(("<|end|>", True), ("<|user|>", True), ("<|assistant|>", True), ("<|system|>", True),
-                  ("<|endoftext10|>", True), ("<|endoftext11|>", True)),
-    processor={"adapters": (("vision-lora", 4, 8), ("speech-lora", 3, 9))},
+                  ("<|tool|>", True), ("<|endoftext10|>", True), ("<|endoftext11|>", True)),
+    # The image processor at 64 px crops of 2 px patches: the tower sees 32x32
+    # patches per crop, as Phi-4-MM's 448 / 14 (the processor counts 256 + 16
+    # global tokens whatever the size), and HD crops start at 64 px.
+    processor={"adapters": (("vision-lora", 4, 8), ("speech-lora", 3, 9)),
+               "image": {"size": 64, "patch_size": 2, "dynamic_hd": 6}},
     cases=[
         Case("text_only", messages=PHI4_CHAT),
         Case("speech_adapter", messages=PHI4_CHAT, adapter="speech-lora"),
@@ -597,6 +603,15 @@ PHI4_MULTIMODAL = Family(
         Case("crossing", messages=[{"role": "user", "content": "Describe the rain falling on a quiet town "
                                                                "at night, the wet streets and the lamps."}],
              new_tokens=24),
+        # One crop whose right side is padding (masked patches, NaViT ids).
+        Case("one_image", messages=[{"role": "user", "content": "<|endoftext10|>What is in this picture?"}],
+             images=("no_time_for_that_tiny.gif",), adapter="vision-lora"),
+        # 42 crops wanted, dynamic_hd 6: the aspect-ratio search picks 2x2,
+        # the bottom row padded.
+        Case("hd_crops", messages=[{"role": "user", "content": "<|endoftext10|>Describe the animal."}],
+             images=("horse.png",), adapter="vision-lora"),
+        Case("two_images", messages=[{"role": "user", "content": "<|endoftext10|><|endoftext10|>Compare them."}],
+             images=("palette_color.png", "no_time_for_that_tiny.gif"), adapter="vision-lora"),
     ])
 
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,

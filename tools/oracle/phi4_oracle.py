@@ -32,6 +32,7 @@ import zlib
 
 import torch
 import transformers
+from PIL import Image
 from safetensors.torch import save_file
 
 import harness
@@ -49,16 +50,36 @@ def write_tokenizer_tokens(model_dir):
     harness.write_json(path, settings)
 
 
+def image_processor(family):
+    """Phi4MultimodalImageProcessor with the family's image settings."""
+    settings = family.processor.get("image", {})
+    kwargs = {}
+    if "size" in settings:
+        kwargs["size"] = {"height": settings["size"], "width": settings["size"]}
+    for key in ("patch_size", "dynamic_hd"):
+        if key in settings:
+            kwargs[key] = settings[key]
+    return transformers.Phi4MultimodalImageProcessor(**kwargs)
+
+
 def make_processor(family, model_dir):
-    """Phi4MultimodalProcessor over the model's tokenizer. Its files
-    (processor_config.json with Phi4MultimodalImageProcessor) are not written
-    into the tiny model until vlm has that image processor: vlm refuses a
-    processor class it does not know."""
+    """Phi4MultimodalProcessor over the model's tokenizer."""
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
     return transformers.Phi4MultimodalProcessor(
-        image_processor=transformers.Phi4MultimodalImageProcessor(),
+        image_processor=image_processor(family),
         audio_processor=transformers.Phi4MultimodalFeatureExtractor(),
         tokenizer=tokenizer, chat_template=family.chat_template)
+
+
+def write_processor_files(family, model_dir):
+    """processor_config.json (image and audio processors nested) as the
+    pinned Transformers saves it."""
+    processor = make_processor(family, model_dir)
+    with tempfile.TemporaryDirectory() as scratch:
+        processor.save_pretrained(scratch)
+        for name in sorted(os.listdir(scratch)):
+            if name.startswith(("preprocessor_config", "processor_config")):
+                shutil.copyfile(os.path.join(scratch, name), os.path.join(model_dir, name))
 
 
 def _adapter_tensor(seed, name, shape, scale):
@@ -123,6 +144,42 @@ def apply_adapter(model, model_dir, subfolder, dtype):
     return scale
 
 
+IMAGE_INPUTS = ("image_pixel_values", "image_sizes", "image_attention_mask")
+
+
+def _image_stages(golden, model, inputs, num_img_tokens):
+    """The image path's stages: the processor's tensors, the tower's
+    NaViT position ids and hidden_states[feature_layer] of each image's
+    global image and crops (a batch's padding crops left out), the 2x2
+    average-pooled patch features, as Phi4MultimodalImageEmbedding computes
+    them."""
+    pixels, sizes, masks = (inputs[name] for name in IMAGE_INPUTS)
+    golden.tensor("processor.image_pixel_values", pixels, "pixel_values", dtype="float32",
+                  layout="[images, 1 + max crops, 3, S, S]: the global image, then the crops row by row; "
+                         "images with fewer crops padded with zeros")
+    golden.tensor("processor.image_attention_mask", masks, "exact", dtype="float32",
+                  layout="[images, 1 + max crops, S / patch, S / patch]")
+    golden.tensor("processor.image_sizes", sizes, "exact", dtype="float32", layout="[images, (height, width)]")
+    golden.tensor("processor.num_img_tokens", torch.as_tensor(num_img_tokens), "exact", dtype="float32")
+    embed = model.model.embed_tokens_extend.image_embed
+    crop = embed.crop_size
+    real = torch.cat([torch.arange(1 + (int(h) // crop) * (int(w) // crop)) + i * pixels.shape[1]
+                      for i, (h, w) in enumerate(sizes.tolist())])
+    flat = pixels.flatten(0, 1).to(embed.img_processor.embeddings.patch_embedding.weight.dtype)[real]
+    flat_mask = masks.flatten(0, 1).to(torch.bool)[real]
+    positions = {}
+    handle = embed.img_processor.embeddings.position_embedding.register_forward_pre_hook(
+        lambda _m, args: positions.setdefault("ids", args[0].detach().clone()))
+    tower = embed.img_processor(flat, patch_attention_mask=flat_mask, output_hidden_states=embed.layer_idx)
+    handle.remove()
+    golden.tensor("vision_position_ids", positions["ids"], "exact", encoder_input="position_ids",
+                  note="Phi4MultimodalVisionEmbeddings' bucketed (NaViT) position ids, [crops, patches]")
+    golden.tensor("vision_encoder", tower.hidden_states[embed.layer_idx], "hidden",
+                  note="hidden_states[feature_layer] of every global image and crop, [crops, patches, hidden]")
+    golden.tensor("vision_features", embed.get_img_features(flat, attention_mask=flat_mask), "hidden",
+                  note="image_token_compression (AvgPool2d 2x2) of the above, [crops, tokens, hidden]")
+
+
 def run(family, case, model_dir, manifest):
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
     processor = make_processor(family, model_dir)
@@ -133,30 +190,61 @@ def run(family, case, model_dir, manifest):
         text = tokenizer.apply_chat_template(case.messages, add_generation_prompt=True, tokenize=False)
     else:
         text = case.prompt
-    inputs = processor(text=text, return_tensors="pt")
-    inputs = {key: inputs[key] for key in ("input_ids", "attention_mask")}
+    images = [Image.open(os.path.join(harness.MEDIA, name)) for name in case.images]
+    inputs = processor(text=text, images=images or None, return_tensors="pt")
+    num_img_tokens = None
+    if images:  # the processor drops it (unused_input_names); its image processor's own call has it
+        alone = processor.image_processor(images, return_tensors="pt")
+        num_img_tokens = alone["num_img_tokens"]
+        for name in IMAGE_INPUTS:
+            if not torch.equal(alone[name], inputs[name]):
+                raise SystemExit(f"{case.name}: the image processor alone gives another {name}")
+    keys = ("input_ids", "attention_mask") + (IMAGE_INPUTS if images else ())
+    inputs = {key: inputs[key] for key in keys}
     manifest.update(prompt=text, add_special_tokens=True, messages=case.messages, adapter=case.adapter)
+    if images:
+        manifest["images"] = list(case.images)
     dtype = harness.TORCH_DTYPES[case.dtype]
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).eval()
     golden = harness.Golden(case.dtype)
     golden.stages.append(harness.checkpoint_stage(model, case.dtype))
     if case.adapter:
         manifest["adapter_scale"] = apply_adapter(model, model_dir, case.adapter, dtype)
+    if images:
+        with torch.no_grad():
+            _image_stages(golden, model, inputs, num_img_tokens)
     golden.tensor("input_ids", inputs["input_ids"], "exact")
     golden.tensor("attention_mask", inputs["attention_mask"], "exact")
     captured, handles = harness.capture(model.model, model.model.rotary_emb)
     embeddings = {}
     handles.append(model.model.embed_tokens.register_forward_hook(
         lambda _m, _a, out: embeddings.setdefault("value", out.detach().clone())))
+    handles.append(model.model.embed_tokens_extend.register_forward_hook(
+        lambda _m, _a, out: embeddings.setdefault("merged", out.detach().clone())))
     with torch.no_grad():
         outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
     for handle in handles:
         handle.remove()
-    golden.tensor("input_embeddings", embeddings["value"][0], "exact")
+    extra = []
+    if images:
+        # What the decoder received: the projected image features in the
+        # image tokens' rows (inputs_embeds after the image embedding).
+        merged = embeddings["merged"][0]
+        image_rows = inputs["input_ids"][0] == model.config.vision_config.image_token_id
+        golden.tensor("projector", merged[image_rows], "hidden",
+                      note="img_projection_down(gelu(img_projection_up(x))) of the stitched features: each "
+                           "image's crops (rows cut to the useful area, sub_GN after each), glb_GN, the global "
+                           "image (sub_GN after each row)")
+        golden.tensor("input_embeddings", merged, "hidden")
+        ids = inputs["input_ids"][0].tolist()
+        token = model.config.vision_config.image_token_id
+        extra = [ids.index(token), len(ids) - 1 - ids[::-1].index(token)]
+    else:
+        golden.tensor("input_embeddings", embeddings["value"][0], "exact")
     length = inputs["input_ids"].shape[1]
     switch = model.config.original_max_position_embeddings
     manifest["rope_switch"] = {"original_max_position_embeddings": switch, "prompt_length": length,
                                "factors": "long" if length > switch else "short"}
     with torch.no_grad():
-        harness.add_tail_stages(golden, model, inputs, outputs, captured, case, tokenizer)
+        harness.add_tail_stages(golden, model, inputs, outputs, captured, case, tokenizer, extra)
     return golden

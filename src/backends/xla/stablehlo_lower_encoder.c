@@ -36,9 +36,26 @@ static xla_value lower_layer_norm(xla_emitter *e, const vlm_node *node) {
 }
 
 /* q, k, v [rows, heads, dim]: row r attends to the rows whose segment id
- * equals its own. One dot_general per product over all rows, with the
- * segment mask as an additive bias (0 or -inf); every row sees at least
- * itself, so no row's softmax is empty. */
+ * equals its own (and, with a key mask, whose mask is not 0). One
+ * dot_general per product over all rows, with the segment mask as an
+ * additive bias (0 or -inf). Without a key mask every row sees at least
+ * itself; with one, a segment none of whose keys is unmasked ignores the
+ * mask (graph.h), so no row's softmax is empty either. */
+/* same [query, key] AND key_mask[key] != 0, except in the rows where that
+ * leaves nothing: a query row keeps `same` where no key of its segment is
+ * unmasked. */
+static xla_value masked_keys(xla_emitter *e, xla_value same, xla_value key_mask, int64_t rows) {
+  int64_t pair[2] = {rows, rows};
+  xla_value valid = xla_compare(e, key_mask, xla_splat(e, 0, "i32", 1, key_mask.shape), "NE");
+  xla_value valid_keys = xla_broadcast(e, valid, 2, pair, (int64_t[]){1});
+  xla_value keep = XLA_OP(e, "and", NULL, &same, same, valid_keys);
+  /* Whether a row keeps any key: the count of kept keys per row > 0. */
+  xla_value ones = xla_select(e, keep, xla_splat(e, 1, "i32", 2, pair), xla_splat(e, 0, "i32", 2, pair));
+  xla_value kept = xla_reduce_last(e, ones, "add", 0.0);
+  xla_value any = xla_compare(e, kept, xla_splat(e, 0, "i32", 1, kept.shape), "GT");
+  return xla_select(e, xla_broadcast(e, any, 2, pair, (int64_t[]){0}), keep, same);
+}
+
 static vlm_status lower_segment_attention(xla_emitter *e, const vlm_node *node, xla_value *out) {
   xla_value q = xla_input_f32(e, node, 0), k = xla_input_f32(e, node, 1), v = xla_input_f32(e, node, 2);
   xla_value segments = e->nodes[node->inputs[3]];
@@ -46,6 +63,7 @@ static vlm_status lower_segment_attention(xla_emitter *e, const vlm_node *node, 
   int64_t pair[2] = {rows, rows};
   xla_value same = xla_compare(e, xla_broadcast(e, segments, 2, pair, (int64_t[]){0}),
                                xla_broadcast(e, segments, 2, pair, (int64_t[]){1}), "EQ");
+  if (node->input_count == 5) same = masked_keys(e, same, e->nodes[node->inputs[4]], rows);
   xla_value bias = xla_select(e, same, xla_splat(e, 0.0, "f32", 2, pair), xla_splat(e, -INFINITY, "f32", 2, pair));
   /* [head, query, key] */
   int64_t score_shape[3] = {heads, rows, rows};
