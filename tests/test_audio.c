@@ -13,6 +13,7 @@
 
 #include "io/config.h"
 #include "io/feature_extractor_config.h"
+#include "io/file.h"
 #include "media/audio_processors.h"
 #include "media/media_item.h"
 #include "test.h"
@@ -155,6 +156,52 @@ static void test_header_bombs_are_refused_without_their_memory(void) {
   getrusage(RUSAGE_SELF, &usage);
   printf("  audio header bombs: peak RSS +%ld KiB\n", usage.ru_maxrss - before);
   CHECK(usage.ru_maxrss - before < 16 * 1024);
+}
+
+/* The header alone: the same refusals as a decode, and a bound on what
+ * the decode will hold that the decode keeps to (the media memory budget
+ * reserves it before decoding). */
+static void test_the_header_bounds_the_decode(void) {
+  int16_t samples[1001] = {0};
+  size_t size = 0;
+  uint8_t *wav = make_wav(&(wav_spec){2, 32000, 16, 1, samples, sizeof(samples), 0}, &size);
+  vlm_audio_header header;
+  CHECK_OK(vlm_audio_read_header(wav, size, "clip.wav", NULL, &header));
+  CHECK(header.format == VLM_AUDIO_FORMAT_WAV && header.channels == 2 && header.sample_rate == 32000);
+  CHECK_INT_EQ(header.frames, 500);
+  CHECK_INT_EQ(header.max_frames, 500); /* a WAV's count is exact */
+  CHECK_INT_EQ(header.max_samples, 250);
+  /* mono twice while it grows, the interleaved block, the resampled copy */
+  CHECK_INT_EQ(header.decode_bytes, 2 * (500 + 4096) * 4 + 4096 * 2 * 4 + (250 + 1) * 4);
+  vlm_audio audio;
+  CHECK_OK(vlm_audio_decode_memory(wav, size, "clip.wav", NULL, &audio));
+  CHECK_INT_EQ(audio.count, header.max_samples);
+  vlm_audio_release(&audio);
+  free(wav);
+  /* Refused as the decode refuses them, without decoding. */
+  wav = make_wav(&(wav_spec){9, 16000, 16, 1, samples, 9 * 2 * 4, 0}, &size);
+  CHECK_ERROR(vlm_audio_read_header(wav, size, "clip.wav", NULL, &header), VLM_STATUS_OUT_OF_RANGE,
+              "clip.wav: 9 channels: the limit is 8");
+  CHECK_INT_EQ(header.decode_bytes, 0);
+  free(wav);
+  CHECK_ERROR(vlm_audio_read_header((const uint8_t *)"hello", 5, "x", NULL, &header), VLM_STATUS_INVALID_ARGUMENT,
+              "x: not audio");
+  /* A compressed file's count is a claim: the duration limit bounds it. */
+  const char *fixtures = test_require_fixtures();
+  if (!fixtures) return;
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/media/audio/speech_quick_fox.mp3", fixtures);
+  char *data = NULL;
+  size_t data_size = 0;
+  CHECK_OK(vlm_file_read_all(path, 1 << 24, &data, &data_size));
+  vlm_audio_decode_options options = {.limits = {.max_seconds = 30}};
+  CHECK_OK(vlm_audio_read_header((const uint8_t *)data, data_size, "fox.mp3", &options, &header));
+  CHECK(header.format == VLM_AUDIO_FORMAT_MP3);
+  CHECK_INT_EQ(header.max_frames, 30 * (int64_t)header.sample_rate);
+  CHECK_OK(vlm_audio_decode_memory((const uint8_t *)data, data_size, "fox.mp3", &options, &audio));
+  CHECK(audio.count <= header.max_samples);
+  vlm_audio_release(&audio);
+  free(data);
 }
 
 static void test_bad_bytes_are_refused_by_name(void) {
@@ -316,7 +363,8 @@ static void test_the_registry_makes_an_audio_item(void) {
 TEST_MAIN(TEST(test_pcm_is_normalized_and_downmixed_as_soundfile_and_numpy),
           TEST(test_resampling_keeps_transformers_length), TEST(test_limits_are_checked_before_decoding),
           TEST(test_a_header_claiming_hours_is_refused_unread),
-          TEST(test_header_bombs_are_refused_without_their_memory), TEST(test_bad_bytes_are_refused_by_name),
+          TEST(test_header_bombs_are_refused_without_their_memory), TEST(test_the_header_bounds_the_decode),
+          TEST(test_bad_bytes_are_refused_by_name),
           TEST(test_truncated_empty_and_non_finite_audio_are_refused), TEST(test_a_cancelled_decode_stops),
           TEST(test_the_long_fixture_is_over_the_default_limit),
           TEST(test_feature_extractor_config_is_found_where_transformers_looks),

@@ -191,7 +191,7 @@ static void images_are_counted_before_decoding(void) {
               "context length exceeded: max_tokens is 8 and the 16 media item(s) take 9216 positions, over the "
               "capacity of 2048");
   printf("  16 images of 8000x8000 refused in %.6f s, nothing decoded\n", now_seconds() - start);
-  CHECK_INT_EQ(engine_image_bytes_peak(engine), 0);
+  CHECK_INT_EQ(engine_media_bytes_peak(engine), 0);
   /* Fits alone; placeholders must match; the pixels themselves fail later. */
   options = request_for(engine, image_messages(1), NULL, 8);
   options.image_count = 1;
@@ -222,7 +222,7 @@ static void images_are_counted_before_decoding(void) {
   while (request && !atomic_load(&finished)) nanosleep(&(struct timespec){0, 1000000}, NULL);
   CHECK_INT_EQ(atomic_load(&finished), 1);
   vlm_engine_request_release(request);
-  CHECK(engine_image_bytes_peak(engine) >= header.decode_bytes);
+  CHECK(engine_media_bytes_peak(engine) >= header.decode_bytes);
   free(jpeg);
   free(png);
   vlm_engine_release(engine);
@@ -258,7 +258,7 @@ static void image_memory_stays_within_the_budget(void) {
   vlm_engine_release(probe);
   /* Room for one image at a time (what the engine reserves for one). */
   uint64_t one = header.decode_bytes + (uint64_t)(header.width * header.height * 3);
-  vlm_engine_options options = {.image_memory_budget = one, .image_wait_seconds = 60};
+  vlm_engine_options options = {.media_memory_budget = one, .media_wait_seconds = 60};
   vlm_engine *engine = open_engine(IMAGE_MODEL, 1024, &options);
   loader jobs[4];
   pthread_t threads[4];
@@ -270,21 +270,21 @@ static void image_memory_stays_within_the_budget(void) {
     pthread_join(threads[i], NULL);
     CHECK_INT_EQ(jobs[i].failures, 0);
   }
-  CHECK_INT_EQ(engine_image_bytes_peak(engine), one);
+  CHECK_INT_EQ(engine_media_bytes_peak(engine), one);
   vlm_engine_release(engine);
   /* Budget taken: a caller waits, then is told the engine is busy; a
    * cancelled caller stops waiting. */
-  options = (vlm_engine_options){.image_memory_budget = one, .image_wait_seconds = 0.2};
+  options = (vlm_engine_options){.media_memory_budget = one, .media_wait_seconds = 0.2};
   engine = open_engine(IMAGE_MODEL, 1024, &options);
   uint64_t held = 0;
-  CHECK_OK(engine_reserve_image_memory(engine, 1, NULL, "test", &held));
+  CHECK_OK(engine_reserve_media_memory(engine, 1, NULL, "test", &held));
   vlm_loaded_image image;
   CHECK_ERROR(vlm_engine_load_image_memory(engine, (const uint8_t *)jpeg, size, "x.jpg", NULL, &image),
-              VLM_STATUS_RESOURCE_EXHAUSTED, "x.jpg: the server is busy decoding other images");
+              VLM_STATUS_RESOURCE_EXHAUSTED, "x.jpg: the server is busy decoding other media");
   atomic_bool cancel = true;
   CHECK_ERROR(vlm_engine_load_image_memory(engine, (const uint8_t *)jpeg, size, "x.jpg", &cancel, &image),
               VLM_STATUS_CANCELLED, "cancelled while waiting to decode");
-  engine_release_image_memory(engine, held);
+  engine_release_media_memory(engine, held);
   CHECK_OK(vlm_engine_load_image_memory(engine, (const uint8_t *)jpeg, size, "x.jpg", NULL, &image));
   vlm_loaded_image_release(&image);
   vlm_engine_release(engine);

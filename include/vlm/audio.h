@@ -101,6 +101,27 @@ const char *vlm_audio_format_name(vlm_audio_format format);
  * the flag was set. On error *out is zeroed. */
 vlm_status vlm_audio_decode_memory(const uint8_t *data, size_t size, const char *name,
                                    const vlm_audio_decode_options *options, vlm_audio *out);
+/* What a file's header says, checked against the limits, and the most a
+ * decode of it can hold: read before decoding so callers can budget
+ * memory across requests (vlm_engine_options.media_memory_budget). */
+typedef struct vlm_audio_header {
+  vlm_audio_format format;
+  int sample_rate;        /* of the file */
+  int channels;
+  int64_t frames;         /* the header's count; -1: not stated */
+  /* The most frames a decode can produce: a WAV's header count (exact; a
+   * decode past it fails), otherwise the duration limit at the file's
+   * rate (FLAC, Vorbis and MP3 counts are claims, not bounds). */
+  int64_t max_frames;
+  int64_t max_samples;    /* max_frames at the requested output rate */
+  uint64_t decode_bytes;  /* peak bytes decode and resample hold for max_frames */
+} vlm_audio_header;
+
+/* Checks the size, the container and the header (channels, rate,
+ * declared duration) as vlm_audio_decode_memory does, without decoding a
+ * sample; the same errors. */
+vlm_status vlm_audio_read_header(const uint8_t *data, size_t size, const char *name,
+                                 const vlm_audio_decode_options *options, vlm_audio_header *out);
 /* Reads the file (refusing it before reading when it exceeds
  * max_encoded_bytes) and decodes it; errors name the file's base name. */
 vlm_status vlm_audio_decode_file(const char *path, const vlm_audio_decode_options *options, vlm_audio *out);

@@ -69,15 +69,17 @@ typedef struct vlm_engine_options {
   uint64_t prefix_cache_bytes;
   /* The encoder cache's budget in bytes (media features by content; 0: off). */
   uint64_t encoder_cache_bytes;
-  /* Bytes that image decoding and preprocessing (vlm_engine_load_image_*)
-   * may hold at once across all callers: the raster, the codec's buffers
-   * and the rotated copy, reserved from each image's header before it is
-   * decoded; 0: 2 GiB. A caller over the budget waits, polling its cancel
-   * flag, up to image_wait_seconds (0: 10 s), then fails with
-   * RESOURCE_EXHAUSTED ("busy, retry later"); an image larger than the
-   * whole budget waits until it is the only one. */
-  uint64_t image_memory_budget;
-  double image_wait_seconds;
+  /* Bytes that image and audio decoding and preprocessing
+   * (vlm_engine_load_image_*, vlm_engine_load_audio_*) may hold at once
+   * across all callers, reserved from each item's header before it is
+   * decoded (an image: the raster, the codec's buffers and the rotated
+   * copy; a clip: vlm_audio_header.decode_bytes plus its features); 0:
+   * 2 GiB. A caller over the budget waits, polling its cancel flag, up to
+   * media_wait_seconds (0: 10 s), then fails with RESOURCE_EXHAUSTED
+   * ("busy, retry later"); an item larger than the whole budget waits
+   * until it is the only one. */
+  uint64_t media_memory_budget;
+  double media_wait_seconds;
   /* The rendered chat prompt (or raw prompt) in bytes; over it a request
    * is refused with OUT_OF_RANGE before it is tokenized. 0: no limit but
    * the capacity's own, capacity x vlm_tokenizer_max_bytes_per_token (a

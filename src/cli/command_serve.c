@@ -54,6 +54,14 @@ static void print_usage(FILE *out) {
           "  --max-media-items N      image/audio parts per request; more gets 400 (default 16)\n"
           "  --max-audio-seconds S    an audio part's longest duration; longer gets 400\n"
           "                           (default 600)\n"
+          "  --max-prompt-bytes N     the rendered prompt's bytes; longer gets 400\n"
+          "                           context_length_exceeded before it is tokenized\n"
+          "                           (default: what the context could hold)\n"
+          "  --media-memory-mb N      MiB that image and audio decoding may hold at once\n"
+          "                           across requests, reserved from each item's header\n"
+          "                           before it is decoded (default 2048)\n"
+          "  --media-wait S           how long a request over that budget waits before\n"
+          "                           503 server_busy (default 10)\n"
           "  --header-timeout S       a new connection's request headers must be in S\n"
           "                           seconds after accept, or it is closed (default 10)\n"
           "  --body-timeout S         a request's body must be in S seconds after accept\n"
@@ -111,8 +119,9 @@ typedef struct serve_arguments {
   const char *backend, *processor_kwargs;
   vlm_server_options server;
   long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace,
-      max_media_items, max_connections, per_client, prefix_cache_mb, encoder_cache_mb;
-  double header_timeout, body_timeout, request_timeout, max_audio_seconds;
+      max_media_items, max_connections, per_client, prefix_cache_mb, encoder_cache_mb, max_prompt_bytes,
+      media_memory_mb;
+  double header_timeout, body_timeout, request_timeout, max_audio_seconds, media_wait;
   bool request_timeout_given, per_client_given;
 } serve_arguments;
 
@@ -147,6 +156,12 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--max-media-items") == 0 && value) ok = cli_parse_integer(value, 1, 1024, &arguments->max_media_items);
     else if (strcmp(name, "--max-audio-seconds") == 0 && value)
       ok = parse_seconds(value, 0.001, 86400, &arguments->max_audio_seconds);
+    else if (strcmp(name, "--max-prompt-bytes") == 0 && value)
+      ok = cli_parse_integer(value, 1, 1LL << 40, &arguments->max_prompt_bytes);
+    else if (strcmp(name, "--media-memory-mb") == 0 && value)
+      ok = cli_parse_integer(value, 1, 1LL << 24, &arguments->media_memory_mb);
+    else if (strcmp(name, "--media-wait") == 0 && value)
+      ok = parse_seconds(value, 0.001, 86400, &arguments->media_wait);
     else if (strcmp(name, "--timeout") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->timeout);
     else if (strcmp(name, "--header-timeout") == 0 && value)
       ok = parse_seconds(value, 0.001, 86400, &arguments->header_timeout);
@@ -208,7 +223,10 @@ int command_serve(int argc, char **argv, const global_options *options) {
                                        .decoding_prefill_chunk = arguments.decoding_prefill_chunk,
                                        .queue_limit = (int32_t)arguments.queue,
                                        .prefix_cache_bytes = (uint64_t)arguments.prefix_cache_mb << 20,
-                                       .encoder_cache_bytes = (uint64_t)arguments.encoder_cache_mb << 20};
+                                       .encoder_cache_bytes = (uint64_t)arguments.encoder_cache_mb << 20,
+                                       .media_memory_budget = (uint64_t)arguments.media_memory_mb << 20,
+                                       .media_wait_seconds = arguments.media_wait,
+                                       .max_prompt_bytes = (size_t)arguments.max_prompt_bytes};
   int32_t slots = arguments.parallel ? (int32_t)arguments.parallel : 1;
   /* The model's files are checked first (configs, safetensors headers:
    * quick), so a wrong --model fails before anything listens. Then the

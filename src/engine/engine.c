@@ -11,13 +11,14 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
+#include "io/file.h"
 #include "models/family.h"
 #include "vlm/audio.h"
 #include "vlm/media.h"
 
 #define DEFAULT_MAX_TOKENS 256
 #define DEFAULT_QUEUE_LIMIT 64
-#define DEFAULT_IMAGE_BUDGET ((uint64_t)2 << 30)
+#define DEFAULT_MEDIA_BUDGET ((uint64_t)2 << 30)
 
 static const double time_to_first_token_bounds[VLM_ENGINE_HISTOGRAM_BUCKETS] = {
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
@@ -127,11 +128,11 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
   engine->allocator = options->allocator;
   engine->slot_count = options->slot_count ? options->slot_count : 1;
   engine->queue_limit = options->queue_limit ? options->queue_limit : DEFAULT_QUEUE_LIMIT;
-  engine->image_memory_budget = options->image_memory_budget ? options->image_memory_budget : DEFAULT_IMAGE_BUDGET;
-  engine->image_wait_seconds = options->image_wait_seconds > 0 ? options->image_wait_seconds : 10.0;
+  engine->media_memory_budget = options->media_memory_budget ? options->media_memory_budget : DEFAULT_MEDIA_BUDGET;
+  engine->media_wait_seconds = options->media_wait_seconds > 0 ? options->media_wait_seconds : 10.0;
   engine->max_prompt_bytes = options->max_prompt_bytes;
-  pthread_mutex_init(&engine->image_mutex, NULL);
-  pthread_cond_init(&engine->image_released, NULL);
+  pthread_mutex_init(&engine->media_mutex, NULL);
+  pthread_cond_init(&engine->media_released, NULL);
   pthread_mutex_init(&engine->vision_mutex, NULL);
   pthread_mutex_init(&engine->mutex, NULL);
   pthread_cond_init(&engine->wake, NULL);
@@ -189,8 +190,8 @@ void vlm_engine_release(vlm_engine *engine) {
   vlm_media_encoder_release(engine->audio_encoder);
   vlm_thread_pool_release(engine->pool);
   vlm_model_release(engine->model);
-  pthread_mutex_destroy(&engine->image_mutex);
-  pthread_cond_destroy(&engine->image_released);
+  pthread_mutex_destroy(&engine->media_mutex);
+  pthread_cond_destroy(&engine->media_released);
   pthread_mutex_destroy(&engine->vision_mutex);
   pthread_mutex_destroy(&engine->mutex);
   pthread_cond_destroy(&engine->wake);
@@ -263,45 +264,77 @@ static vlm_status ensure_audio(vlm_engine *engine, int clip_count) {
   return status;
 }
 
-static vlm_status load_audio(vlm_engine *engine, const uint8_t *data, size_t size, const char *path, const char *name,
-                             const vlm_audio_limits *limits, const void *cancel, vlm_loaded_audio *out_audio) {
-  memset(out_audio, 0, sizeof(*out_audio));
-  double start = engine_now_seconds();
-  const char *label = path ? path : name ? name : "audio";
-  if (!engine->accepts_audio) {
-    int rate = 0;
-    return vlm_status_annotate(vlm_model_audio_sample_rate(engine->model, &rate), "%s", label);
-  }
-  vlm_audio_decode_options options = {.cancel = cancel, .allocator = engine->allocator};
-  if (limits) options.limits = *limits;
-  int rate = 0;
-  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(engine->model, &rate));
-  options.sample_rate = rate;
-  vlm_audio audio;
-  VLM_RETURN_IF_ERROR(path ? vlm_audio_decode_file(path, &options, &audio)
-                           : vlm_audio_decode_memory(data, size, name, &options, &audio));
+/* The clip's features from its decoded samples; `start` is when loading began. */
+static vlm_status finish_loaded_audio(vlm_engine *engine, vlm_audio *audio, double start,
+                                      vlm_loaded_audio *out_audio) {
   vlm_media_item *item = calloc(1, sizeof(*item));
-  vlm_status status = item ? vlm_model_audio_item(engine->model, &audio, engine->allocator, item)
+  vlm_status status = item ? vlm_model_audio_item(engine->model, audio, engine->allocator, item)
                            : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  vlm_audio_release(&audio);
   if (status) {
     free(item);
-    return vlm_status_annotate(status, "%s", label);
+    return status;
   }
   item->preprocess_seconds = engine_now_seconds() - start;
   *out_audio = (vlm_loaded_audio){item, item->token_count, item->preprocess_seconds};
   return VLM_OK;
 }
 
+/* The header first (limits, and the most the decode will hold), a
+ * reservation of that much in the media memory budget, then the decode
+ * and the features. The features and the extractor's working buffers are
+ * allowed as much again as the resampled samples (Phi-4's 80 mels per
+ * 160-sample hop are half of it). */
+static vlm_status load_audio(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                             const vlm_audio_limits *limits, const void *cancel, double start,
+                             vlm_loaded_audio *out_audio) {
+  if (!engine->accepts_audio) {
+    int rate = 0;
+    return vlm_status_annotate(vlm_model_audio_sample_rate(engine->model, &rate), "%s", name);
+  }
+  vlm_audio_decode_options options = {.cancel = cancel, .allocator = engine->allocator};
+  if (limits) options.limits = *limits;
+  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(engine->model, &options.sample_rate));
+  vlm_audio_header header;
+  VLM_RETURN_IF_ERROR(vlm_audio_read_header(data, size, name, &options, &header));
+  uint64_t needed = 0, reserved = 0;
+  if (__builtin_add_overflow(header.decode_bytes, (uint64_t)header.max_samples * sizeof(float), &needed))
+    needed = UINT64_MAX;
+  VLM_RETURN_IF_ERROR(engine_reserve_media_memory(engine, needed, cancel, name, &reserved));
+  vlm_audio audio;
+  vlm_status status = vlm_audio_decode_memory(data, size, name, &options, &audio);
+  if (!status) {
+    status = vlm_status_annotate(finish_loaded_audio(engine, &audio, start, out_audio), "%s", name);
+    vlm_audio_release(&audio);
+  }
+  engine_release_media_memory(engine, reserved);
+  return status;
+}
+
 vlm_status vlm_engine_load_audio_file(vlm_engine *engine, const char *path, const vlm_audio_limits *limits,
                                       const void *cancel, vlm_loaded_audio *out_audio) {
-  return load_audio(engine, NULL, 0, path, NULL, limits, cancel, out_audio);
+  memset(out_audio, 0, sizeof(*out_audio));
+  double start = engine_now_seconds();
+  if (!engine->accepts_audio) {
+    int rate = 0;
+    return vlm_status_annotate(vlm_model_audio_sample_rate(engine->model, &rate), "%s", path);
+  }
+  size_t limit = limits && limits->max_encoded_bytes ? limits->max_encoded_bytes : VLM_AUDIO_DEFAULT_MAX_ENCODED_BYTES;
+  const char *slash = strrchr(path, '/');
+  char *data = NULL;
+  size_t size = 0;
+  /* vlm_file_read_all refuses an oversized file from its size, unread. */
+  VLM_RETURN_IF_ERROR(vlm_file_read_all(path, limit, &data, &size));
+  vlm_status status = load_audio(engine, (const uint8_t *)data, size, slash ? slash + 1 : path, limits, cancel, start,
+                                 out_audio);
+  free(data);
+  return status;
 }
 
 vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
                                         const vlm_audio_limits *limits, const void *cancel,
                                         vlm_loaded_audio *out_audio) {
-  return load_audio(engine, data, size, NULL, name, limits, cancel, out_audio);
+  memset(out_audio, 0, sizeof(*out_audio));
+  return load_audio(engine, data, size, name ? name : "audio", limits, cancel, engine_now_seconds(), out_audio);
 }
 
 void vlm_loaded_audio_release(vlm_loaded_audio *audio) { vlm_loaded_image_release(audio); }

@@ -2,15 +2,11 @@
  * reads and token counts (admission before decoding), and decoding plus
  * preprocessing under the engine's memory budget.
  *
- * The budget: every vlm_engine_load_image_* reserves, from the image's
- * header, what decoding and preprocessing it will hold (the raster, the
- * codec's buffers, the EXIF-rotated copy) before decoding, and gives it
- * back when the pixel values are made. Reservations across all callers
- * stay within image_memory_budget; a caller over it waits (polling its
- * cancel flag) up to image_wait_seconds, then gets RESOURCE_EXHAUSTED, a
- * "busy, retry later" answer. An image larger than the whole budget waits
- * until it is the only one, so nothing the decode limits admit is refused
- * for size alone. */
+ * Every vlm_engine_load_image_* reserves, from the image's header, what
+ * decoding and preprocessing it will hold (the raster, the codec's
+ * buffers, the EXIF-rotated copy) from the engine's media memory budget
+ * (engine_media_memory.c) before decoding, and gives it back when the
+ * pixel values are made. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -99,67 +95,6 @@ vlm_status vlm_engine_read_image_header_file(vlm_engine *engine, const char *pat
 }
 
 /* ---------------------------------------------------------------------- */
-/* The memory budget                                                       */
-/* ---------------------------------------------------------------------- */
-
-static bool cancelled(const void *cancel) {
-  return cancel && atomic_load_explicit((const atomic_bool *)cancel, memory_order_relaxed);
-}
-
-/* Waits until `bytes` fit the budget (or, for an image over the whole
- * budget, until nothing else is in flight), then reserves them. */
-vlm_status engine_reserve_image_memory(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
-                                        uint64_t *out_reserved) {
-  *out_reserved = 0;
-  if (bytes > engine->image_memory_budget) bytes = engine->image_memory_budget;
-  double deadline = engine_now_seconds() + engine->image_wait_seconds;
-  vlm_status status = VLM_OK;
-  pthread_mutex_lock(&engine->image_mutex);
-  while (engine->image_bytes_in_flight + bytes > engine->image_memory_budget) {
-    if (cancelled(cancel)) {
-      status = VLM_ERROR(CANCELLED, "%s: cancelled while waiting to decode", name);
-      break;
-    }
-    if (engine_now_seconds() >= deadline) {
-      status = VLM_ERROR(RESOURCE_EXHAUSTED,
-                         "%s: the server is busy decoding other images (%llu of its %llu bytes for images in "
-                         "use for %.0f s); retry later", name,
-                         (unsigned long long)engine->image_bytes_in_flight,
-                         (unsigned long long)engine->image_memory_budget, engine->image_wait_seconds);
-      break;
-    }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 20 * 1000 * 1000;
-    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-    pthread_cond_timedwait(&engine->image_released, &engine->image_mutex, &until);
-  }
-  if (!status) {
-    engine->image_bytes_in_flight += bytes;
-    engine->image_bytes_peak = engine->image_bytes_in_flight > engine->image_bytes_peak
-                                   ? engine->image_bytes_in_flight : engine->image_bytes_peak;
-    *out_reserved = bytes;
-  }
-  pthread_mutex_unlock(&engine->image_mutex);
-  return status;
-}
-
-void engine_release_image_memory(vlm_engine *engine, uint64_t reserved) {
-  if (!reserved) return;
-  pthread_mutex_lock(&engine->image_mutex);
-  engine->image_bytes_in_flight -= reserved;
-  pthread_cond_broadcast(&engine->image_released);
-  pthread_mutex_unlock(&engine->image_mutex);
-}
-
-uint64_t engine_image_bytes_peak(vlm_engine *engine) {
-  pthread_mutex_lock(&engine->image_mutex);
-  uint64_t peak = engine->image_bytes_peak;
-  pthread_mutex_unlock(&engine->image_mutex);
-  return peak;
-}
-
-/* ---------------------------------------------------------------------- */
 /* Decoding and preprocessing                                              */
 /* ---------------------------------------------------------------------- */
 
@@ -191,7 +126,7 @@ static vlm_status load_image(vlm_engine *engine, const uint8_t *data, size_t siz
       __builtin_mul_overflow(pixels, 3u, &rotated_copy) ||
       __builtin_add_overflow(header.decode_bytes, rotated_copy, &needed))
     needed = UINT64_MAX;
-  VLM_RETURN_IF_ERROR(engine_reserve_image_memory(engine, needed, cancel, name, &reserved));
+  VLM_RETURN_IF_ERROR(engine_reserve_media_memory(engine, needed, cancel, name, &reserved));
   vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
   vlm_image image;
   vlm_status status = vlm_image_decode_memory(data, size, name, &options, &image);
@@ -199,7 +134,7 @@ static vlm_status load_image(vlm_engine *engine, const uint8_t *data, size_t siz
     status = finish_loaded_image(engine, &image, name, start, out_image);
     vlm_image_release(&image);
   }
-  engine_release_image_memory(engine, reserved);
+  engine_release_media_memory(engine, reserved);
   return status;
 }
 

@@ -107,14 +107,14 @@ struct vlm_engine {
   vlm_media_encoder *image_encoder;
   vlm_media_encoder *audio_encoder;   /* under vision_mutex too; built with the first clip */
 
-  /* Image decoding across callers (engine_images.c): bytes reserved from
-   * headers, within image_memory_budget, under image_mutex. */
-  pthread_mutex_t image_mutex;
-  pthread_cond_t image_released;
-  uint64_t image_memory_budget;
-  double image_wait_seconds;
-  uint64_t image_bytes_in_flight;
-  uint64_t image_bytes_peak;
+  /* Image and audio decoding across callers (engine_media_memory.c): bytes
+   * reserved from headers, within media_memory_budget, under media_mutex. */
+  pthread_mutex_t media_mutex;
+  pthread_cond_t media_released;
+  uint64_t media_memory_budget;
+  double media_wait_seconds;
+  uint64_t media_bytes_in_flight;
+  uint64_t media_bytes_peak;
   size_t max_prompt_bytes;            /* 0: only the capacity bound */
 
   /* Scheduling state, under `mutex`. */
@@ -163,14 +163,14 @@ static inline int64_t engine_feature_width(const vlm_engine *engine) {
 vlm_status engine_refuse_images(const vlm_engine *engine, int image_count);
 /* Opens the vision side and the processor config on first use. */
 vlm_status engine_ensure_vision(vlm_engine *engine, int image_count);
-/* The image memory budget (engine_images.c): waits until `bytes` fit (an
- * image over the whole budget: until nothing else is reserved), polling
- * `cancel`, up to image_wait_seconds; *out_reserved is what to give back. */
-vlm_status engine_reserve_image_memory(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
+/* The media memory budget (engine_media_memory.c): waits until `bytes` fit
+ * (an item over the whole budget: until nothing else is reserved), polling
+ * `cancel`, up to media_wait_seconds; *out_reserved is what to give back. */
+vlm_status engine_reserve_media_memory(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
                                        uint64_t *out_reserved);
-void engine_release_image_memory(vlm_engine *engine, uint64_t reserved);
-/* The most image bytes ever reserved at once (tests). */
-uint64_t engine_image_bytes_peak(vlm_engine *engine);
+void engine_release_media_memory(vlm_engine *engine, uint64_t reserved);
+/* The most media bytes ever reserved at once (tests). */
+uint64_t engine_media_bytes_peak(vlm_engine *engine);
 
 static inline int64_t engine_decoder_capacity(const vlm_engine *engine) {
   return engine->decoder_shape.capacity;

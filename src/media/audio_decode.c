@@ -215,6 +215,18 @@ static vlm_status check_header(const decode_job *job, const SF_INFO *info, int64
   return VLM_OK;
 }
 
+/* The most frames a decode of this file can produce: a WAV's header count
+ * is exact (libsndfile reads the data chunk, which check_wav_data_chunk
+ * has held to the bytes present, and read_samples refuses more), while
+ * FLAC, Vorbis and MP3 counts are the encoder's claim or libsndfile's
+ * estimate, so only the duration limit bounds those. */
+static int64_t frame_bound(vlm_audio_format format, const SF_INFO *info, int64_t max_frames) {
+  if (format == VLM_AUDIO_FORMAT_WAV && info->frames >= 0 && info->frames != SF_COUNT_MAX &&
+      info->frames < max_frames)
+    return info->frames;
+  return max_frames;
+}
+
 typedef struct mono_buffer {
   float *samples;
   int64_t count, capacity;
@@ -252,7 +264,7 @@ static vlm_status downmix_block(const float *block, sf_count_t frames, int chann
 }
 
 static vlm_status read_samples(const decode_job *job, SNDFILE *file, const SF_INFO *info, int64_t max_frames,
-                               mono_buffer *mono) {
+                               int64_t frame_limit, mono_buffer *mono) {
   float *block = malloc((size_t)BLOCK_FRAMES * (size_t)info->channels * sizeof(float));
   if (!block) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   /* The header's length sizes the first buffer only up to 4 MiB: a lying
@@ -270,6 +282,10 @@ static vlm_status read_samples(const decode_job *job, SNDFILE *file, const SF_IN
     if (mono->count + got > max_frames) {
       status = VLM_ERROR(OUT_OF_RANGE, "longer than the limit of %g seconds at %d Hz", job->limits.max_seconds,
                          info->samplerate);
+      break;
+    }
+    if (mono->count + got > frame_limit) {
+      status = VLM_ERROR(DATA_LOSS, "decodes past the %lld frames its header declares", (long long)frame_limit);
       break;
     }
     status = mono_reserve(job, mono, mono->count + got, max_frames);
@@ -299,7 +315,7 @@ static vlm_status decode_samples(const decode_job *job, const uint8_t *data, siz
                        vlm_audio_format_name(format), (unsigned)info->format);
   int64_t max_frames = 0;
   if (!status) status = check_header(job, info, &max_frames);
-  if (!status) status = read_samples(job, file, info, max_frames, mono);
+  if (!status) status = read_samples(job, file, info, max_frames, frame_bound(format, info, max_frames), mono);
   sf_close(file);
   return status;
 }
@@ -342,6 +358,51 @@ static vlm_status decode_memory(const decode_job *job, const uint8_t *data, size
   return VLM_OK;
 }
 
+/* What decode_memory holds at its peak for at most `frames` frames: the
+ * mono buffer while it doubles (old and new copies, each up to the bound
+ * plus a block), the interleaved block, and the resampled copy beside the
+ * mono samples. */
+static uint64_t decode_peak_bytes(int64_t frames, int channels, int in_rate, int out_rate) {
+  uint64_t mono = ((uint64_t)frames + BLOCK_FRAMES) * sizeof(float);
+  uint64_t block = (uint64_t)BLOCK_FRAMES * (uint64_t)channels * sizeof(float);
+  uint64_t resampled = in_rate == out_rate ? 0
+                       : ((uint64_t)vlm_audio_resampled_length(frames, in_rate, out_rate) + 1) * sizeof(float);
+  return 2 * mono + block + resampled;
+}
+
+static vlm_status read_header(const decode_job *job, const uint8_t *data, size_t size, vlm_audio_header *out) {
+  if (size > job->limits.max_encoded_bytes)
+    return VLM_ERROR(OUT_OF_RANGE, "%zu encoded bytes exceed the limit of %zu bytes", size,
+                     job->limits.max_encoded_bytes);
+  vlm_audio_format format = vlm_audio_format_sniff(data, size);
+  if (format == VLM_AUDIO_FORMAT_UNKNOWN) return refuse_format(data, size);
+  if (format == VLM_AUDIO_FORMAT_WAV) VLM_RETURN_IF_ERROR(check_wav_data_chunk(data, size));
+  memory_file memory = {data, (sf_count_t)size, 0};
+  SF_VIRTUAL_IO io = {memory_length, memory_seek, memory_read, memory_write, memory_tell};
+  SF_INFO info;
+  memset(&info, 0, sizeof(info));
+  SNDFILE *file = sf_open_virtual(&io, SFM_READ, &info, &memory);
+  if (!file) return VLM_ERROR(DATA_LOSS, "cannot decode the %s data: %s", vlm_audio_format_name(format), sf_strerror(NULL));
+  sf_close(file);
+  if (!container_matches(format, info.format))
+    return VLM_ERROR(DATA_LOSS, "the data starts like %s but libsndfile reads another format (0x%x)",
+                     vlm_audio_format_name(format), (unsigned)info.format);
+  int64_t max_frames = 0;
+  VLM_RETURN_IF_ERROR(check_header(job, &info, &max_frames));
+  int64_t bound = frame_bound(format, &info, max_frames);
+  *out = (vlm_audio_header){
+      .format = format,
+      .sample_rate = info.samplerate,
+      .channels = info.channels,
+      .frames = info.frames == SF_COUNT_MAX || info.frames < 0 ? -1 : (int64_t)info.frames,
+      .max_frames = bound,
+      .max_samples = info.samplerate == job->sample_rate
+                         ? bound : vlm_audio_resampled_length(bound, info.samplerate, job->sample_rate),
+      .decode_bytes = decode_peak_bytes(bound, info.channels, info.samplerate, job->sample_rate),
+  };
+  return VLM_OK;
+}
+
 static decode_job resolve_job(const vlm_audio_decode_options *options) {
   decode_job job = {0};
   const vlm_audio_limits *limits = options ? &options->limits : &job.limits;
@@ -365,6 +426,20 @@ vlm_status vlm_audio_decode_memory(const uint8_t *data, size_t size, const char 
     return VLM_ERROR(INVALID_ARGUMENT, "%s: bad audio limits (%g seconds, output %d Hz)", label,
                      job.limits.max_seconds, job.sample_rate);
   vlm_status status = decode_memory(&job, data ? data : (const uint8_t *)"", size, out);
+  if (status) memset(out, 0, sizeof(*out));
+  return vlm_status_annotate(status, "%s", label);
+}
+
+vlm_status vlm_audio_read_header(const uint8_t *data, size_t size, const char *name,
+                                 const vlm_audio_decode_options *options, vlm_audio_header *out) {
+  memset(out, 0, sizeof(*out));
+  const char *label = name ? name : "audio";
+  if (!data && size) return VLM_ERROR(INVALID_ARGUMENT, "%s: no data", label);
+  decode_job job = resolve_job(options);
+  if (!(job.limits.max_seconds <= 1e7) || job.sample_rate > job.limits.max_sample_rate * 16)
+    return VLM_ERROR(INVALID_ARGUMENT, "%s: bad audio limits (%g seconds, output %d Hz)", label,
+                     job.limits.max_seconds, job.sample_rate);
+  vlm_status status = read_header(&job, data ? data : (const uint8_t *)"", size, out);
   if (status) memset(out, 0, sizeof(*out));
   return vlm_status_annotate(status, "%s", label);
 }

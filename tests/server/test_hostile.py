@@ -473,5 +473,52 @@ class MediaBombTests(unittest.TestCase):
         self.assert_peak_near_idle("long prompts")
 
 
+class LimitFlagTests(unittest.TestCase):
+    """vlm serve's own limits: --max-prompt-bytes refuses a prompt by its
+    bytes before it is tokenized; --media-memory-mb and --media-wait are
+    accepted and an image over the whole budget still decodes (alone).
+    The budget's waiting and busy answers are tested in the engine
+    (test_engine_admission.c), where concurrency can be arranged."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = harness.Server(base.VLM, os.path.join(base.MODELS, "llava"), "--parallel", "1",
+                                    "--ctx", str(CONTEXT), "--max-prompt-bytes", "3000",
+                                    "--media-memory-mb", "1", "--media-wait", "0.5")
+
+    @classmethod
+    def tearDownClass(cls):
+        status = cls.server.stop()
+        if status != 0:
+            raise AssertionError(f"vlm serve exited ({status}):\n{cls.server.stderr()[-4000:]}")
+
+    def test_a_prompt_over_max_prompt_bytes_is_refused(self):
+        for path, body in [("/v1/completions", {"model": "llava", "prompt": "a " * 2000, "max_tokens": 2}),
+                           ("/v1/chat/completions", MediaBombTests.body([], text="a " * 2000))]:
+            with self.subTest(path=path):
+                status, answer = self.server.post_json(path, body)
+                self.assertEqual(status, 400, answer)
+                self.assertEqual(answer["error"]["code"], "context_length_exceeded", answer)
+                self.assertIn("over the limit of 3000 bytes", answer["error"]["message"])
+        status, answer = self.server.post_json("/v1/completions",
+                                               {"model": "llava", "prompt": "a " * 100, "max_tokens": 2})
+        self.assertEqual(status, 200, answer)
+
+    def test_an_image_over_the_whole_media_budget_decodes_alone(self):
+        # astronaut.png (512x512) needs more than 1 MiB to decode.
+        part = {"type": "image_url", "image_url": {"url": harness.data_url(base.fixture("astronaut.png"))}}
+        status, answer = self.server.post_json("/v1/chat/completions", MediaBombTests.body([part]))
+        self.assertEqual(status, 200, answer)
+
+    def test_bad_limit_values_are_usage_errors(self):
+        import subprocess
+        for flag, value in [("--max-prompt-bytes", "0"), ("--media-memory-mb", "-1"), ("--media-wait", "x")]:
+            with self.subTest(flag=flag):
+                run = subprocess.run([base.VLM, "serve", "--model", os.path.join(base.MODELS, "llava"), flag, value],
+                                     capture_output=True, text=True, timeout=60)
+                self.assertEqual(run.returncode, 2, run.stderr)
+                self.assertIn(f"bad value for {flag}", run.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
