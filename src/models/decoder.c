@@ -80,7 +80,9 @@ static int32_t attention_block(decoder_builder *builder, int32_t hidden, const c
                                int32_t layer) {
   const vlm_text_config *text = builder->text;
   vlm_graph *graph = builder->graph;
-  int64_t rows = vlm_graph_node(graph, hidden)->shape[0];
+  const vlm_node *input = vlm_graph_node(graph, hidden);
+  if (!input) return -1; /* an earlier builder failed: the graph holds its error */
+  int64_t rows = input->shape[0];
   int64_t heads = text->num_attention_heads, kv_heads = text->num_key_value_heads;
   int64_t head_dim = text->head_dim, width = text->hidden_size;
   int32_t q, k, v;

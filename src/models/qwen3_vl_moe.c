@@ -32,7 +32,11 @@
  * section holds the class defaults under the file's values). */
 static vlm_status read_experts(const vlm_text_config *text, vlm_decoder_experts *out) {
   *out = (vlm_decoder_experts){.normalize_top_k = true};
-  const char *keys[] = {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step"};
+  /* Qwen3VLMoeTextConfig.attribute_map: num_experts is stored as
+   * num_local_experts (what save_pretrained writes; the hub's "num_experts"
+   * lands there too), the class default under its field name. */
+  const char *keys[] = {"num_local_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step"};
+  if (!vlm_json_object_get(text->section, keys[0])) keys[0] = "num_experts";
   int64_t values[4];
   for (int i = 0; i < 4; i++)
     if (!vlm_json_get_int(vlm_json_object_get(text->section, keys[i]), &values[i]))
