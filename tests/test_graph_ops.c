@@ -11,7 +11,9 @@
  * a divisor that is not a power of two), segment_attention (three segments
  * of different lengths; and with a key mask), RoPE at
  * positions of its own: axial 2D (vision towers) and 3-axis M-RoPE, plain
- * and interleaved (Qwen2-VL, Qwen3-VL). */
+ * and interleaved (Qwen2-VL, Qwen3-VL), moe (top-k routing renormalised or
+ * not, both expert layouts, rows choosing different experts; on the cpu
+ * also a row's result alone equals it in a batch, bit for bit). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,7 @@
 #include "test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define MAX_CASES 16
+#define MAX_CASES 20
 
 typedef struct op_case {
   char name[32];
@@ -289,6 +291,110 @@ static void build_rope_case(const char *name, vlm_rope_config rope, int axes, ui
   rope_reference(&c->rope, x, ROWS, HEADS, DIM, positions, axes, c->expected);
 }
 
+/* ---- moe ---------------------------------------------------------------- */
+
+typedef struct moe_shape {
+  int64_t rows, hidden, experts, inner;
+  int32_t top_k;
+  bool normalize, transposed;
+  vlm_activation activation;
+} moe_shape;
+
+static double activate_reference(vlm_activation activation, double x) {
+  if (activation == VLM_ACTIVATION_GELU_TANH)
+    return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  return x / (1.0 + exp(-x));
+}
+
+/* Element (o, i) of expert e of a [E, out, in] tensor, or of a [E, in, out] one. */
+static double expert_at(const float *w, const moe_shape *m, int64_t e, int64_t out, int64_t in, int64_t o,
+                        int64_t i) {
+  return m->transposed ? w[(e * in + i) * out + o] : w[(e * out + o) * in + i];
+}
+
+/* Inputs x, logits, gate_up, down; logits scaled so that probabilities
+ * spread out and the k-th choice is clear of the next. Returns the node. */
+static int32_t build_moe_graph(op_case *c, const moe_shape *m, uint64_t seed, float **x, float **logits,
+                               float **gate_up, float **down) {
+  int64_t E = m->experts, H = m->hidden, I = m->inner;
+  *x = add_f32(c, "x", 2, SHAPE(m->rows, H), seed);
+  *logits = add_f32(c, "logits", 2, SHAPE(m->rows, E), seed + 1);
+  for (int64_t i = 0; i < m->rows * E; i++) (*logits)[i] *= 4.0f;
+  const int64_t *gate_up_shape = m->transposed ? SHAPE(E, H, 2 * I) : SHAPE(E, 2 * I, H);
+  const int64_t *down_shape = m->transposed ? SHAPE(E, I, H) : SHAPE(E, H, I);
+  *gate_up = add_f32(c, "gate_up", 3, gate_up_shape, seed + 2);
+  *down = add_f32(c, "down", 3, down_shape, seed + 3);
+  vlm_graph *g = &c->graph;
+  int32_t nx = vlm_graph_input(g, VLM_DTYPE_F32, 2, SHAPE(m->rows, H), "x");
+  int32_t nl = vlm_graph_input(g, VLM_DTYPE_F32, 2, SHAPE(m->rows, E), "logits");
+  int32_t ng = vlm_graph_input(g, VLM_DTYPE_F32, 3, gate_up_shape, "gate_up");
+  int32_t nd = vlm_graph_input(g, VLM_DTYPE_F32, 3, down_shape, "down");
+  vlm_moe_options options = {.top_k = m->top_k, .normalize = m->normalize, .activation = m->activation,
+                             .gate_up_transposed = m->transposed, .down_transposed = m->transposed};
+  return vlm_graph_moe(g, nx, nl, ng, nd, &options, "mlp");
+}
+
+/* The float64 reference of graph.h's formula; returns how many rows chose
+ * another expert set than row 0. */
+static int moe_reference(const moe_shape *m, const float *x, const float *logits, const float *gate_up,
+                         const float *down, double *out) {
+  int64_t E = m->experts, H = m->hidden, I = m->inner;
+  int differing = 0, first_set[16] = {0};
+  for (int64_t r = 0; r < m->rows; r++) {
+    double p[16], maximum = -INFINITY, sum = 0;
+    for (int64_t e = 0; e < E; e++) maximum = fmax(maximum, logits[r * E + e]);
+    for (int64_t e = 0; e < E; e++) sum += p[e] = exp(logits[r * E + e] - maximum);
+    for (int64_t e = 0; e < E; e++) p[e] /= sum;
+    int chosen[8];
+    double weights[8], total = 0;
+    bool taken[16] = {false};
+    for (int j = 0; j <= m->top_k && j < E; j++) {
+      int best = -1;
+      for (int64_t e = 0; e < E; e++)
+        if (!taken[e] && (best < 0 || p[e] > p[best])) best = (int)e;
+      if (j == m->top_k) { /* the first expert left out is clearly behind */
+        CHECK(p[chosen[j - 1]] - p[best] > 1e-4);
+        break;
+      }
+      taken[best] = true;
+      chosen[j] = best;
+      total += weights[j] = p[best];
+    }
+    int set[16] = {0};
+    for (int j = 0; j < m->top_k; j++) set[chosen[j]] = 1;
+    if (r == 0) memcpy(first_set, set, sizeof(set));
+    else if (memcmp(first_set, set, sizeof(set)) != 0) differing++;
+    for (int64_t h = 0; h < H; h++) out[r * H + h] = 0;
+    for (int j = 0; j < m->top_k; j++) {
+      int e = chosen[j];
+      double w = m->normalize ? weights[j] / total : weights[j];
+      double gated[64];
+      for (int64_t i = 0; i < I; i++) {
+        double g = 0, u = 0;
+        for (int64_t k = 0; k < H; k++) {
+          g += expert_at(gate_up, m, e, 2 * I, H, i, k) * x[r * H + k];
+          u += expert_at(gate_up, m, e, 2 * I, H, I + i, k) * x[r * H + k];
+        }
+        gated[i] = activate_reference(m->activation, g) * u;
+      }
+      for (int64_t h = 0; h < H; h++) {
+        double y = 0;
+        for (int64_t i = 0; i < I; i++) y += expert_at(down, m, e, H, I, h, i) * gated[i];
+        out[r * H + h] += y * w;
+      }
+    }
+  }
+  return differing;
+}
+
+static void build_moe_case(const char *name, const moe_shape *m, uint64_t seed) {
+  op_case *c = new_case(name, (size_t)(m->rows * m->hidden), false);
+  float *x, *logits, *gate_up, *down;
+  c->graph.output = build_moe_graph(c, m, seed, &x, &logits, &gate_up, &down);
+  /* Different rows route to different experts. */
+  CHECK(moe_reference(m, x, logits, gate_up, down, c->expected) > 0);
+}
+
 static void build_cases(void) {
   if (case_count) return;
   build_concat_rows();
@@ -313,6 +419,20 @@ static void build_cases(void) {
                   (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1, .rotary_dimension = 16,
                                     .mrope_section = {4, 2, 2}, .mrope_section_count = 3, .mrope_interleaved = true},
                   3, 13);
+  /* Qwen3-VL-MoE's: SiLU, renormalised, Transformers 5.23's layout. */
+  build_moe_case("moe_normalized", &(moe_shape){.rows = 7, .hidden = 6, .experts = 5, .inner = 3, .top_k = 2,
+                                                .normalize = true, .activation = VLM_ACTIVATION_SILU}, 21);
+  /* The hub's [in, out] layout, unnormalised, another activation. */
+  build_moe_case("moe_transposed", &(moe_shape){.rows = 6, .hidden = 5, .experts = 6, .inner = 4, .top_k = 3,
+                                                .transposed = true, .activation = VLM_ACTIVATION_GELU_TANH}, 31);
+  /* Few rows (rows * k <= experts): the xla lowering gathers the chosen
+   * experts instead of running all of them. */
+  build_moe_case("moe_few_rows", &(moe_shape){.rows = 3, .hidden = 5, .experts = 6, .inner = 2, .top_k = 2,
+                                              .normalize = true, .transposed = true,
+                                              .activation = VLM_ACTIVATION_SILU}, 51);
+  build_moe_case("moe_few_rows_canonical", &(moe_shape){.rows = 2, .hidden = 4, .experts = 8, .inner = 3,
+                                                        .top_k = 4, .normalize = true,
+                                                        .activation = VLM_ACTIVATION_SILU}, 61);
   for (int i = 0; i < case_count; i++) CHECK_OK(vlm_graph_take_error(&cases[i].graph));
 }
 
@@ -357,6 +477,64 @@ static void cpu_refuses_segments_that_are_not_runs(void) {
   CHECK_ERROR(vlm_cpu_graph_execute(&run, out), VLM_STATUS_INVALID_ARGUMENT, "segment 0 is not one run of rows");
   vlm_graph_release(&c.graph);
   vlm_tensor_list_release(&c.inputs);
+}
+
+/* Batch invariance: each row of a moe step computed alone gives the bits
+ * it gets among the others (which share its experts: 8 rows x 2 over 4
+ * experts), on both layouts. */
+static void cpu_moe_rows_alone_equal_rows_in_a_batch(void) {
+  for (int layout = 0; layout < 2; layout++) {
+    moe_shape m = {.rows = 8, .hidden = 70, .experts = 4, .inner = 67, .top_k = 2, .normalize = true,
+                   .transposed = layout == 1, .activation = VLM_ACTIVATION_SILU};
+    op_case batch = {0};
+    vlm_graph_init(&batch.graph);
+    float *x, *logits, *gate_up, *down;
+    batch.graph.output = build_moe_graph(&batch, &m, 41 + (uint64_t)layout, &x, &logits, &gate_up, &down);
+    CHECK_OK(vlm_graph_take_error(&batch.graph));
+    float *together = calloc((size_t)(m.rows * m.hidden), sizeof(float));
+    vlm_cpu_graph_run run = {.graph = &batch.graph, .inputs = &batch.inputs};
+    CHECK_OK(vlm_cpu_graph_execute(&run, together));
+    for (int64_t r = 0; r < m.rows; r++) {
+      op_case alone = {0};
+      vlm_graph_init(&alone.graph);
+      moe_shape one = m;
+      one.rows = 1;
+      float *x1, *l1, *g1, *d1;
+      alone.graph.output = build_moe_graph(&alone, &one, 41 + (uint64_t)layout, &x1, &l1, &g1, &d1);
+      memcpy(x1, x + r * m.hidden, (size_t)m.hidden * sizeof(float));
+      memcpy(l1, logits + r * m.experts, (size_t)m.experts * sizeof(float));
+      float *row = calloc((size_t)m.hidden, sizeof(float));
+      vlm_cpu_graph_run single = {.graph = &alone.graph, .inputs = &alone.inputs};
+      CHECK_OK(vlm_cpu_graph_execute(&single, row));
+      CHECK(memcmp(row, together + r * m.hidden, (size_t)m.hidden * sizeof(float)) == 0);
+      free(row);
+      vlm_graph_release(&alone.graph);
+      vlm_tensor_list_release(&alone.inputs);
+    }
+    free(together);
+    vlm_graph_release(&batch.graph);
+    vlm_tensor_list_release(&batch.inputs);
+  }
+}
+
+/* The builder refuses what the op cannot compute. */
+static void moe_refuses_bad_shapes(void) {
+  vlm_graph g;
+  vlm_graph_init(&g);
+  int32_t x = vlm_graph_input(&g, VLM_DTYPE_F32, 2, SHAPE(3, 4), "x");
+  int32_t logits = vlm_graph_input(&g, VLM_DTYPE_F32, 2, SHAPE(3, 5), "logits");
+  int32_t gate_up = vlm_graph_input(&g, VLM_DTYPE_F32, 3, SHAPE(5, 6, 4), "gate_up");
+  int32_t down = vlm_graph_input(&g, VLM_DTYPE_F32, 3, SHAPE(5, 4, 3), "down");
+  vlm_moe_options options = {.top_k = 6, .normalize = true};
+  CHECK(vlm_graph_moe(&g, x, logits, gate_up, down, &options, "mlp") < 0);
+  CHECK_ERROR(vlm_graph_take_error(&g), VLM_STATUS_INVALID_ARGUMENT, "top_k");
+  options.top_k = 2;
+  options.gate_up_transposed = true; /* [5, 6, 4] read as [E, hidden 6, 2I 4] */
+  CHECK(vlm_graph_moe(&g, x, logits, gate_up, down, &options, "mlp") < 0);
+  CHECK_ERROR(vlm_graph_take_error(&g), VLM_STATUS_INVALID_ARGUMENT, "gate_up [experts, 2I, hidden]");
+  options.gate_up_transposed = false;
+  CHECK(vlm_graph_moe(&g, x, logits, gate_up, down, &options, "mlp") >= 0);
+  vlm_graph_release(&g);
 }
 
 #ifdef VLM_HAVE_XLA_RUNTIME
@@ -417,4 +595,5 @@ static void release_cases(void) {
 }
 
 TEST_MAIN(TEST(ops_match_float64_on_the_cpu_backend), TEST(cpu_refuses_segments_that_are_not_runs),
+          TEST(cpu_moe_rows_alone_equal_rows_in_a_batch), TEST(moe_refuses_bad_shapes),
           TEST(ops_match_float64_on_the_xla_backend), TEST(release_cases))

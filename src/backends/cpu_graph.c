@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu_moe.h"
 #include "backends/cpu_packs.h"
 #include "core/alloc.h"
 #include "core/status.h"
@@ -531,6 +532,15 @@ static void run_scale_rows(executor *state, const vlm_node *node, float *out) {
   }
 }
 
+static vlm_status run_moe(executor *state, const vlm_node *node, float *out) {
+  const node_value *gate_up = &state->values[node->inputs[2]], *down = &state->values[node->inputs[3]];
+  const vlm_node *gate_up_node = &state->graph->nodes[node->inputs[2]];
+  const vlm_node *down_node = &state->graph->nodes[node->inputs[3]];
+  bool packable = gate_up_node->op == VLM_OP_WEIGHT && down_node->op == VLM_OP_WEIGHT;
+  return vlm_cpu_moe_run(state->run, packable, node, input_f32(state, node, 0), input_f32(state, node, 1), gate_up->data,
+                         gate_up->dtype, gate_up_node->shape, down->data, down->dtype, down_node->shape, out);
+}
+
 static vlm_status run_node(executor *state, int32_t index) {
   const vlm_node *node = &state->graph->nodes[index];
   switch (node->op) {
@@ -560,6 +570,7 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_TRANSPOSE: run_transpose(state, node, out); return VLM_OK;
     case VLM_OP_AVERAGE_POOL: run_average_pool(state, node, out); return VLM_OK;
     case VLM_OP_SCALE_ROWS: run_scale_rows(state, node, out); return VLM_OK;
+    case VLM_OP_MOE: return run_moe(state, node, out);
     default: run_elementwise(state, node, out); return VLM_OK;
   }
 }
@@ -571,6 +582,7 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_GATED: case VLM_OP_ROPE: case VLM_OP_ATTENTION: case VLM_OP_SOFTCAP: case VLM_OP_RESHAPE:
     case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_SLICE: case VLM_OP_ROW_SELECT:
     case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION: case VLM_OP_TRANSPOSE: case VLM_OP_AVERAGE_POOL:
+    case VLM_OP_MOE:
       return true;
     default: return false;
   }
@@ -593,6 +605,23 @@ static void executor_release(executor *state) {
   free(state->free_list);
 }
 
+/* Every expert of a moe node, packed one expert matrix at a time (each
+ * leaves the memory map as it is packed). */
+static vlm_status prepare_experts(const vlm_cpu_graph_run *run, const executor *state, const vlm_node *node) {
+  for (int which = 2; which < 4; which++) {
+    const node_value *value = &state->values[node->inputs[which]];
+    const vlm_node *weight_node = &run->graph->nodes[node->inputs[which]];
+    if (!value->data || weight_node->op != VLM_OP_WEIGHT) continue;
+    bool transposed = which == 2 ? node->params.moe.gate_up_transposed : node->params.moe.down_transposed;
+    for (int64_t e = 0; e < weight_node->shape[0]; e++) {
+      cpu_linear_weights weights = vlm_cpu_moe_expert(value->data, value->dtype, weight_node->shape, e, transposed);
+      const cpu_packed_linear *packed;
+      VLM_RETURN_IF_ERROR(vlm_cpu_packs_get(run->packs, run->pool, &weights, run->weights, &packed));
+    }
+  }
+  return VLM_OK;
+}
+
 vlm_status vlm_cpu_graph_prepare(const vlm_cpu_graph_run *run) {
   const vlm_graph *graph = run->graph;
   if (!run->packs) return VLM_OK;
@@ -603,6 +632,7 @@ vlm_status vlm_cpu_graph_prepare(const vlm_cpu_graph_run *run) {
     const vlm_node *node = &graph->nodes[i];
     if (node->op == VLM_OP_WEIGHT) status = bind_weight(&state, i);
     else if (node->op == VLM_OP_RESHAPE) state.values[i] = state.values[node->inputs[0]];
+    if (!status && node->op == VLM_OP_MOE) status = prepare_experts(run, &state, node);
     if (status || node->op != VLM_OP_LINEAR) continue;
     const node_value *weight = &state.values[node->inputs[1]];
     const node_value *bias = node->input_count > 2 ? &state.values[node->inputs[2]] : NULL;

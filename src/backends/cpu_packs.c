@@ -68,6 +68,12 @@ static void pack_in_slices(vlm_thread_pool *pool, const cpu_linear_weights *weig
   size_t row_bytes = (size_t)weights->input_count * vlm_dtype_size(weights->dtype);
   size_t panel_bytes = row_bytes * CPU_PANEL;
   int64_t slice = (int64_t)(SLICE_BYTES / panel_bytes) + 1;
+  if (weights->transposed) {
+    /* Every panel reads every stored row: evict the source once, after. */
+    cpu_linear_pack_panels(pool, weights, packed, 0, packed->panel_count);
+    if (checkpoint) vlm_checkpoint_evict(checkpoint, weights->weight, (size_t)weights->output_count * row_bytes);
+    return;
+  }
   for (int64_t p = 0; p < packed->panel_count; p += slice) {
     int64_t end = p + slice < packed->panel_count ? p + slice : packed->panel_count;
     cpu_linear_pack_panels(pool, weights, packed, p, end);

@@ -20,6 +20,7 @@
 #include "backends/cpu/cpu_encoder.h"
 #include "backends/cpu/text_model.h"
 #include "media/media_item.h"
+#include "models/decoder.h"
 #include "models/model.h"
 #include "vlm/media.h"
 #include "io/json.h"
@@ -129,14 +130,34 @@ static machine_bounds measure_bounds(vlm_thread_pool *pool) {
 /* ---------------------------------------------------------------------- */
 
 typedef struct model_costs {
-  uint64_t weight_bytes;        /* every weight byte a decode step reads */
-  double linear_parameters;     /* decoder projections, excluding the LM head */
+  uint64_t weight_bytes;        /* every weight byte of the decoder */
+  double linear_parameters;     /* decoder projections, excluding the LM head and the experts */
   double head_parameters;       /* vocab x hidden */
+  /* Sparse MoE layers' experts (rank-3 "mlp.experts." tensors): a decode
+   * row reads top_k of expert_count of each, so a step of B rows reads at
+   * most min(B * top_k, expert_count) / expert_count of their bytes. */
+  uint64_t expert_bytes;
+  double expert_parameters;
+  int64_t expert_count, top_k;
 } model_costs;
+
+/* The fraction of the experts a decode step of `rows` rows reads, at most. */
+static double expert_fraction(const model_costs *costs, int64_t rows) {
+  if (costs->expert_count <= 0) return 1.0;
+  double chosen = (double)(rows * costs->top_k);
+  return chosen < (double)costs->expert_count ? chosen / (double)costs->expert_count : 1.0;
+}
+
+/* Weight bytes a decode step of `rows` rows reads: everything but the
+ * experts, and the experts its rows can choose. */
+static double step_bytes(const model_costs *costs, int64_t rows) {
+  return (double)(costs->weight_bytes - costs->expert_bytes) + (double)costs->expert_bytes * expert_fraction(costs, rows);
+}
 
 /* The text decoder's own tensors (a multimodal checkpoint's vision tower
  * is not read by decode). A tied LM head is the embedding table, counted
- * once. */
+ * once; an untied model's embedding table is read a row per token, so only
+ * its LM head counts. */
 static model_costs measure_costs(const vlm_model *opened, const vlm_text_model *model) {
   model_costs costs = {0};
   const vlm_checkpoint *weights = vlm_text_model_weights(model);
@@ -146,11 +167,28 @@ static model_costs measure_costs(const vlm_model *opened, const vlm_text_model *
     const vlm_expected_tensor *declared = vlm_manifest_find(&opened->manifest, info->name);
     vlm_component component = declared ? declared->component : vlm_component_from_name(info->name);
     if (component != VLM_COMPONENT_TEXT_DECODER && component != VLM_COMPONENT_EMBEDDINGS) continue;
+    if (strstr(info->name, "embed_tokens.weight") && !opened->config.tie_word_embeddings &&
+        vlm_checkpoint_find(weights, "lm_head.weight"))
+      continue;
     costs.weight_bytes += info->byte_size;
     if (component == VLM_COMPONENT_TEXT_DECODER && info->rank == 2)
       costs.linear_parameters += (double)info->shape[0] * (double)info->shape[1];
+    if (component == VLM_COMPONENT_TEXT_DECODER && info->rank == 3 && strstr(info->name, ".mlp.experts.")) {
+      costs.expert_bytes += info->byte_size;
+      costs.expert_parameters += (double)info->shape[0] * (double)info->shape[1] * (double)info->shape[2];
+    }
   }
   costs.head_parameters = (double)text->vocab_size * (double)text->hidden_size;
+  if (opened->family && opened->family->describe_decoder) {
+    vlm_decoder_description description;
+    memset(&description, 0, sizeof(description));
+    opened->family->describe_decoder(&opened->config, &description);
+    costs.expert_count = description.experts.count;
+    costs.top_k = description.experts.top_k;
+  }
+  /* Each token multiplies by top_k of the experts. */
+  if (costs.expert_count > 0)
+    costs.linear_parameters += costs.expert_parameters * (double)costs.top_k / (double)costs.expert_count;
   return costs;
 }
 
@@ -363,6 +401,11 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
                  "\"fma_peak_gflops\":%.1f,\"fma_peak_gflops_cpu_time\":%.1f",
                  bench_threads, load_seconds, (long long)rss_after_load, (unsigned long long)costs.weight_bytes,
                  bounds.read_gb_per_s.wall, bounds.read_gb_per_s.cpu, bounds.fma_gflops.wall, bounds.fma_gflops.cpu);
+  if (costs.expert_count > 0)
+    vlm_sb_appendf(&json, ",\"experts\":{\"count\":%lld,\"top_k\":%lld,\"expert_bytes\":%llu,"
+                   "\"active_bytes_per_token\":%.0f}",
+                   (long long)costs.expert_count, (long long)costs.top_k, (unsigned long long)costs.expert_bytes,
+                   step_bytes(&costs, 1));
   vlm_sb_append_literal(&json, ",\"prefill\":[");
   for (int i = 0; !status && i < length_count; i++) {
     bench_time seconds;
@@ -394,19 +437,22 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
      * (batched) the multiply-adds at the FMA peak; the roofline is the
      * larger of the two. */
     double flops = 2 * (costs.linear_parameters + costs.head_parameters) * batches[i];
-    double read_bound = (double)costs.weight_bytes / (bounds.read_gb_per_s.wall * 1e9);
-    double read_bound_cpu = (double)costs.weight_bytes / (bounds.read_gb_per_s.cpu * 1e9);
+    double bytes = step_bytes(&costs, batches[i]);
+    double read_bound = bytes / (bounds.read_gb_per_s.wall * 1e9);
+    double read_bound_cpu = bytes / (bounds.read_gb_per_s.cpu * 1e9);
     double fma_bound = flops / (bounds.fma_gflops.wall * 1e9), fma_bound_cpu = flops / (bounds.fma_gflops.cpu * 1e9);
     double roofline = read_bound > fma_bound ? read_bound : fma_bound;
     double roofline_cpu = read_bound_cpu > fma_bound_cpu ? read_bound_cpu : fma_bound_cpu;
-    progress(options, "decode batch %d: %.1f tokens/s (%.2f ms/step, %.0f%% of the bandwidth bound, %.0f%% of the "
-             "roofline, %.0f%% in cpu time)",
-             batches[i], tokens_per_second, step.wall * 1e3, 100 * read_bound / step.wall, 100 * roofline / step.wall,
+    progress(options, "decode batch %d: %.1f tokens/s (%.2f ms/step reading %.1f MB, %.0f%% of the bandwidth bound, "
+             "%.0f%% of the roofline, %.0f%% in cpu time)",
+             batches[i], tokens_per_second, step.wall * 1e3, bytes / 1e6, 100 * read_bound / step.wall,
+             100 * roofline / step.wall,
              100 * roofline_cpu / step.cpu);
-    vlm_sb_appendf(&json, "%s{\"batch\":%d,\"steps\":%lld,\"ms_per_step\":%.3f,\"cpu_ms_per_step\":%.3f,"
+    vlm_sb_appendf(&json, "%s{\"batch\":%d,\"steps\":%lld,\"bytes_per_step\":%.0f,\"ms_per_step\":%.3f,"
+                   "\"cpu_ms_per_step\":%.3f,"
                    "\"tokens_per_second\":%.2f,\"fraction_of_bandwidth_bound\":%.3f,\"fraction_of_roofline\":%.3f,"
                    "\"fraction_of_roofline_cpu_time\":%.3f}",
-                   i ? "," : "", batches[i], (long long)steps, step.wall * 1e3, step.cpu * 1e3, tokens_per_second,
+                   i ? "," : "", batches[i], (long long)steps, bytes, step.wall * 1e3, step.cpu * 1e3, tokens_per_second,
                    read_bound / step.wall, roofline / step.wall, roofline_cpu / step.cpu);
   }
   vlm_sb_append_literal(&json, "]");

@@ -21,7 +21,7 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_RESHAPE] = "reshape",       [VLM_OP_SELECT_ROWS] = "select_rows",
     [VLM_OP_CONCAT] = "concat",         [VLM_OP_SLICE] = "slice",
     [VLM_OP_ROW_SELECT] = "row_select",       [VLM_OP_TRANSPOSE] = "transpose",
-    [VLM_OP_SCALE_ROWS] = "scale_rows",
+    [VLM_OP_SCALE_ROWS] = "scale_rows",       [VLM_OP_MOE] = "moe",
     [VLM_OP_SEGMENT_ATTENTION] = "segment_attention",
     [VLM_OP_AVERAGE_POOL] = "average_pool",
 };
@@ -79,6 +79,11 @@ double vlm_graph_flops(const vlm_graph *graph) {
     if (node->op == VLM_OP_LINEAR) {
       const vlm_node *x = &graph->nodes[node->inputs[0]], *w = &graph->nodes[node->inputs[1]];
       flops += 2.0 * (double)x->shape[0] * (double)w->shape[0] * (double)w->shape[1];
+    } else if (node->op == VLM_OP_MOE) {
+      /* What the chosen experts compute: k of them per row, gate_up and down. */
+      const vlm_node *x = &graph->nodes[node->inputs[0]], *gate_up = &graph->nodes[node->inputs[2]];
+      flops += 2.0 * 1.5 * (double)x->shape[0] * (double)node->params.moe.top_k * (double)gate_up->shape[1] *
+               (double)gate_up->shape[2];
     } else if (node->op == VLM_OP_SEGMENT_ATTENTION) {
       const vlm_node *q = &graph->nodes[node->inputs[0]];
       flops += 4.0 * (double)q->shape[0] * (double)q->shape[0] * (double)q->shape[1] * (double)q->shape[2];
@@ -471,6 +476,38 @@ int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const 
   return finish(graph, node);
 }
 
+int32_t vlm_graph_moe(vlm_graph *graph, int32_t x, int32_t router_logits, int32_t gate_up, int32_t down,
+                      const vlm_moe_options *options, const char *name, ...) {
+  int32_t inputs[4] = {x, router_logits, gate_up, down};
+  BUILD(VLM_OP_MOE, inputs, 4);
+  const vlm_node *x_node = input_node(graph, node, 0), *logits = input_node(graph, node, 1);
+  const vlm_node *gate_up_node = input_node(graph, node, 2), *down_node = input_node(graph, node, 3);
+  if (x_node->rank != 2 || logits->rank != 2 || logits->shape[0] != x_node->shape[0])
+    return shape_error(graph, node, "needs x [rows, hidden] and router logits [rows, experts]");
+  int64_t rows = x_node->shape[0], hidden = x_node->shape[1], experts = logits->shape[1];
+  if (options->top_k < 1 || options->top_k > experts)
+    return shape_error(graph, node, "needs 1 <= top_k <= experts");
+  if (gate_up_node->rank != 3 || down_node->rank != 3 || gate_up_node->shape[0] != experts ||
+      down_node->shape[0] != experts)
+    return shape_error(graph, node, "needs gate_up and down [experts, ., .] for the router's experts");
+  int64_t gate_up_out = options->gate_up_transposed ? gate_up_node->shape[2] : gate_up_node->shape[1];
+  int64_t gate_up_in = options->gate_up_transposed ? gate_up_node->shape[1] : gate_up_node->shape[2];
+  int64_t down_out = options->down_transposed ? down_node->shape[2] : down_node->shape[1];
+  int64_t down_in = options->down_transposed ? down_node->shape[1] : down_node->shape[2];
+  if (gate_up_in != hidden || down_out != hidden || gate_up_out != 2 * down_in || down_in < 1)
+    return shape_error(graph, node, "needs gate_up [experts, 2I, hidden] and down [experts, hidden, I] "
+                                    "(or their [in, out] transposes)");
+  node->rank = 2;
+  node->shape[0] = rows;
+  node->shape[1] = hidden;
+  node->params.moe.top_k = options->top_k;
+  node->params.moe.normalize = options->normalize;
+  node->params.moe.activation = options->activation;
+  node->params.moe.gate_up_transposed = options->gate_up_transposed;
+  node->params.moe.down_transposed = options->down_transposed;
+  return finish(graph, node);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Encoder operations                                                      */
 /* ---------------------------------------------------------------------- */
@@ -562,6 +599,11 @@ static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
       vlm_sb_appendf(out, " axis=%d start=%lld", node->params.slice.axis, (long long)node->params.slice.start);
       break;
     case VLM_OP_SEGMENT_ATTENTION: vlm_sb_appendf(out, " scale=%.17g", node->params.segment_attention.scale); break;
+    case VLM_OP_MOE:
+      vlm_sb_appendf(out, " top_k=%d normalize=%d activation=%d transposed=%d,%d", node->params.moe.top_k,
+                     node->params.moe.normalize, (int)node->params.moe.activation,
+                     node->params.moe.gate_up_transposed, node->params.moe.down_transposed);
+      break;
     case VLM_OP_AVERAGE_POOL:
       vlm_sb_appendf(out, " images=%lld grid=%lldx%lld kernel=%lld", (long long)node->params.pool.images,
                      (long long)node->params.pool.height, (long long)node->params.pool.width,

@@ -54,6 +54,7 @@ typedef enum vlm_op {
   VLM_OP_ROW_SELECT,   /* per row: mask[r] != 0 ? a[r] : b[r] (merging features) */
   VLM_OP_TRANSPOSE,    /* [a, b] -> [b, a] (a weight stored [in, out])       */
   VLM_OP_SCALE_ROWS,   /* per row: x[r] * scales[r] (a weight per row)         */
+  VLM_OP_MOE,          /* routed experts: top-k of softmax(router) per row    */
   /* Encoders: whole sequences per step, no KV cache. */
   VLM_OP_SEGMENT_ATTENTION, /* bidirectional attention among rows of one segment */
   VLM_OP_AVERAGE_POOL,      /* mean over k x k blocks of each image's patch grid    */
@@ -106,6 +107,14 @@ typedef struct vlm_node {
     /* Rows are `images` grids of height x width patches, row-major; the
      * output is each image's (height / kernel) x (width / kernel) grid. */
     struct { int64_t images, height, width, kernel; } pool;
+    /* vlm_graph_moe: k experts a row, renormalised or not, the experts'
+     * activation, and whether each expert matrix is stored [in, out]. */
+    struct {
+      int32_t top_k;
+      bool normalize;
+      vlm_activation activation;
+      bool gate_up_transposed, down_transposed;
+    } moe;
   } params;
 } vlm_node;
 
@@ -239,6 +248,33 @@ int32_t vlm_graph_transpose(vlm_graph *graph, int32_t x, const char *name, ...)
  * (Qwen3-VL's resampled position embedding), later routing weights. */
 int32_t vlm_graph_scale_rows(vlm_graph *graph, int32_t x, int32_t scales, const char *name, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* A sparse mixture of experts, as Transformers' Qwen3-MoE / Qwen3-VL-MoE
+ * SparseMoeBlock computes it (TopKRouter, then the experts' grouped_mm
+ * forward), for x [rows, hidden] and the router's logits [rows, experts]
+ * (a linear without bias, computed before: its own node):
+ *
+ *   p = softmax(logits[r]) in f32
+ *   e_0..e_{k-1}: the k largest p in decreasing order (ties: lower expert first)
+ *   w_j = p_{e_j}, divided by (w_0 + ... + w_{k-1}) when `normalize`
+ *   y_j = down_{e_j}(act(gate) * up), [gate | up] = gate_up_{e_j}(x[r]) (chunk(2))
+ *   out[r] = ((y_0 * w_0 + y_1 * w_1) + ...) + y_{k-1} * w_{k-1}
+ *
+ * gate_up and down (checkpoint weights, or any values) are [experts, 2I, hidden] and
+ * [experts, hidden, I] (each expert an nn.Linear's [out, in], as
+ * Transformers 5.23 holds and saves them) or, with `gate_up_transposed` /
+ * `down_transposed`, [experts, hidden, 2I] and [experts, I, hidden] (x @ W,
+ * the hub's checkpoints). A row's result depends only on its own x and
+ * logits (batch invariance): backends may group rows by expert, and should
+ * read only the experts some row chose. */
+typedef struct vlm_moe_options {
+  int32_t top_k;
+  bool normalize;
+  vlm_activation activation;
+  bool gate_up_transposed, down_transposed;
+} vlm_moe_options;
+int32_t vlm_graph_moe(vlm_graph *graph, int32_t x, int32_t router_logits, int32_t gate_up, int32_t down,
+                      const vlm_moe_options *options, const char *name, ...) __attribute__((format(printf, 7, 8)));
 
 /* Bidirectional attention without a KV cache: row r attends to every row
  * whose segment id (integer input `segments` [rows]) equals its own, and

@@ -129,6 +129,7 @@ vlm_status vlm_model_count_adapter_modules(vlm_model *model) {
 }
 
 void vlm_model_describe_adapters(const vlm_model *model, vlm_decoder_description *description) {
+  description->weights = model->weights;
   description->adapter_weights = model->weights;
   description->adapter_count = model->adapter_count;
   memcpy(description->adapters, model->adapters, sizeof(model->adapters));

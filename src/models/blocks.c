@@ -60,13 +60,21 @@ static void declare_decoder_layer(vlm_tensor_manifest *manifest, const vlm_text_
     ADD(decoder, 1, SHAPE(head_dim), "%s", LAYER("self_attn.q_norm.weight"));
     ADD(decoder, 1, SHAPE(head_dim), "%s", LAYER("self_attn.k_norm.weight"));
   }
-  if (layout->fused_gate_up) {
+  if (layout->sparse_layers && layout->sparse_layers[layer]) {
+    int64_t experts = layout->experts, inner = layout->expert_intermediate_size;
+    ADD(decoder, 2, SHAPE(experts, hidden), "%s", LAYER("mlp.gate.weight"));
+    ADD(decoder, 3, SHAPE(experts, 2 * inner, hidden), "%s", LAYER("mlp.experts.gate_up_proj"));
+    vlm_manifest_allow_shape(manifest, 3, SHAPE(experts, hidden, 2 * inner));
+    ADD(decoder, 3, SHAPE(experts, hidden, inner), "%s", LAYER("mlp.experts.down_proj"));
+    vlm_manifest_allow_shape(manifest, 3, SHAPE(experts, inner, hidden));
+  } else if (layout->fused_gate_up) {
     declare_linear(manifest, decoder, LAYER("mlp.gate_up_proj"), 2 * intermediate, hidden, text->mlp_bias);
   } else {
     declare_linear(manifest, decoder, LAYER("mlp.gate_proj"), intermediate, hidden, text->mlp_bias);
     declare_linear(manifest, decoder, LAYER("mlp.up_proj"), intermediate, hidden, text->mlp_bias);
   }
-  declare_linear(manifest, decoder, LAYER("mlp.down_proj"), hidden, intermediate, text->mlp_bias);
+  if (!layout->sparse_layers || !layout->sparse_layers[layer])
+    declare_linear(manifest, decoder, LAYER("mlp.down_proj"), hidden, intermediate, text->mlp_bias);
 #undef LAYER
 }
 

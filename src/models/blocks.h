@@ -25,6 +25,13 @@ typedef struct vlm_decoder_layout {
   bool sandwich_norms; /* pre/post feed-forward norms (Gemma 2/3) */
   bool fused_qkv;      /* one self_attn.qkv_proj, rows q | k | v (Phi-3, Phi-4) */
   bool fused_gate_up;  /* one mlp.gate_up_proj, rows gate | up (Phi-3, Phi-4) */
+  /* Layers whose MLP is a sparse MoE block (sparse_layers[l], l <
+   * num_hidden_layers; NULL: none): the router mlp.gate.weight [experts,
+   * hidden] and mlp.experts.gate_up_proj [experts, 2I, hidden] /
+   * down_proj [experts, hidden, I] (I = expert_intermediate_size), each
+   * also accepted in the hub's [in, out] layout (models/decoder.h). */
+  const bool *sparse_layers;
+  int64_t experts, expert_intermediate_size;
 } vlm_decoder_layout;
 
 /* A Llama-style decoder under `prefix` ("model." or "model.language_model."):

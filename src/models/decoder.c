@@ -80,7 +80,9 @@ static int32_t attention_block(decoder_builder *builder, int32_t hidden, const c
                                int32_t layer) {
   const vlm_text_config *text = builder->text;
   vlm_graph *graph = builder->graph;
-  int64_t rows = vlm_graph_node(graph, hidden)->shape[0];
+  const vlm_node *input = vlm_graph_node(graph, hidden);
+  if (!input) return -1; /* an earlier builder failed: the graph holds its error */
+  int64_t rows = input->shape[0];
   int64_t heads = text->num_attention_heads, kv_heads = text->num_key_value_heads;
   int64_t head_dim = text->head_dim, width = text->hidden_size;
   int32_t q, k, v;
@@ -140,6 +142,71 @@ static int32_t mlp_block(decoder_builder *builder, int32_t hidden, const char *l
   return projection(builder, gated, layer_prefix, "mlp.down_proj", width, inner, text->mlp_bias);
 }
 
+bool vlm_decoder_layer_is_sparse(const vlm_decoder_description *description, int64_t layer) {
+  const vlm_decoder_experts *experts = &description->experts;
+  if (experts->count <= 0 || experts->sparse_step <= 0 || (layer + 1) % experts->sparse_step != 0) return false;
+  for (size_t i = 0; i < experts->dense_layers.count; i++)
+    if (experts->dense_layers.values[i] == layer) return false;
+  return true;
+}
+
+/* Whether `name` is stored [E, b, a] (the transpose of the canonical
+ * [E, a, b]), by its shape in the checkpoint. */
+static vlm_status expert_tensor_layout(const vlm_checkpoint *weights, const char *name, int64_t experts, int64_t a,
+                                       int64_t b, bool *out_transposed) {
+  *out_transposed = false;
+  const vlm_tensor_info *info = weights ? vlm_checkpoint_find(weights, name) : NULL;
+  if (!info) return VLM_OK; /* binding reports a missing tensor */
+  bool canonical = info->rank == 3 && info->shape[0] == experts && info->shape[1] == a && info->shape[2] == b;
+  bool transposed = info->rank == 3 && info->shape[0] == experts && info->shape[1] == b && info->shape[2] == a;
+  if (canonical && transposed)
+    return VLM_ERROR(INVALID_ARGUMENT,
+                     "tensor '%s': its shape [%lld, %lld, %lld] fits both expert layouts ([E, out, in] as "
+                     "Transformers 5.23 saves it, [E, in, out] as the hub's checkpoints), so which one it is "
+                     "cannot be told from the checkpoint", name, (long long)experts, (long long)a, (long long)b);
+  if (!canonical && !transposed)
+    return VLM_ERROR(INVALID_ARGUMENT, "tensor '%s' has neither expert layout: expected [%lld, %lld, %lld] or "
+                     "[%lld, %lld, %lld]", name, (long long)experts, (long long)a, (long long)b,
+                     (long long)experts, (long long)b, (long long)a);
+  *out_transposed = transposed;
+  return VLM_OK;
+}
+
+vlm_status vlm_decoder_expert_layout(const vlm_decoder_description *description, const vlm_checkpoint *weights,
+                                     int64_t layer, bool *out_gate_up_transposed, bool *out_down_transposed) {
+  const vlm_decoder_experts *experts = &description->experts;
+  int64_t hidden = description->text->hidden_size, inner = experts->intermediate_size;
+  char name[2 * VLM_GRAPH_NAME_LENGTH];
+  snprintf(name, sizeof(name), "%slayers.%lld.mlp.experts.gate_up_proj", description->prefix, (long long)layer);
+  VLM_RETURN_IF_ERROR(expert_tensor_layout(weights, name, experts->count, 2 * inner, hidden, out_gate_up_transposed));
+  snprintf(name, sizeof(name), "%slayers.%lld.mlp.experts.down_proj", description->prefix, (long long)layer);
+  return expert_tensor_layout(weights, name, experts->count, hidden, inner, out_down_transposed);
+}
+
+/* The router's logits, then the moe op over the layer's experts. */
+static int32_t moe_block(decoder_builder *builder, int32_t hidden, const char *layer_prefix, int32_t layer) {
+  const vlm_decoder_description *description = builder->description;
+  const vlm_decoder_experts *experts = &description->experts;
+  vlm_graph *graph = builder->graph;
+  int64_t width = builder->text->hidden_size, inner = experts->intermediate_size, count = experts->count;
+  vlm_moe_options options = {.top_k = (int32_t)experts->top_k, .normalize = experts->normalize_top_k,
+                             .activation = builder->activation};
+  vlm_status status = vlm_decoder_expert_layout(description, description->weights, layer,
+                                                &options.gate_up_transposed, &options.down_transposed);
+  if (status) {
+    if (!graph->error) graph->error = status;
+    else vlm_status_free(status);
+    return -1;
+  }
+  int32_t logits = projection(builder, hidden, layer_prefix, "mlp.gate", count, width, false);
+  int32_t gate_up = weight(builder, layer_prefix, "mlp.experts.gate_up_proj", 3,
+                           options.gate_up_transposed ? VLM_SHAPE(count, width, 2 * inner)
+                                                      : VLM_SHAPE(count, 2 * inner, width));
+  int32_t down = weight(builder, layer_prefix, "mlp.experts.down_proj", 3,
+                        options.down_transposed ? VLM_SHAPE(count, inner, width) : VLM_SHAPE(count, width, inner));
+  return vlm_graph_moe(graph, hidden, logits, gate_up, down, &options, "%smlp", layer_prefix);
+}
+
 static int32_t decoder_layer(decoder_builder *builder, int32_t residual, int32_t layer) {
   const vlm_decoder_description *description = builder->description;
   vlm_graph *graph = builder->graph;
@@ -153,7 +220,8 @@ static int32_t decoder_layer(decoder_builder *builder, int32_t residual, int32_t
   residual = vlm_graph_add(graph, residual, attended, "%sresidual_attention", layer_prefix);
   hidden = norm(builder, residual, layer_prefix,
                 sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm", width);
-  int32_t mlp = mlp_block(builder, hidden, layer_prefix, layer);
+  int32_t mlp = vlm_decoder_layer_is_sparse(description, layer) ? moe_block(builder, hidden, layer_prefix, layer)
+                                                                 : mlp_block(builder, hidden, layer_prefix, layer);
   if (sandwich) mlp = norm(builder, mlp, layer_prefix, "post_feedforward_layernorm", width);
   /* The layer's output: what Transformers' decoder layer module returns. */
   return vlm_graph_add(graph, residual, mlp, "%slayers.%d", description->prefix, layer);

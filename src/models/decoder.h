@@ -29,6 +29,28 @@ typedef struct vlm_decoder_adapter {
   int64_t module_count;   /* lora_A tensors the adapter holds; each must be applied */
 } vlm_decoder_adapter;
 
+/* Sparse mixture-of-experts MLPs (Qwen3-MoE's and Qwen3-VL-MoE's
+ * SparseMoeBlock): on a sparse layer the MLP is the router `mlp.gate`
+ * (a linear [count, hidden] without bias, its output the node
+ * "<layer>mlp.gate": the router logits) and the experts
+ * `mlp.experts.gate_up_proj` / `mlp.experts.down_proj`, run by the graph's
+ * moe op (graph.h). The experts' layout is chosen per tensor by its shape
+ * in the checkpoint: [count, 2I, hidden] / [count, hidden, I] (what
+ * Transformers 5.23 holds and saves) or [count, hidden, 2I] /
+ * [count, I, hidden] (the hub's; Transformers 5.23 transposes them on
+ * load), and a shape that fits both (hidden == 2I, hidden == I) is
+ * refused. Other layers keep the dense gated MLP. */
+typedef struct vlm_decoder_experts {
+  int64_t count;             /* experts per sparse layer; 0: every layer is dense */
+  int64_t top_k;             /* num_experts_per_tok */
+  int64_t intermediate_size; /* each expert's (moe_intermediate_size) */
+  bool normalize_top_k;      /* the k routing weights divided by their sum */
+  /* Layer l is sparse when l is not in dense_layers and (l + 1) %
+   * sparse_step == 0 (decoder_sparse_step, mlp_only_layers). */
+  int64_t sparse_step;
+  vlm_index_list dense_layers;
+} vlm_decoder_experts;
+
 typedef struct vlm_decoder_description {
   const vlm_text_config *text;
   bool tie_word_embeddings;
@@ -51,11 +73,25 @@ typedef struct vlm_decoder_description {
    * this length of a slot whose prompt was no longer than it attends only
    * to itself. 0: never. */
   int64_t rope_cache_reset_length;
+  vlm_decoder_experts experts;
+  /* The checkpoint the decoder binds, for layouts chosen by shape (the
+   * experts'); NULL: the canonical ones. Filled from the opened model. */
+  const vlm_checkpoint *weights;
   /* LoRA adapters (filled from the opened model, not by the family). */
   const vlm_checkpoint *adapter_weights;
   int adapter_count;
   vlm_decoder_adapter adapters[VLM_DECODER_MAX_ADAPTERS];
 } vlm_decoder_description;
+
+/* Whether `layer` has a sparse MoE MLP. */
+bool vlm_decoder_layer_is_sparse(const vlm_decoder_description *description, int64_t layer);
+
+/* Which layout each expert tensor of `layer` has in `weights` (NULL: the
+ * canonical [E, 2I, H] / [E, H, I]): transposed = the hub's [E, H, 2I] /
+ * [E, I, H]. INVALID_ARGUMENT naming the tensor when its shape is neither
+ * or both. */
+vlm_status vlm_decoder_expert_layout(const vlm_decoder_description *description, const vlm_checkpoint *weights,
+                                     int64_t layer, bool *out_gate_up_transposed, bool *out_down_transposed);
 
 /* Values per encoder output row: hidden * (1 + layer feature count). */
 int64_t vlm_decoder_feature_width(const vlm_decoder_description *description);

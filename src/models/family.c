@@ -9,11 +9,11 @@
  * family means adding its file and one line here. */
 extern const vlm_family vlm_family_llama, vlm_family_mistral, vlm_family_qwen2,
     vlm_family_qwen3, vlm_family_llava, vlm_family_qwen2_vl, vlm_family_qwen2_5_vl,
-    vlm_family_qwen3_vl, vlm_family_gemma3, vlm_family_gemma3_text, vlm_family_phi4_multimodal;
+    vlm_family_qwen3_vl, vlm_family_qwen3_vl_moe, vlm_family_gemma3, vlm_family_gemma3_text, vlm_family_phi4_multimodal;
 
 static const vlm_family *const families[] = {
     &vlm_family_llama, &vlm_family_mistral, &vlm_family_qwen2,   &vlm_family_qwen3,
-    &vlm_family_llava, &vlm_family_qwen2_vl, &vlm_family_qwen2_5_vl, &vlm_family_qwen3_vl,
+    &vlm_family_llava, &vlm_family_qwen2_vl, &vlm_family_qwen2_5_vl, &vlm_family_qwen3_vl, &vlm_family_qwen3_vl_moe,
     &vlm_family_gemma3,  &vlm_family_gemma3_text, &vlm_family_phi4_multimodal,
 };
 
@@ -140,6 +140,22 @@ void vlm_manifest_add(vlm_tensor_manifest *manifest, vlm_component component, in
 
 void vlm_manifest_mark_optional(vlm_tensor_manifest *manifest) {
   if (manifest->count) manifest->tensors[manifest->count - 1].optional = true;
+}
+
+void vlm_manifest_allow_shape(vlm_tensor_manifest *manifest, int rank, const int64_t *shape) {
+  if (!manifest->count || rank < 1 || rank > VLM_MAX_DIMS) return;
+  vlm_expected_tensor *tensor = &manifest->tensors[manifest->count - 1];
+  tensor->alternative_rank = rank;
+  memcpy(tensor->alternative_shape, shape, sizeof(int64_t) * (size_t)rank);
+}
+
+bool vlm_expected_shape_matches(const vlm_expected_tensor *expected, int rank, const int64_t *shape) {
+  bool main = rank == expected->rank, other = expected->alternative_rank > 0 && rank == expected->alternative_rank;
+  for (int i = 0; i < rank && (main || other); i++) {
+    main = main && shape[i] == expected->shape[i];
+    other = other && shape[i] == expected->alternative_shape[i];
+  }
+  return main || other;
 }
 
 const vlm_expected_tensor *vlm_manifest_find(const vlm_tensor_manifest *manifest,

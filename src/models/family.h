@@ -40,6 +40,10 @@ typedef struct vlm_expected_tensor {
   int rank;
   int64_t shape[VLM_MAX_DIMS];
   bool optional; /* may be absent (e.g. lm_head when tied to the embeddings) */
+  /* A second shape the tensor may have (rank 0: none), e.g. an expert
+   * tensor in the hub's [in, out] layout. */
+  int alternative_rank;
+  int64_t alternative_shape[VLM_MAX_DIMS];
 } vlm_expected_tensor;
 
 typedef struct vlm_tensor_manifest {
@@ -59,6 +63,10 @@ void vlm_manifest_add(vlm_tensor_manifest *manifest, vlm_component component, in
     __attribute__((format(printf, 5, 6)));
 /* Marks the most recently added tensor optional. */
 void vlm_manifest_mark_optional(vlm_tensor_manifest *manifest);
+/* Lets the most recently added tensor have `shape` instead. */
+void vlm_manifest_allow_shape(vlm_tensor_manifest *manifest, int rank, const int64_t *shape);
+/* Whether a tensor of this rank and shape is what `expected` declares. */
+bool vlm_expected_shape_matches(const vlm_expected_tensor *expected, int rank, const int64_t *shape);
 /* Finds a declared tensor by name (linear; manifests are small). */
 const vlm_expected_tensor *vlm_manifest_find(const vlm_tensor_manifest *manifest,
                                              const char *name);

@@ -86,10 +86,7 @@ static bool add_problem(problem_list *list, const char *name, const vlm_tensor_i
 }
 
 static bool shape_matches(const vlm_tensor_info *actual, const vlm_expected_tensor *expected) {
-  if (actual->rank != expected->rank) return false;
-  for (int i = 0; i < actual->rank; i++)
-    if (actual->shape[i] != expected->shape[i]) return false;
-  return true;
+  return vlm_expected_shape_matches(expected, actual->rank, actual->shape);
 }
 
 static void count_tensor(inspection *state, const vlm_tensor_info *info, vlm_component component) {

@@ -68,7 +68,7 @@ static void declare_merger(const vlm_vision_config *vision, vlm_tensor_manifest 
   declare_linear(manifest, projector, vision->out_hidden_size, merged, name);
 }
 
-static void declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest *manifest) {
+void vlm_qwen3_vl_declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest *manifest) {
   const vlm_component tower = VLM_COMPONENT_VISION_TOWER;
   int64_t embed = vision->hidden_size, patch = vision->patch_size, inner = vision->intermediate_size;
   vlm_manifest_add(manifest, tower, 5, SHAPE(embed, vision->num_channels, vision->temporal_patch_size, patch, patch),
@@ -96,12 +96,12 @@ static void declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest 
 static vlm_status declare_tensors(const vlm_model_config *config, vlm_tensor_manifest *manifest) {
   static const vlm_decoder_layout layout = {.qk_norm = true};
   vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings, "model.language_model.", &layout);
-  declare_vision(&config->vision, manifest);
+  vlm_qwen3_vl_declare_vision(&config->vision, manifest);
   return VLM_OK;
 }
 
 /* The Qwen3 decoder; DeepStack feature j goes in after layer j. */
-static void describe_decoder(const vlm_model_config *config, vlm_decoder_description *out) {
+void vlm_qwen3_vl_describe_decoder(const vlm_model_config *config, vlm_decoder_description *out) {
   vlm_qwen_vl_describe_decoder(config, out);
   out->layout.qk_norm = true;
   size_t count = config->vision.deepstack_visual_indexes.count;
@@ -329,7 +329,7 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   return vlm_graph_take_error(graph);
 }
 
-static const vlm_family_image image_path = {
+const vlm_family_image vlm_qwen3_vl_image = {
     .placeholder_token = vlm_qwen_vl_placeholder_token,
     .token_count = vlm_qwen_vl_token_count,
     .expand = vlm_qwen_vl_expand,
@@ -347,7 +347,7 @@ const vlm_family vlm_family_qwen3_vl = {
     .has_vision = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .declare_tensors = declare_tensors,
-    .describe_decoder = describe_decoder,
-    .image = &image_path,
+    .describe_decoder = vlm_qwen3_vl_describe_decoder,
+    .image = &vlm_qwen3_vl_image,
     .positions = vlm_qwen_vl_positions,
 };

@@ -65,4 +65,10 @@ int32_t vlm_qwen_vl_attention(vlm_graph *graph, const vlm_vision_config *vision,
 /* The decoder: a Qwen2/Qwen3 stack under "model.language_model.". */
 void vlm_qwen_vl_describe_decoder(const vlm_model_config *config, struct vlm_decoder_description *out);
 
+/* Qwen3-VL's tower, image path and decoder description (qwen3_vl.c),
+ * which Qwen3-VL-MoE shares (qwen3_vl_moe.c). */
+void vlm_qwen3_vl_declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest *manifest);
+extern const vlm_family_image vlm_qwen3_vl_image;
+void vlm_qwen3_vl_describe_decoder(const vlm_model_config *config, struct vlm_decoder_description *out);
+
 #endif

@@ -3,7 +3,9 @@
  * state_dict Transformers built from the same directory: same names, same
  * shapes, same values (a SHA-256 of the float32 little-endian values, after
  * rounding to the dtype Transformers ran in), and lm_head must resolve to the
- * embedding when the config ties them. Sampled values give max-abs/max-rel
+ * embedding when the config ties them. A tensor the manifest also accepts
+ * with its last two dimensions swapped (MoE experts in the hub's layout)
+ * matches its transpose. Sampled values give max-abs/max-rel
  * figures when a digest differs. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +69,34 @@ static bool shape_matches(const vlm_tensor_info *info, const vlm_json_value *sha
   return true;
 }
 
-/* Hashes the tensor's values and compares the sampled ones. */
-static vlm_status compare_values(const vlm_tensor_info *info, const vlm_json_value *parameter,
+/* Whether vlm reads `info` as the transpose of its last two dimensions
+ * where Transformers holds the golden's shape: a rank-3 tensor whose
+ * manifest accepts the swapped shape (MoE experts in the hub's [in, out]
+ * layout, which Transformers 5.23 transposes on load). */
+static bool stored_transposed(const checkpoint_stage *state, const vlm_tensor_info *info,
+                              const vlm_json_value *shape) {
+  const vlm_expected_tensor *expected = vlm_manifest_find(&state->manifest, info->name);
+  if (!expected || info->rank != 3 || !shape || shape->type != VLM_JSON_ARRAY || shape->as.array.count != 3)
+    return false;
+  int64_t golden[3];
+  for (int i = 0; i < 3; i++)
+    if (!vlm_json_get_int(&shape->as.array.items[i], &golden[i])) return false;
+  return golden[0] == info->shape[0] && golden[1] == info->shape[2] && golden[2] == info->shape[1] &&
+         vlm_expected_shape_matches(expected, info->rank, info->shape) &&
+         vlm_expected_shape_matches(expected, 3, golden);
+}
+
+/* Element `index` of the golden's order in the stored tensor: itself, or
+ * for a transposed [E, b, a] store of the golden's [E, a, b], (e, j, i). */
+static int64_t stored_index(const vlm_tensor_info *info, bool transposed, int64_t index) {
+  if (!transposed) return index;
+  int64_t b = info->shape[1], a = info->shape[2];
+  int64_t e = index / (a * b), i = index / b % a, j = index % b;
+  return (e * b + j) * a + i;
+}
+
+/* Hashes the tensor's values (in Transformers' order) and compares the sampled ones. */
+static vlm_status compare_values(const vlm_tensor_info *info, bool transposed, const vlm_json_value *parameter,
                                  const char *name, const char *dtype,
                                  vlm_stage_result *result) {
   vlm_tensor view;
@@ -79,7 +107,7 @@ static vlm_status compare_values(const vlm_tensor_info *info, const vlm_json_val
   vlm_sha256_init(&hash);
   for (int64_t i = 0; i < count; i++) {
     double value;
-    if (!vlm_tensor_value_as_double(&view, i, &value))
+    if (!vlm_tensor_value_as_double(&view, stored_index(info, transposed, i), &value))
       return VLM_ERROR(UNIMPLEMENTED, "tensor '%s': dtype %s is not a float type", name,
                        vlm_dtype_name(info->dtype));
     float rounded = round_to_dtype((float)value, dtype);
@@ -95,7 +123,7 @@ static vlm_status compare_values(const vlm_tensor_info *info, const vlm_json_val
     double expected, actual;
     if (!vlm_json_get_int(vlm_json_array_get(pair, 0), &index) ||
         !vlm_json_get_double(vlm_json_array_get(pair, 1), &expected) || index < 0 ||
-        index >= count || !vlm_tensor_value_as_double(&view, index, &actual))
+        index >= count || !vlm_tensor_value_as_double(&view, stored_index(info, transposed, index), &actual))
       return VLM_ERROR(DATA_LOSS, "parameter '%s': samples[%zu] is not [index, value]", name, i);
     actual = round_to_dtype((float)actual, dtype);
     vlm_compare_values(&expected, &actual, 1, name, result);
@@ -116,13 +144,14 @@ static vlm_status compare_parameter(checkpoint_stage *state, const vlm_json_valu
   }
   size_t index = (size_t)(info - vlm_checkpoint_tensor_at(state->checkpoint, 0));
   state->used[index] = true;
-  if (!shape_matches(info, vlm_json_object_get(parameter, "shape"))) {
+  bool transposed = stored_transposed(state, info, vlm_json_object_get(parameter, "shape"));
+  if (!transposed && !shape_matches(info, vlm_json_object_get(parameter, "shape"))) {
     char shape[128];
     vlm_shape_format(info->shape, info->rank, shape, sizeof(shape));
     note_problem(result, "parameter '%s': vlm has shape %s, Transformers another", name, shape);
     return VLM_OK;
   }
-  return compare_values(info, parameter, name, dtype, result);
+  return compare_values(info, transposed, parameter, name, dtype, result);
 }
 
 static vlm_status open_model(const vlm_compare_context *context, checkpoint_stage *state) {

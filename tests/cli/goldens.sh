@@ -28,7 +28,7 @@ case_matches() { # case_matches DIR MODEL: every stage of the golden is implemen
 # tokenizer keep it packed (tools/oracle/tokenizer_files.py): unpacked here
 # into a scratch model directory; one packed as a patch against
 # ../shared/fixtures is skipped (and reported) on a checkout without them.
-elsewhere=" llava llava_realtok llava_v4 qwen2_vl qwen2_vl_v4 qwen2_5_vl qwen3_vl gemma3 gemma3_v4 "
+elsewhere=" llava llava_realtok llava_v4 qwen2_vl qwen2_vl_v4 qwen2_5_vl qwen3_vl qwen3_vl_moe qwen3_vl_moe_hub gemma3 gemma3_v4 "
 for manifest in "$source_dir"/tests/goldens/*/*/manifest.json; do
   grep -q '"format": "vlm-golden/1"' "$manifest" || continue
   case_dir=$(dirname "$manifest")

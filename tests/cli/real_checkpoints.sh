@@ -105,7 +105,7 @@ sys.exit(1 if problems else 0)
 PY
 }
 
-families=${VLM_TEST_FAMILIES:-llama_realtok qwen2_realtok llava_realtok llava_v4 mistral qwen3 gemma3_text gemma3 gemma3_v4 qwen2_vl qwen2_vl_v4 qwen2_5_vl qwen3_vl}
+families=${VLM_TEST_FAMILIES:-llama_realtok qwen2_realtok llava_realtok llava_v4 mistral qwen3 gemma3_text gemma3 gemma3_v4 qwen2_vl qwen2_vl_v4 qwen2_5_vl qwen3_vl qwen3_vl_moe qwen3_vl_moe_hub}
 for family in $families; do
   for manifest in "$source_dir/tests/goldens/$family"/*/manifest.json; do
     # A refusal case (vlm must refuse what Transformers refuses) is a

@@ -96,6 +96,10 @@ class Family:
     # (regex, replacement) renames applied to the saved state dict: the
     # layout published checkpoints from Transformers 4.x have.
     v4_renames: tuple = ()
+    # MoE experts saved as the hub's checkpoints have them: gate_up_proj
+    # [E, hidden, 2I] and down_proj [E, I, hidden] (Transformers 5.23 saves
+    # [E, 2I, hidden] / [E, hidden, I] and transposes the hub's on load).
+    hub_expert_layout: bool = False
 
 
 def _llama_tokenizer_config(extra_added=()):
@@ -551,6 +555,58 @@ QWEN3_VL = Family(
              pixel_values_from="../two_images", pil_stages=False),
     ])
 
+# Qwen3-VL-30B-A3B-Instruct's shape in miniature
+# (Qwen3VLMoeForConditionalGeneration): Qwen3-VL's tower and processor as
+# above (out_hidden_size 8), and a Qwen3 decoder at text hidden 8 (2 query
+# heads and 1 KV head of 32, interleaved M-RoPE [6, 5, 5], tied, the real
+# Qwen3 vocabulary) whose layers 0 and 2 are sparse MoE blocks of 8 experts
+# (moe_intermediate_size 16: neither hidden == 2I nor hidden == I, so the
+# expert layouts cannot be confused, and torch's grouped_mm takes rows of a
+# multiple of 16 bytes in bfloat16 too), top 2, and layer 1 a dense MLP of
+# 16 (mlp_only_layers). DeepStack's two features go in after layers 0 and 1.
+# Every case asserts that the prompt's tokens route to different expert
+# sets in each sparse layer and that no k-th choice is near a tie
+# (qwen2_vl_oracle._router_record; recorded as the manifest's "router").
+QWEN3_VL_MOE = Family(
+    name="qwen3_vl_moe", kind="qwen2_vl", seed=11018,
+    config={"architectures": ["Qwen3VLMoeForConditionalGeneration"], "model_type": "qwen3_vl_moe",
+            "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+            "vision_end_token_id": 151653, "tie_word_embeddings": True,
+            "text_config": {"model_type": "qwen3_vl_moe_text", "vocab_size": 151936, "hidden_size": 8,
+                            "intermediate_size": 16, "num_hidden_layers": 3, "num_attention_heads": 2,
+                            "num_key_value_heads": 1, "head_dim": 32, "max_position_embeddings": 32768,
+                            "rms_norm_eps": 1e-06, "tie_word_embeddings": True, "bos_token_id": 151643,
+                            "eos_token_id": 151645, "attention_bias": False,
+                            "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 16,
+                            "decoder_sparse_step": 1, "mlp_only_layers": [1],
+                            "rope_parameters": {"rope_type": "default", "rope_theta": 5000000.0,
+                                                "mrope_section": [6, 5, 5], "mrope_interleaved": True}},
+            "vision_config": {"model_type": "qwen3_vl_moe_vision", "depth": 3, "hidden_size": 32,
+                              "intermediate_size": 64, "num_heads": 2, "in_channels": 3, "patch_size": 16,
+                              "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 8,
+                              "num_position_embeddings": 16, "deepstack_visual_indexes": [0, 1],
+                              "hidden_act": "gelu_pytorch_tanh"}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=_read_template("qwen3_vl_thinking.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
+    processor=QWEN3_VL.processor,
+    cases=[
+        # 3x4 merged tokens; the processor's tensors are this case's own.
+        Case("one_image", images=("chelsea.png",), messages=_image_chat("What is in this picture?"),
+             pil_stages=False),
+        Case("text_only", messages=[{"role": "user", "content": [
+            {"type": "text", "text": "Tell me a short story about a robot and a cat."}]}]),
+        Case("one_image_bf16", images=("chelsea.png",), dtype="bfloat16",
+             messages=_image_chat("What is in this picture?"), pixel_values_from="../one_image",
+             pil_stages=False),
+    ])
+
+# The same model with its experts in the hub's layout ([E, hidden, 2I],
+# [E, I, hidden], as Qwen/Qwen3-VL-30B-A3B-Instruct publishes them), which
+# Transformers 5.23 transposes on load: one image case.
+QWEN3_VL_MOE_HUB = dataclasses.replace(
+    QWEN3_VL_MOE, name="qwen3_vl_moe_hub", hub_expert_layout=True,
+    cases=[dataclasses.replace(QWEN3_VL_MOE.cases[0], pixel_values_from="../../qwen3_vl_moe/one_image")])
+
 # Phi-4-multimodal's decoder in miniature: fused qkv and gate_up, 2 heads of
 # 8 over a hidden of 16 with one KV head, partial rotary 0.75 (6 of 8 dims, 3
 # LongRoPE factors each), tied embeddings, the real Qwen3 vocabulary with the
@@ -617,4 +673,4 @@ PHI4_MULTIMODAL = Family(
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,
                                                LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
                                                GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL,
-                                               QWEN3_VL, PHI4_MULTIMODAL)}
+                                               QWEN3_VL, QWEN3_VL_MOE, QWEN3_VL_MOE_HUB, PHI4_MULTIMODAL)}

@@ -94,6 +94,9 @@ def fill_parameter(name, parameter, seed):
         values = 0.5 * values
     elif "position_embedding" in name or "class_embedding" in name:
         values = 0.5 * values
+    elif name.endswith(".mlp.gate.weight"):
+        # MoE routers: logits spread out, so top-k choices are clear of ties.
+        values = 4.0 * values / np.sqrt(parameter[0].numel())
     elif parameter.dim() >= 2:
         values = values / np.sqrt(parameter[0].numel())
     with torch.no_grad():
@@ -170,6 +173,21 @@ def rename_state_dict(family, model_dir):
     save_file(tensors, path, metadata=metadata)
 
 
+def transpose_experts(model_dir):
+    """Rewrites model.safetensors with every fused MoE expert tensor's last
+    two dimensions swapped: the hub's layout (same names and order)."""
+    path = os.path.join(model_dir, "model.safetensors")
+    tensors = {}
+    with safe_open(path, framework="pt") as handle:
+        metadata = handle.metadata()
+        for name in handle.keys():
+            tensor = handle.get_tensor(name)
+            if name.endswith((".mlp.experts.gate_up_proj", ".mlp.experts.down_proj")):
+                tensor = tensor.transpose(1, 2).contiguous()
+            tensors[name] = tensor
+    save_file(tensors, path, metadata=metadata)
+
+
 def check_loads_cleanly(family, model_dir):
     """Transformers must map every saved tensor (a 4.x layout through its
     conversion mapping) with nothing missing or left over."""
@@ -198,6 +216,8 @@ def build_model(family, model_dir, midsize=False):
     model.save_pretrained(model_dir)
     if family.v4_renames:
         rename_state_dict(family, model_dir)
+    if family.hub_expert_layout:
+        transpose_experts(model_dir)
     check_loads_cleanly(family, model_dir)
     if family.processor:
         write_processor(family, model_dir)

@@ -30,7 +30,17 @@ CLASSES = {
     "qwen2_vl": ("Qwen2VLProcessor", "Qwen2VLVideoProcessor", "Qwen2VLForConditionalGeneration"),
     "qwen2_5_vl": ("Qwen2_5_VLProcessor", "Qwen2VLVideoProcessor", "Qwen2_5_VLForConditionalGeneration"),
     "qwen3_vl": ("Qwen3VLProcessor", "Qwen3VLVideoProcessor", "Qwen3VLForConditionalGeneration"),
+    "qwen3_vl_moe": ("Qwen3VLProcessor", "Qwen3VLVideoProcessor", "Qwen3VLMoeForConditionalGeneration"),
 }
+# Families with Qwen3-VL's tower (patch + resampled position embedding, DeepStack).
+QWEN3_VL_TOWERS = ("qwen3_vl", "qwen3_vl_moe")
+# The smallest gap between the router logits of the k-th and the (k+1)-th
+# expert a case may have (the softmax keeps their order): below it vlm's
+# float32 (or Transformers' bfloat16) rounding could pick another expert.
+# A bfloat16 case instead reruns the decoder with float32 activations on the
+# same weights and merged embeddings (what vlm computes) and requires the
+# same choices there, with the float32 gap.
+MIN_ROUTER_GAP = 1e-3
 
 
 def _classes(family):
@@ -123,9 +133,15 @@ def run(family, case, model_dir, manifest):
             deepstack_seen.setdefault("visual_pos_masks", kwargs.get("visual_pos_masks"))
 
         handles.append(language_model.register_forward_pre_hook(on_language_model, with_kwargs=True))
+        routers = _hook_routers(language_model, handles)
         outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
         for handle in handles:
             handle.remove()
+        if routers:
+            manifest["router"] = _router_record(routers, model.config.text_config, case)
+            if case.dtype != "float32":
+                _check_float32_routing(family, model_dir, captured, tower if images else None,
+                                       deepstack_seen.get("visual_pos_masks"), manifest["router"], case)
         # Text only: no M-RoPE to compute, consecutive positions, delta 0.
         deltas = model.model.rope_deltas if model.model.rope_deltas is not None else torch.zeros(1, dtype=torch.long)
         golden.tensor("rope_deltas", deltas.reshape(-1), "exact",
@@ -148,6 +164,80 @@ def run(family, case, model_dir, manifest):
     return golden
 
 
+def _hook_routers(language_model, handles):
+    """The prefill's router outputs per sparse layer (MoE decoders)."""
+    routers = {}
+    for index, layer in enumerate(language_model.layers):
+        gate = getattr(layer.mlp, "gate", None)
+        if gate is None or not hasattr(gate, "top_k"):
+            continue
+
+        def on_router(_module, _args, output, index=index):
+            routers.setdefault(index, output)
+
+        handles.append(gate.register_forward_hook(on_router))
+    return routers
+
+
+def _check_float32_routing(family, model_dir, captured, tower, visual_mask, record, case):
+    """A low-precision case's routing against the decoder run with float32
+    activations on the same weights, merged embeddings and DeepStack
+    features (what vlm compare feeds vlm's decoder): every token must choose
+    the same experts there, clear of ties by MIN_ROUTER_GAP."""
+    model = _classes(family)[2].from_pretrained(model_dir, dtype=torch.float32).eval()
+    language_model = model.model.language_model
+    handles = []
+    routers = _hook_routers(language_model, handles)
+    extra = {}
+    if tower is not None and getattr(tower, "deepstack_features", None) is not None:
+        extra = {"visual_pos_masks": visual_mask,
+                 "deepstack_visual_embeds": [feature.float() for feature in tower.deepstack_features]}
+    with torch.no_grad():
+        language_model(inputs_embeds=captured["input_embeddings"].float(), position_ids=captured["position_ids"],
+                       use_cache=False, **extra)
+    for handle in handles:
+        handle.remove()
+    smallest_gap = float("inf")
+    k = record["top_k"]
+    for index, (logits, _scores, chosen) in sorted(routers.items()):
+        ordered = logits.float().sort(dim=-1, descending=True).values
+        smallest_gap = min(smallest_gap, float((ordered[:, k - 1] - ordered[:, k]).min()))
+        theirs = [sorted(row) for row in record["layers"][str(index)]["chosen"]]
+        if [sorted(row) for row in chosen.tolist()] != theirs:
+            raise SystemExit(f"{case.name}: with float32 activations layer {index} routes some token to other "
+                             "experts; change the prompt or seed")
+    if smallest_gap < MIN_ROUTER_GAP:
+        raise SystemExit(f"{case.name}: with float32 activations a router's k-th and next logits are "
+                         f"{smallest_gap:.3g} apart; change the prompt or seed")
+    record["float32_activations_min_top_k_gap"] = smallest_gap
+    record["float32_activations_same_choice"] = True
+
+
+def _router_record(routers, text_config, case):
+    """What the router chose for the prompt, and the assertions the case
+    rests on: in every sparse layer tokens choose different expert sets
+    (so vlm's routing is tested per token), and no token's k-th choice is
+    within MIN_ROUTER_GAP (in router logits) of the next expert (bfloat16:
+    _check_float32_routing)."""
+    k = text_config.num_experts_per_tok
+    record = {"top_k": k, "experts": text_config.num_experts, "normalized": True, "layers": {}}
+    smallest_gap = float("inf")
+    for index, (logits, _scores, chosen) in sorted(routers.items()):
+        ordered = logits.float().sort(dim=-1, descending=True).values
+        gap = float((ordered[:, k - 1] - ordered[:, k]).min())
+        smallest_gap = min(smallest_gap, gap)
+        sets = sorted({tuple(sorted(row)) for row in chosen.tolist()})
+        if len(sets) < 2:
+            raise SystemExit(f"{case.name}: every token routes to the same experts in layer {index}")
+        record["layers"][str(index)] = {"distinct_expert_sets": len(sets), "min_top_k_gap": gap,
+                                        "chosen": chosen.tolist()}
+    if case.dtype == "float32" and smallest_gap < MIN_ROUTER_GAP:
+        raise SystemExit(f"{case.name}: a router's k-th and next logits are {smallest_gap:.3g} apart "
+                         f"(< {MIN_ROUTER_GAP}); change the prompt or seed")
+    record["min_top_k_gap"] = smallest_gap
+    return record
+
+
 def _vision_stages(golden, model, inputs, case):
     """The tower's stages for every image of the case, in pipeline order."""
     visual = model.model.visual
@@ -155,13 +245,13 @@ def _vision_stages(golden, model, inputs, case):
     pixels = inputs["pixel_values"].to(harness.TORCH_DTYPES[case.dtype])
     model_type = model.config.model_type
     embedded = {}
-    if model_type == "qwen3_vl":
+    if model_type in QWEN3_VL_TOWERS:
         # What block 0 receives: patch embedding plus the position embedding
         # resampled to each image's grid.
         hook = visual.blocks[0].register_forward_pre_hook(
             lambda _m, args: embedded.setdefault("value", args[0].detach().clone()))
     tower = visual(pixels, grid_thw=grids)
-    if model_type == "qwen3_vl":
+    if model_type in QWEN3_VL_TOWERS:
         hook.remove()
         golden.tensor("vision_embeddings", embedded["value"], "hidden",
                       note="patch_embed + the resampled pos_embed (bilinear, align_corners), block 0's input")
@@ -180,7 +270,7 @@ def _vision_stages(golden, model, inputs, case):
     golden.tensor("projector", tower.pooler_output, "hidden",
                   note="PatchMerger output, every image's rows" +
                        (", back in the processor's order" if model_type == "qwen2_5_vl" else ""))
-    if model_type == "qwen3_vl":
+    if model_type in QWEN3_VL_TOWERS:
         stacked = torch.stack(list(tower.deepstack_features), dim=1)
         golden.tensor("deepstack_features", stacked.reshape(stacked.shape[0], -1), "hidden",
                       layers=list(visual.config.deepstack_visual_indexes),

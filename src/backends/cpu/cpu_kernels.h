@@ -62,6 +62,10 @@ typedef struct cpu_linear_weights {
   const void *bias;      /* [output_count], or NULL */
   int64_t output_count;
   int64_t input_count;
+  /* The weight is stored [input_count, output_count] instead (applied as
+   * x @ W: the hub's fused MoE experts). Only the packing reads it: the
+   * packed form, and so every result, is the same. */
+  bool transposed;
 } cpu_linear_weights;
 
 /* Outputs per packed panel: the micro-kernel's width (64 f32 = 4 zmm or 8

@@ -84,6 +84,12 @@ static void pack_panels(void *context, int64_t begin, int64_t end, int worker) {
           for (int64_t k = k0; k < k1; k++) memset(panel + (k * CPU_PANEL + c) * element, 0, (size_t)element);
           continue;
         }
+        if (job->weights->transposed) {
+          /* Element (o, k) at [k, o]: a strided read of the column. */
+          for (int64_t k = k0; k < k1; k++)
+            memcpy(panel + (k * CPU_PANEL + c) * element, source + (k * out + o) * element, (size_t)element);
+          continue;
+        }
         const char *row = source + o * in * element;
         if (element == 2)
           for (int64_t k = k0; k < k1; k++)

@@ -182,6 +182,11 @@ xla_value xla_input_f32(xla_emitter *e, const vlm_node *node, int which);
 /* The f32 value of node `index` itself. */
 xla_value xla_node_f32(xla_emitter *e, int32_t index);
 xla_value xla_splat_like(xla_emitter *e, double number, xla_value like);
+/* The activation as the cpu backend computes it, elementwise. */
+xla_value xla_activate(xla_emitter *e, vlm_activation activation, xla_value x);
+/* The moe op (stablehlo_lower_moe.c). */
+xla_value xla_lower_moe(xla_emitter *e, const vlm_node *node);
+vlm_status xla_check_moe(const vlm_node *node);
 /* Softmax over the last dimension, guarded against rows that see no key. */
 xla_value xla_softmax_last(xla_emitter *e, xla_value scores);
 

@@ -55,6 +55,7 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_AVERAGE_POOL:
     case VLM_OP_SCALE_ROWS:
       return VLM_OK;
+    case VLM_OP_MOE: return xla_check_moe(node);
     case VLM_OP_ROPE: {
       int32_t index = node->params.rope.rope_index;
       if (index < 0 || index >= graph->rope_count || !graph->ropes[index])
@@ -182,7 +183,7 @@ static xla_value silu(xla_emitter *e, xla_value x) {
   return XLA_OP(e, "divide", NULL, &x, x, denominator);
 }
 
-static xla_value activate(xla_emitter *e, vlm_activation activation, xla_value x) {
+xla_value xla_activate(xla_emitter *e, vlm_activation activation, xla_value x) {
   switch (activation) {
     case VLM_ACTIVATION_SILU: return silu(e, x);
     case VLM_ACTIVATION_RELU: return XLA_OP(e, "maximum", NULL, &x, x, xla_splat_like(e, 0.0, x));
@@ -221,9 +222,9 @@ static void lower_elementwise(xla_emitter *e, const vlm_node *node, xla_value *o
     case VLM_OP_SCALE:
       *out = XLA_OP(e, "multiply", NULL, &a, a, xla_splat_like(e, (float)node->params.scale.scalar, a));
       break;
-    case VLM_OP_ACTIVATION: *out = activate(e, node->params.activation.activation, a); break;
+    case VLM_OP_ACTIVATION: *out = xla_activate(e, node->params.activation.activation, a); break;
     case VLM_OP_GATED:
-      *out = XLA_OP(e, "multiply", NULL, &a, activate(e, node->params.activation.activation, a),
+      *out = XLA_OP(e, "multiply", NULL, &a, xla_activate(e, node->params.activation.activation, a),
                     xla_input_f32(e, node, 1));
       break;
     default: { /* softcap: cap * tanh(x / cap) */
@@ -718,6 +719,7 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_TRANSPOSE:
     case VLM_OP_AVERAGE_POOL:
     case VLM_OP_SCALE_ROWS: return xla_lower_encoder_node(e, node, out);
+    case VLM_OP_MOE: *out = xla_lower_moe(e, node); return VLM_OK;
     default: lower_elementwise(e, node, out); return VLM_OK;
   }
 }
