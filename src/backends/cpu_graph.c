@@ -369,9 +369,14 @@ static bool run_broadcast(executor *state, const vlm_node *node, float *out) {
   return true;
 }
 
-static void run_elementwise(executor *state, const vlm_node *node, float *out) {
-  if (run_broadcast(state, node, out)) return;
-  const float *a = input_f32(state, node, 0);
+static const float *as_f32(executor *state, int32_t index, float **owned);
+
+static vlm_status run_elementwise(executor *state, const vlm_node *node, float *out) {
+  if (run_broadcast(state, node, out)) return VLM_OK;
+  /* A weight operand (e.g. a norm's statistics scaled) in its own dtype. */
+  float *copy = NULL;
+  const float *a = as_f32(state, node->inputs[0], &copy);
+  if (!a) return VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory", node->name);
   const float *b = node->input_count > 1 ? input_f32(state, node, 1) : NULL;
   int64_t count = element_count(node);
   switch (node->op) {
@@ -399,6 +404,8 @@ static void run_elementwise(executor *state, const vlm_node *node, float *out) {
     default:
       break;
   }
+  free(copy);
+  return VLM_OK;
 }
 
 static void run_select_rows(executor *state, const vlm_node *node, float *out) {
@@ -625,7 +632,7 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_CONV2D: return run_conv2d(state, node, out);
     case VLM_OP_PERMUTE: return run_permute(state, node, out);
     case VLM_OP_BIASED_ATTENTION: return run_biased_attention(state, node, out);
-    default: run_elementwise(state, node, out); return VLM_OK;
+    default: return run_elementwise(state, node, out);
   }
 }
 

@@ -1,15 +1,19 @@
 /* Phi-4-multimodal (Transformers' Phi4MultimodalForCausalLM): a Phi-3
  * style decoder (fused qkv_proj and gate_up_proj, partial rotary, LongRoPE)
  * and the PEFT LoRA adapters its checkpoint directory ships, chosen per
- * request by the media it carries. The speech encoder and the vision path
- * (model.embed_tokens_extend.*) are not wired yet: the family declares no
- * image or audio path, so such requests are refused by name. */
+ * request by the media it carries. The speech encoder and its projections
+ * are the audio path (phi4_audio.c); the vision path
+ * (model.embed_tokens_extend.image_embed.*) is not wired yet: image
+ * requests are refused by name. */
 #include "models/decoder.h"
+#include "core/status.h"
+#include "models/phi4_audio.h"
 
 static const vlm_decoder_layout phi4_layout = {.fused_qkv = true, .fused_gate_up = true};
 
 static vlm_status declare_tensors(const vlm_model_config *config, vlm_tensor_manifest *manifest) {
   vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings, "model.", &phi4_layout);
+  if (config->has_audio) VLM_RETURN_IF_ERROR(vlm_phi4_declare_audio_tensors(config, manifest));
   return VLM_OK;
 }
 
@@ -36,10 +40,12 @@ static int adapter_for(bool has_image, bool has_audio) {
 const vlm_family vlm_family_phi4_multimodal = {
     .model_type = "phi4_multimodal",
     .display_name = "Phi-4-multimodal",
+    .has_audio = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .declare_tensors = declare_tensors,
     .describe_decoder = describe_decoder,
     .adapters = phi4_adapters,
     .adapter_count = 2,
     .adapter_for = adapter_for,
+    .audio = &vlm_phi4_audio_path,
 };

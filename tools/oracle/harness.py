@@ -136,6 +136,7 @@ def write_processor(family, model_dir):
     if family.kind == "phi4":
         import phi4_oracle
         phi4_oracle.write_tokenizer_tokens(model_dir)
+        phi4_oracle.write_processor_files(model_dir)
         return phi4_oracle.write_adapters(family, model_dir)
     settings = family.processor
     size = settings["image_size"]

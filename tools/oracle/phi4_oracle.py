@@ -49,6 +49,33 @@ def write_tokenizer_tokens(model_dir):
     harness.write_json(path, settings)
 
 
+AUDIO = os.path.join(os.path.dirname(harness.ROOT), "shared", "fixtures", "media", "audio")
+
+
+def write_processor_files(model_dir):
+    """processor_config.json as Phi4MultimodalProcessor.save_pretrained nests
+    its audio processor, without the image_processor entry until vlm has
+    Phi4MultimodalImageProcessor (vlm refuses a processor class it does not
+    know)."""
+    extractor = transformers.Phi4MultimodalFeatureExtractor()
+    with tempfile.TemporaryDirectory() as scratch:
+        extractor.save_pretrained(scratch)
+        with open(os.path.join(scratch, "preprocessor_config.json"), encoding="utf-8") as handle:
+            settings = json.load(handle)
+    harness.write_json(os.path.join(model_dir, "processor_config.json"),
+                       {"audio_processor": settings, "processor_class": "Phi4MultimodalProcessor"})
+
+
+def load_clip(entry):
+    """One clip: a fixture file, or a tuple of them end to end, as
+    transformers.audio_utils.load_audio(soundfile backend) gives each."""
+    from transformers.audio_utils import load_audio
+    names = entry if isinstance(entry, tuple) else (entry,)
+    parts = [load_audio(os.path.join(AUDIO, name), sampling_rate=16000, backend="soundfile") for name in names]
+    import numpy
+    return numpy.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
 def make_processor(family, model_dir):
     """Phi4MultimodalProcessor over the model's tokenizer. Its files
     (processor_config.json with Phi4MultimodalImageProcessor) are not written
@@ -133,26 +160,35 @@ def run(family, case, model_dir, manifest):
         text = tokenizer.apply_chat_template(case.messages, add_generation_prompt=True, tokenize=False)
     else:
         text = case.prompt
-    inputs = processor(text=text, return_tensors="pt")
-    inputs = {key: inputs[key] for key in ("input_ids", "attention_mask")}
+    clips = [load_clip(entry) for entry in case.audio]
+    inputs = processor(text=text, audio=clips or None, return_tensors="pt")
+    keys = ("input_ids", "attention_mask") + (("audio_input_features", "audio_embed_sizes") if clips else ())
+    inputs = {key: inputs[key] for key in keys}
     manifest.update(prompt=text, add_special_tokens=True, messages=case.messages, adapter=case.adapter)
+    if clips:
+        manifest["audio"] = [list(entry) if isinstance(entry, tuple) else entry for entry in case.audio]
     dtype = harness.TORCH_DTYPES[case.dtype]
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).eval()
     golden = harness.Golden(case.dtype)
     golden.stages.append(harness.checkpoint_stage(model, case.dtype))
     if case.adapter:
         manifest["adapter_scale"] = apply_adapter(model, model_dir, case.adapter, dtype)
+    if clips:
+        audio_stages(golden, model, inputs, case)
     golden.tensor("input_ids", inputs["input_ids"], "exact")
     golden.tensor("attention_mask", inputs["attention_mask"], "exact")
     captured, handles = harness.capture(model.model, model.model.rotary_emb)
     embeddings = {}
-    handles.append(model.model.embed_tokens.register_forward_hook(
+    # What the decoder layers get: the token embeddings with the media
+    # features merged (embed_tokens_extend), or the plain ones.
+    merged = model.model.embed_tokens_extend if clips else model.model.embed_tokens
+    handles.append(merged.register_forward_hook(
         lambda _m, _a, out: embeddings.setdefault("value", out.detach().clone())))
     with torch.no_grad():
         outputs = model(**inputs, use_cache=True, past_key_values=transformers.DynamicCache())
     for handle in handles:
         handle.remove()
-    golden.tensor("input_embeddings", embeddings["value"][0], "exact")
+    golden.tensor("input_embeddings", embeddings["value"][0], "hidden" if clips else "exact")
     length = inputs["input_ids"].shape[1]
     switch = model.config.original_max_position_embeddings
     manifest["rope_switch"] = {"original_max_position_embeddings": switch, "prompt_length": length,
@@ -160,3 +196,28 @@ def run(family, case, model_dir, manifest):
     with torch.no_grad():
         harness.add_tail_stages(golden, model, inputs, outputs, captured, case, tokenizer)
     return golden
+
+
+def audio_stages(golden, model, inputs, case):
+    """The feature extractor's outputs (one clip: [frames, mels] and its
+    embed size), Phi4MultimodalAudioModel's output (audio_encoder, [rows,
+    audio hidden]) and the projection the request's media choose
+    (audio_projector, [audio_embed_sizes, hidden]: "speech" without an
+    image, as Phi4MultimodalFeatureEmbedding decides)."""
+    if len(case.audio) != 1:
+        raise SystemExit(f"{case.name}: the audio stages hold one clip")
+    features = inputs["audio_input_features"]
+    sizes = inputs["audio_embed_sizes"]
+    golden.tensor("processor.audio_input_features", features[0], "pixel_values", dtype="float32",
+                  audio_processor="Phi4MultimodalFeatureExtractor", layout="[frames, mels] of the one clip")
+    golden.tensor("processor.audio_embed_sizes", sizes, "exact", dtype="float32")
+    embed = model.model.embed_tokens_extend.audio_embed
+    dtype = embed.up_proj_for_speech.bias.dtype
+    with torch.no_grad():
+        encoded = embed.encoder(features.to(dtype), None)
+        up = embed.up_proj_for_speech(encoded)
+        projected = embed.down_proj_for_speech(torch.nn.functional.gelu(up))
+    golden.tensor("audio_encoder", encoded[0], "hidden",
+                  note="Phi4MultimodalAudioModel output (conv subsampling, conformer blocks), [rows, hidden]")
+    golden.tensor("audio_projector", projected[0, :int(sizes[0])], "hidden", projection_mode="speech",
+                  note="up_proj_for_speech, gelu, down_proj_for_speech: the rows that replace the audio tokens")
