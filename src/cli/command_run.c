@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "models/modules.h"
 #include "vlm/generate.h"
 
 #define MAX_STOP_STRINGS 8
@@ -181,6 +182,13 @@ int command_run(int argc, char **argv, const global_options *options) {
     status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk,
                               &generator_options.text_decoder,
                               &generator_options.image_encoder);
+  if (!status) {
+    status = cli_open_audio_encoder(arguments.backend, model, &generator_options.audio_encoder);
+    if (status) {
+      vlm_text_decoder_release(generator_options.text_decoder);
+      vlm_media_encoder_release(generator_options.image_encoder);
+    }
+  }
   vlm_generator *generator = NULL;
   if (!status) status = vlm_generator_open(model, &generator_options, &generator);
   vlm_model_release(model); /* the generator holds its own reference */
