@@ -164,9 +164,10 @@ void vlm_graph_release(vlm_graph *graph);
 /* The first error any builder call hit (owned by the graph until taken). */
 vlm_status vlm_graph_take_error(vlm_graph *graph);
 const vlm_node *vlm_graph_node(const vlm_graph *graph, int32_t index);
-/* Multiply-add FLOPs (2 per multiply-add) of the graph's linear layers and
- * segment attention (scores and weighted sums, all rows counted as one
- * segment: exact for one image, an upper bound for windows), for
+/* Multiply-add FLOPs (2 per multiply-add) of the graph's linear layers,
+ * convolutions, biased attention and segment attention (scores and
+ * weighted sums, all rows counted as one segment: exact for one image, an
+ * upper bound for windows), for
  * benchmarks' fractions of the FMA peak. Cached attention is not counted. */
 double vlm_graph_flops(const vlm_graph *graph);
 /* Index of the node named `name`, or -1. */
