@@ -8,7 +8,8 @@
  *     missing fixtures FAIL the stage;
  *   audio_encoder, audio_projector: the family's audio encoder graph on
  *     the cpu backend, fed the golden's own processor outputs, as the graph
- *     names them (vlm_encoder_nodes);
+ *     names them (vlm_encoder_nodes); audio_projector_vision_speech: the
+ *     projector stage with the item in a request that also has an image;
  *   input_embeddings of a case with audio: the decoder graph's merge of
  *     every item's features (images and clips, each kind in its own order)
  *     into the golden input_ids, captured from an embeddings_prefill. */
@@ -190,7 +191,10 @@ static vlm_status compare_encoder_stage(const vlm_compare_context *context, cons
   VLM_RETURN_IF_ERROR(vlm_golden_media_items(context, &items, &item_count));
   vlm_thread_pool *pool = NULL;
   vlm_status status = vlm_thread_pool_create(context->thread_count, context->allocator, &pool);
-  audio_capture captured = {.stage = stage->name};
+  /* The vision+speech projection: the clip in a request with an image. */
+  bool vision = strcmp(stage->name, "audio_projector_vision_speech") == 0;
+  for (int i = 0; vision && i < item_count; i++) items[i].request_kinds |= 1u << VLM_MEDIA_IMAGE;
+  audio_capture captured = {.stage = vision ? "audio_projector" : stage->name};
   float *features = NULL;
   int64_t rows = 0;
   if (!status) status = encode_kind(context, pool, items, item_count, VLM_MEDIA_AUDIO, &captured, &features, &rows);

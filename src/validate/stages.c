@@ -43,6 +43,7 @@ static const stage_entry stages[] = {
     {"processor.audio_embed_sizes", vlm_stage_audio_processor_tensor},
     {"audio_encoder", vlm_stage_audio_encoder},
     {"audio_projector", vlm_stage_audio_encoder},
+    {"audio_projector_vision_speech", vlm_stage_audio_encoder},
     {"prefill_logits", vlm_stage_prefill_logits},
     {"kv", vlm_stage_kv},
     {"greedy_tokens", vlm_stage_greedy_tokens},

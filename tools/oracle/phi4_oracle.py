@@ -203,7 +203,9 @@ def audio_stages(golden, model, inputs, case):
     embed size), Phi4MultimodalAudioModel's output (audio_encoder, [rows,
     audio hidden]) and the projection the request's media choose
     (audio_projector, [audio_embed_sizes, hidden]: "speech" without an
-    image, as Phi4MultimodalFeatureEmbedding decides)."""
+    image, as Phi4MultimodalFeatureEmbedding decides), and the other one
+    (audio_projector_vision_speech: what the same clip becomes in a request
+    with an image)."""
     if len(case.audio) != 1:
         raise SystemExit(f"{case.name}: the audio stages hold one clip")
     features = inputs["audio_input_features"]
@@ -217,7 +219,12 @@ def audio_stages(golden, model, inputs, case):
         encoded = embed.encoder(features.to(dtype), None)
         up = embed.up_proj_for_speech(encoded)
         projected = embed.down_proj_for_speech(torch.nn.functional.gelu(up))
+        vision_up = embed.up_proj_for_vision_speech(encoded)
+        vision_projected = embed.down_proj_for_vision_speech(torch.nn.functional.gelu(vision_up))
     golden.tensor("audio_encoder", encoded[0], "hidden",
                   note="Phi4MultimodalAudioModel output (conv subsampling, conformer blocks), [rows, hidden]")
     golden.tensor("audio_projector", projected[0, :int(sizes[0])], "hidden", projection_mode="speech",
                   note="up_proj_for_speech, gelu, down_proj_for_speech: the rows that replace the audio tokens")
+    golden.tensor("audio_projector_vision_speech", vision_projected[0, :int(sizes[0])], "hidden",
+                  projection_mode="vision",
+                  note="up/down_proj_for_vision_speech: the rows in a request that also has an image")
