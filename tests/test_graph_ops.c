@@ -13,7 +13,11 @@
  * positions of its own: axial 2D (vision towers) and 3-axis M-RoPE, plain
  * and interleaved (Qwen2-VL, Qwen3-VL), moe (top-k routing renormalised or
  * not, both expert layouts, rows choosing different experts; on the cpu
- * also a row's result alone equals it in a batch, bit for bit). */
+ * also a row's result alone equals it in a batch, bit for bit); conv2d
+ * (strided and padded, grouped, depthwise, a causal conv1d with a channel
+ * multiplier over two batch items), permute, add and mul broadcasting a
+ * suffix of the shape, and biased_attention (two blocks, per-head bias with
+ * a -inf entry). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +30,7 @@
 #include "test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define MAX_CASES 20
+#define MAX_CASES 48
 
 typedef struct op_case {
   char name[32];
@@ -395,6 +399,114 @@ static void build_moe_case(const char *name, const moe_shape *m, uint64_t seed) 
   CHECK(moe_reference(m, x, logits, gate_up, down, c->expected) > 0);
 }
 
+/* torch's Conv2d on channels-last x, in float64. */
+static void build_conv2d(const char *name, const int64_t x_shape[4], const int64_t w_shape[4], bool bias,
+                         const int64_t stride[2], const int64_t padding[4], int64_t groups, uint64_t seed) {
+  int64_t out_h = (x_shape[1] + padding[0] + padding[1] - w_shape[2]) / stride[0] + 1;
+  int64_t out_w = (x_shape[2] + padding[2] + padding[3] - w_shape[3]) / stride[1] + 1;
+  int64_t out_c = w_shape[0], in_c = x_shape[3], in_group = in_c / groups, out_group = out_c / groups;
+  op_case *c = new_case(name, (size_t)(x_shape[0] * out_h * out_w * out_c), false);
+  float *x = add_f32(c, "x", 4, x_shape, seed);
+  float *w = add_f32(c, "w", 4, w_shape, seed + 1);
+  float *b = bias ? add_f32(c, "b", 1, SHAPE(out_c), seed + 2) : NULL;
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 4, x_shape, "x");
+  int32_t nw = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 4, w_shape, "w");
+  int32_t nb = bias ? vlm_graph_input(&c->graph, VLM_DTYPE_F32, 1, SHAPE(out_c), "b") : -1;
+  c->graph.output = vlm_graph_conv2d(&c->graph, nx, nw, nb, stride, padding, groups, "convolved");
+  for (int64_t n = 0; n < x_shape[0]; n++)
+    for (int64_t oy = 0; oy < out_h; oy++)
+      for (int64_t ox = 0; ox < out_w; ox++)
+        for (int64_t o = 0; o < out_c; o++) {
+          double sum = b ? b[o] : 0.0;
+          int64_t g = o / out_group;
+          for (int64_t ci = 0; ci < in_group; ci++)
+            for (int64_t ky = 0; ky < w_shape[2]; ky++)
+              for (int64_t kx = 0; kx < w_shape[3]; kx++) {
+                int64_t iy = oy * stride[0] + ky - padding[0], ix = ox * stride[1] + kx - padding[2];
+                if (iy < 0 || iy >= x_shape[1] || ix < 0 || ix >= x_shape[2]) continue;
+                sum += (double)x[((n * x_shape[1] + iy) * x_shape[2] + ix) * in_c + g * in_group + ci] *
+                       w[((o * in_group + ci) * w_shape[2] + ky) * w_shape[3] + kx];
+              }
+          c->expected[((n * out_h + oy) * out_w + ox) * out_c + o] = sum;
+        }
+}
+
+static void build_convolutions(void) {
+  build_conv2d("conv2d_strided", SHAPE(2, 7, 6, 3), SHAPE(4, 3, 3, 3), true, SHAPE(2, 2), SHAPE(1, 1, 1, 1), 1, 20);
+  build_conv2d("conv2d_depthwise", SHAPE(1, 5, 4, 4), SHAPE(4, 1, 3, 3), true, SHAPE(2, 1), SHAPE(1, 1, 0, 2), 4,
+               23);
+  build_conv2d("conv2d_grouped", SHAPE(1, 4, 4, 4), SHAPE(6, 2, 2, 2), true, SHAPE(1, 1), SHAPE(0, 1, 1, 0), 2, 26);
+  /* A causal depthwise Conv1d with 2 outputs per channel over [batch,
+   * time, 1, channels]. */
+  build_conv2d("conv2d_causal_1d", SHAPE(2, 6, 1, 3), SHAPE(6, 1, 3, 1), false, SHAPE(1, 1), SHAPE(2, 0, 0, 0), 3,
+               29);
+}
+
+static void build_permute(void) {
+  op_case *c = new_case("permute", 2 * 3 * 4 * 5, true);
+  float *x = add_f32(c, "x", 4, SHAPE(2, 3, 4, 5), 32);
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 4, SHAPE(2, 3, 4, 5), "x");
+  c->graph.output = vlm_graph_permute(&c->graph, nx, (const int32_t[]){0, 2, 3, 1}, "permuted");
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 3; b++)
+      for (int d = 0; d < 4; d++)
+        for (int e = 0; e < 5; e++) c->expected[((a * 4 + d) * 5 + e) * 3 + b] = x[((a * 3 + b) * 4 + d) * 5 + e];
+}
+
+/* a [3, 4, 5] + b [4, 5]; a [6, 4] * b [4]. */
+static void build_broadcasts(void) {
+  op_case *c = new_case("add_suffix", 3 * 4 * 5, false);
+  float *a = add_f32(c, "a", 3, SHAPE(3, 4, 5), 33), *b = add_f32(c, "b", 2, SHAPE(4, 5), 34);
+  int32_t na = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(3, 4, 5), "a");
+  int32_t nb = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(4, 5), "b");
+  c->graph.output = vlm_graph_add(&c->graph, na, nb, "sum");
+  for (int i = 0; i < 60; i++) c->expected[i] = (double)a[i] + b[i % 20];
+  c = new_case("mul_suffix", 6 * 4, false);
+  a = add_f32(c, "a", 2, SHAPE(6, 4), 35);
+  b = add_f32(c, "b", 1, SHAPE(4), 36);
+  na = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(6, 4), "a");
+  nb = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 1, SHAPE(4), "b");
+  c->graph.output = vlm_graph_mul(&c->graph, na, nb, "product");
+  for (int i = 0; i < 24; i++) c->expected[i] = (double)a[i] * b[i % 4];
+}
+
+/* Softmax(q.k * scale + bias[h]) v within each block of 4 rows; the bias
+ * a computed value (the input * 2) with one -inf key. */
+static void build_biased_attention(void) {
+  enum { ROWS = 8, BLOCK = 4, HEADS = 2, DIM = 3 };
+  op_case *c = new_case("biased_attention", ROWS * HEADS * DIM, false);
+  float *q = add_f32(c, "q", 3, SHAPE(ROWS, HEADS, DIM), 37);
+  float *k = add_f32(c, "k", 3, SHAPE(ROWS, HEADS, DIM), 38);
+  float *v = add_f32(c, "v", 3, SHAPE(ROWS, HEADS, DIM), 39);
+  float *bias = add_f32(c, "bias", 3, SHAPE(HEADS, BLOCK, BLOCK), 40);
+  bias[(1 * BLOCK + 2) * BLOCK + 0] = -INFINITY;
+  int32_t nq = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "q");
+  int32_t nk = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "k");
+  int32_t nv = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "v");
+  int32_t nb = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(HEADS, BLOCK, BLOCK), "bias");
+  int32_t doubled = vlm_graph_scale(&c->graph, nb, 2.0, "doubled");
+  double scale = 0.7;
+  c->graph.output = vlm_graph_biased_attention(&c->graph, nq, nk, nv, doubled, scale, "attended");
+  for (int r = 0; r < ROWS; r++)
+    for (int h = 0; h < HEADS; h++) {
+      int first = r / BLOCK * BLOCK;
+      double scores[BLOCK], largest = -INFINITY, sum = 0;
+      for (int j = 0; j < BLOCK; j++) {
+        double dot = 0;
+        for (int d = 0; d < DIM; d++)
+          dot += (double)q[(r * HEADS + h) * DIM + d] * k[((first + j) * HEADS + h) * DIM + d];
+        scores[j] = dot * scale + 2.0 * bias[(h * BLOCK + r % BLOCK) * BLOCK + j];
+        if (scores[j] > largest) largest = scores[j];
+      }
+      for (int j = 0; j < BLOCK; j++) sum += exp(scores[j] - largest);
+      for (int d = 0; d < DIM; d++) {
+        double out = 0;
+        for (int j = 0; j < BLOCK; j++) out += exp(scores[j] - largest) / sum * v[((first + j) * HEADS + h) * DIM + d];
+        c->expected[(r * HEADS + h) * DIM + d] = out;
+      }
+    }
+}
+
 static void build_cases(void) {
   if (case_count) return;
   build_concat_rows();
@@ -410,6 +522,10 @@ static void build_cases(void) {
   /* Masked keys in two segments (a padded crop's patches: Phi-4's NaViT
    * mask), segment 5 masking all of its keys. */
   build_segment_attention("segment_attention_key_mask", (const int32_t[]){1, 0, 1, 0, 0, 0, 1, 1, 0});
+  build_convolutions();
+  build_permute();
+  build_broadcasts();
+  build_biased_attention();
   build_rope_case("rope_axial_2d", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,
                                                       .rotary_dimension = 16, .axial_axes = 2}, 2, 11);
   build_rope_case("rope_mrope", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,

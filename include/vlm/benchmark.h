@@ -27,6 +27,11 @@ typedef struct vlm_benchmark_options {
   const char *image_path;
   /* The encoder to time it on (taken over); NULL: the cpu backend's. */
   struct vlm_media_encoder *image_encoder;
+  /* An audio file to time: decode + feature extractor, then the audio
+   * encoder (speech encoder + projector) on audio_encoder (taken over;
+   * NULL: the cpu backend's). */
+  const char *audio_path;
+  struct vlm_media_encoder *audio_encoder;
   /* Progress lines ("prefill 512 tokens: ...") go here when non-NULL. */
   void (*progress)(void *context, const char *line);
   void *progress_context;

@@ -63,6 +63,9 @@ typedef struct vlm_engine_options {
   /* NULL: images are encoded on the cpu backend. Otherwise an encoder
    * opened for the same model; taken over like text_decoder. */
   vlm_media_encoder *image_encoder;
+  /* NULL: audio clips are encoded on the cpu backend. Otherwise an audio
+   * encoder opened for the same model; taken over like text_decoder. */
+  vlm_media_encoder *audio_encoder;
   /* The prefix cache's budget in bytes (KV of finished requests reused by
    * later ones that start the same way; 0: off). Backends that cannot hand
    * their KV out (xla) leave it off and the engine logs why. */

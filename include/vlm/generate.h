@@ -48,6 +48,8 @@ typedef struct vlm_generator_options {
   vlm_text_decoder *text_decoder;
   /* NULL: images on the cpu backend; else taken over (vlm/xla.h). */
   vlm_media_encoder *image_encoder;
+  /* NULL: audio on the cpu backend; else taken over (vlm/xla.h). */
+  vlm_media_encoder *audio_encoder;
   /* vlm_generator_load_audio's duration limit; 0: vlm/audio.h's default
    * (its other limits are the defaults). */
   double max_audio_seconds;

@@ -45,6 +45,11 @@ vlm_status vlm_xla_open_text_decoder(vlm_model *model, const vlm_xla_decoder_opt
  * vlm_engine_options.image_encoder. */
 vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
                                       vlm_media_encoder **out_encoder);
+/* The family's audio encoder (speech encoder and projector) on the xla
+ * backend, for vlm_engine_options.audio_encoder: each clip length is
+ * compiled on first use (cached like the decoder's artifacts). */
+vlm_status vlm_xla_open_audio_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
+                                      vlm_media_encoder **out_encoder);
 
 #ifdef __cplusplus
 }

@@ -353,8 +353,31 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
   return VLM_OK;
 }
 
-static void run_elementwise(executor *state, const vlm_node *node, float *out) {
+static float value_at(const node_value *value, int64_t index);
+
+/* a + b, a * b with b repeated over a's leading dimensions (graph.h), or b
+ * a weight in its own dtype. */
+static bool run_broadcast(executor *state, const vlm_node *node, float *out) {
+  if (node->op != VLM_OP_ADD && node->op != VLM_OP_MUL) return false;
+  const node_value *b = &state->values[node->inputs[1]];
+  int64_t count = element_count(node), b_count = element_count(&state->graph->nodes[node->inputs[1]]);
+  if (b_count == count && b->dtype == VLM_DTYPE_F32) return false;
   const float *a = input_f32(state, node, 0);
+  for (int64_t i = 0; i < count; i++) {
+    float other = value_at(b, i % b_count);
+    out[i] = node->op == VLM_OP_ADD ? a[i] + other : a[i] * other;
+  }
+  return true;
+}
+
+static const float *as_f32(executor *state, int32_t index, float **owned);
+
+static vlm_status run_elementwise(executor *state, const vlm_node *node, float *out) {
+  if (run_broadcast(state, node, out)) return VLM_OK;
+  /* A weight operand (e.g. a norm's statistics scaled) in its own dtype. */
+  float *copy = NULL;
+  const float *a = as_f32(state, node->inputs[0], &copy);
+  if (!a) return VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory", node->name);
   const float *b = node->input_count > 1 ? input_f32(state, node, 1) : NULL;
   int64_t count = element_count(node);
   switch (node->op) {
@@ -382,6 +405,8 @@ static void run_elementwise(executor *state, const vlm_node *node, float *out) {
     default:
       break;
   }
+  free(copy);
+  return VLM_OK;
 }
 
 static void run_select_rows(executor *state, const vlm_node *node, float *out) {
@@ -541,6 +566,72 @@ static vlm_status run_moe(executor *state, const vlm_node *node, float *out) {
                          gate_up->dtype, gate_up_node->shape, down->data, down->dtype, down_node->shape, out);
 }
 
+/* A value as f32: itself, or a converted copy in *owned (a weight in
+ * bf16/f16), freed by the caller. */
+static const float *as_f32(executor *state, int32_t index, float **owned) {
+  const node_value *value = &state->values[index];
+  *owned = NULL;
+  if (value->dtype == VLM_DTYPE_F32) return value->data;
+  int64_t count = element_count(&state->graph->nodes[index]);
+  *owned = malloc((size_t)(count ? count : 1) * sizeof(float));
+  for (int64_t i = 0; *owned && i < count; i++) (*owned)[i] = value_at(value, i);
+  return *owned;
+}
+
+static vlm_status run_conv2d(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *x = &state->graph->nodes[node->inputs[0]], *w = &state->graph->nodes[node->inputs[1]];
+  float *weight_copy = NULL, *bias_copy = NULL;
+  const float *weight = as_f32(state, node->inputs[1], &weight_copy);
+  const float *bias = node->input_count > 2 ? as_f32(state, node->inputs[2], &bias_copy) : NULL;
+  vlm_status status = VLM_OK;
+  if (!weight || (node->input_count > 2 && !bias)) {
+    status = VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory", node->name);
+  } else {
+    cpu_conv2d_shape shape = {.batch = x->shape[0], .height = x->shape[1], .width = x->shape[2],
+                              .in_channels = x->shape[3], .out_height = node->shape[1], .out_width = node->shape[2],
+                              .out_channels = node->shape[3], .kernel_h = w->shape[2], .kernel_w = w->shape[3],
+                              .groups = node->params.conv.groups};
+    memcpy(shape.stride, node->params.conv.stride, sizeof(shape.stride));
+    memcpy(shape.padding, node->params.conv.padding, sizeof(shape.padding));
+    status = cpu_conv2d(state->run->pool, &shape, input_f32(state, node, 0), weight, bias, out);
+  }
+  free(weight_copy);
+  free(bias_copy);
+  return status;
+}
+
+static vlm_status run_permute(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *x = &state->graph->nodes[node->inputs[0]];
+  float *copy = NULL;
+  const float *values = as_f32(state, node->inputs[0], &copy);
+  if (!values) return VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory", node->name);
+  cpu_permute(values, x->rank, x->shape, node->params.permute.axes, out);
+  free(copy);
+  return VLM_OK;
+}
+
+/* Each block of rows attends to itself with cpu_attention's non-causal
+ * path and the per-head bias (bias_head_stride block^2). */
+static vlm_status run_biased_attention(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *query_node = &state->graph->nodes[node->inputs[0]];
+  const vlm_node *bias_node = &state->graph->nodes[node->inputs[3]];
+  int64_t rows = query_node->shape[0], heads = query_node->shape[1], dim = query_node->shape[2];
+  int64_t block = bias_node->shape[1];
+  size_t row_floats = (size_t)(heads * dim);
+  const float *queries = input_f32(state, node, 0), *keys = input_f32(state, node, 1),
+              *values = input_f32(state, node, 2), *bias = input_f32(state, node, 3);
+  for (int64_t first = 0; first < rows; first += block) {
+    cpu_attention_shape shape = {.query_count = block, .past_count = 0, .head_count = heads, .kv_head_count = heads,
+                                 .head_dim = dim, .scale = (float)node->params.biased_attention.scale,
+                                 .causal = false, .bias = bias, .bias_stride = block,
+                                 .bias_head_stride = block * block};
+    size_t offset = (size_t)first * row_floats;
+    VLM_RETURN_IF_ERROR(cpu_attention(state->run->pool, &shape, queries + offset, keys + offset, values + offset,
+                                      out + offset));
+  }
+  return VLM_OK;
+}
+
 static vlm_status run_node(executor *state, int32_t index) {
   const vlm_node *node = &state->graph->nodes[index];
   switch (node->op) {
@@ -571,7 +662,10 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_AVERAGE_POOL: run_average_pool(state, node, out); return VLM_OK;
     case VLM_OP_SCALE_ROWS: run_scale_rows(state, node, out); return VLM_OK;
     case VLM_OP_MOE: return run_moe(state, node, out);
-    default: run_elementwise(state, node, out); return VLM_OK;
+    case VLM_OP_CONV2D: return run_conv2d(state, node, out);
+    case VLM_OP_PERMUTE: return run_permute(state, node, out);
+    case VLM_OP_BIASED_ATTENTION: return run_biased_attention(state, node, out);
+    default: return run_elementwise(state, node, out);
   }
 }
 
@@ -583,6 +677,7 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_SELECT_ROWS: case VLM_OP_CONCAT: case VLM_OP_SLICE: case VLM_OP_ROW_SELECT:
     case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION: case VLM_OP_TRANSPOSE: case VLM_OP_AVERAGE_POOL:
     case VLM_OP_MOE:
+    case VLM_OP_CONV2D: case VLM_OP_PERMUTE: case VLM_OP_BIASED_ATTENTION:
       return true;
     default: return false;
   }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "models/model.h"
 #include "models/modules.h"
 
 #ifdef VLM_HAVE_XLA_RUNTIME
@@ -55,6 +56,22 @@ vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, vlm_med
 #ifdef VLM_HAVE_XLA_RUNTIME
   vlm_xla_decoder_options options = {.compile_if_missing = true, .progress = stderr};
   return vlm_xla_open_image_encoder(model, &options, out_encoder);
+#else
+  (void)model;
+  return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
+                         "this vlm was built without the xla runtime (it needs Debian's libpython3.11-dev "
+                         "at build time: scripts/install-dependencies.sh)");
+#endif
+}
+
+vlm_status cli_open_audio_encoder(const char *backend, vlm_model *model, vlm_media_encoder **out_encoder) {
+  *out_encoder = NULL;
+  if (!backend || strcmp(backend, "cpu") == 0 || !model->family || !model->family->audio) return VLM_OK;
+  if (strcmp(backend, "xla") != 0)
+    return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown backend '%s' (cpu or xla)", backend);
+#ifdef VLM_HAVE_XLA_RUNTIME
+  vlm_xla_decoder_options options = {.compile_if_missing = true, .progress = stderr};
+  return vlm_xla_open_audio_encoder(model, &options, out_encoder);
 #else
   (void)model;
   return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,

@@ -14,7 +14,8 @@
 static void print_usage(FILE *out) {
   fprintf(out,
           "usage: vlm bench --model DIR [--prefill N,N...] [--decode-batch B,B...]\n"
-          "                 [--steps N] [--repetitions N] [--image PATH [--backend cpu|xla]]\n"
+          "                 [--steps N] [--repetitions N] [--image PATH] [--audio PATH]\n"
+          "                 [--backend cpu|xla]\n"
           "                 [--compare VLM | --compare-backend cpu|xla] [--rounds N]\n"
           "\n"
           "Measures the text decoder on the cpu backend: prefill tokens/s for each prompt\n"
@@ -25,6 +26,8 @@ static void print_usage(FILE *out) {
           "With --image it also times that image's decode + image processor and its\n"
           "encode (vision tower + projector) on --backend (cpu, the default, or xla,\n"
           "whose first call compiles or loads the encoder: reported apart).\n"
+          "With --audio it times that clip's decode + feature extractor and its encode\n"
+          "(speech encoder + projector) the same way, for models with an audio path.\n"
           "Every rate is also given as a fraction of its bound, on the wall clock and in\n"
           "the pool threads' CPU time (on a shared machine, wall time counts waiting).\n"
           "\n"
@@ -101,6 +104,9 @@ int command_bench(int argc, char **argv, const global_options *options) {
     } else if (strcmp(argument, "--image") == 0 && has_value) {
       bench.image_path = argv[++i];
       forwarded[forwarded_count++] = argv[i];
+    } else if (strcmp(argument, "--audio") == 0 && has_value) {
+      bench.audio_path = argv[++i];
+      forwarded[forwarded_count++] = argv[i];
     } else if (strcmp(argument, "--backend") == 0 && has_value) {
       backend = argv[++i];
       forwarded[forwarded_count++] = argv[i];
@@ -126,9 +132,10 @@ int command_bench(int argc, char **argv, const global_options *options) {
     }
   }
   if (!bench.model_dir) return cli_usage_error("bench: --model DIR is required (see vlm bench --help)");
-  if (backend && !bench.image_path) return cli_usage_error("bench: --backend applies to --image's encoder");
-  if (compare.other_backend && !bench.image_path)
-    return cli_usage_error("bench: --compare-backend applies to --image's encoder");
+  if (backend && !bench.image_path && !bench.audio_path)
+    return cli_usage_error("bench: --backend applies to --image's and --audio's encoders");
+  if (compare.other_backend && !bench.image_path && !bench.audio_path)
+    return cli_usage_error("bench: --compare-backend applies to --image's and --audio's encoders");
   if (rounds_given && !comparing) return cli_usage_error("bench: --rounds applies to --compare and --compare-backend");
   if (comparing) {
     compare.arguments = forwarded;
@@ -140,11 +147,15 @@ int command_bench(int argc, char **argv, const global_options *options) {
     /* The text decoder is timed on the cpu backend; the encoder on the one asked. */
     vlm_model *model = NULL;
     status = vlm_model_open(bench.model_dir, NULL, &model);
-    if (!status) status = cli_open_image_encoder(backend, model, &bench.image_encoder);
-    vlm_model_release(model);
-    if (!status && !bench.image_encoder)
+    if (!status && bench.image_path) status = cli_open_image_encoder(backend, model, &bench.image_encoder);
+    if (!status && bench.image_path && !bench.image_encoder)
       status = vlm_status_make(VLM_STATUS_UNIMPLEMENTED, "bench: the %s backend cannot run this model's image encoder",
                                backend);
+    if (!status && bench.audio_path) status = cli_open_audio_encoder(backend, model, &bench.audio_encoder);
+    if (!status && bench.audio_path && !bench.audio_encoder)
+      status = vlm_status_make(VLM_STATUS_UNIMPLEMENTED, "bench: the %s backend cannot run this model's audio encoder",
+                               backend);
+    vlm_model_release(model);
     if (status) return cli_report_status(status);
   }
   char *json = NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "models/modules.h"
 #include "vlm/generate.h"
 
 #define MAX_STOP_STRINGS 8
@@ -27,8 +28,9 @@ static void print_usage(FILE *out) {
           "                         to %d) for models with an audio path: decoded and resampled\n"
           "                         to the feature extractor's rate as Transformers' load_audio\n"
           "                         does; with the chat template the clips come after the\n"
-          "                         images, before the text. No family in this version has an\n"
-          "                         audio encoder yet, so every model refuses it (exit 1)\n"
+          "                         images, before the text (a template that reads content\n"
+          "                         as a string gets each clip's placeholder on a line before\n"
+          "                         it). Models without an audio path refuse it (exit 1)\n"
           "  --max-audio-seconds S  longest clip accepted (default 600)\n"
           "  --system TEXT          a system message\n"
           "  --raw                  use TEXT as the whole model input (no chat template)\n"
@@ -180,6 +182,13 @@ int command_run(int argc, char **argv, const global_options *options) {
     status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk,
                               &generator_options.text_decoder,
                               &generator_options.image_encoder);
+  if (!status) {
+    status = cli_open_audio_encoder(arguments.backend, model, &generator_options.audio_encoder);
+    if (status) {
+      vlm_text_decoder_release(generator_options.text_decoder);
+      vlm_media_encoder_release(generator_options.image_encoder);
+    }
+  }
   vlm_generator *generator = NULL;
   if (!status) status = vlm_generator_open(model, &generator_options, &generator);
   vlm_model_release(model); /* the generator holds its own reference */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "models/modules.h"
 #include "server/server.h"
 #include "vlm/engine.h"
 
@@ -245,6 +246,13 @@ int command_serve(int argc, char **argv, const global_options *options) {
   }
   status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk,
                             &engine_options.text_decoder, &engine_options.image_encoder);
+  if (!status) {
+    status = cli_open_audio_encoder(arguments.backend, model, &engine_options.audio_encoder);
+    if (status) {
+      vlm_text_decoder_release(engine_options.text_decoder);
+      vlm_media_encoder_release(engine_options.image_encoder);
+    }
+  }
   vlm_engine *engine = NULL;
   if (!status) status = vlm_engine_open(model, &engine_options, &engine);
   vlm_model_release(model); /* the engine holds its own reference */

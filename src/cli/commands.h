@@ -39,6 +39,9 @@ int command_serve(int argc, char **argv, const global_options *options);
 vlm_status cli_open_backend(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
                             int64_t prefill_chunk, vlm_text_decoder **out_decoder,
                             vlm_media_encoder **out_encoder);
+/* The audio encoder on `backend` for models with an audio path (NULL for
+ * cpu, and for models without one). */
+vlm_status cli_open_audio_encoder(const char *backend, vlm_model *model, vlm_media_encoder **out_encoder);
 /* The image encoder alone on `backend` (NULL for cpu: the engine's own). */
 vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, vlm_media_encoder **out_encoder);
 int command_compile(int argc, char **argv, const global_options *options);

@@ -22,6 +22,7 @@
 #include "media/media_item.h"
 #include "models/decoder.h"
 #include "models/model.h"
+#include "vlm/audio.h"
 #include "vlm/media.h"
 #include "io/json.h"
 #include "graph/graph.h"
@@ -278,6 +279,79 @@ static double encoder_flops(const vlm_model *model, const vlm_media_item *item) 
   return flops;
 }
 
+static double audio_encoder_flops(const vlm_model *model, const vlm_media_item *item) {
+  const vlm_family_audio *path = model->family ? model->family->audio : NULL;
+  int64_t rows = 0;
+  if (!path || path->encoder_rows(&model->config, item, &rows)) return 0;
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  vlm_encoder_nodes nodes;
+  vlm_status status = path->build_encoder(&model->config, rows, &graph, &nodes);
+  double flops = status ? 0 : vlm_graph_flops(&graph);
+  vlm_status_free(status);
+  vlm_graph_release(&graph);
+  return flops;
+}
+
+/* The audio file's decode + feature extractor (best of N), then its encode
+ * (the first call apart: xla compiles or loads there). */
+static vlm_status time_audio(const vlm_benchmark_options *options, vlm_model *model, vlm_thread_pool *pool,
+                             int repetitions, vlm_media_encoder *encoder, const machine_bounds *bounds,
+                             vlm_string_builder *json) {
+  double preprocess = 1e30, first = 0;
+  bench_time encode = {1e30, 1e30};
+  vlm_media_item item = {0};
+  int rate = 0;
+  vlm_status status = vlm_model_audio_sample_rate(model, &rate);
+  for (int r = 0; !status && r < repetitions; r++) {
+    vlm_media_item_release(&item);
+    double start = now_seconds();
+    vlm_audio_decode_options decode = {.sample_rate = rate};
+    vlm_audio audio;
+    status = vlm_audio_decode_file(options->audio_path, &decode, &audio);
+    if (!status) {
+      status = vlm_model_audio_item(model, &audio, NULL, &item);
+      vlm_audio_release(&audio);
+    }
+    double elapsed = now_seconds() - start;
+    if (elapsed < preprocess) preprocess = elapsed;
+  }
+  if (!status && !encoder) {
+    vlm_cpu_encoder_options cpu = {.pool = pool};
+    status = vlm_media_encoder_open_cpu(model, VLM_MEDIA_AUDIO, &cpu, &encoder);
+  }
+  float *features = status ? NULL
+                           : malloc((size_t)(item.token_count * encoder->operations->output_width(encoder->self)) *
+                                    sizeof(float));
+  if (!status && !features) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int r = 0; !status && r <= repetitions; r++) {
+    bench_time start = bench_now();
+    status = encoder->operations->encode(encoder->self, &item, features);
+    bench_time elapsed = bench_since(start);
+    if (r == 0) first = elapsed.wall;
+    else keep_best(&encode, elapsed);
+  }
+  if (!status) {
+    double flops = audio_encoder_flops(model, &item);
+    double fraction = flops > 0 && bounds->fma_gflops.wall > 0 ? flops / encode.wall / 1e9 / bounds->fma_gflops.wall : 0;
+    progress(options, "audio %.2f s -> %lld tokens: decode + features %.1f ms, encode %.1f ms on %s (first %.1f ms, "
+             "%.0f%% of the fma peak)",
+             item.source_seconds, (long long)item.token_count, preprocess * 1e3, encode.wall * 1e3,
+             encoder->operations->backend, first * 1e3, 100 * fraction);
+    vlm_sb_append_literal(json, ",\"audio\":{\"path\":");
+    vlm_sb_append_json_string(json, options->audio_path, strlen(options->audio_path));
+    vlm_sb_appendf(json, ",\"seconds\":%.3f,\"processor\":\"%s\",\"tokens\":%lld,\"preprocess_seconds\":%.5f,"
+                   "\"encode_backend\":\"%s\",\"first_encode_seconds\":%.5f,\"encode_seconds\":%.5f,"
+                   "\"encode_cpu_seconds\":%.5f,\"encode_gflop\":%.3f,\"fraction_of_fma_peak\":%.3f}",
+                   item.source_seconds, item.processor ? item.processor : "?", (long long)item.token_count, preprocess,
+                   encoder->operations->backend, first, encode.wall, encode.cpu, flops / 1e9, fraction);
+  }
+  free(features);
+  vlm_media_item_release(&item);
+  vlm_media_encoder_release(encoder);
+  return status;
+}
+
 static vlm_status time_image(const vlm_benchmark_options *options, vlm_model *model, vlm_thread_pool *pool,
                              int repetitions, vlm_media_encoder *encoder, const machine_bounds *bounds,
                              vlm_string_builder *json) {
@@ -374,6 +448,7 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   double load_seconds = now_seconds() - load_start;
   if (status) {
     vlm_media_encoder_release(options->image_encoder);
+    vlm_media_encoder_release(options->audio_encoder);
     vlm_model_release(opened);
     vlm_thread_pool_release(pool);
     return status;
@@ -459,6 +534,9 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   if (!status && options->image_path)
     status = time_image(options, opened, pool, repetitions, options->image_encoder, &bounds, &json);
   else vlm_media_encoder_release(options->image_encoder);
+  if (!status && options->audio_path)
+    status = time_audio(options, opened, pool, repetitions, options->audio_encoder, &bounds, &json);
+  else vlm_media_encoder_release(options->audio_encoder);
   vlm_sb_appendf(&json, ",\"load_average\":[%.2f,%.2f]", load_before, load_average());
   vlm_sb_appendf(&json, ",\"peak_rss_bytes\":%lld}\n", (long long)peak_rss_bytes());
   vlm_text_model_release(model);

@@ -113,16 +113,19 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
   if (!model || options->slot_count < 0 || options->queue_limit < 0) {
     vlm_text_decoder_release(options->text_decoder);
     vlm_media_encoder_release(options->image_encoder);
+    vlm_media_encoder_release(options->audio_encoder);
     return VLM_ERROR(INVALID_ARGUMENT, model ? "slot count and queue limit must not be negative" : "no model");
   }
   vlm_engine *engine = calloc(1, sizeof(*engine));
   if (!engine) {
     vlm_text_decoder_release(options->text_decoder);
     vlm_media_encoder_release(options->image_encoder);
+    vlm_media_encoder_release(options->audio_encoder);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   engine->decoder = options->text_decoder; /* taken over from here on */
   engine->image_encoder = options->image_encoder;
+  engine->audio_encoder = options->audio_encoder;
   engine->model = vlm_model_retain(model);
   engine->config = &model->config;
   engine->allocator = options->allocator;
@@ -154,6 +157,9 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
     status = engine_caches_open(engine, options);
     if (engine->accepts_images && !engine->image_encoder && strcmp(engine->decoder->operations->backend, "cpu") != 0)
       vlm_log(VLM_LOG_WARN, "%s: the vision encoder and projector run on the cpu backend (host fallback), "
+              "not on %s", model->directory, engine->decoder->operations->backend);
+    if (engine->accepts_audio && !engine->audio_encoder && strcmp(engine->decoder->operations->backend, "cpu") != 0)
+      vlm_log(VLM_LOG_WARN, "%s: the audio encoder and projector run on the cpu backend (host fallback), "
               "not on %s", model->directory, engine->decoder->operations->backend);
     if (!status) status = start_scheduler(engine);
   }
@@ -590,10 +596,16 @@ static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_r
   int count = images + clips;
   vlm_media_item *items = count ? calloc((size_t)count, sizeof(*items)) : NULL;
   bool complete = request && (!count || items);
+  uint32_t kinds = 0;
+  for (int i = 0; i < count; i++) {
+    vlm_loaded_image *loaded = i < images ? &options->images[i] : &options->audio[i - images];
+    if (loaded->item) kinds |= 1u << loaded->item->kind;
+  }
   for (int i = 0; i < count; i++) {
     vlm_loaded_image *loaded = i < images ? &options->images[i] : &options->audio[i - images];
     if (items && loaded->item) {
       items[i] = *loaded->item;
+      items[i].request_kinds = kinds; /* before the digest: an encoder may read it */
       /* The caches' key, hashed here (on the caller's thread) for every
        * item however it was made. */
       vlm_media_item_digest(&items[i], items[i].content_digest);

@@ -27,6 +27,7 @@ vlm_status vlm_generator_open(vlm_model *model, const vlm_generator_options *opt
   if (!generator) {
     vlm_text_decoder_release(options->text_decoder);
     vlm_media_encoder_release(options->image_encoder);
+    vlm_media_encoder_release(options->audio_encoder);
     return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   }
   vlm_engine_options engine_options = {.thread_count = options->thread_count, .slot_count = 1,
@@ -34,7 +35,8 @@ vlm_status vlm_generator_open(vlm_model *model, const vlm_generator_options *opt
                                        .prefill_chunk = options->prefill_chunk,
                                        .allocator = options->allocator,
                                        .text_decoder = options->text_decoder,
-                                       .image_encoder = options->image_encoder};
+                                       .image_encoder = options->image_encoder,
+                                       .audio_encoder = options->audio_encoder};
   generator->audio_limits = (vlm_audio_limits){.max_seconds = options->max_audio_seconds};
   vlm_status status = vlm_engine_open(model, &engine_options, &generator->engine);
   if (status) {

@@ -40,8 +40,13 @@ static void check_module(const vlm_model *model, vlm_module_support *entry) {
   vlm_graph_init(&graph);
   vlm_status built;
   vlm_xla_encoder_function encoder;
-  bool is_encoder = strcmp(entry->module, "image_encoder") == 0;
-  if (is_encoder) {
+  bool is_audio = strcmp(entry->module, "audio_encoder") == 0;
+  bool is_encoder = is_audio || strcmp(entry->module, "image_encoder") == 0;
+  if (is_audio) {
+    /* A clip's graph at any length has the same ops: 16 frames. */
+    built = vlm_xla_encoder_function_build_kind(model, VLM_MEDIA_AUDIO, 16, &encoder);
+    if (built) vlm_xla_encoder_function_release(&encoder);
+  } else if (is_encoder) {
     int64_t buckets[VLM_XLA_MAX_ENCODER_BUCKETS], fixed = -1;
     int count = vlm_xla_encoder_buckets(model, buckets, VLM_XLA_MAX_ENCODER_BUCKETS, &fixed);
     int64_t rows = count ? buckets[0] : fixed;
@@ -69,14 +74,17 @@ static void check_module(const vlm_model *model, vlm_module_support *entry) {
 vlm_status vlm_module_support_check(const vlm_model *model, vlm_module_support *out, int *out_count) {
   memset(out, 0, VLM_MODULE_COUNT * sizeof(*out));
   *out_count = 0;
-  static const char *const modules[] = {"token_prefill", "embeddings_prefill", "decode", "image_encoder"};
+  static const char *const modules[] = {"token_prefill", "embeddings_prefill", "decode", "image_encoder",
+                                        "audio_encoder"};
   for (int i = 0; i < VLM_MODULE_COUNT; i++) {
-    if (i == 3 && !model->config.has_vision) break;
+    if ((i == 3 && !model->config.has_vision) || (i == 4 && !model->config.has_audio)) continue;
     vlm_module_support *entry = &out[(*out_count)++];
     entry->module = modules[i];
-    if (i == 3 && !(model->family && model->family->image)) {
-      snprintf(entry->cpu_reason, sizeof(entry->cpu_reason), "no image path for this family yet");
-      snprintf(entry->xla_reason, sizeof(entry->xla_reason), "no image path for this family yet");
+    bool missing = (i == 3 && !(model->family && model->family->image)) ||
+                   (i == 4 && !(model->family && model->family->audio));
+    if (missing) {
+      snprintf(entry->cpu_reason, sizeof(entry->cpu_reason), "no %s path for this family yet", i == 3 ? "image" : "audio");
+      snprintf(entry->xla_reason, sizeof(entry->xla_reason), "no %s path for this family yet", i == 3 ? "image" : "audio");
       continue;
     }
     check_module(model, entry);

@@ -13,7 +13,7 @@
 #include "models/model.h"
 #include "vlm.h"
 
-#define VLM_MODULE_COUNT 4
+#define VLM_MODULE_COUNT 5
 
 typedef struct vlm_module_support {
   const char *module;       /* "token_prefill", "embeddings_prefill", "decode", "image_encoder" */

@@ -24,6 +24,9 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_SCALE_ROWS] = "scale_rows",       [VLM_OP_MOE] = "moe",
     [VLM_OP_SEGMENT_ATTENTION] = "segment_attention",
     [VLM_OP_AVERAGE_POOL] = "average_pool",
+    [VLM_OP_CONV2D] = "conv2d",
+    [VLM_OP_PERMUTE] = "permute",
+    [VLM_OP_BIASED_ATTENTION] = "biased_attention",
 };
 
 const char *vlm_op_name(vlm_op op) {
@@ -87,6 +90,13 @@ double vlm_graph_flops(const vlm_graph *graph) {
     } else if (node->op == VLM_OP_SEGMENT_ATTENTION) {
       const vlm_node *q = &graph->nodes[node->inputs[0]];
       flops += 4.0 * (double)q->shape[0] * (double)q->shape[0] * (double)q->shape[1] * (double)q->shape[2];
+    } else if (node->op == VLM_OP_BIASED_ATTENTION) {
+      const vlm_node *q = &graph->nodes[node->inputs[0]], *b = &graph->nodes[node->inputs[3]];
+      flops += 4.0 * (double)q->shape[0] * (double)b->shape[1] * (double)q->shape[1] * (double)q->shape[2];
+    } else if (node->op == VLM_OP_CONV2D) {
+      const vlm_node *w = &graph->nodes[node->inputs[1]];
+      flops += 2.0 * (double)node->shape[0] * (double)node->shape[1] * (double)node->shape[2] *
+               (double)node->shape[3] * (double)w->shape[1] * (double)w->shape[2] * (double)w->shape[3];
     }
   }
   return flops;
@@ -233,9 +243,17 @@ int32_t vlm_graph_scale(vlm_graph *graph, int32_t x, double scalar, const char *
   return finish(graph, node);
 }
 
+/* b's shape equals a's last b->rank dimensions (same shape included). */
+static bool suffix_shape(const vlm_node *a, const vlm_node *b) {
+  if (b->rank > a->rank) return false;
+  for (int i = 0; i < b->rank; i++)
+    if (b->shape[i] != a->shape[a->rank - b->rank + i]) return false;
+  return true;
+}
+
 static int32_t elementwise(vlm_graph *graph, vlm_node *node) {
-  if (!same_shape(input_node(graph, node, 0), input_node(graph, node, 1)))
-    return shape_error(graph, node, "operands differ in shape");
+  if (!suffix_shape(input_node(graph, node, 0), input_node(graph, node, 1)))
+    return shape_error(graph, node, "b is neither a's shape nor that of its trailing dimensions");
   copy_shape(node, input_node(graph, node, 0));
   return finish(graph, node);
 }
@@ -312,7 +330,10 @@ int32_t vlm_graph_gated(vlm_graph *graph, int32_t gate, int32_t up, vlm_activati
   int32_t inputs[2] = {gate, up};
   BUILD(VLM_OP_GATED, inputs, 2);
   node->params.activation.activation = activation;
-  return elementwise(graph, node);
+  if (!same_shape(input_node(graph, node, 0), input_node(graph, node, 1)))
+    return shape_error(graph, node, "operands differ in shape");
+  copy_shape(node, input_node(graph, node, 0));
+  return finish(graph, node);
 }
 
 int32_t vlm_graph_rope(vlm_graph *graph, int32_t x, int32_t rope_index, const char *name, ...) {
@@ -571,6 +592,71 @@ int32_t vlm_graph_segment_attention_masked(vlm_graph *graph, int32_t query, int3
   return finish(graph, node);
 }
 
+int32_t vlm_graph_conv2d(vlm_graph *graph, int32_t x, int32_t weight, int32_t bias, const int64_t stride[2],
+                         const int64_t padding[4], int64_t groups, const char *name, ...) {
+  int32_t inputs[3] = {x, weight, bias};
+  BUILD(VLM_OP_CONV2D, inputs, bias >= 0 ? 3 : 2);
+  const vlm_node *x_node = input_node(graph, node, 0), *w = input_node(graph, node, 1);
+  if (x_node->rank != 4 || w->rank != 4 || groups < 1 || stride[0] < 1 || stride[1] < 1)
+    return shape_error(graph, node, "needs x [batch, height, width, channels], weight [out, in/groups, kh, kw], "
+                                    "strides >= 1 and groups >= 1");
+  int64_t in = x_node->shape[3], out = w->shape[0];
+  if (in % groups != 0 || out % groups != 0 || w->shape[1] != in / groups)
+    return shape_error(graph, node, "the weight's channels do not match the input's and the groups");
+  for (int i = 0; i < 4; i++)
+    if (padding[i] < 0) return shape_error(graph, node, "negative padding");
+  int64_t height = x_node->shape[1] + padding[0] + padding[1] - w->shape[2];
+  int64_t width = x_node->shape[2] + padding[2] + padding[3] - w->shape[3];
+  if (height < 0 || width < 0) return shape_error(graph, node, "the kernel is larger than the padded input");
+  if (bias >= 0) {
+    const vlm_node *bias_node = input_node(graph, node, 2);
+    if (bias_node->rank != 1 || bias_node->shape[0] != out)
+      return shape_error(graph, node, "bias does not match the output channels");
+  }
+  node->rank = 4;
+  node->shape[0] = x_node->shape[0];
+  node->shape[1] = height / stride[0] + 1;
+  node->shape[2] = width / stride[1] + 1;
+  node->shape[3] = out;
+  memcpy(node->params.conv.stride, stride, sizeof(node->params.conv.stride));
+  memcpy(node->params.conv.padding, padding, sizeof(node->params.conv.padding));
+  node->params.conv.groups = groups;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_permute(vlm_graph *graph, int32_t x, const int32_t *axes, const char *name, ...) {
+  BUILD(VLM_OP_PERMUTE, &x, 1);
+  const vlm_node *x_node = input_node(graph, node, 0);
+  bool seen[VLM_MAX_DIMS] = {false};
+  node->rank = x_node->rank;
+  for (int i = 0; i < x_node->rank; i++) {
+    if (axes[i] < 0 || axes[i] >= x_node->rank || seen[axes[i]])
+      return shape_error(graph, node, "the axes are not a permutation of the input's dimensions");
+    seen[axes[i]] = true;
+    node->params.permute.axes[i] = axes[i];
+    node->shape[i] = x_node->shape[axes[i]];
+  }
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_biased_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value, int32_t bias,
+                                   double scale, const char *name, ...) {
+  int32_t inputs[4] = {query, key, value, bias};
+  BUILD(VLM_OP_BIASED_ATTENTION, inputs, 4);
+  const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1),
+                 *v = input_node(graph, node, 2), *b = input_node(graph, node, 3);
+  if (q->rank != 3 || !same_shape(q, k) || !same_shape(q, v))
+    return shape_error(graph, node, "needs q, k, v of one shape [rows, heads, dim]");
+  if (b->rank != 3 || b->dtype != VLM_DTYPE_F32 || b->shape[0] != q->shape[1] || b->shape[1] != b->shape[2] ||
+      b->shape[1] < 1 || q->shape[0] % b->shape[1] != 0)
+    return shape_error(graph, node, "needs an f32 bias [heads, block, block] with rows a multiple of block");
+  node->rank = 2;
+  node->shape[0] = q->shape[0];
+  node->shape[1] = q->shape[1] * q->shape[2];
+  node->params.biased_attention.scale = scale;
+  return finish(graph, node);
+}
+
 /* The parameters that change what a node computes, for the listing. */
 static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
   switch (node->op) {
@@ -609,6 +695,18 @@ static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
                      (long long)node->params.pool.height, (long long)node->params.pool.width,
                      (long long)node->params.pool.kernel);
       break;
+    case VLM_OP_CONV2D:
+      vlm_sb_appendf(out, " stride=%lld,%lld padding=%lld,%lld,%lld,%lld groups=%lld",
+                     (long long)node->params.conv.stride[0], (long long)node->params.conv.stride[1],
+                     (long long)node->params.conv.padding[0], (long long)node->params.conv.padding[1],
+                     (long long)node->params.conv.padding[2], (long long)node->params.conv.padding[3],
+                     (long long)node->params.conv.groups);
+      break;
+    case VLM_OP_PERMUTE:
+      vlm_sb_append_literal(out, " axes=");
+      for (int i = 0; i < node->rank; i++) vlm_sb_appendf(out, "%s%d", i ? "," : "", node->params.permute.axes[i]);
+      break;
+    case VLM_OP_BIASED_ATTENTION: vlm_sb_appendf(out, " scale=%.17g", node->params.biased_attention.scale); break;
     default: break;
   }
 }

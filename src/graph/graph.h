@@ -58,6 +58,9 @@ typedef enum vlm_op {
   /* Encoders: whole sequences per step, no KV cache. */
   VLM_OP_SEGMENT_ATTENTION, /* bidirectional attention among rows of one segment */
   VLM_OP_AVERAGE_POOL,      /* mean over k x k blocks of each image's patch grid    */
+  VLM_OP_CONV2D,            /* 2D convolution, channels last, strides/padding/groups */
+  VLM_OP_PERMUTE,           /* dimensions reordered (any rank)                      */
+  VLM_OP_BIASED_ATTENTION,  /* attention within fixed blocks of rows + per-head bias */
   VLM_OP_COUNT
 } vlm_op;
 
@@ -115,6 +118,10 @@ typedef struct vlm_node {
       vlm_activation activation;
       bool gate_up_transposed, down_transposed;
     } moe;
+    /* stride (height, width); padding (top, bottom, left, right). */
+    struct { int64_t stride[2], padding[4], groups; } conv;
+    struct { int32_t axes[VLM_MAX_DIMS]; } permute;
+    struct { double scale; } biased_attention;
   } params;
 } vlm_node;
 
@@ -166,9 +173,10 @@ void vlm_graph_release(vlm_graph *graph);
 /* The first error any builder call hit (owned by the graph until taken). */
 vlm_status vlm_graph_take_error(vlm_graph *graph);
 const vlm_node *vlm_graph_node(const vlm_graph *graph, int32_t index);
-/* Multiply-add FLOPs (2 per multiply-add) of the graph's linear layers and
- * segment attention (scores and weighted sums, all rows counted as one
- * segment: exact for one image, an upper bound for windows), for
+/* Multiply-add FLOPs (2 per multiply-add) of the graph's linear layers,
+ * convolutions, biased attention and segment attention (scores and
+ * weighted sums, all rows counted as one segment: exact for one image, an
+ * upper bound for windows), for
  * benchmarks' fractions of the FMA peak. Cached attention is not counted. */
 double vlm_graph_flops(const vlm_graph *graph);
 /* Index of the node named `name`, or -1. */
@@ -185,6 +193,10 @@ int32_t vlm_graph_gather(vlm_graph *graph, int32_t table, int32_t ids, const cha
     __attribute__((format(printf, 4, 5)));
 int32_t vlm_graph_scale(vlm_graph *graph, int32_t x, double scalar, const char *name, ...)
     __attribute__((format(printf, 4, 5)));
+/* a + b and a * b. b has a's shape, or the shape of a's trailing
+ * dimensions (a vector [n] against [rows, n], a [T, T] mask against [heads,
+ * T, T]): it is then repeated over a's leading dimensions (numpy
+ * broadcasting of a suffix). b may be a weight in its own dtype. */
 int32_t vlm_graph_add(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...)
     __attribute__((format(printf, 4, 5)));
 int32_t vlm_graph_mul(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...)
@@ -302,6 +314,36 @@ int32_t vlm_graph_segment_attention_masked(vlm_graph *graph, int32_t query, int3
  * its kernel x kernel inputs in row-major order, divided by kernel^2. */
 int32_t vlm_graph_average_pool(vlm_graph *graph, int32_t x, int64_t images, int64_t height, int64_t width,
                                int64_t kernel, const char *name, ...) __attribute__((format(printf, 7, 8)));
+
+/* torch's Conv2d on channels-last values: x [batch, height, width,
+ * in_channels], weight [out_channels, in_channels / groups, kernel_h,
+ * kernel_w] (torch's layout), bias [out_channels] or -1. Output [batch,
+ * (height + top + bottom - kernel_h) / stride_h + 1, (width + left + right
+ * - kernel_w) / stride_w + 1, out_channels]; the padding is zeros and may
+ * differ per side (a causal Conv1d is a kernel_h x 1 kernel with `top` =
+ * kernel_h - 1 over [batch, time, 1, channels]). groups divides both
+ * channel counts: output channel o reads input channels [g * in/groups,
+ * (g + 1) * in/groups) of its group g = o / (out / groups) (depthwise:
+ * groups = in_channels). A 1x1 convolution is better a linear. */
+int32_t vlm_graph_conv2d(vlm_graph *graph, int32_t x, int32_t weight, int32_t bias, const int64_t stride[2],
+                         const int64_t padding[4], int64_t groups, const char *name, ...)
+    __attribute__((format(printf, 8, 9)));
+
+/* x with its dimensions reordered: output dimension i is input dimension
+ * axes[i] (torch's permute; numpy's transpose). */
+int32_t vlm_graph_permute(vlm_graph *graph, int32_t x, const int32_t *axes, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Bidirectional attention within consecutive blocks of `block` rows, with
+ * an additive bias per head: q, k, v [rows, heads, dim] of one shape, rows
+ * a multiple of block; bias f32 [heads, block, block] (a computed value:
+ * e.g. relative-position buckets gathered from a table). Row i of a block
+ * attends to every row j of its block with score q.k * scale + bias[h, i,
+ * j] (the bias may be -inf, but not for every key of a row). The result is
+ * [rows, heads * dim]. Blocks are what an encoder that unfolds a long
+ * sequence into fixed chunks runs as a batch (Phi-4's conformer). */
+int32_t vlm_graph_biased_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value, int32_t bias,
+                                   double scale, const char *name, ...) __attribute__((format(printf, 7, 8)));
 
 /* Checks that every INPUT node of `graph` has a tensor of its name with
  * the node's dtype and shape in `tensors` (names listed in `implicit`,

@@ -40,6 +40,11 @@ typedef struct vlm_media_item {
   int64_t source_sample_rate, source_channels;
   double source_seconds;
   double preprocess_seconds;   /* decode + processor */
+  /* The kinds of media of the request the item belongs to (bit 1 << kind),
+   * set by the engine when a request takes the item (0 before): an encoder
+   * may depend on them, as Phi-4-multimodal's audio projection does on
+   * whether the request also has an image. Part of the digest. */
+  uint32_t request_kinds;
   /* SHA-256 of what the encoder reads (vlm_media_item_digest), set by the
    * engine when a request takes the item: the prefix and encoder caches' key. */
   uint8_t content_digest[32];
@@ -48,7 +53,7 @@ typedef struct vlm_media_item {
 /* The tensor `name`, or NULL. */
 const vlm_named_tensor *vlm_media_item_tensor(const vlm_media_item *item, const char *name);
 /* SHA-256 over everything an encoder can read of the item: its kind, the
- * processor class, grid and token count, and every tensor's name, dtype,
+ * processor class, grid, token count and request_kinds, and every tensor's name, dtype,
  * shape and bytes. The processor's outputs already reflect its config, so
  * two items with equal digests give the same features on one model; a
  * different image with the same placeholder count differs in its pixels. */

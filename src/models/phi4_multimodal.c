@@ -3,9 +3,11 @@
  * and the PEFT LoRA adapters its checkpoint directory ships, chosen per
  * request by the media it carries. The image path (SigLIP with NaViT
  * position ids over dynamic HD crops, model.embed_tokens_extend.image_embed)
- * is phi4_vision.c's; the speech encoder is not wired yet, so audio is
- * refused by name. */
+ * is phi4_vision.c's; the speech encoder and its projections are the audio
+ * path (phi4_audio.c). */
 #include "models/decoder.h"
+#include "core/status.h"
+#include "models/phi4_audio.h"
 #include "models/phi4_vision.h"
 
 static const vlm_decoder_layout phi4_layout = {.fused_qkv = true, .fused_gate_up = true};
@@ -13,6 +15,7 @@ static const vlm_decoder_layout phi4_layout = {.fused_qkv = true, .fused_gate_up
 static vlm_status declare_tensors(const vlm_model_config *config, vlm_tensor_manifest *manifest) {
   vlm_declare_text_decoder(manifest, &config->text, config->tie_word_embeddings, "model.", &phi4_layout);
   if (config->has_vision) vlm_phi4_declare_vision(config, manifest);
+  if (config->has_audio) VLM_RETURN_IF_ERROR(vlm_phi4_declare_audio_tensors(config, manifest));
   return VLM_OK;
 }
 
@@ -40,6 +43,7 @@ const vlm_family vlm_family_phi4_multimodal = {
     .model_type = "phi4_multimodal",
     .display_name = "Phi-4-multimodal",
     .has_vision = true,
+    .has_audio = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .declare_tensors = declare_tensors,
     .describe_decoder = describe_decoder,
@@ -47,4 +51,5 @@ const vlm_family vlm_family_phi4_multimodal = {
     .adapters = phi4_adapters,
     .adapter_count = 2,
     .adapter_for = adapter_for,
+    .audio = &vlm_phi4_audio_path,
 };

@@ -201,21 +201,53 @@ void vlm_golden_media_items_release(vlm_media_item *items, int count) {
   free(items);
 }
 
+int vlm_golden_audio_count(const vlm_golden_case *golden) {
+  const vlm_json_value *audio = vlm_json_object_get(golden->manifest.root, "audio");
+  return audio && audio->type == VLM_JSON_ARRAY ? (int)audio->as.array.count : 0;
+}
+
+/* The case's one clip from its processor outputs (the oracle records
+ * audio_input_features of a single clip, [frames, mels]). */
+static vlm_status audio_item_from_case(const vlm_golden_case *golden, vlm_media_item *item) {
+  vlm_tensor features, sizes;
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(golden, "processor.audio_input_features", &features));
+  VLM_RETURN_IF_ERROR(vlm_golden_case_tensor(golden, "processor.audio_embed_sizes", &sizes));
+  if (features.dtype != VLM_DTYPE_F32 || features.rank != 2 || vlm_tensor_element_count(&sizes) != 1)
+    return VLM_ERROR(DATA_LOSS, "processor.audio_input_features is not one clip's f32 [frames, mels]");
+  item->kind = VLM_MEDIA_AUDIO;
+  item->processor = "Phi4MultimodalFeatureExtractor";
+  void *data = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "audio_input_features", VLM_DTYPE_F32, 2, features.shape,
+                                          &data));
+  memcpy(data, features.data, (size_t)vlm_tensor_element_count(&features) * sizeof(float));
+  int32_t *size = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&item->tensors, "audio_embed_sizes", VLM_DTYPE_I32, 1, (const int64_t[]){1},
+                                          (void **)&size));
+  double value = 0;
+  vlm_tensor_value_as_double(&sizes, 0, &value);
+  *size = (int32_t)value;
+  return VLM_OK;
+}
+
 vlm_status vlm_golden_media_items(const vlm_compare_context *context, vlm_media_item **out_items, int *out_count) {
   *out_items = NULL;
   *out_count = 0;
   const vlm_json_value *images = image_list(context->golden);
-  int count = images ? (int)images->as.array.count : 0;
+  int image_count = images ? (int)images->as.array.count : 0, audio_count = vlm_golden_audio_count(context->golden);
+  int count = image_count + audio_count;
   if (count == 0) return VLM_OK;
   if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
   const vlm_model *model = context->model;
-  if (!model->family || !model->family->image)
+  if (image_count && (!model->family || !model->family->image))
     return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' has no image path", model->config.model_type);
+  if (audio_count && (!model->family || !model->family->audio))
+    return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' has no audio path", model->config.model_type);
+  if (audio_count > 1) return VLM_ERROR(UNIMPLEMENTED, "golden cases hold one audio clip");
   vlm_media_item *items = calloc((size_t)count, sizeof(*items));
   if (!items) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  bool own = case_has_pixels(context->golden);
+  bool own = image_count && case_has_pixels(context->golden);
   vlm_status status = VLM_OK;
-  for (int i = 0; !status && i < count; i++) {
+  for (int i = 0; !status && i < image_count; i++) {
     const char *name = vlm_json_get_string(&images->as.array.items[i]);
     status = own ? item_from_case(context->golden, i, &items[i])
                  : item_from_siblings(context, name ? name : "?", &items[i]);
@@ -223,6 +255,15 @@ vlm_status vlm_golden_media_items(const vlm_compare_context *context, vlm_media_
       status = model->family->image->token_count(&model->config, &model->processor, items[i].grid,
                                                  &items[i].token_count);
   }
+  /* Images first, as the engine takes a request's items. */
+  for (int i = image_count; !status && i < count; i++) {
+    status = audio_item_from_case(context->golden, &items[i]);
+    if (!status)
+      status = model->family->audio->token_count(&model->config, &model->feature_extractor, &items[i],
+                                                 &items[i].token_count);
+  }
+  uint32_t kinds = (image_count ? 1u << VLM_MEDIA_IMAGE : 0) | (audio_count ? 1u << VLM_MEDIA_AUDIO : 0);
+  for (int i = 0; i < count; i++) items[i].request_kinds = kinds;
   if (status) {
     vlm_golden_media_items_release(items, count);
     return status;

@@ -12,10 +12,14 @@
 #include "media/media_item.h"
 #include "validate/compare.h"
 
-/* items[i] for each of the case's images (its manifest "images"), with the
- * family's placeholder count; *out_count 0 for a case without images.
+/* items[i] for each of the case's images (its manifest "images"), then its
+ * audio clip, with the family's placeholder count and the request's kinds
+ * (media_item.h); *out_count 0 for a case without media.
  * Release each with vlm_media_item_release, then free the array. */
 vlm_status vlm_golden_media_items(const vlm_compare_context *context, vlm_media_item **out_items, int *out_count);
 void vlm_golden_media_items_release(vlm_media_item *items, int count);
+/* Audio clips the case's manifest lists ("audio"); their items follow the
+ * images in vlm_golden_media_items, from processor.audio_input_features. */
+int vlm_golden_audio_count(const vlm_golden_case *golden);
 
 #endif

@@ -173,9 +173,12 @@ static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int6
   vlm_prefill_logits out = {.all_rows = run->logits};
   vlm_tensor embeddings;
   vlm_status lookup = vlm_golden_case_tensor(context->golden, "input_embeddings", &embeddings);
-  bool has_image = vlm_text_model_config(run->model)->image_token_id >= 0;
-  for (int64_t i = 0; has_image && i < run->token_count; i++)
-    if (run->tokens[i] == vlm_text_model_config(run->model)->image_token_id) run->used_embeddings = true;
+  /* Rows of an image or audio placeholder take the golden's merged rows. */
+  const vlm_model_config *config = vlm_text_model_config(run->model);
+  for (int64_t i = 0; i < run->token_count; i++)
+    if ((config->image_token_id >= 0 && run->tokens[i] == config->image_token_id) ||
+        (config->audio_token_id >= 0 && run->tokens[i] == config->audio_token_id))
+      run->used_embeddings = true;
   if (!lookup && run->used_embeddings && embeddings.dtype == VLM_DTYPE_F32) {
     /* Every row a feature row: the SPEC's embeddings_prefill(embeds). */
     int32_t *mask = malloc((size_t)run->token_count * sizeof(int32_t));

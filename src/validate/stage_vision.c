@@ -88,7 +88,9 @@ static vlm_status encode_golden_images(const vlm_compare_context *context, const
   VLM_RETURN_IF_ERROR(vlm_cpu_encoder_open(context->model, VLM_MEDIA_IMAGE, &options, &run->encoder));
   int64_t width = vlm_cpu_encoder_output_width(run->encoder);
   run->feature_width = width;
-  for (int i = 0; i < run->item_count; i++) run->feature_rows += run->items[i].token_count;
+  /* Image items only (a case's audio clips follow its images). */
+  for (int i = 0; i < run->item_count; i++)
+    run->feature_rows += run->items[i].kind == VLM_MEDIA_IMAGE ? run->items[i].token_count : 0;
   run->features = malloc((size_t)(run->feature_rows * width) * sizeof(float));
   if (!run->features) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   vlm_encoder_trace trace = {.node_observer = capture, .node_context = run};
@@ -96,6 +98,7 @@ static vlm_status encode_golden_images(const vlm_compare_context *context, const
   vlm_status status = VLM_OK;
   int64_t offset = 0;
   for (int i = 0; !status && i < run->item_count; i++) {
+    if (run->items[i].kind != VLM_MEDIA_IMAGE) continue;
     run->tokens_this_item = run->items[i].token_count;
     int64_t before = run->captured.count;
     status = vlm_cpu_encoder_encode(run->encoder, &run->items[i], run->features + offset * width);
@@ -156,6 +159,7 @@ vlm_status vlm_stage_encoder_input(const vlm_compare_context *context, const vlm
   captured_stage captured = {.stage = stage->name};
   vlm_status status = item_count ? VLM_OK : VLM_ERROR(NOT_FOUND, "the case has no images");
   for (int i = 0; !status && i < item_count; i++) {
+    if (items[i].kind != VLM_MEDIA_IMAGE) continue;
     int64_t rows = 0;
     vlm_tensor_list inputs = {0};
     status = path->encoder_rows(config, &items[i], &rows);

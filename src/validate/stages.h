@@ -63,4 +63,16 @@ vlm_status vlm_stage_processor_tensor(const vlm_compare_context *context, const 
 vlm_status vlm_stage_processor_pil_tensor(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                           vlm_stage_result *result);
 
+/* stage_audio.c: the feature extractor on the fixture clip
+ * (processor.audio_*), the audio encoder graph's stages (audio_encoder,
+ * audio_projector) on the golden features, and input_embeddings of every
+ * case (cases with audio merge both kinds; others go to
+ * vlm_stage_merged_input_embeddings). */
+vlm_status vlm_stage_audio_processor_tensor(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                            vlm_stage_result *result);
+vlm_status vlm_stage_audio_encoder(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                   vlm_stage_result *result);
+vlm_status vlm_stage_media_input_embeddings(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                            vlm_stage_result *result);
+
 #endif

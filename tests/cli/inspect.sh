@@ -105,6 +105,9 @@ check weights_only_checkpoint_still_loads bash -c "run 0 inspect --model '$work/
 
 # Which backend runs each module (SPEC 1.4), by the predicate --backend xla uses.
 check modules_table bash -c "run 0 inspect --model '$work/llava' && out_has 'token_prefill        yes   yes' && out_has 'image_encoder        yes   yes'"
+# Phi-4-multimodal: the audio tower is declared (not "unexpected") and its
+# encoder runs on both backends.
+check phi4_audio_declared bash -c "run 0 inspect --model '$source_dir/tests/models/phi4_multimodal' && out_has 'audio_encoder        yes   yes' && ! grep -q 'audio_embed' '$work/out'"
 check modules_json bash -c "run 0 inspect --model '$work/llava' --json && python3 -c 'import json,sys; m={e[\"module\"]: e for e in json.load(open(sys.argv[1]))[\"modules\"]}; assert m[\"decode\"][\"xla\"] and m[\"decode\"][\"cpu\"] and m[\"image_encoder\"][\"xla\"], m' '$work/out'"
 
 finish

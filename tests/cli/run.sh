@@ -49,8 +49,8 @@ check run_refuses_images_for_text_models refuses 1 "model_type 'qwen2' takes no 
   run --model "$source_dir/tests/models/qwen2" --prompt "What is this?" --image "$source_dir/README.md"
 check run_refuses_text_as_image refuses 1 "not an image" \
   run --model "$source_dir/tests/models/llava" --prompt "What is this?" --image "$source_dir/README.md"
-# No family has an audio path yet: --audio is refused by name, before the
-# file is read (a real clip, and a path that does not exist, alike).
+# A model without an audio path refuses --audio by name, before the file
+# is read (a real clip, and a path that does not exist, alike).
 check run_refuses_audio refuses 1 "speech.wav: model_type 'llava' takes no audio input" \
   run --model "$source_dir/tests/models/llava" --prompt "Listen" --audio "$work/speech.wav"
 check run_refuses_audio_for_text_models refuses 1 "model_type 'qwen2' takes no audio input" \

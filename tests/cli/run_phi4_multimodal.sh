@@ -3,8 +3,10 @@
 # its Qwen3 tokenizer unpacked against the fixtures): the base-model golden
 # cases' greedy tokens (a prompt past the LongRoPE switch, a generation
 # crossing it) on cpu and on xla (--context 96: one small module compiles),
-# and the refusals of what this version does not run for it (audio,
-# images). Arguments: VLM MAKE_TINY SOURCE_DIR.
+# the speech cases through `--audio FILE` (the speech adapter, the audio
+# encoder; the prompt's placeholder as the string template gets it) on
+# cpu and xla, and the refusal of what this version does not run for it
+# (images). Arguments: VLM MAKE_TINY SOURCE_DIR.
 source "$(dirname "$0")/lib.sh" "$@"
 
 model=$work/phi4_multimodal
@@ -15,6 +17,14 @@ greedy_matches() { # greedy_matches CASE [ARGS...]: vlm run --json gives the gol
   shift
   prompt=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["messages"][0]["content"])' "$manifest")
   count=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len([s for s in m["stages"] if s["name"]=="greedy_tokens"][0]["tokens"]))' "$manifest")
+  # A speech case's message is its placeholder line, then the text; the
+  # clip goes in with --audio (the manifest's file).
+  if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("audio") else 1)' "$manifest"; then
+    local clip
+    clip=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["audio"][0])' "$manifest")
+    prompt=${prompt#*$'\n'}
+    set -- --audio "$fixtures_root/media/audio/$clip" "$@"
+  fi
   run 0 run --model "$model" --prompt "$prompt" --max-tokens "$count" --temperature 0 --json "$@" || return 1
   tokens_match "$manifest"
 }
@@ -49,12 +59,12 @@ PY
 if have_fixtures "run_phi4_multimodal"; then
   python3 "$source_dir/tools/oracle/tokenizer_files.py" unpack "$source_dir/tests/models/phi4_multimodal" "$model" \
     --fixtures "$fixtures_root/tokenizers" >/dev/null
-  for name in text_only long_prompt crossing; do check "run_phi4_$name" greedy_matches "$name"; done
-  audio=$(ls "$fixtures_root"/media/audio/*.wav | head -n 1)
-  check "run_phi4_refuses_audio" refuses 1 "audio" run --model "$model" --prompt hi --audio "$audio"
+  for name in text_only long_prompt crossing speech speech_describe; do
+    check "run_phi4_$name" greedy_matches "$name"
+  done
+  check "run_phi4_refuses_two_placeholders_for_one_clip" refuses 1 "more audio placeholders" run --model "$model" \
+    --prompt "<|endoftext11|><|endoftext11|>hi" --audio "$fixtures_root/media/audio/speech_quick_fox_16k.flac"
   for name in one_image hd_crops two_images; do check "run_phi4_$name" image_greedy_matches "$name"; done
-  check "run_phi4_template_has_no_place_for_images" refuses 1 "concatenate" run --model "$model" --prompt hi \
-    --image "$fixtures_root/media/images/chelsea.png"
   if [ ! -x "$source_dir/.venv-xla/bin/iree-compile" ]; then
     skip no-venv-xla run_phi4_xla "$source_dir/.venv-xla has no iree-compile (tools/xla/requirements.txt)"
   elif "$vlm" run --backend xla --model /nonexistent --prompt x 2>&1 | grep -q "built without the xla runtime"; then
@@ -62,7 +72,7 @@ if have_fixtures "run_phi4_multimodal"; then
   else
     export VLM_XLA_CACHE="$work/xla-cache"
     export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$source_dir/tests/lsan_xla.supp:print_suppressions=0
-    for name in text_only long_prompt crossing; do
+    for name in text_only long_prompt crossing speech; do
       check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 96
     done
   fi

@@ -1,14 +1,15 @@
-"""Phi-4-multimodal's decoder through `vlm serve` (cpu): every base-model
-oracle golden case of tests/goldens/phi4_multimodal (its adapter cases need
-media, which no encoder of this version takes) streamed with the official
+"""Phi-4-multimodal through `vlm serve` (cpu): every base-model oracle
+golden case of tests/goldens/phi4_multimodal streamed with the official
 OpenAI client gives Transformers' greedy text and prompt length, with
 prefill chunks of 16 rows so the 53-token prompt past the LongRoPE switch
 is prefilled in chunks that each end below it, and the generation that
 crosses the switch reproduces Transformers' cache reset; 12 such requests
-at once on 4 slots each equal the request alone; an image part is refused
-by name (Phi-4's chat template prints content as a string and has no place
-for it; `vlm run --raw` covers the image cases, tests/cli/run_phi4_multimodal.sh). The same on xla (the decoder
-compiled by IREE, adapters and both LongRoPE factor sets in the module).
+at once on 4 slots each equal the request alone; the speech cases sent as
+input_audio parts (base64, as the OpenAI client sends them; the speech
+adapter, the audio encoder, the placeholder the string template gets)
+stream Transformers' text, and text and audio requests mixed on 4 slots
+each equal the request alone. The same on xla (the decoder compiled by IREE,
+adapters and both LongRoPE factor sets in the module).
 
 Run: .venv-server/bin/python tests/server/test_phi4_multimodal.py [-v]
 Needs ../shared/fixtures (the packed Qwen3 tokenizer); skips without it."""
@@ -30,6 +31,26 @@ FAMILY = "phi4_multimodal"
 
 def base_cases():
     return [(name, manifest) for name, manifest in golden_cases(FAMILY) if not manifest.get("adapter")]
+
+
+def speech_cases():
+    """The audio cases of one fixture file (long_speech is a concatenation)."""
+    return [(name, manifest) for name, manifest in golden_cases(FAMILY)
+            if len(manifest.get("audio", [])) == 1 and isinstance(manifest["audio"][0], str)]
+
+
+def speech_messages(manifest):
+    """The case's message as a client sends it: the clip as an input_audio
+    part, then the text (the golden's content is what the template gets:
+    the placeholder line, then the text)."""
+    import base64
+    name = manifest["audio"][0]
+    with open(os.path.join(FIXTURES, "media", "audio", name), "rb") as handle:
+        data = base64.b64encode(handle.read()).decode()
+    text = manifest["messages"][0]["content"].split("\n", 1)[1]
+    return [{"role": "user", "content": [{"type": "input_audio",
+                                          "input_audio": {"data": data, "format": name.rsplit(".", 1)[1]}},
+                                         {"type": "text", "text": text}]}]
 
 
 class Phi4MultimodalServerTests(unittest.TestCase):
@@ -88,12 +109,35 @@ class Phi4MultimodalServerTests(unittest.TestCase):
             self.assertEqual(text, alone[(json.dumps(messages), max_tokens)])
             self.assertEqual(usage.completion_tokens, max_tokens)
 
-    def test_an_image_part_is_refused_by_name(self):
-        image = harness.data_url(os.path.join(FIXTURES, "media", "images", "chelsea.png"))
-        with self.assertRaises(openai.BadRequestError) as caught:
-            self.client.chat.completions.create(model=FAMILY, max_tokens=4, messages=[{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": image}}, {"type": "text", "text": "What is this?"}]}])
-        self.assertIn("image", str(caught.exception))
+    def test_speech_cases_stream_transformers_text(self):
+        cases = speech_cases()
+        self.assertEqual(sorted(name for name, _ in cases), ["speech", "speech_describe"])
+        for name, manifest in cases:
+            with self.subTest(case=name):
+                greedy = stage(manifest, "greedy_tokens")["tokens"]
+                text, usage = self.stream(speech_messages(manifest), len(greedy))
+                self.assertEqual(text, stage(manifest, "text")["text"])
+                self.assertEqual(usage.prompt_tokens, stage(manifest, "input_ids")["shape"][-1])
+                # audio_embed_sizes: the projector's rows
+                self.assertEqual(usage.prompt_tokens_details.audio_tokens,
+                                 stage(manifest, "audio_projector")["shape"][0])
+
+    def test_text_and_audio_on_four_slots_equal_each_alone(self):
+        text_cases, audio_cases = base_cases(), speech_cases()
+        requests = []
+        for i in range(8):
+            messages = (audio_cases[i // 2 % len(audio_cases)][1] if i % 2 else text_cases[i // 2 % len(text_cases)][1])
+            requests.append((speech_messages(messages) if i % 2 else messages["messages"], 6 + 5 * (i % 3)))
+        alone = {}
+        for messages, max_tokens in requests:
+            key = (json.dumps(messages), max_tokens)
+            if key not in alone:
+                alone[key] = self.stream(messages, max_tokens)[0]
+        with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
+            results = list(pool.map(lambda request: self.stream(*request), requests))
+        for (messages, max_tokens), (text, usage) in zip(requests, results):
+            self.assertEqual(text, alone[(json.dumps(messages), max_tokens)])
+            self.assertEqual(usage.completion_tokens, max_tokens)
 
 
 class Phi4MultimodalPrefixCacheTests(unittest.TestCase):

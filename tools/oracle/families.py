@@ -59,6 +59,10 @@ class Case:
     # Phi-4-multimodal: the LoRA adapter subfolder the request selects
     # (phi4_oracle.py); None: the base model.
     adapter: str = None
+    # Audio clips under ../shared/fixtures/media/audio, one per entry; an
+    # entry that is a tuple of names is one clip of those files end to end
+    # (a clip longer than any fixture).
+    audio: tuple = ()
     # Whether the case also records the Pil processor's tensors (cases whose
     # images the default processor's stages alone cover keep the goldens
     # small; the Pil variant's full coverage is media_qwen2_vl's digests).
@@ -622,6 +626,8 @@ PHI4_LONG = [{"role": "user", "content": "Write a long poem about the sea, the w
                                          "harbour, the fishing boats coming home at night, the gulls, the nets "
                                          "drying on the quay and the old lighthouse keeper who watches them "
                                          "all from his tower."}]
+PHI4_SPEECH = [{"role": "user", "content": "<|endoftext11|>\nTranscribe the audio clip into text."}]
+PHI4_LONG_CLIP = ("speech_describe_16k.wav", "speech_quick_fox_16k.flac") * 6
 PHI4_MULTIMODAL = Family(
     name="phi4_multimodal", kind="phi4", seed=4014,
     config={"architectures": ["Phi4MultimodalForCausalLM"], "model_type": "phi4_multimodal",
@@ -635,9 +641,12 @@ PHI4_MULTIMODAL = Family(
             "vision_config": {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2,
                               "num_attention_heads": 2, "image_size": 64, "patch_size": 2, "crop_size": 64,
                               "image_token_id": 151674},
+            # chunk_size 4 / left_chunk 2 (Phi-4's is -1: one chunk) so the
+            # streaming mask the encoder adds to its bias is not all ones.
             "audio_config": {"hidden_size": 16, "intermediate_size": 32, "num_blocks": 1,
                              "num_attention_heads": 2, "depthwise_separable_out_channel": 16,
-                             "ext_pw_out_channel": 16, "nemo_conv_channels": 16, "audio_token_id": 151675}},
+                             "ext_pw_out_channel": 16, "nemo_conv_channels": 16, "audio_token_id": 151675,
+                             "chunk_size": 4, "left_chunk": 2}},
     midsize_config={}, tokenizer=None, tokenizer_config=None,
     chat_template=_read_template("phi4_multimodal.jinja"), real_tokenizer="qwen3", weights_dtype="bfloat16",
     # <|tool|> (the template's) before the media tokens puts them at the
@@ -668,6 +677,14 @@ PHI4_MULTIMODAL = Family(
              images=("horse.png",), adapter="vision-lora"),
         Case("two_images", messages=[{"role": "user", "content": "<|endoftext10|><|endoftext10|>Compare them."}],
              images=("palette_color.png", "no_time_for_that_tiny.gif"), adapter="vision-lora"),
+        # Audio only: the speech adapter, the speech projection. The
+        # placeholder leads the text as vLLM's string content format puts
+        # it (what `vlm run --audio` and input_audio parts become).
+        Case("speech", messages=PHI4_SPEECH, audio=("speech_quick_fox_16k.flac",), adapter="speech-lora"),
+        Case("speech_describe", messages=PHI4_SPEECH, audio=("speech_describe_16k.wav",), adapter="speech-lora"),
+        # 42 s: 525 encoder rows, unfolded into two blocks of 500 (the
+        # second padded with zero rows, which the first 25 rows attend to).
+        Case("long_speech", messages=PHI4_SPEECH, audio=(PHI4_LONG_CLIP,), adapter="speech-lora"),
     ])
 
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,

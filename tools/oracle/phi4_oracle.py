@@ -62,6 +62,19 @@ def image_processor(family):
     return transformers.Phi4MultimodalImageProcessor(**kwargs)
 
 
+AUDIO = os.path.join(os.path.dirname(harness.ROOT), "shared", "fixtures", "media", "audio")
+
+
+def load_clip(entry):
+    """One clip: a fixture file, or a tuple of them end to end, as
+    transformers.audio_utils.load_audio(soundfile backend) gives each."""
+    from transformers.audio_utils import load_audio
+    names = entry if isinstance(entry, tuple) else (entry,)
+    parts = [load_audio(os.path.join(AUDIO, name), sampling_rate=16000, backend="soundfile") for name in names]
+    import numpy
+    return numpy.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
 def make_processor(family, model_dir):
     """Phi4MultimodalProcessor over the model's tokenizer."""
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
@@ -191,7 +204,8 @@ def run(family, case, model_dir, manifest):
     else:
         text = case.prompt
     images = [Image.open(os.path.join(harness.MEDIA, name)) for name in case.images]
-    inputs = processor(text=text, images=images or None, return_tensors="pt")
+    clips = [load_clip(entry) for entry in case.audio]
+    inputs = processor(text=text, images=images or None, audio=clips or None, return_tensors="pt")
     num_img_tokens = None
     if images:  # the processor drops it (unused_input_names); its image processor's own call has it
         alone = processor.image_processor(images, return_tensors="pt")
@@ -199,11 +213,14 @@ def run(family, case, model_dir, manifest):
         for name in IMAGE_INPUTS:
             if not torch.equal(alone[name], inputs[name]):
                 raise SystemExit(f"{case.name}: the image processor alone gives another {name}")
-    keys = ("input_ids", "attention_mask") + (IMAGE_INPUTS if images else ())
+    keys = (("input_ids", "attention_mask") + (IMAGE_INPUTS if images else ())
+            + (("audio_input_features", "audio_embed_sizes") if clips else ()))
     inputs = {key: inputs[key] for key in keys}
     manifest.update(prompt=text, add_special_tokens=True, messages=case.messages, adapter=case.adapter)
     if images:
         manifest["images"] = list(case.images)
+    if clips:
+        manifest["audio"] = [list(entry) if isinstance(entry, tuple) else entry for entry in case.audio]
     dtype = harness.TORCH_DTYPES[case.dtype]
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).eval()
     golden = harness.Golden(case.dtype)
@@ -213,11 +230,16 @@ def run(family, case, model_dir, manifest):
     if images:
         with torch.no_grad():
             _image_stages(golden, model, inputs, num_img_tokens)
+    if clips:
+        audio_stages(golden, model, inputs, case)
     golden.tensor("input_ids", inputs["input_ids"], "exact")
     golden.tensor("attention_mask", inputs["attention_mask"], "exact")
     captured, handles = harness.capture(model.model, model.model.rotary_emb)
     embeddings = {}
-    handles.append(model.model.embed_tokens.register_forward_hook(
+    # What the decoder layers get: the token embeddings with the media
+    # features merged (embed_tokens_extend), or the plain ones.
+    merged = model.model.embed_tokens_extend if clips else model.model.embed_tokens
+    handles.append(merged.register_forward_hook(
         lambda _m, _a, out: embeddings.setdefault("value", out.detach().clone())))
     handles.append(model.model.embed_tokens_extend.register_forward_hook(
         lambda _m, _a, out: embeddings.setdefault("merged", out.detach().clone())))
@@ -240,7 +262,7 @@ def run(family, case, model_dir, manifest):
         token = model.config.vision_config.image_token_id
         extra = [ids.index(token), len(ids) - 1 - ids[::-1].index(token)]
     else:
-        golden.tensor("input_embeddings", embeddings["value"][0], "exact")
+        golden.tensor("input_embeddings", embeddings["value"][0], "hidden" if clips else "exact")
     length = inputs["input_ids"].shape[1]
     switch = model.config.original_max_position_embeddings
     manifest["rope_switch"] = {"original_max_position_embeddings": switch, "prompt_length": length,
@@ -248,3 +270,35 @@ def run(family, case, model_dir, manifest):
     with torch.no_grad():
         harness.add_tail_stages(golden, model, inputs, outputs, captured, case, tokenizer, extra)
     return golden
+
+
+def audio_stages(golden, model, inputs, case):
+    """The feature extractor's outputs (one clip: [frames, mels] and its
+    embed size), Phi4MultimodalAudioModel's output (audio_encoder, [rows,
+    audio hidden]) and the projection the request's media choose
+    (audio_projector, [audio_embed_sizes, hidden]: "speech" without an
+    image, as Phi4MultimodalFeatureEmbedding decides), and the other one
+    (audio_projector_vision_speech: what the same clip becomes in a request
+    with an image)."""
+    if len(case.audio) != 1:
+        raise SystemExit(f"{case.name}: the audio stages hold one clip")
+    features = inputs["audio_input_features"]
+    sizes = inputs["audio_embed_sizes"]
+    golden.tensor("processor.audio_input_features", features[0], "pixel_values", dtype="float32",
+                  audio_processor="Phi4MultimodalFeatureExtractor", layout="[frames, mels] of the one clip")
+    golden.tensor("processor.audio_embed_sizes", sizes, "exact", dtype="float32")
+    embed = model.model.embed_tokens_extend.audio_embed
+    dtype = embed.up_proj_for_speech.bias.dtype
+    with torch.no_grad():
+        encoded = embed.encoder(features.to(dtype), None)
+        up = embed.up_proj_for_speech(encoded)
+        projected = embed.down_proj_for_speech(torch.nn.functional.gelu(up))
+        vision_up = embed.up_proj_for_vision_speech(encoded)
+        vision_projected = embed.down_proj_for_vision_speech(torch.nn.functional.gelu(vision_up))
+    golden.tensor("audio_encoder", encoded[0], "hidden",
+                  note="Phi4MultimodalAudioModel output (conv subsampling, conformer blocks), [rows, hidden]")
+    golden.tensor("audio_projector", projected[0, :int(sizes[0])], "hidden", projection_mode="speech",
+                  note="up_proj_for_speech, gelu, down_proj_for_speech: the rows that replace the audio tokens")
+    golden.tensor("audio_projector_vision_speech", vision_projected[0, :int(sizes[0])], "hidden",
+                  projection_mode="vision",
+                  note="up/down_proj_for_vision_speech: the rows in a request that also has an image")

@@ -147,7 +147,9 @@ static void row_softmax(const attention_job *a, const tile_rows *rows, int r, fl
   const cpu_attention_shape *shape = a->shape;
   float *row = scores + r * a->scores_stride + (rows->first[r] - a->first_key);
   int64_t count = rows->last[r] - rows->first[r] + 1;
-  const float *bias = shape->bias ? shape->bias + rows->query[r] * shape->bias_stride + rows->first[r] : NULL;
+  const float *bias = shape->bias ? shape->bias + rows->head[r] * shape->bias_head_stride +
+                                       rows->query[r] * shape->bias_stride + rows->first[r]
+                                   : NULL;
   float scale = shape->scale;
   if (shape->soft_cap > 0.0f) { /* scale, cap, then the plain softmax */
     for (int64_t j = 0; j < count; j++) row[j] *= scale;

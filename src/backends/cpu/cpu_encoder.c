@@ -13,9 +13,20 @@
 
 #define NODE_NAMES 64
 
+/* What the encoder needs of a family's image or audio path (the same
+ * three functions in both, models/family.h). */
+typedef struct encoder_path {
+  vlm_status (*encoder_rows)(const vlm_model_config *config, const vlm_media_item *item, int64_t *out_rows);
+  vlm_status (*encoder_inputs)(const vlm_model_config *config, const vlm_media_item *item, int64_t rows,
+                               vlm_tensor_list *out);
+  vlm_status (*build_encoder)(const vlm_model_config *config, int64_t rows, vlm_graph *graph,
+                              vlm_encoder_nodes *out_nodes);
+} encoder_path;
+
 struct vlm_cpu_encoder {
   vlm_model *model;
-  const vlm_family_image *path;
+  vlm_media_kind kind;
+  encoder_path path[1];
   vlm_thread_pool *pool;
   vlm_cpu_packs *packs; /* the encoder's linear weights, packed on first use */
   vlm_encoder_trace trace;
@@ -28,17 +39,22 @@ struct vlm_cpu_encoder {
 vlm_status vlm_cpu_encoder_open(vlm_model *model, vlm_media_kind kind, const vlm_cpu_encoder_options *options,
                                 vlm_cpu_encoder **out_encoder) {
   *out_encoder = NULL;
-  if (kind != VLM_MEDIA_IMAGE || !model->family || !model->family->image)
+  const vlm_family_image *image = kind == VLM_MEDIA_IMAGE && model->family ? model->family->image : NULL;
+  const vlm_family_audio *audio = kind == VLM_MEDIA_AUDIO && model->family ? model->family->audio : NULL;
+  if (!image && !audio)
     return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no %s path in vlm", model->directory,
                      model->config.model_type, vlm_media_kind_name(kind));
   vlm_cpu_encoder *encoder = calloc(1, sizeof(*encoder));
   if (!encoder) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   encoder->model = vlm_model_retain(model);
-  encoder->path = model->family->image;
+  encoder->kind = kind;
+  if (image) *encoder->path = (encoder_path){image->encoder_rows, image->encoder_inputs, image->build_encoder};
+  else *encoder->path = (encoder_path){audio->encoder_rows, audio->encoder_inputs, audio->build_encoder};
   encoder->pool = options ? options->pool : NULL;
   encoder->output_width = vlm_model_feature_width(model);
   vlm_status status = vlm_cpu_packs_create(&encoder->packs);
-  if (!status) cpu_kernel_log_choice("image encoder", vlm_thread_pool_size(encoder->pool));
+  if (!status)
+    cpu_kernel_log_choice(kind == VLM_MEDIA_AUDIO ? "audio encoder" : "image encoder", vlm_thread_pool_size(encoder->pool));
   if (status) {
     vlm_cpu_encoder_release(encoder);
     return status;
@@ -93,8 +109,8 @@ static void remember_names(vlm_cpu_encoder *encoder, const vlm_graph *graph) {
 
 vlm_status vlm_cpu_encoder_encode(vlm_cpu_encoder *encoder, const vlm_media_item *item, float *out_features) {
   const vlm_model_config *config = &encoder->model->config;
-  if (!item || item->kind != VLM_MEDIA_IMAGE || item->token_count <= 0)
-    return VLM_ERROR(INVALID_ARGUMENT, "encode: not an image item with placeholder tokens");
+  if (!item || item->kind != encoder->kind || item->token_count <= 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "encode: not an %s item with placeholder tokens", vlm_media_kind_name(encoder->kind));
   int64_t rows = 0;
   VLM_RETURN_IF_ERROR(encoder->path->encoder_rows(config, item, &rows));
   vlm_tensor_list inputs = {0};
@@ -141,6 +157,8 @@ static void table_release(void *self) { vlm_cpu_encoder_release(self); }
 
 static const vlm_media_encoder_operations cpu_image_operations = {"cpu", VLM_MEDIA_IMAGE, table_output_width,
                                                                   table_encode, table_release};
+static const vlm_media_encoder_operations cpu_audio_operations = {"cpu", VLM_MEDIA_AUDIO, table_output_width,
+                                                                  table_encode, table_release};
 
 vlm_status vlm_media_encoder_open_cpu(vlm_model *model, vlm_media_kind kind, const vlm_cpu_encoder_options *options,
                                       vlm_media_encoder **out_encoder) {
@@ -153,7 +171,7 @@ vlm_status vlm_media_encoder_open_cpu(vlm_model *model, vlm_media_kind kind, con
     free(handle);
     return status;
   }
-  handle->operations = &cpu_image_operations;
+  handle->operations = kind == VLM_MEDIA_AUDIO ? &cpu_audio_operations : &cpu_image_operations;
   handle->self = encoder;
   *out_encoder = handle;
   return VLM_OK;

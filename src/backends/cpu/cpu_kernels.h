@@ -246,10 +246,33 @@ typedef struct cpu_attention_shape {
   int64_t sliding_window;  /* 0 = none */
   const float *bias;       /* [query_count, bias_stride] over positions, or NULL */
   int64_t bias_stride;     /* >= past_count + query_count */
+  /* 0: every head reads the same bias; else head h reads bias + h *
+   * bias_head_stride (a per-head bias [heads, queries, keys]). */
+  int64_t bias_head_stride;
 } cpu_attention_shape;
 
 vlm_status cpu_attention(vlm_thread_pool *pool, const cpu_attention_shape *shape,
                          const float *query, const float *key_cache,
                          const float *value_cache, float *output);
+
+/* ---- Convolution and permutation (cpu_conv.c) ---------------------------- */
+
+typedef struct cpu_conv2d_shape {
+  int64_t batch, height, width, in_channels;     /* x [batch, height, width, in] */
+  int64_t out_height, out_width, out_channels;
+  int64_t kernel_h, kernel_w, stride[2], padding[4], groups; /* padding: top, bottom, left, right */
+} cpu_conv2d_shape;
+
+/* torch's Conv2d over channels-last x with weight [out, in/groups, kh, kw]
+ * (f32) and bias [out] or NULL: each output is a float sum over (input
+ * channel of its group, ky, kx) in that order, zero padding skipped, then
+ * + bias. Threads split the output rows, so the result does not depend on
+ * the thread count. */
+vlm_status cpu_conv2d(vlm_thread_pool *pool, const cpu_conv2d_shape *shape, const float *x, const float *weight,
+                      const float *bias, float *out);
+
+/* out = x with dimensions reordered: out dimension i is x's axes[i]; shape
+ * is x's (rank <= 8). */
+void cpu_permute(const float *x, int rank, const int64_t *shape, const int32_t *axes, float *out);
 
 #endif

@@ -25,13 +25,21 @@ int vlm_xla_encoder_buckets(const vlm_model *model, int64_t *out_rows, int capac
 }
 
 vlm_status vlm_xla_encoder_function_build(const vlm_model *model, int64_t rows, vlm_xla_encoder_function *out) {
+  return vlm_xla_encoder_function_build_kind(model, VLM_MEDIA_IMAGE, rows, out);
+}
+
+vlm_status vlm_xla_encoder_function_build_kind(const vlm_model *model, vlm_media_kind kind, int64_t rows,
+                                               vlm_xla_encoder_function *out) {
   memset(out, 0, sizeof(*out));
+  out->kind = kind;
   vlm_graph_init(&out->graph);
-  VLM_RETURN_IF_ERROR(vlm_model_require_family(model, "the image encoder"));
-  if (!model->family->image)
-    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no image path in vlm", model->directory,
-                     model->config.model_type);
-  VLM_RETURN_IF_ERROR(model->family->image->build_encoder(&model->config, rows, &out->graph, &out->nodes));
+  bool audio = kind == VLM_MEDIA_AUDIO;
+  VLM_RETURN_IF_ERROR(vlm_model_require_family(model, audio ? "the audio encoder" : "the image encoder"));
+  if (audio ? !model->family->audio : !model->family->image)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no %s path in vlm", model->directory,
+                     model->config.model_type, vlm_media_kind_name(kind));
+  VLM_RETURN_IF_ERROR(audio ? model->family->audio->build_encoder(&model->config, rows, &out->graph, &out->nodes)
+                            : model->family->image->build_encoder(&model->config, rows, &out->graph, &out->nodes));
   out->function.name = "encode";
   out->function.graph = &out->graph;
   out->function.outputs[out->function.output_count++] = out->nodes.output;
@@ -53,7 +61,7 @@ vlm_status vlm_stablehlo_emit_encoder(const vlm_model *model, const vlm_xla_enco
   for (int32_t i = 0; i < function->graph.count; i++)
     if (function->graph.nodes[i].op == VLM_OP_INPUT && rows == 0) rows = function->graph.nodes[i].shape[0];
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(out_key, "module", "media_encoder"));
-  VLM_RETURN_IF_ERROR(vlm_xla_key_set(out_key, "kind", "image"));
+  VLM_RETURN_IF_ERROR(vlm_xla_key_set(out_key, "kind", "%s", vlm_media_kind_name(function->kind)));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(out_key, "model_type", "%s", model->config.model_type));
   VLM_RETURN_IF_ERROR(vlm_xla_key_set(out_key, "encoder_rows", "%lld", (long long)rows));
   return vlm_stablehlo_emit_graph_module("vlm_media_encoder",
@@ -82,14 +90,16 @@ vlm_status vlm_xla_encoder_prepare_artifact(const vlm_model *model, const vlm_xl
     vlm_xla_artifact_dir(cache_dir, &key, out_artifact_dir, size);
     vlm_status check = vlm_xla_artifact_check(out_artifact_dir, &key);
     if (check && !compile_if_missing) {
-      status = vlm_status_annotate(check, "no usable xla artifact for the %s image encoder (%s encoder rows); run "
+      status = vlm_status_annotate(check, "no usable xla artifact for the %s %s encoder (%s encoder rows); run "
                                    "`vlm compile --model DIR --backend xla` first",
-                                   model->config.model_type, vlm_xla_key_get(&key, "encoder_rows"));
+                                   model->config.model_type, vlm_media_kind_name(function->kind),
+                                   vlm_xla_key_get(&key, "encoder_rows"));
     } else if (check) {
       vlm_status_free(check);
       if (progress)
-        fprintf(progress, "vlm: compiling the image encoder for the xla backend (%s, %s encoder rows); cached for "
-                "next time\n", vlm_xla_target_name(target), vlm_xla_key_get(&key, "encoder_rows"));
+        fprintf(progress, "vlm: compiling the %s encoder for the xla backend (%s, %s encoder rows); cached for "
+                "next time\n", vlm_media_kind_name(function->kind), vlm_xla_target_name(target),
+                vlm_xla_key_get(&key, "encoder_rows"));
       status = vlm_xla_compile(&compiler, module, &key, target, cache_dir, progress, out_artifact_dir, size);
     }
   }

@@ -40,12 +40,18 @@ int vlm_xla_encoder_buckets(const vlm_model *model, int64_t *out_rows, int capac
 /* One bucket's graph and its module function (outputs: the features, then
  * the stage nodes). The caller releases the graph. */
 typedef struct vlm_xla_encoder_function {
+  vlm_media_kind kind;
   vlm_graph graph;
   vlm_encoder_nodes nodes;
   vlm_stablehlo_graph_function function;
 } vlm_xla_encoder_function;
 
 vlm_status vlm_xla_encoder_function_build(const vlm_model *model, int64_t rows, vlm_xla_encoder_function *out);
+/* The same for the family's image or audio path. The audio path has no
+ * row buckets (padding would change a clip's subsampling): its functions
+ * are built at each clip's own rows. */
+vlm_status vlm_xla_encoder_function_build_kind(const vlm_model *model, vlm_media_kind kind, int64_t rows,
+                                               vlm_xla_encoder_function *out);
 void vlm_xla_encoder_function_release(vlm_xla_encoder_function *function);
 
 /* Emits the bucket's module and its emit-time key. */

@@ -54,6 +54,9 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_TRANSPOSE:
     case VLM_OP_AVERAGE_POOL:
     case VLM_OP_SCALE_ROWS:
+    case VLM_OP_CONV2D:
+    case VLM_OP_PERMUTE:
+    case VLM_OP_BIASED_ATTENTION:
       return VLM_OK;
     case VLM_OP_MOE: return xla_check_moe(node);
     case VLM_OP_ROPE: {
@@ -214,11 +217,21 @@ xla_value xla_activate(xla_emitter *e, vlm_activation activation, xla_value x) {
   }
 }
 
+/* Operand b of add/mul broadcast over a's leading dimensions when it has
+ * the shape of a's trailing ones (graph.h). */
+static xla_value suffix_broadcast(xla_emitter *e, const vlm_node *node, xla_value a) {
+  xla_value b = xla_input_f32(e, node, 1);
+  if (b.rank == a.rank) return b;
+  int64_t dims[XLA_MAX_RANK];
+  for (int i = 0; i < b.rank; i++) dims[i] = a.rank - b.rank + i;
+  return xla_broadcast(e, b, a.rank, a.shape, dims);
+}
+
 static void lower_elementwise(xla_emitter *e, const vlm_node *node, xla_value *out) {
   xla_value a = xla_input_f32(e, node, 0);
   switch (node->op) {
-    case VLM_OP_ADD: *out = XLA_OP(e, "add", NULL, &a, a, xla_input_f32(e, node, 1)); break;
-    case VLM_OP_MUL: *out = XLA_OP(e, "multiply", NULL, &a, a, xla_input_f32(e, node, 1)); break;
+    case VLM_OP_ADD: *out = XLA_OP(e, "add", NULL, &a, a, suffix_broadcast(e, node, a)); break;
+    case VLM_OP_MUL: *out = XLA_OP(e, "multiply", NULL, &a, a, suffix_broadcast(e, node, a)); break;
     case VLM_OP_SCALE:
       *out = XLA_OP(e, "multiply", NULL, &a, a, xla_splat_like(e, (float)node->params.scale.scalar, a));
       break;
@@ -718,7 +731,10 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_ROW_SELECT:
     case VLM_OP_TRANSPOSE:
     case VLM_OP_AVERAGE_POOL:
-    case VLM_OP_SCALE_ROWS: return xla_lower_encoder_node(e, node, out);
+    case VLM_OP_SCALE_ROWS:
+    case VLM_OP_CONV2D:
+    case VLM_OP_PERMUTE:
+    case VLM_OP_BIASED_ATTENTION: return xla_lower_encoder_node(e, node, out);
     case VLM_OP_MOE: *out = xla_lower_moe(e, node); return VLM_OK;
     default: lower_elementwise(e, node, out); return VLM_OK;
   }

@@ -1,9 +1,12 @@
-/* Lowering of layer norm, concat, row select, row scaling, transpose and the encoder ops
- * (graph.h: "Encoders": whole sequences per call, no KV cache). Numerics follow the cpu backend
+/* Lowering of layer norm, concat, row select, row scaling, transpose,
+ * permute and the encoder ops (graph.h: "Encoders": whole sequences per
+ * call, no KV cache: segment and biased attention, average pooling,
+ * conv2d). Numerics follow the cpu backend
  * (src/backends/cpu_graph.c, cpu_layer_norm, cpu_attention's non-causal
  * path) in f32; where the cpu backend accumulates in double (layer norm's
  * mean and variance) the module stays f32, which the execution tests bound. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/xla/stablehlo_internal.h"
@@ -138,6 +141,65 @@ static xla_value lower_scale_rows(xla_emitter *e, const vlm_node *node) {
   return XLA_OP(e, "multiply", NULL, &x, x, xla_broadcast(e, scales, x.rank, x.shape, (int64_t[]){0}));
 }
 
+/* stablehlo.convolution over [b, 0, 1, f] input with torch's [o, i, 0, 1]
+ * kernel, the groups as feature_group_count, then + bias per output
+ * channel (the cpu backend sums (ci, ky, kx) in order; the reduction order
+ * here is the compiler's). */
+static xla_value lower_conv2d(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0), w = xla_input_f32(e, node, 1);
+  const int64_t *stride = node->params.conv.stride, *padding = node->params.conv.padding;
+  char attributes[512];
+  snprintf(attributes, sizeof(attributes),
+           "batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[o, i, 0, 1]->[b, 0, 1, f]>, "
+           "feature_group_count = %lld : i64, lhs_dilation = array<i64: 1, 1>, "
+           "padding = dense<[[%lld, %lld], [%lld, %lld]]> : tensor<2x2xi64>, rhs_dilation = array<i64: 1, 1>, "
+           "window_strides = array<i64: %lld, %lld>",
+           (long long)node->params.conv.groups, (long long)padding[0], (long long)padding[1], (long long)padding[2],
+           (long long)padding[3], (long long)stride[0], (long long)stride[1]);
+  xla_value like = xla_make_value("f32", 4, node->shape);
+  xla_value result = XLA_OP(e, "convolution", attributes, &like, x, w);
+  if (node->input_count < 3) return result;
+  int64_t last = 3;
+  return XLA_OP(e, "add", NULL, &result, result, xla_broadcast(e, xla_input_f32(e, node, 2), 4, node->shape, &last));
+}
+
+static xla_value lower_permute(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0);
+  char attributes[128];
+  int written = snprintf(attributes, sizeof(attributes), "permutation = array<i64: ");
+  for (int i = 0; i < node->rank; i++)
+    written += snprintf(attributes + written, sizeof(attributes) - (size_t)written, "%s%d", i ? ", " : "",
+                        node->params.permute.axes[i]);
+  snprintf(attributes + written, sizeof(attributes) - (size_t)written, ">");
+  xla_value like = xla_make_value("f32", node->rank, node->shape);
+  return XLA_OP(e, "transpose", attributes, &like, x);
+}
+
+/* q, k, v [rows, heads, dim] as [blocks, block, heads, dim]: scores
+ * [blocks, heads, block, block] by one dot_general batched over (blocks,
+ * heads), * scale, + the bias broadcast over the blocks, softmax, weighted
+ * sums [blocks, heads, block, dim], back to [rows, heads * dim]. */
+static xla_value lower_biased_attention(xla_emitter *e, const vlm_node *node) {
+  xla_value q = xla_input_f32(e, node, 0), k = xla_input_f32(e, node, 1), v = xla_input_f32(e, node, 2);
+  xla_value bias = xla_input_f32(e, node, 3);
+  int64_t rows = q.shape[0], heads = q.shape[1], dim = q.shape[2], block = bias.shape[1], blocks = rows / block;
+  int64_t split[4] = {blocks, block, heads, dim};
+  q = xla_reshape(e, q, 4, split);
+  k = xla_reshape(e, k, 4, split);
+  v = xla_reshape(e, v, 4, split);
+  int64_t score_shape[4] = {blocks, heads, block, block};
+  xla_value scores = xla_dot_general(e, q, k, 2, (int64_t[]){0, 2}, (int64_t[]){0, 2}, 3, 3, 4, score_shape);
+  scores = XLA_OP(e, "multiply", NULL, &scores, scores,
+                  xla_splat_like(e, (float)node->params.biased_attention.scale, scores));
+  scores = XLA_OP(e, "add", NULL, &scores, scores, xla_broadcast(e, bias, 4, score_shape, (int64_t[]){1, 2, 3}));
+  xla_value probabilities = xla_softmax_last(e, scores);
+  xla_value attended = xla_dot_general(e, probabilities, v, 2, (int64_t[]){0, 1}, (int64_t[]){0, 2}, 3, 1, 4,
+                                       (int64_t[]){blocks, heads, block, dim});
+  xla_value like = xla_make_value("f32", 4, split);
+  attended = XLA_OP(e, "transpose", "permutation = array<i64: 0, 2, 1, 3>", &like, attended);
+  return xla_reshape(e, attended, 2, (int64_t[]){rows, heads * dim});
+}
+
 vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_value *out) {
   switch (node->op) {
     case VLM_OP_LAYER_NORM: *out = lower_layer_norm(e, node); return VLM_OK;
@@ -148,6 +210,9 @@ vlm_status xla_lower_encoder_node(xla_emitter *e, const vlm_node *node, xla_valu
     case VLM_OP_TRANSPOSE: *out = lower_transpose(e, node); return VLM_OK;
     case VLM_OP_AVERAGE_POOL: *out = lower_average_pool(e, node); return VLM_OK;
     case VLM_OP_SCALE_ROWS: *out = lower_scale_rows(e, node); return VLM_OK;
+    case VLM_OP_CONV2D: *out = lower_conv2d(e, node); return VLM_OK;
+    case VLM_OP_PERMUTE: *out = lower_permute(e, node); return VLM_OK;
+    case VLM_OP_BIASED_ATTENTION: *out = lower_biased_attention(e, node); return VLM_OK;
     default:
       return VLM_ERROR(UNIMPLEMENTED, "xla emitter: graph node '%s': op '%s' is not an encoder op", node->name,
                        vlm_op_name(node->op));

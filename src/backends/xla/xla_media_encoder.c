@@ -2,7 +2,10 @@
  * (src/models/modules.h): a family's encoder graph per encoder-row bucket
  * (stablehlo_encoder.h), each bucket's artifact found or compiled on first
  * use and run through the graph runtime with the inputs the family
- * prepares on the host, exactly as for the cpu backend. */
+ * prepares on the host, exactly as for the cpu backend. An audio path has
+ * no buckets: each clip length gets its own function (compiled once,
+ * cached on disk by its key), the most recent VLM_XLA_MAX_ENCODER_BUCKETS
+ * kept open. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +25,9 @@ typedef struct encoder_bucket {
 
 typedef struct xla_encoder {
   vlm_model *model;
+  vlm_media_kind kind;
+  bool exact;                     /* audio: a function per clip length */
+  int next_evicted;               /* exact: the bucket replaced next once all are used */
   vlm_xla_target target;
   char cache_dir[VLM_XLA_PATH_LENGTH];
   bool has_cache_dir, compile_if_missing;
@@ -37,7 +43,8 @@ static int64_t xla_output_width(void *self) { return ((xla_encoder *)self)->outp
 static vlm_status open_bucket(xla_encoder *encoder, encoder_bucket *bucket) {
   if (bucket->runtime) return VLM_OK;
   if (!bucket->built) {
-    VLM_RETURN_IF_ERROR(vlm_xla_encoder_function_build(encoder->model, bucket->rows, &bucket->function));
+    VLM_RETURN_IF_ERROR(
+        vlm_xla_encoder_function_build_kind(encoder->model, encoder->kind, bucket->rows, &bucket->function));
     bucket->built = true;
   }
   char artifact[VLM_XLA_PATH_LENGTH];
@@ -51,7 +58,33 @@ static vlm_status open_bucket(xla_encoder *encoder, encoder_bucket *bucket) {
                                     &options, &bucket->runtime);
 }
 
+static void release_bucket(encoder_bucket *bucket) {
+  vlm_xla_graph_runtime_release(bucket->runtime);
+  if (bucket->built) vlm_xla_encoder_function_release(&bucket->function);
+  memset(bucket, 0, sizeof(*bucket));
+}
+
+/* exact: the bucket of these rows, or a new one (replacing the oldest). */
+static encoder_bucket *exact_bucket(xla_encoder *encoder, int64_t rows) {
+  for (int i = 0; i < encoder->bucket_count; i++)
+    if (encoder->buckets[i].rows == rows) return &encoder->buckets[i];
+  encoder_bucket *bucket;
+  if (encoder->bucket_count < VLM_XLA_MAX_ENCODER_BUCKETS) {
+    bucket = &encoder->buckets[encoder->bucket_count++];
+  } else {
+    bucket = &encoder->buckets[encoder->next_evicted];
+    encoder->next_evicted = (encoder->next_evicted + 1) % VLM_XLA_MAX_ENCODER_BUCKETS;
+    release_bucket(bucket);
+  }
+  bucket->rows = rows;
+  return bucket;
+}
+
 static vlm_status choose_bucket(xla_encoder *encoder, int64_t rows, encoder_bucket **out) {
+  if (encoder->exact) {
+    *out = exact_bucket(encoder, rows);
+    return VLM_OK;
+  }
   for (int i = 0; i < encoder->bucket_count; i++)
     if (encoder->buckets[i].rows >= rows) {
       *out = &encoder->buckets[i];
@@ -63,9 +96,14 @@ static vlm_status choose_bucket(xla_encoder *encoder, int64_t rows, encoder_buck
 
 static vlm_status xla_encode(void *self, const vlm_media_item *item, float *out_features) {
   xla_encoder *encoder = self;
-  const vlm_family_image *path = encoder->model->family->image;
+  const vlm_family *family = encoder->model->family;
+  if (!item || item->kind != encoder->kind)
+    return VLM_ERROR(INVALID_ARGUMENT, "xla: the %s encoder was given another kind of item",
+                     vlm_media_kind_name(encoder->kind));
+  bool audio = encoder->kind == VLM_MEDIA_AUDIO;
   int64_t rows = 0;
-  VLM_RETURN_IF_ERROR(path->encoder_rows(&encoder->model->config, item, &rows));
+  VLM_RETURN_IF_ERROR(audio ? family->audio->encoder_rows(&encoder->model->config, item, &rows)
+                            : family->image->encoder_rows(&encoder->model->config, item, &rows));
   encoder_bucket *bucket = NULL;
   VLM_RETURN_IF_ERROR(choose_bucket(encoder, rows, &bucket));
   VLM_RETURN_IF_ERROR(open_bucket(encoder, bucket));
@@ -74,7 +112,8 @@ static vlm_status xla_encode(void *self, const vlm_media_item *item, float *out_
     return VLM_ERROR(INTERNAL, "xla: the encoder's %lld output rows cannot hold the item's %lld tokens",
                      (long long)output->shape[0], (long long)item->token_count);
   vlm_tensor_list inputs = {0};
-  vlm_status status = path->encoder_inputs(&encoder->model->config, item, bucket->rows, &inputs);
+  vlm_status status = audio ? family->audio->encoder_inputs(&encoder->model->config, item, bucket->rows, &inputs)
+                            : family->image->encoder_inputs(&encoder->model->config, item, bucket->rows, &inputs);
   float *all_rows = NULL;
   if (!status) {
     all_rows = malloc((size_t)(output->shape[0] * output->shape[1]) * sizeof(float));
@@ -91,16 +130,74 @@ static vlm_status xla_encode(void *self, const vlm_media_item *item, float *out_
 static void xla_release(void *self) {
   xla_encoder *encoder = self;
   if (!encoder) return;
-  for (int i = 0; i < encoder->bucket_count; i++) {
-    vlm_xla_graph_runtime_release(encoder->buckets[i].runtime);
-    if (encoder->buckets[i].built) vlm_xla_encoder_function_release(&encoder->buckets[i].function);
-  }
+  for (int i = 0; i < encoder->bucket_count; i++) release_bucket(&encoder->buckets[i]);
   vlm_model_release(encoder->model);
   free(encoder);
 }
 
 static const vlm_media_encoder_operations xla_operations = {"xla", VLM_MEDIA_IMAGE, xla_output_width, xla_encode,
                                                             xla_release};
+static const vlm_media_encoder_operations xla_audio_operations = {"xla", VLM_MEDIA_AUDIO, xla_output_width,
+                                                                  xla_encode, xla_release};
+
+static vlm_status new_encoder(vlm_model *model, vlm_media_kind kind, const vlm_xla_decoder_options *options,
+                              xla_encoder **out_encoder, vlm_media_encoder **out_handle) {
+  vlm_xla_target target = VLM_XLA_TARGET_LLVM_CPU;
+  if (options->target) VLM_RETURN_IF_ERROR(vlm_xla_target_from_name(options->target, &target));
+  xla_encoder *encoder = calloc(1, sizeof(*encoder));
+  vlm_media_encoder *handle = calloc(1, sizeof(*handle));
+  if (!encoder || !handle) {
+    free(encoder);
+    free(handle);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  encoder->model = vlm_model_retain(model);
+  encoder->kind = kind;
+  encoder->target = target;
+  encoder->compile_if_missing = options->compile_if_missing;
+  encoder->progress = options->progress;
+  encoder->output_width = vlm_model_feature_width(model);
+  if (options->cache_dir) {
+    snprintf(encoder->cache_dir, sizeof(encoder->cache_dir), "%s", options->cache_dir);
+    encoder->has_cache_dir = true;
+  }
+  *out_encoder = encoder;
+  *out_handle = handle;
+  return VLM_OK;
+}
+
+vlm_status vlm_xla_open_audio_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
+                                      vlm_media_encoder **out_encoder) {
+  *out_encoder = NULL;
+  vlm_xla_decoder_options defaults = {0};
+  if (!options) options = &defaults;
+  VLM_RETURN_IF_ERROR(vlm_model_require_family(model, "the audio encoder"));
+  if (!model->family->audio)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no audio path in vlm", model->directory,
+                     model->config.model_type);
+  xla_encoder *encoder = NULL;
+  vlm_media_encoder *handle = NULL;
+  VLM_RETURN_IF_ERROR(new_encoder(model, VLM_MEDIA_AUDIO, options, &encoder, &handle));
+  encoder->exact = true;
+  /* The emitter refuses what it cannot lower before any request: a
+   * one-frame clip's graph has every op a longer one has. */
+  vlm_xla_encoder_function function;
+  vlm_status status = vlm_xla_encoder_function_build_kind(model, VLM_MEDIA_AUDIO, 1, &function);
+  char *module = NULL;
+  vlm_xla_key key;
+  if (!status) status = vlm_stablehlo_emit_encoder(model, &function, &module, &key);
+  free(module);
+  vlm_xla_encoder_function_release(&function);
+  if (status) {
+    xla_release(encoder);
+    free(handle);
+    return status;
+  }
+  handle->operations = &xla_audio_operations;
+  handle->self = encoder;
+  *out_encoder = handle;
+  return VLM_OK;
+}
 
 vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
                                       vlm_media_encoder **out_encoder) {
