@@ -11,16 +11,20 @@
  *   - vlm_engine_load_image_* reserve from the header what decoding will
  *     hold; over the budget a caller waits, can be cancelled, or is told
  *     the engine is busy. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/engine_internal.h"
 #include "io/file.h"
 #include "test.h"
+#include "vlm/audio.h"
 #include "vlm/benchmark.h"
 #include "vlm/engine.h"
 #include "vlm/model.h"
@@ -29,6 +33,7 @@
 #define TEXT_MODEL VLM_SOURCE_DIR "/tests/models/qwen2"
 #define IMAGE_MODEL VLM_SOURCE_DIR "/tests/models/llava"
 #define SEED_JPEG VLM_SOURCE_DIR "/fuzz/corpus/image_decode/baseline.jpg"
+#define AUDIO_MODEL VLM_SOURCE_DIR "/tests/models/phi4_multimodal"
 
 static double now_seconds(void) {
   struct timespec time;
@@ -291,6 +296,60 @@ static void image_memory_stays_within_the_budget(void) {
   free(jpeg);
 }
 
+/* Audio clips reserve from the same budget as images, from the header
+ * before decoding: a clip waits for the budget, is told the engine is busy
+ * after media_wait_seconds, and reserves no less than its decode's peak. */
+static void audio_memory_shares_the_media_budget(void) {
+  const char *fixtures = test_require_fixtures();
+  if (!fixtures) return;
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/media/audio/speech_quick_fox_22k.wav", fixtures);
+  char *wav = NULL;
+  size_t size = 0;
+  CHECK_OK(vlm_file_read_all(path, 1 << 24, &wav, &size));
+  vlm_audio_header header;
+  CHECK_OK(vlm_audio_read_header((const uint8_t *)wav, size, "fox.wav",
+                                 &(vlm_audio_decode_options){.sample_rate = 16000}, &header));
+  /* The tiny Phi-4 keeps its tokenizer as a patch against the fixtures'
+   * Qwen3 one (tools/oracle/tokenizer_files.py); clips need none of its
+   * added tokens, so a scratch copy takes the fixture's tokenizer as is. */
+  char model[1024], link_path[1200], target[1200];
+  snprintf(model, sizeof(model), "%s/phi4_audio_model", test_temp_dir());
+  CHECK(mkdir(model, 0700) == 0 || errno == EEXIST);
+  static const char *const files[] = {"config.json", "generation_config.json", "model.safetensors",
+                                      "processor_config.json", "tokenizer_config.json"};
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+    snprintf(link_path, sizeof(link_path), "%s/%s", model, files[i]);
+    snprintf(target, sizeof(target), "%s/%s", AUDIO_MODEL, files[i]);
+    CHECK(symlink(target, link_path) == 0 || errno == EEXIST);
+  }
+  snprintf(link_path, sizeof(link_path), "%s/tokenizer.json", model);
+  snprintf(target, sizeof(target), "%s/tokenizers/qwen3/tokenizer.json", fixtures);
+  CHECK(symlink(target, link_path) == 0 || errno == EEXIST);
+  vlm_engine_options options = {.media_memory_budget = header.decode_bytes, .media_wait_seconds = 0.2};
+  vlm_engine *engine = open_engine(model, 1024, &options);
+  uint64_t held = 0;
+  CHECK_OK(engine_reserve_media_memory(engine, 1, NULL, "test", &held));
+  vlm_loaded_audio clip;
+  CHECK_ERROR(vlm_engine_load_audio_memory(engine, (const uint8_t *)wav, size, "fox.wav", NULL, NULL, &clip),
+              VLM_STATUS_RESOURCE_EXHAUSTED, "fox.wav: the server is busy decoding other media");
+  engine_release_media_memory(engine, held);
+  CHECK_INT_EQ(engine_media_bytes_peak(engine), 1);
+  /* Over the whole budget (decode plus features): it decodes alone. */
+  CHECK_OK(vlm_engine_load_audio_memory(engine, (const uint8_t *)wav, size, "fox.wav", NULL, NULL, &clip));
+  CHECK(clip.token_count > 0);
+  CHECK_INT_EQ(engine_media_bytes_peak(engine), header.decode_bytes);
+  vlm_loaded_audio_release(&clip);
+  vlm_engine_release(engine);
+  /* With room, the reservation is the decode's peak and the features. */
+  engine = open_engine(model, 1024, NULL);
+  CHECK_OK(vlm_engine_load_audio_memory(engine, (const uint8_t *)wav, size, "fox.wav", NULL, NULL, &clip));
+  CHECK_INT_EQ(engine_media_bytes_peak(engine), header.decode_bytes + (uint64_t)header.max_samples * 4);
+  vlm_loaded_audio_release(&clip);
+  vlm_engine_release(engine);
+  free(wav);
+}
+
 /* Stop strings are matched on the scheduler thread for every token, in time
  * quadratic in their length: the engine bounds them whoever its caller. */
 static void stop_strings_are_bounded(void) {
@@ -330,4 +389,4 @@ static void benchmark_sizes_are_checked(void) {
 
 TEST_MAIN(TEST(long_prompts_are_refused_by_their_bytes), TEST(stop_strings_are_bounded),
           TEST(benchmark_sizes_are_checked), TEST(images_are_counted_before_decoding),
-          TEST(image_memory_stays_within_the_budget))
+          TEST(image_memory_stays_within_the_budget), TEST(audio_memory_shares_the_media_budget))
