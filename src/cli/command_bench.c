@@ -140,7 +140,7 @@ int command_bench(int argc, char **argv, const global_options *options) {
     /* The text decoder is timed on the cpu backend; the encoder on the one asked. */
     vlm_model *model = NULL;
     status = vlm_model_open(bench.model_dir, NULL, &model);
-    if (!status) status = cli_open_image_encoder(backend, model, &bench.image_encoder);
+    if (!status) status = cli_open_image_encoder(backend, model, options->thread_count, &bench.image_encoder);
     vlm_model_release(model);
     if (!status && !bench.image_encoder)
       status = vlm_status_make(VLM_STATUS_UNIMPLEMENTED, "bench: the %s backend cannot run this model's image encoder",

@@ -177,7 +177,7 @@ int command_run(int argc, char **argv, const global_options *options) {
   vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs};
   vlm_status status = vlm_model_open(arguments.model_dir, &model_options, &model);
   if (!status)
-    status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk,
+    status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk, options->thread_count,
                               &generator_options.text_decoder,
                               &generator_options.image_encoder);
   vlm_generator *generator = NULL;

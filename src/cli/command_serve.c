@@ -225,7 +225,7 @@ int command_serve(int argc, char **argv, const global_options *options) {
     vlm_model_release(model);
     return cli_report_status(status);
   }
-  status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk,
+  status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk, options->thread_count,
                             &engine_options.text_decoder, &engine_options.image_encoder);
   vlm_engine *engine = NULL;
   if (!status) status = vlm_engine_open(model, &engine_options, &engine);

@@ -92,18 +92,36 @@ static const char *element_of(vlm_dtype dtype) {
  * quoted (names have dots). */
 static void weight_symbol(const char *name, char *out, size_t size) { snprintf(out, size, "\"%s\"", name); }
 
-static vlm_status declare_weight(xla_emitter *e, const vlm_node *node, const char *element) {
+static vlm_status declare_weight(xla_emitter *e, const vlm_node *node, const char *element, bool transposed) {
   xla_weight_list *list = e->declared;
   for (int i = 0; i < list->count; i++)
-    if (strcmp(list->items[i].name, node->name) == 0) return VLM_OK;
+    if (strcmp(list->items[i].name, node->name) == 0 && list->items[i].transposed == transposed) return VLM_OK;
   if (list->count == XLA_MAX_WEIGHTS)
     return VLM_ERROR(UNIMPLEMENTED, "xla emitter: more than %d weights", XLA_MAX_WEIGHTS);
   xla_weight *weight = &list->items[list->count++];
   snprintf(weight->name, sizeof(weight->name), "%s", node->name);
   weight->rank = node->rank;
   memcpy(weight->shape, node->shape, sizeof(int64_t) * (size_t)node->rank);
+  if (transposed) {
+    weight->shape[0] = node->shape[1];
+    weight->shape[1] = node->shape[0];
+  }
   snprintf(weight->element, sizeof(weight->element), "%s", element);
+  weight->transposed = transposed;
   return VLM_OK;
+}
+
+/* True when every use of weight node `index` is as a linear's weight,
+ * which reads it transposed: the stored layout is then never declared (so
+ * never loaded). */
+static bool only_transposed_uses(const xla_emitter *e, int32_t index) {
+  if (!e->nodes_transposed || node_at(e, index)->rank != 2) return false;
+  for (int32_t i = index + 1; i < e->graph->count; i++) {
+    const vlm_node *node = node_at(e, i);
+    for (int k = 0; k < node->input_count; k++)
+      if (node->inputs[k] == index && (node->op != VLM_OP_LINEAR || k != 1)) return false;
+  }
+  return true;
 }
 
 /* A weight is a parameter global: loaded in its checkpoint dtype where the
@@ -118,7 +136,11 @@ static vlm_status lower_weight(xla_emitter *e, int32_t index) {
   if (!element)
     return VLM_ERROR(UNIMPLEMENTED, "tensor '%s' has dtype %s; the xla backend reads f32, bf16 and f16",
                      node->name, vlm_dtype_name(view.dtype));
-  VLM_RETURN_IF_ERROR(declare_weight(e, node, element));
+  if (only_transposed_uses(e, index)) {
+    e->nodes[index] = node_shape_value(node, element); /* no value: linear reads "<name>#t" */
+    return VLM_OK;
+  }
+  VLM_RETURN_IF_ERROR(declare_weight(e, node, element, false));
   char symbol[VLM_GRAPH_NAME_LENGTH + 4];
   weight_symbol(node->name, symbol, sizeof(symbol));
   xla_value like = node_shape_value(node, element);
@@ -254,17 +276,45 @@ static xla_value lower_rms_norm(xla_emitter *e, const vlm_node *node) {
   return XLA_OP(e, "multiply", NULL, &x, broadcast_weight, normalized);
 }
 
-/* x [..., in] . W [out, in]^T (+ bias [out]). */
-static xla_value lower_linear(xla_emitter *e, const vlm_node *node) {
+/* The f32 value of weight node `index` laid out [in, out]: the global of
+ * its transpose (declared once per module), converted where it is used,
+ * which IREE fuses into the matmul's dispatch (a bf16 weight stays bf16 in
+ * memory). */
+static vlm_status weight_transposed_f32(xla_emitter *e, int32_t index, xla_value *out) {
+  if (!e->nodes_transposed[index].name[0]) {
+    const vlm_node *node = node_at(e, index);
+    const char *element = e->nodes[index].element;
+    VLM_RETURN_IF_ERROR(declare_weight(e, node, element, true));
+    char symbol[VLM_GRAPH_NAME_LENGTH + 8];
+    snprintf(symbol, sizeof(symbol), "\"%s#t\"", node->name);
+    xla_value like = xla_make_value(element, 2, (int64_t[]){node->shape[1], node->shape[0]});
+    xla_value stored = xla_global_load(e, symbol, &like);
+    e->nodes_transposed[index] = strcmp(element, "f32") ? xla_convert(e, stored, "f32") : stored;
+  }
+  *out = e->nodes_transposed[index];
+  return VLM_OK;
+}
+
+/* x [..., in] . W [out, in]^T (+ bias [out]); with transposed weights
+ * x [..., in] . W^T [in, out], the same products. */
+static vlm_status lower_linear(xla_emitter *e, const vlm_node *node, xla_value *out) {
   xla_value x = xla_input_f32(e, node, 0);
-  xla_value weight = xla_input_f32(e, node, 1);
-  xla_value y = xla_dot_general(e, x, weight, 0, NULL, NULL, x.rank - 1, 1, node->rank, node->shape);
+  xla_value y;
+  if (e->nodes_transposed && node_at(e, node->inputs[1])->op == VLM_OP_WEIGHT && node_at(e, node->inputs[1])->rank == 2) {
+    xla_value weight;
+    VLM_RETURN_IF_ERROR(weight_transposed_f32(e, node->inputs[1], &weight));
+    y = xla_dot_general(e, x, weight, 0, NULL, NULL, x.rank - 1, 0, node->rank, node->shape);
+  } else {
+    xla_value weight = xla_input_f32(e, node, 1);
+    y = xla_dot_general(e, x, weight, 0, NULL, NULL, x.rank - 1, 1, node->rank, node->shape);
+  }
   if (node->input_count > 2) {
     int64_t last = node->rank - 1;
     xla_value bias = xla_broadcast(e, xla_input_f32(e, node, 2), node->rank, node->shape, &last);
     y = XLA_OP(e, "add", NULL, &y, y, bias);
   }
-  return y;
+  *out = y;
+  return VLM_OK;
 }
 
 /* table[ids] in the table's own dtype, then f32: only gathered rows convert. */
@@ -705,7 +755,7 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_INPUT: return lower_input(e, index);
     case VLM_OP_GATHER: *out = lower_gather(e, node); return VLM_OK;
     case VLM_OP_RMS_NORM: *out = lower_rms_norm(e, node); return VLM_OK;
-    case VLM_OP_LINEAR: *out = lower_linear(e, node); return VLM_OK;
+    case VLM_OP_LINEAR: return lower_linear(e, node, out);
     case VLM_OP_RESHAPE: *out = xla_reshape(e, xla_input_f32(e, node, 0), node->rank, node->shape); return VLM_OK;
     case VLM_OP_SELECT_ROWS: return lower_select_rows(e, node, out);
     case VLM_OP_ROPE: return lower_rope(e, node, out);

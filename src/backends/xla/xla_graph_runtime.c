@@ -89,10 +89,10 @@ static vlm_status check_compatibility(vlm_xla_graph_runtime *runtime, const vlm_
 }
 
 static vlm_status load(vlm_xla_graph_runtime *runtime, const vlm_checkpoint *weights, const char *artifact_dir,
-                       const char *driver) {
+                       const char *driver, int threads) {
   xla_binding compatibility = {&runtime->compatibility, "i32", 1, {4}};
   PyGILState_STATE gil = PyGILState_Ensure();
-  vlm_status status = xla_session_open(weights, artifact_dir, driver, &runtime->session);
+  vlm_status status = xla_session_open(weights, NULL, artifact_dir, driver, threads, &runtime->session);
   for (int i = 0; !status && i < runtime->call_count; i++) {
     graph_call *call = &runtime->calls[i];
     status = xla_session_bind(runtime->session, call->name, call->input_count, call->input_bindings,
@@ -126,7 +126,7 @@ vlm_status vlm_xla_graph_runtime_open(const vlm_stablehlo_graph_function *functi
   runtime->call_count = function_count;
   vlm_status status = xla_buffer_allocate(&runtime->compatibility, 4 * sizeof(int32_t));
   for (int i = 0; !status && i < function_count; i++) status = prepare_call(&functions[i], &calls[i]);
-  if (!status) status = load(runtime, weights, artifact_dir, options->driver ? options->driver : "local-sync");
+  if (!status) status = load(runtime, weights, artifact_dir, options->driver, options->thread_count);
   if (!status) status = check_compatibility(runtime, emit_key, artifact_dir);
   if (status) {
     vlm_xla_graph_runtime_release(runtime);

@@ -26,6 +26,7 @@ typedef struct xla_encoder {
   char cache_dir[VLM_XLA_PATH_LENGTH];
   bool has_cache_dir, compile_if_missing;
   FILE *progress;
+  int thread_count;               /* local-task workers (xla_thread_count) */
   bool fixed;                     /* one bucket of the tower's fixed rows */
   int bucket_count;
   encoder_bucket buckets[VLM_XLA_MAX_ENCODER_BUCKETS];
@@ -46,7 +47,7 @@ static vlm_status open_bucket(xla_encoder *encoder, encoder_bucket *bucket) {
                                                        encoder->has_cache_dir ? encoder->cache_dir : NULL,
                                                        encoder->compile_if_missing, encoder->progress, artifact,
                                                        sizeof(artifact), &key));
-  vlm_xla_runtime_options options = {.target = encoder->target};
+  vlm_xla_runtime_options options = {.target = encoder->target, .thread_count = encoder->thread_count};
   return vlm_xla_graph_runtime_open(&bucket->function.function, 1, encoder->model->weights, &key, artifact,
                                     &options, &bucket->runtime);
 }
@@ -124,6 +125,7 @@ vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_op
   encoder->target = target;
   encoder->compile_if_missing = options->compile_if_missing;
   encoder->progress = options->progress;
+  encoder->thread_count = xla_thread_count(options->thread_count);
   encoder->output_width = vlm_model_feature_width(model);
   if (options->cache_dir) {
     snprintf(encoder->cache_dir, sizeof(encoder->cache_dir), "%s", options->cache_dir);

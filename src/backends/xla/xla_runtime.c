@@ -13,8 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/log.h"
+#include "core/thread_pool.h"
 #include "core/status.h"
 #include "backends/cpu/text_model.h"
+#include "backends/xla/xla_layout.h"
 #include "models/modules.h"
 
 #ifndef VLM_XLA_SOURCE_VENV
@@ -46,6 +49,7 @@ struct vlm_xla_runtime {
   int64_t layer_feature_count;   /* L of the decoder's layer features (0: no such argument) */
   int position_axes;
   PyObject *session;
+  vlm_xla_layout *layout;         /* weights laid out for the module (owned; outlives the session) */
   PyObject *calls[FUNCTION_COUNT];
   /* decode, one per attention window (ascending; the last spans the capacity). */
   int window_count;
@@ -335,24 +339,63 @@ static vlm_status shard_list(const vlm_checkpoint *weights, PyObject **out_list)
   return list ? VLM_OK : xla_python_error("shard list");
 }
 
-vlm_status xla_session_open(const vlm_checkpoint *weights, const char *artifact_dir, const char *driver,
-                            PyObject **out_session) {
+/* (scope, name, memoryview) per laid-out tensor (xla_layout.h). */
+static vlm_status layout_list(const vlm_xla_layout *layout, PyObject **out_list) {
+  PyObject *list = PyList_New(0);
+  for (int i = 0; list && layout && i < layout->count; i++) {
+    const vlm_xla_layout_tensor *tensor = &layout->tensors[i];
+    PyObject *view = PyMemoryView_FromMemory(tensor->data, (Py_ssize_t)tensor->bytes, PyBUF_READ);
+    PyObject *entry = view ? Py_BuildValue("(ssN)", XLA_TRANSPOSED_SCOPE, tensor->name, view) : NULL;
+    if (!entry || PyList_Append(list, entry) != 0) Py_CLEAR(list);
+    Py_XDECREF(entry);
+  }
+  *out_list = list;
+  return list ? VLM_OK : xla_python_error("layout list");
+}
+
+int xla_thread_count(int requested) { return requested < 0 ? vlm_cpu_count() : requested; }
+
+/* local-task runs a dispatch's workgroups on a pool of worker threads;
+ * local-sync on the caller's thread. */
+static vlm_status choose_driver(const char *driver, int threads, const char **out_driver) {
+  *out_driver = driver;
+  if (driver) return VLM_OK;
+  *out_driver = "local-sync";
+  if (threads <= 1) return VLM_OK;
+  PyObject *count = PyObject_CallMethod(bridge_module, "configure_workers", "i", threads);
+  if (!count) return xla_python_error("configuring the local-task workers");
+  long configured = PyLong_AsLong(count);
+  Py_DECREF(count);
+  if (configured != threads)
+    VLM_LOG_INFOF("xla runtime: local-task keeps the %ld worker(s) this process started it with (asked: %d)",
+                  configured, threads);
+  *out_driver = "local-task";
+  return VLM_OK;
+}
+
+vlm_status xla_session_open(const vlm_checkpoint *weights, const vlm_xla_layout *layout, const char *artifact_dir,
+                            const char *driver, int threads, PyObject **out_session) {
   char vmfb[VLM_XLA_PATH_LENGTH + 32];
   snprintf(vmfb, sizeof(vmfb), "%s/module.vmfb", artifact_dir);
-  PyObject *shards = NULL;
+  PyObject *shards = NULL, *buffers = NULL;
+  const char *chosen = NULL;
   vlm_status status = shard_list(weights, &shards);
+  if (!status) status = layout_list(layout, &buffers);
+  if (!status) status = choose_driver(driver, threads, &chosen);
   if (!status) {
-    *out_session = PyObject_CallMethod(bridge_module, "Session", "ssO", vmfb, driver, shards);
+    *out_session = PyObject_CallMethod(bridge_module, "Session", "ssOO", vmfb, chosen, shards, buffers);
     if (!*out_session) status = xla_python_error("loading the artifact");
   }
   Py_XDECREF(shards);
+  Py_XDECREF(buffers);
   return status;
 }
 
 static vlm_status load_session(vlm_xla_runtime *runtime, const vlm_xla_text_decoder *model,
-                               const char *artifact_dir, const char *driver) {
+                               const char *artifact_dir, const vlm_xla_runtime_options *options) {
   PyGILState_STATE gil = PyGILState_Ensure();
-  vlm_status status = xla_session_open(model->weights, artifact_dir, driver, &runtime->session);
+  vlm_status status = xla_session_open(model->weights, runtime->layout, artifact_dir, options->driver,
+                                       options->thread_count, &runtime->session);
   if (!status) status = bind_all(runtime);
   PyGILState_Release(gil);
   return status;
@@ -385,18 +428,25 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
   char *module = NULL;
   vlm_xla_key emit_key, key;
   VLM_RETURN_IF_ERROR(vlm_stablehlo_emit_text_decoder(model, options, &module, &emit_key));
-  free(module);
   char version[256];
-  VLM_RETURN_IF_ERROR(vlm_xla_runtime_version(runtime_options, version, sizeof(version)));
+  vlm_status checked = vlm_xla_runtime_version(runtime_options, version, sizeof(version));
   key = emit_key;
-  VLM_RETURN_IF_ERROR(vlm_xla_key_add_target(&key, version, runtime_options->target));
+  if (!checked) checked = vlm_xla_key_add_target(&key, version, runtime_options->target);
   char directory[VLM_XLA_PATH_LENGTH];
   if (artifact_dir) snprintf(directory, sizeof(directory), "%s", artifact_dir);
   else vlm_xla_artifact_dir(cache_dir, &key, directory, sizeof(directory));
-  VLM_RETURN_IF_ERROR(vlm_xla_artifact_check(directory, &key));
-
-  vlm_xla_runtime *runtime = calloc(1, sizeof(*runtime));
-  if (!runtime) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!checked) checked = vlm_xla_artifact_check(directory, &key);
+  vlm_xla_runtime *runtime = checked ? NULL : calloc(1, sizeof(*runtime));
+  if (!checked && !runtime) checked = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  /* The weights the module reads transposed, laid out before IREE loads
+   * anything (the artifact is known good by now). */
+  vlm_xla_layout *layout = NULL;
+  if (!checked) checked = vlm_xla_layout_create(model->weights, module, &layout);
+  free(module);
+  if (checked) {
+    free(runtime);
+    return checked;
+  }
   const vlm_text_config *text = &model->config->text;
   *runtime = (vlm_xla_runtime){.geometry = *options, .slots = options->slot_count, .capacity = options->capacity,
                                .chunk = options->prefill_chunk, .vocab = text->vocab_size,
@@ -404,13 +454,13 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
                                .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim,
                                .position_axes = text->rope.mrope_section_count > 0 ? 3 : 1,
                                .layer_feature_count = (int64_t)model->decoder.layer_features.count,
-                               .request_state = model->request_state};
+                               .request_state = model->request_state, .layout = layout};
   runtime->window_count = vlm_stablehlo_decode_windows(options, runtime->windows);
   int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS];
   runtime->bucket_count = vlm_stablehlo_prefill_buckets(options, buckets);
   for (int i = 0; i < runtime->bucket_count; i++) runtime->buckets[i].rows = buckets[i];
   vlm_status status = allocate_buffers(runtime);
-  if (!status) status = load_session(runtime, model, directory, runtime_options->driver ? runtime_options->driver : "local-sync");
+  if (!status) status = load_session(runtime, model, directory, runtime_options);
   if (!status) status = check_compatibility(runtime, &emit_key, directory);
   if (status) {
     vlm_xla_runtime_release(runtime);
@@ -433,6 +483,7 @@ void vlm_xla_runtime_release(vlm_xla_runtime *runtime) {
     Py_XDECREF(runtime->session);
     PyGILState_Release(gil);
   }
+  vlm_xla_layout_release(runtime->layout); /* after the session that imported it */
   host_buffer *buffers[] = {&runtime->tokens, &runtime->valid_rows, &runtime->slot, &runtime->start,
                             &runtime->features, &runtime->mask, &runtime->positions, &runtime->bias,
                             &runtime->layer_features,

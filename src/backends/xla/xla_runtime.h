@@ -26,11 +26,15 @@
 
 typedef struct vlm_xla_runtime_options {
   const char *venv;        /* default $VLM_XLA_VENV, else the source tree's .venv-xla */
-  const char *driver;      /* IREE HAL driver; default "local-sync" */
+  const char *driver;      /* IREE HAL driver; NULL: local-task when thread_count > 1, else local-sync */
+  int thread_count;        /* local-task workers (<= 1: local-sync) */
   vlm_xla_target target;   /* what the artifact must have been compiled for */
 } vlm_xla_runtime_options;
 
 typedef struct vlm_xla_runtime vlm_xla_runtime;
+
+/* vlm_xla_decoder_options.thread_count resolved: < 0 one per core. */
+int xla_thread_count(int requested);
 
 /* True when the venv with iree.runtime exists (tests skip without it). */
 bool vlm_xla_runtime_available(const char *venv);

@@ -284,7 +284,7 @@ vlm_status vlm_xla_open_text_decoder(vlm_model *model, const vlm_xla_decoder_opt
     status = allocate_buffers(decoder);
   }
   if (!status) status = ensure_artifact(decoder, options, target, cache_dir);
-  vlm_xla_runtime_options runtime_options = {.target = target};
+  vlm_xla_runtime_options runtime_options = {.target = target, .thread_count = xla_thread_count(options->thread_count)};
   if (!status)
     status = vlm_xla_runtime_open(&decoder->model, &decoder->geometry, cache_dir, NULL, &runtime_options,
                                   &decoder->runtime);
