@@ -40,6 +40,9 @@ int command_serve(int argc, char **argv, const global_options *options);
 vlm_status cli_open_backend(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
                             int64_t prefill_chunk, int thread_count, vlm_text_decoder **out_decoder,
                             vlm_media_encoder **out_encoder);
+/* The text decoder alone on `backend` (NULL for cpu). */
+vlm_status cli_open_text_decoder(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
+                                 int64_t prefill_chunk, int thread_count, vlm_text_decoder **out_decoder);
 /* The image encoder alone on `backend` (NULL for cpu: the engine's own). */
 vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, int thread_count,
                                   vlm_media_encoder **out_encoder);

@@ -8,6 +8,7 @@
 
 #include "backends/xla/stablehlo_encoder.h"
 #include "backends/xla/xla_graph_runtime.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "core/tensor_list.h"
 #include "models/modules.h"
@@ -18,6 +19,7 @@ typedef struct encoder_bucket {
   vlm_xla_encoder_function function;
   bool built;
   vlm_xla_graph_runtime *runtime; /* NULL until the first item that needs it */
+  vlm_module_report report;       /* filled when it opens */
 } encoder_bucket;
 
 typedef struct xla_encoder {
@@ -43,13 +45,35 @@ static vlm_status open_bucket(xla_encoder *encoder, encoder_bucket *bucket) {
   }
   char artifact[VLM_XLA_PATH_LENGTH];
   vlm_xla_key key;
+  bool compiled = false;
+  double started = xla_seconds_now();
   VLM_RETURN_IF_ERROR(vlm_xla_encoder_prepare_artifact(encoder->model, &bucket->function, encoder->target,
                                                        encoder->has_cache_dir ? encoder->cache_dir : NULL,
                                                        encoder->compile_if_missing, encoder->progress, artifact,
-                                                       sizeof(artifact), &key));
+                                                       sizeof(artifact), &key, &compiled));
+  double prepared = xla_seconds_now();
   vlm_xla_runtime_options options = {.target = encoder->target, .thread_count = encoder->thread_count};
-  return vlm_xla_graph_runtime_open(&bucket->function.function, 1, encoder->model->weights, &key, artifact,
-                                    &options, &bucket->runtime);
+  VLM_RETURN_IF_ERROR(vlm_xla_graph_runtime_open(&bucket->function.function, 1, encoder->model->weights, &key,
+                                                 artifact, &options, &bucket->runtime));
+  vlm_module_report *report = &bucket->report;
+  snprintf(report->name, sizeof(report->name), "media_encoder[rows=%lld]", (long long)bucket->rows);
+  report->cached = !compiled;
+  report->compile_seconds = compiled ? prepared - started : 0;
+  report->load_seconds = xla_seconds_now() - prepared;
+  VLM_LOG_INFOF("xla: %s %s in %.1f s, loaded in %.2f s", report->name, compiled ? "compiled" : "from the cache",
+                compiled ? report->compile_seconds : prepared - started, report->load_seconds);
+  return VLM_OK;
+}
+
+static int xla_module_reports(void *self, vlm_module_report *out, int max) {
+  xla_encoder *encoder = self;
+  int count = 0;
+  for (int i = 0; i < encoder->bucket_count; i++)
+    if (encoder->buckets[i].runtime) {
+      if (count < max) out[count] = encoder->buckets[i].report;
+      count++;
+    }
+  return count;
 }
 
 static vlm_status choose_bucket(xla_encoder *encoder, int64_t rows, encoder_bucket **out) {
@@ -100,8 +124,9 @@ static void xla_release(void *self) {
   free(encoder);
 }
 
-static const vlm_media_encoder_operations xla_operations = {"xla", VLM_MEDIA_IMAGE, xla_output_width, xla_encode,
-                                                            xla_release};
+static const vlm_media_encoder_operations xla_operations = {
+    .backend = "xla", .kind = VLM_MEDIA_IMAGE, .output_width = xla_output_width, .encode = xla_encode,
+    .module_reports = xla_module_reports, .release = xla_release};
 
 vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
                                       vlm_media_encoder **out_encoder) {

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -354,6 +355,16 @@ static vlm_status layout_list(const vlm_xla_layout *layout, PyObject **out_list)
 }
 
 int xla_thread_count(int requested) { return requested < 0 ? vlm_cpu_count() : requested; }
+
+double xla_seconds_now(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+uint64_t vlm_xla_runtime_layout_bytes(const vlm_xla_runtime *runtime) {
+  return runtime && runtime->layout ? runtime->layout->bytes : 0;
+}
 
 /* local-task runs a dispatch's workgroups on a pool of worker threads;
  * local-sync on the caller's thread. */

@@ -35,6 +35,8 @@ typedef struct vlm_xla_runtime vlm_xla_runtime;
 
 /* vlm_xla_decoder_options.thread_count resolved: < 0 one per core. */
 int xla_thread_count(int requested);
+/* The monotonic clock in seconds (module reports). */
+double xla_seconds_now(void);
 
 /* True when the venv with iree.runtime exists (tests skip without it). */
 bool vlm_xla_runtime_available(const char *venv);
@@ -49,6 +51,8 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
                                 const char *cache_dir, const char *artifact_dir,
                                 const vlm_xla_runtime_options *runtime_options, vlm_xla_runtime **out_runtime);
 void vlm_xla_runtime_release(vlm_xla_runtime *runtime);
+/* Bytes of the weights laid out for the module (xla_layout.h). */
+uint64_t vlm_xla_runtime_layout_bytes(const vlm_xla_runtime *runtime);
 
 /* `count` rows of one slot from cache index `start` (chunked internally);
  * last_logits: [vocab] of the last row (the module computes no others). */
