@@ -42,9 +42,12 @@ typedef struct xla_weight {
   int rank;
   int64_t shape[XLA_MAX_RANK];  /* as declared: [in, out] when transposed */
   char element[8];
-  /* A linear's weight laid out [in, out] (XLA_TRANSPOSED_SCOPE): the
-   * global "<name>#t", a buffer the runtime fills once at load. */
+  /* A linear's weight read [in, out]: the global "<name>#t". */
   bool transposed;
+  /* A buffer the runtime lays out once at load (XLA_LAYOUT_SCOPE, key
+   * "<name>" or "<name>#t"), not read from the checkpoint files by IREE:
+   * every weight of a text decoder. */
+  bool laid_out;
 } xla_weight;
 
 
@@ -76,8 +79,10 @@ typedef struct xla_emitter {
   /* Text decoder functions: a linear reads its weight transposed, [in,
    * out] (the layout IREE's llvm-cpu matvec streams fastest; as a
    * transpose inside the module IREE would hoist it into a private copy
-   * per function, next to the mapped original). NULL: W [out, in] as stored. */
-  xla_value *nodes_transposed;
+   * per function, next to the mapped original), and every weight is a
+   * buffer the runtime lays out (xla_layout.h). NULL: W [out, in] as
+   * stored, parameters read from the checkpoint's files. */
+  xla_value *nodes_transposed, *nodes_transposed_f32;
   /* Function arguments and values every layer shares. */
   xla_value tokens, embeddings, feature_mask, positions, bias, valid_rows, slot, start, active;
   xla_value layer_features;     /* embeddings_prefill with layer features: [L, rows, hidden] f32 */

@@ -1,5 +1,6 @@
 #include "backends/xla/xla_layout.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -7,10 +8,8 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
-/* Buffers are 2 MiB aligned (IREE needs 64 bytes: docs/XLA_ROUTE.md hazard
- * 1) so the kernel can back them with huge pages: a decode step streams
- * every weight once, and 4 KiB pages cost it TLB misses. */
-#define LAYOUT_ALIGNMENT ((size_t)2 << 20)
+#define ARENA_ALIGNMENT ((size_t)2 << 20)
+#define TENSOR_ALIGNMENT 64 /* IREE needs it of imported memory: docs/XLA_ROUTE.md hazard 1 */
 #define TILE 32
 
 void vlm_xla_transpose(const void *src, void *dst, int64_t rows, int64_t columns, size_t element_size) {
@@ -35,64 +34,101 @@ void vlm_xla_transpose(const void *src, void *dst, int64_t rows, int64_t columns
 
 void vlm_xla_layout_release(vlm_xla_layout *layout) {
   if (!layout) return;
-  for (int i = 0; i < layout->count; i++) {
-    free(layout->tensors[i].name);
-    free(layout->tensors[i].data);
-  }
+  for (int i = 0; i < layout->count; i++) free(layout->tensors[i].key);
   free(layout->tensors);
+  if (layout->arena) munmap(layout->arena, layout->arena_bytes);
   free(layout);
 }
 
-static const char PATTERN[] = "#stream.parameter.named<\"" XLA_TRANSPOSED_SCOPE "\"::\"";
+static const char PATTERN[] = "#stream.parameter.named<\"" XLA_LAYOUT_SCOPE "\"::\"";
 
-static int count_tensors(const char *text) {
-  int count = 0;
-  for (const char *at = strstr(text, PATTERN); at; at = strstr(at + 1, PATTERN)) count++;
-  return count;
+static size_t align_up(size_t value, size_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+/* The checkpoint tensor behind `key` and whether it is transposed. */
+static vlm_status find_source(const vlm_checkpoint *weights, const char *key, vlm_tensor *out, bool *out_transposed) {
+  size_t length = strlen(key);
+  *out_transposed = length > 2 && strcmp(key + length - 2, "#t") == 0;
+  char name[512];
+  if (length >= sizeof(name)) return VLM_ERROR(INVALID_ARGUMENT, "xla layout: parameter key '%.64s...' is too long", key);
+  memcpy(name, key, length + 1);
+  if (*out_transposed) name[length - 2] = '\0';
+  VLM_RETURN_IF_ERROR(vlm_checkpoint_get(weights, name, VLM_DTYPE_INVALID, -1, NULL, out));
+  size_t element = vlm_dtype_size(out->dtype);
+  if (*out_transposed && (out->rank != 2 || (element != 2 && element != 4)))
+    return VLM_ERROR(UNIMPLEMENTED, "xla layout: '%s' (rank %d, %zu-byte elements) cannot be read transposed", name,
+                     out->rank, element);
+  return VLM_OK;
 }
 
-static vlm_status lay_out(const vlm_checkpoint *weights, const char *name, vlm_xla_layout_tensor *out) {
-  vlm_tensor view;
-  VLM_RETURN_IF_ERROR(vlm_checkpoint_get(weights, name, VLM_DTYPE_INVALID, 2, (int64_t[]){-1, -1}, &view));
-  size_t element = vlm_dtype_size(view.dtype);
-  if (element != 2 && element != 4)
-    return VLM_ERROR(UNIMPLEMENTED, "xla layout: tensor '%s' has %zu-byte elements", name, element);
-  size_t bytes = (size_t)view.shape[0] * (size_t)view.shape[1] * element;
-  size_t rounded = (bytes + LAYOUT_ALIGNMENT - 1) / LAYOUT_ALIGNMENT * LAYOUT_ALIGNMENT;
-  out->data = aligned_alloc(LAYOUT_ALIGNMENT, rounded ? rounded : LAYOUT_ALIGNMENT);
-  if (!out->data) return VLM_ERROR(RESOURCE_EXHAUSTED, "xla layout: out of memory for '%s' (%zu bytes)", name, bytes);
-  madvise(out->data, rounded, MADV_HUGEPAGE); /* a hint: without THP it is small pages */
-  vlm_xla_transpose(view.data, out->data, view.shape[0], view.shape[1], element);
-  /* The module never reads the stored layout of this tensor: drop its
-   * pages now rather than hold the weights twice. */
-  vlm_checkpoint_evict(weights, view.data, bytes);
-  out->bytes = bytes;
-  out->rows = view.shape[1];
-  out->columns = view.shape[0];
+static size_t tensor_bytes(const vlm_tensor *tensor) {
+  size_t bytes = vlm_dtype_size(tensor->dtype);
+  for (int d = 0; d < tensor->rank; d++) bytes *= (size_t)tensor->shape[d];
+  return bytes;
+}
+
+/* The keys `module_text` declares, in order (each once: the emitter
+ * declares a global once per module). */
+static vlm_status collect_keys(const char *module_text, vlm_xla_layout *layout) {
+  int capacity = 0;
+  for (const char *at = strstr(module_text, PATTERN); at; at = strstr(at + 1, PATTERN)) capacity++;
+  if (!capacity) return VLM_OK;
+  layout->tensors = calloc((size_t)capacity, sizeof(*layout->tensors));
+  if (!layout->tensors) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (const char *at = strstr(module_text, PATTERN); at; at = strstr(at + 1, PATTERN)) {
+    const char *begin = at + sizeof(PATTERN) - 1, *end = strchr(begin, '"');
+    if (!end) return VLM_ERROR(INTERNAL, "xla layout: unterminated parameter key in the module");
+    vlm_xla_layout_tensor *tensor = &layout->tensors[layout->count++];
+    tensor->key = strndup(begin, (size_t)(end - begin));
+    if (!tensor->key) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  return VLM_OK;
+}
+
+static vlm_status fill(const vlm_checkpoint *weights, vlm_xla_layout *layout) {
+  /* Sizes first, for one arena. */
+  size_t offset = 0;
+  for (int i = 0; i < layout->count; i++) {
+    vlm_tensor source;
+    bool transposed;
+    VLM_RETURN_IF_ERROR(find_source(weights, layout->tensors[i].key, &source, &transposed));
+    layout->tensors[i].bytes = tensor_bytes(&source);
+    layout->bytes += layout->tensors[i].bytes;
+    offset = align_up(offset, TENSOR_ALIGNMENT) + layout->tensors[i].bytes;
+  }
+  if (!layout->count) return VLM_OK;
+  layout->arena_bytes = align_up(offset, ARENA_ALIGNMENT);
+  /* Anonymous pages, zero until written: nothing resident before a tensor
+   * is copied in. */
+  void *arena = mmap(NULL, layout->arena_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (arena == MAP_FAILED)
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "xla layout: cannot map %zu bytes for the weights", layout->arena_bytes);
+  layout->arena = arena;
+  madvise(arena, layout->arena_bytes, MADV_HUGEPAGE); /* a hint: without THP it is small pages */
+  offset = 0;
+  for (int i = 0; i < layout->count; i++) {
+    vlm_xla_layout_tensor *tensor = &layout->tensors[i];
+    vlm_tensor source;
+    bool transposed;
+    VLM_RETURN_IF_ERROR(find_source(weights, tensor->key, &source, &transposed));
+    offset = align_up(offset, TENSOR_ALIGNMENT);
+    tensor->data = (char *)arena + offset;
+    offset += tensor->bytes;
+    if (transposed) vlm_xla_transpose(source.data, tensor->data, source.shape[0], source.shape[1],
+                                      vlm_dtype_size(source.dtype));
+    else memcpy(tensor->data, source.data, tensor->bytes);
+    /* The module reads only this copy: drop the mapped pages now rather
+     * than hold the weights twice. */
+    vlm_checkpoint_evict(weights, source.data, tensor->bytes);
+  }
   return VLM_OK;
 }
 
 vlm_status vlm_xla_layout_create(const vlm_checkpoint *weights, const char *module_text, vlm_xla_layout **out_layout) {
   *out_layout = NULL;
   vlm_xla_layout *layout = calloc(1, sizeof(*layout));
-  int capacity = count_tensors(module_text);
-  if (layout && capacity) layout->tensors = calloc((size_t)capacity, sizeof(*layout->tensors));
-  if (!layout || (capacity && !layout->tensors)) {
-    vlm_xla_layout_release(layout);
-    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  }
-  vlm_status status = VLM_OK;
-  for (const char *at = strstr(module_text, PATTERN); !status && at; at = strstr(at + 1, PATTERN)) {
-    const char *begin = at + sizeof(PATTERN) - 1, *end = strchr(begin, '"');
-    if (!end) {
-      status = VLM_ERROR(INTERNAL, "xla layout: unterminated parameter name in the module");
-      break;
-    }
-    vlm_xla_layout_tensor *tensor = &layout->tensors[layout->count++];
-    tensor->name = strndup(begin, (size_t)(end - begin));
-    status = tensor->name ? lay_out(weights, tensor->name, tensor) : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    if (!status) layout->bytes += tensor->bytes;
-  }
+  if (!layout) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status status = collect_keys(module_text, layout);
+  if (!status) status = fill(weights, layout);
   if (status) {
     vlm_xla_layout_release(layout);
     return vlm_status_annotate(status, "laying out the xla module's weights");

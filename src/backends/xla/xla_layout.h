@@ -1,17 +1,23 @@
-/* Weights a module reads in a layout of its own, made once at load.
+/* The weights of a text-decoder module, laid out once at load in memory
+ * the process owns.
  *
  * The text decoder reads each linear weight transposed, [in, out]
  * (stablehlo_lower.c): the layout IREE's llvm-cpu code streams fastest in
  * a decode matvec. As a transpose inside the module, IREE hoists it into a
  * private copy per function at load, next to the mapped original: 2-3x the
- * checkpoint's bytes. Laid out here instead, in the checkpoint's own dtype
- * (bf16 stays bf16), into aligned host memory IREE imports without a copy,
- * each source tensor's mapped pages dropped as soon as it is copied, the
- * process holds one copy of those weights and peaks at one tensor more.
+ * checkpoint's bytes. And a parameter IREE reads from a safetensors file
+ * whose data is not 64-byte aligned (most files) it copies at load while
+ * the mapped pages it copied from stay resident: twice that tensor.
  *
- * Which weights: the module's parameters under XLA_TRANSPOSED_SCOPE
- * ("vlm.transposed"), read from the emitted module text, so the list is
- * always what the artifact will ask for. */
+ * So every weight the module reads is a parameter of XLA_LAYOUT_SCOPE,
+ * keyed "<name>" (as stored) or "<name>#t" (transposed), copied here from
+ * the checkpoint in its own dtype (bf16 stays bf16) into one arena that
+ * IREE imports without a copy (64-byte aligned tensors; 2 MiB aligned and
+ * offered huge pages: a decode step streams every weight once, and 4 KiB
+ * pages cost TLB misses), each source tensor's mapped pages dropped as soon
+ * as it is copied. The process holds the weights once and peaks at one
+ * tensor more. Which tensors: read from the emitted module text, so the
+ * list is what the artifact will ask for. */
 #ifndef VLM_BACKENDS_XLA_XLA_LAYOUT_H
 #define VLM_BACKENDS_XLA_XLA_LAYOUT_H
 
@@ -21,24 +27,25 @@
 #include "io/checkpoint.h"
 #include "vlm.h"
 
-/* The parameter scope of transposed linear weights, keyed by canonical
- * name: in no file; the runtime registers one buffer per weight. */
-#define XLA_TRANSPOSED_SCOPE "vlm.transposed"
+/* The parameter scope of laid-out weights: in no file; the runtime
+ * registers one buffer per key. */
+#define XLA_LAYOUT_SCOPE "vlm.layout"
 
 typedef struct vlm_xla_layout_tensor {
-  char *name;        /* canonical tensor name (the parameter's key) */
-  void *data;        /* [shape[1], shape[0]] of the checkpoint's [shape[0], shape[1]] */
+  char *key;         /* the parameter's key: canonical name, "#t" when transposed */
+  void *data;        /* in the layout's arena */
   size_t bytes;
-  int64_t rows, columns; /* of the transposed tensor */
 } vlm_xla_layout_tensor;
 
 typedef struct vlm_xla_layout {
   vlm_xla_layout_tensor *tensors;
   int count;
-  size_t bytes;      /* all tensors */
+  size_t bytes;      /* all tensors' bytes (the arena adds alignment padding) */
+  void *arena;
+  size_t arena_bytes;
 } vlm_xla_layout;
 
-/* Lays out every transposed parameter `module_text` declares from
+/* Lays out every XLA_LAYOUT_SCOPE parameter `module_text` declares from
  * `weights`. A module without any gives an empty layout. */
 vlm_status vlm_xla_layout_create(const vlm_checkpoint *weights, const char *module_text, vlm_xla_layout **out_layout);
 void vlm_xla_layout_release(vlm_xla_layout *layout);

@@ -346,7 +346,7 @@ static vlm_status layout_list(const vlm_xla_layout *layout, PyObject **out_list)
   for (int i = 0; list && layout && i < layout->count; i++) {
     const vlm_xla_layout_tensor *tensor = &layout->tensors[i];
     PyObject *view = PyMemoryView_FromMemory(tensor->data, (Py_ssize_t)tensor->bytes, PyBUF_READ);
-    PyObject *entry = view ? Py_BuildValue("(ssN)", XLA_TRANSPOSED_SCOPE, tensor->name, view) : NULL;
+    PyObject *entry = view ? Py_BuildValue("(ssN)", XLA_LAYOUT_SCOPE, tensor->key, view) : NULL;
     if (!entry || PyList_Append(list, entry) != 0) Py_CLEAR(list);
     Py_XDECREF(entry);
   }
