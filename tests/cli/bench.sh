@@ -100,6 +100,8 @@ check bench_compare_refuses_what_it_cannot_do compare_refusals
 # times; a second run takes the module from the cache (compile 0).
 bench_on_xla() {
   export VLM_XLA_CACHE="$work/xla-cache"
+  # CPython's own allocations at exit, under ASan (as run.sh does)
+  export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$source_dir/tests/lsan_xla.supp:print_suppressions=0
   local run
   for run in first second; do
     "$vlm" --threads 1 --log-level info bench --model "$work/model" --backend xla --prefill 8,16 \

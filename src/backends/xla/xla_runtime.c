@@ -74,6 +74,19 @@ struct vlm_xla_runtime {
 /* ---------------------------------------------------------------------- */
 
 static PyObject *bridge_module;
+/* Every memoryview handed to IREE, never released. With the local-task
+ * driver IREE may drop its last reference to an imported buffer on one of
+ * its worker threads, which do not hold the GIL: the binding then frees
+ * the memoryview there and crashes (seen at exit, PyObject_GC_Del on
+ * "iree-worker-0"). Held here, that last reference is never the last. A
+ * few hundred small objects per opened module. */
+static PyObject *kept_views;
+
+/* With the GIL held: `view` (a new reference) kept alive; NULL on failure. */
+static PyObject *keep_view(PyObject *view) {
+  if (view && (!kept_views || PyList_Append(kept_views, view) != 0)) Py_CLEAR(view);
+  return view;
+}
 
 const char *xla_default_venv(void) {
   const char *venv = getenv("VLM_XLA_VENV");
@@ -134,7 +147,8 @@ vlm_status xla_python_start(const char *venv) {
   if (!path || !directory || PyList_Insert(path, 0, directory) != 0) status = xla_python_error("sys.path");
   Py_XDECREF(directory);
   if (!status) {
-    bridge_module = PyImport_ImportModule("vlm_xla_bridge");
+    kept_views = PyList_New(0);
+    bridge_module = kept_views ? PyImport_ImportModule("vlm_xla_bridge") : NULL;
     if (!bridge_module) status = xla_python_error("importing vlm_xla_bridge (iree.runtime missing from the venv?)");
   }
   /* Release the GIL: every call below takes it, from whichever thread. */
@@ -174,7 +188,7 @@ vlm_status xla_buffer_allocate(host_buffer *buffer, size_t bytes) {
 static PyObject *buffer_spec(const host_buffer *buffer, const char *dtype, int rank, const int64_t *shape) {
   PyObject *dims = PyList_New(rank);
   for (int i = 0; dims && i < rank; i++) PyList_SET_ITEM(dims, i, PyLong_FromLongLong(shape[i]));
-  PyObject *view = PyMemoryView_FromMemory(buffer->data, (Py_ssize_t)buffer->bytes, PyBUF_WRITE);
+  PyObject *view = keep_view(PyMemoryView_FromMemory(buffer->data, (Py_ssize_t)buffer->bytes, PyBUF_WRITE));
   if (!dims || !view) {
     Py_XDECREF(dims);
     Py_XDECREF(view);
@@ -345,7 +359,7 @@ static vlm_status layout_list(const vlm_xla_layout *layout, PyObject **out_list)
   PyObject *list = PyList_New(0);
   for (int i = 0; list && layout && i < layout->count; i++) {
     const vlm_xla_layout_tensor *tensor = &layout->tensors[i];
-    PyObject *view = PyMemoryView_FromMemory(tensor->data, (Py_ssize_t)tensor->bytes, PyBUF_READ);
+    PyObject *view = keep_view(PyMemoryView_FromMemory(tensor->data, (Py_ssize_t)tensor->bytes, PyBUF_READ));
     PyObject *entry = view ? Py_BuildValue("(ssN)", XLA_LAYOUT_SCOPE, tensor->key, view) : NULL;
     if (!entry || PyList_Append(list, entry) != 0) Py_CLEAR(list);
     Py_XDECREF(entry);

@@ -306,7 +306,7 @@ vlm_status vlm_xla_open_text_decoder(vlm_model *model, const vlm_xla_decoder_opt
     snprintf(decoder->report.name, sizeof(decoder->report.name), "text_decoder");
     decoder->report.load_seconds = xla_seconds_now() - load_started;
     decoder->report.weight_bytes = vlm_xla_runtime_layout_bytes(decoder->runtime);
-    VLM_LOG_INFOF("xla: text_decoder loaded in %.2f s (%.1f MiB of weights laid out transposed; %s, %d thread(s))",
+    VLM_LOG_INFOF("xla: text_decoder loaded in %.2f s (%.1f MiB of weights laid out; %s, %d thread(s))",
                   decoder->report.load_seconds, (double)decoder->report.weight_bytes / 1048576.0,
                   runtime_options.thread_count > 1 ? "local-task" : "local-sync",
                   runtime_options.thread_count > 1 ? runtime_options.thread_count : 1);
