@@ -119,9 +119,12 @@ for report in (first, second):
     assert all(p["tokens_per_second"] > 0 for p in report["prefill"] + report["decode"]), report
     assert [m["name"] for m in report["modules"]] == ["text_decoder"], report
     module = report["modules"][0]
-    # bf16, laid out transposed: 2 layers x (q, o 128x128; k, v 64x128;
-    # gate, up, down 256x128) and the tied head 512x128
-    assert module["weight_bytes"] == 2 * (2 * (2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128) + 512 * 128), module
+    # Every weight once, bf16: 2 layers x (q, o 128x128; k, v 64x128; gate,
+    # up, down 256x128 (transposed); 2 norms 128; biases 128 + 64 + 64),
+    # the final norm, and the tied table once (transposed, for the head and
+    # the embedding).
+    layer = 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128 + 2 * 128 + 128 + 64 + 64
+    assert module["weight_bytes"] == 2 * (2 * layer + 128 + 512 * 128), module
     assert module["load_seconds"] > 0, module
 m1, m2 = first["modules"][0], second["modules"][0]
 assert not m1["cached"] and m1["compile_seconds"] > 0, m1
