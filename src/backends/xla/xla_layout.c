@@ -136,3 +136,17 @@ vlm_status vlm_xla_layout_create(const vlm_checkpoint *weights, const char *modu
   *out_layout = layout;
   return VLM_OK;
 }
+
+vlm_status vlm_xla_layout_check(const vlm_xla_layout *layout, const char *module_text) {
+  for (const char *at = strstr(module_text, PATTERN); at; at = strstr(at + 1, PATTERN)) {
+    const char *begin = at + sizeof(PATTERN) - 1, *end = strchr(begin, '"');
+    if (!end) return VLM_ERROR(INTERNAL, "xla layout: unterminated parameter key in the module");
+    bool found = false;
+    for (int i = 0; !found && layout && i < layout->count; i++)
+      found = strlen(layout->tensors[i].key) == (size_t)(end - begin) &&
+              memcmp(layout->tensors[i].key, begin, (size_t)(end - begin)) == 0;
+    if (!found)
+      return VLM_ERROR(INTERNAL, "xla layout: the shared layout has no '%.*s'", (int)(end - begin), begin);
+  }
+  return VLM_OK;
+}

@@ -49,6 +49,10 @@ typedef struct vlm_xla_layout {
  * `weights`. A module without any gives an empty layout. */
 vlm_status vlm_xla_layout_create(const vlm_checkpoint *weights, const char *module_text, vlm_xla_layout **out_layout);
 void vlm_xla_layout_release(vlm_xla_layout *layout);
+/* OK when `layout` holds every XLA_LAYOUT_SCOPE key `module_text`
+ * declares (a layout shared by several modules); INTERNAL naming the first
+ * missing one otherwise. */
+vlm_status vlm_xla_layout_check(const vlm_xla_layout *layout, const char *module_text);
 
 /* dst [columns, rows] = src [rows, columns]^T for elements of `element_size`
  * bytes (2 or 4). Exposed for tests. */

@@ -8,6 +8,7 @@
 
 #include "backends/xla/stablehlo_encoder.h"
 #include "backends/xla/xla_graph_runtime.h"
+#include "backends/xla/xla_layout.h"
 #include "core/log.h"
 #include "core/status.h"
 #include "core/tensor_list.h"
@@ -29,6 +30,9 @@ typedef struct xla_encoder {
   bool has_cache_dir, compile_if_missing;
   FILE *progress;
   int thread_count;               /* local-task workers (xla_thread_count) */
+  /* The tower's weights laid out once, for every bucket (made by the first
+   * bucket opened; released after them). */
+  vlm_xla_layout *layout;
   bool fixed;                     /* one bucket of the tower's fixed rows */
   int bucket_count;
   encoder_bucket buckets[VLM_XLA_MAX_ENCODER_BUCKETS];
@@ -52,12 +56,22 @@ static vlm_status open_bucket(xla_encoder *encoder, encoder_bucket *bucket) {
                                                        encoder->compile_if_missing, encoder->progress, artifact,
                                                        sizeof(artifact), &key, &compiled));
   double prepared = xla_seconds_now();
-  vlm_xla_runtime_options options = {.target = encoder->target, .thread_count = encoder->thread_count};
+  if (!encoder->layout) {
+    char *module = NULL;
+    vlm_xla_key emitted;
+    VLM_RETURN_IF_ERROR(vlm_stablehlo_emit_encoder(encoder->model, &bucket->function, &module, &emitted));
+    vlm_status status = vlm_xla_layout_create(encoder->model->weights, module, &encoder->layout);
+    free(module);
+    VLM_RETURN_IF_ERROR(status);
+  }
+  vlm_xla_runtime_options options = {.target = encoder->target, .thread_count = encoder->thread_count,
+                                     .layout = encoder->layout};
   VLM_RETURN_IF_ERROR(vlm_xla_graph_runtime_open(&bucket->function.function, 1, encoder->model->weights, &key,
                                                  artifact, &options, &bucket->runtime));
   vlm_module_report *report = &bucket->report;
   snprintf(report->name, sizeof(report->name), "media_encoder[rows=%lld]", (long long)bucket->rows);
   report->cached = !compiled;
+  report->weight_bytes = encoder->layout->bytes; /* shared by every bucket */
   report->compile_seconds = compiled ? prepared - started : 0;
   report->load_seconds = xla_seconds_now() - prepared;
   VLM_LOG_INFOF("xla: %s %s in %.1f s, loaded in %.2f s", report->name, compiled ? "compiled" : "from the cache",
@@ -120,6 +134,7 @@ static void xla_release(void *self) {
     vlm_xla_graph_runtime_release(encoder->buckets[i].runtime);
     if (encoder->buckets[i].built) vlm_xla_encoder_function_release(&encoder->buckets[i].function);
   }
+  vlm_xla_layout_release(encoder->layout); /* after every bucket's session */
   vlm_model_release(encoder->model);
   free(encoder);
 }

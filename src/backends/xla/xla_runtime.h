@@ -28,6 +28,10 @@ typedef struct vlm_xla_runtime_options {
   const char *venv;        /* default $VLM_XLA_VENV, else the source tree's .venv-xla */
   const char *driver;      /* IREE HAL driver; NULL: local-task when thread_count > 1, else local-sync */
   int thread_count;        /* local-task workers (<= 1: local-sync) */
+  /* Graph modules: their weights laid out already, shared by the caller's
+   * modules (an encoder's buckets; it must outlive them). NULL: the
+   * runtime lays out its own. */
+  const struct vlm_xla_layout *layout;
   vlm_xla_target target;   /* what the artifact must have been compiled for */
 } vlm_xla_runtime_options;
 
