@@ -97,14 +97,16 @@ check bench_compare_refuses_what_it_cannot_do compare_refusals
 
 # --backend xla times the xla text decoder (compiled into a scratch cache
 # for the run's geometry) and lists its module with the compile and load
-# times; a second run takes the module from the cache (compile 0).
+# times; a second run takes the module from the cache (compile 0). Two
+# threads: IREE's local-task workers (they once freed the bridge's Python
+# buffers without the GIL at exit: a crash).
 bench_on_xla() {
   export VLM_XLA_CACHE="$work/xla-cache"
   # CPython's own allocations at exit, under ASan (as run.sh does)
   export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$source_dir/tests/lsan_xla.supp:print_suppressions=0
   local run
   for run in first second; do
-    "$vlm" --threads 1 --log-level info bench --model "$work/model" --backend xla --prefill 8,16 \
+    "$vlm" --threads 2 --log-level info bench --model "$work/model" --backend xla --prefill 8,16 \
       --decode-batch 1,2 --steps 3 --repetitions 1 >"$work/out.$run" 2>"$work/err.$run" \
       || { cat "$work/err.$run"; return 1; }
   done
