@@ -12,6 +12,7 @@
 
 #include "backends/xla/stablehlo_emitter.h"
 #include "backends/xla/xla_key.h"
+#include "backends/xla/xla_layout.h"
 #include "backends/cpu/text_model.h" /* VLM_TEXT_CONTRACT_VERSION */
 #include "test.h"
 #include "test_xla_model.h"
@@ -104,14 +105,23 @@ static void op_counts_follow_the_graph(void) {
 static void globals_are_parameters_and_a_device_cache(void) {
   char *module = emit("llama", &small, NULL);
   if (!module) return;
-  CHECK(strstr(module, "util.global private @\"model.layers.1.self_attn.q_proj.weight\" = "
-                       "#stream.parameter.named<\"model\"::\"model.layers.1.self_attn.q_proj.weight\"> : "
+  /* Every weight is a buffer the runtime lays out (xla_layout.h, scope
+   * vlm.layout): linear weights transposed, [in, out] ("#t"), the rest as
+   * stored. IREE reads nothing from the checkpoint's files, so it neither
+   * hoists a transposed copy nor copies an unaligned tensor next to its
+   * mapped pages. */
+  CHECK(strstr(module, "util.global private @\"model.layers.1.self_attn.q_proj.weight#t\" = "
+                       "#stream.parameter.named<\"vlm.layout\"::\"model.layers.1.self_attn.q_proj.weight#t\"> : "
                        "tensor<128x128xf32>"));
-  CHECK(strstr(module, "#stream.parameter.named<\"model\"::\"lm_head.weight\"> : tensor<512x128xf32>"));
-  CHECK(strstr(module, "#stream.parameter.named<\"model\"::\"model.embed_tokens.weight\"> : tensor<512x128xf32>"));
-  CHECK(strstr(module, "#stream.parameter.named<\"model\"::\"model.norm.weight\"> : tensor<128xf32>"));
+  CHECK(!strstr(module, "\"model\"::"));
+  CHECK(!strstr(module, "q_proj.weight\">"));
+  CHECK(strstr(module, "\"vlm.layout\"::\"model.layers.0.mlp.down_proj.weight#t\"> : tensor<256x128xf32>"));
+  CHECK(strstr(module, "#stream.parameter.named<\"vlm.layout\"::\"lm_head.weight#t\"> : tensor<128x512xf32>"));
+  CHECK(strstr(module, "#stream.parameter.named<\"vlm.layout\"::\"model.embed_tokens.weight\"> : tensor<512x128xf32>"));
+  CHECK(strstr(module, "#stream.parameter.named<\"vlm.layout\"::\"model.norm.weight\"> : tensor<128xf32>"));
   /* 2 layers x 9 tensors + embeddings, final norm, LM head. */
-  CHECK_INT_EQ(count(module, "#stream.parameter.named<"), 2 * 9 + 3);
+  CHECK_INT_EQ(count(module, "#stream.parameter.named<\"vlm.layout\""), 2 * 9 + 3);
+  CHECK_INT_EQ(count(module, "#t\"> : "), 2 * 7 + 1);
   /* [layers, keys|values, slots, capacity + prefill chunk, kv heads, head dim] */
   CHECK(strstr(module, "util.global private mutable @kv_cache = dense<0.0> : tensor<2x2x2x40x1x64xf32>"));
   CHECK_INT_EQ(count(module, "util.global private mutable"), 1);
@@ -122,9 +132,14 @@ static void globals_are_parameters_and_a_device_cache(void) {
 static void qwen2_has_biases_and_ties_the_head(void) {
   char *module = emit("qwen2", &small, NULL);
   if (!module) return;
-  CHECK(strstr(module, "\"model\"::\"model.layers.0.self_attn.q_proj.bias\"> : tensor<128xf32>"));
-  CHECK(strstr(module, "\"model\"::\"model.layers.1.self_attn.v_proj.bias\"> : tensor<64xf32>"));
+  CHECK(strstr(module, "\"vlm.layout\"::\"model.layers.0.self_attn.q_proj.bias\"> : tensor<128xf32>"));
+  CHECK(strstr(module, "\"vlm.layout\"::\"model.layers.1.self_attn.v_proj.bias\"> : tensor<64xf32>"));
   CHECK(!strstr(module, "lm_head.weight"));
+  /* The tied table once, transposed: the head reads it, the embedding
+   * gathers its columns. */
+  CHECK(strstr(module, "\"vlm.layout\"::\"model.embed_tokens.weight#t\"> : tensor<128x512xf32>"));
+  CHECK(!strstr(module, "model.embed_tokens.weight\">"));
+  CHECK(strstr(module, "collapsed_slice_dims = [1], start_index_map = [1]"));
   CHECK_INT_EQ(count(module, "#stream.parameter.named<"), 2 * 12 + 2);
   /* The RoPE theta is baked in: 1e6 gives a different second frequency than Llama's 1e4. */
   CHECK(strstr(module, "dense<[1.000000000e+00, "));
@@ -289,7 +304,67 @@ static void module_matches_the_golden(void) {
   free(module);
 }
 
+/* The runtime lays out exactly the transposed parameters the module
+ * declares, each the transpose of the stored tensor, in its dtype. */
+static void linear_weights_are_laid_out_transposed(void) {
+  char dir[512];
+  snprintf(dir, sizeof(dir), "%s/tests/models/qwen2", VLM_SOURCE_DIR);
+  vlm_xla_text_decoder model;
+  char *module = NULL;
+  CHECK_OK(open_xla_model(dir, &model));
+  if (TEST_CURRENT_FAILED()) return;
+  CHECK_OK(vlm_stablehlo_emit_text_decoder(&model, &small, &module, NULL));
+  vlm_xla_layout *layout = NULL;
+  if (module) CHECK_OK(vlm_xla_layout_create(model.weights, module, &layout));
+  if (layout) {
+    CHECK_INT_EQ(layout->count, count(module, "#stream.parameter.named<\"vlm.layout\""));
+    CHECK_INT_EQ(layout->count, 2 * 12 + 2);
+    size_t total = 0;
+    int transposed = 0;
+    for (int i = 0; i < layout->count; i++) {
+      const vlm_xla_layout_tensor *tensor = &layout->tensors[i];
+      char name[256];
+      snprintf(name, sizeof(name), "%s", tensor->key);
+      size_t length = strlen(name);
+      bool is_transposed = length > 2 && strcmp(name + length - 2, "#t") == 0;
+      if (is_transposed) name[length - 2] = '\0';
+      transposed += is_transposed;
+      vlm_tensor stored;
+      CHECK_OK(vlm_checkpoint_get(model.weights, name, VLM_DTYPE_F32, -1, NULL, &stored));
+      if (TEST_CURRENT_FAILED()) break;
+      CHECK((uintptr_t)tensor->data % 64 == 0);
+      const float *source = stored.data, *laid = tensor->data;
+      int64_t wrong = 0;
+      if (is_transposed) {
+        CHECK_INT_EQ(stored.rank, 2);
+        for (int64_t r = 0; r < stored.shape[0]; r++)
+          for (int64_t c = 0; c < stored.shape[1]; c++)
+            wrong += memcmp(&laid[c * stored.shape[0] + r], &source[r * stored.shape[1] + c], 4) != 0;
+      } else {
+        wrong = memcmp(laid, source, tensor->bytes) != 0;
+      }
+      CHECK_INT_EQ(wrong, 0);
+      total += tensor->bytes;
+    }
+    CHECK_INT_EQ(transposed, 2 * 7 + 1);
+    CHECK_INT_EQ((long long)layout->bytes, (long long)total);
+  }
+  vlm_xla_layout_release(layout);
+  free(module);
+  vlm_xla_text_decoder_release(&model);
+  /* 2-byte elements (bf16/f16 weights), sizes that are no multiple of the tile. */
+  enum { ROWS = 37, COLUMNS = 70 };
+  uint16_t source[ROWS * COLUMNS], laid[ROWS * COLUMNS];
+  for (int i = 0; i < ROWS * COLUMNS; i++) source[i] = (uint16_t)(i * 7 + 1);
+  vlm_xla_transpose(source, laid, ROWS, COLUMNS, 2);
+  int wrong = 0;
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < COLUMNS; c++) wrong += laid[c * ROWS + r] != source[r * COLUMNS + c];
+  CHECK_INT_EQ(wrong, 0);
+}
+
 TEST_MAIN(TEST(signatures_are_the_module_contracts), TEST(op_counts_follow_the_graph),
           TEST(globals_are_parameters_and_a_device_cache), TEST(qwen2_has_biases_and_ties_the_head),
           TEST(attributes_carry_the_compatibility_key), TEST(key_round_trips_through_the_sidecar),
-          TEST(unsupported_ops_are_refused_by_name), TEST(module_matches_the_golden))
+          TEST(unsupported_ops_are_refused_by_name), TEST(module_matches_the_golden),
+          TEST(linear_weights_are_laid_out_transposed))

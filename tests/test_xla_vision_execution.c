@@ -143,7 +143,7 @@ static void features_and_projection_match_the_cpu_backend(void) {
   vlm_xla_key key;
   double started = seconds_now();
   CHECK_OK(vlm_xla_encoder_prepare_artifact(model, &function, VLM_XLA_TARGET_LLVM_CPU, cache, true, NULL, artifact,
-                                            sizeof(artifact), &key));
+                                            sizeof(artifact), &key, NULL));
   printf("  image encoder module compiled (llvm-cpu) in %.1f s\n", seconds_now() - started);
   vlm_xla_graph_runtime *runtime = NULL;
   vlm_xla_runtime_options options = {.target = VLM_XLA_TARGET_LLVM_CPU};

@@ -1,5 +1,5 @@
 /* vlm bench: prefill and decode throughput of a checkpoint's text decoder
- * on the cpu backend, against the machine's own limits (read bandwidth
+ * on the cpu backend (or a decoder the caller opens: xla), against the machine's own limits (read bandwidth
  * for decode, FMA peak for prefill), measured in the same run; and, with an
  * image, its decode + processor time and its encode (tower + projector)
  * time on the cpu backend or the encoder given. */
@@ -13,6 +13,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct vlm_model;
+struct vlm_text_decoder;
+struct vlm_media_encoder;
 
 typedef struct vlm_benchmark_options {
   const char *model_dir;
@@ -32,6 +36,14 @@ typedef struct vlm_benchmark_options {
    * NULL: the cpu backend's). */
   const char *audio_path;
   struct vlm_media_encoder *audio_encoder;
+  /* Opens the text decoder to time, for the geometry the benchmark needs
+   * (slots = the largest decode batch, capacity and prefill chunk = the
+   * longest sequence), instead of the cpu backend's; the time it takes is
+   * reported as the load, and a backend's compiled modules with their
+   * compile and load times. NULL: the cpu backend. */
+  vlm_status (*open_text_decoder)(void *context, struct vlm_model *model, int32_t slots, int64_t capacity,
+                                  int64_t prefill_chunk, struct vlm_text_decoder **out_decoder);
+  void *open_context;
   /* Progress lines ("prefill 512 tokens: ...") go here when non-NULL. */
   void (*progress)(void *context, const char *line);
   void *progress_context;

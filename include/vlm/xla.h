@@ -28,6 +28,10 @@ typedef struct vlm_xla_decoder_options {
    * `vlm compile`. */
   bool compile_if_missing;
   FILE *progress;          /* NULL: silent */
+  /* Threads a call runs on, llvm-cpu: N > 1 runs IREE's local-task driver
+   * with N workers (the process's first xla module fixes N); 0 or 1 the
+   * local-sync driver on the caller's thread; < 0 one per core. */
+  int thread_count;
 } vlm_xla_decoder_options;
 
 /* Opens the model's text decoder on the xla backend. Refuses, before any

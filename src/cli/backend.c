@@ -14,20 +14,37 @@
 #include "vlm/xla.h"
 #endif
 
-vlm_status cli_open_backend(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
-                            int64_t prefill_chunk, vlm_text_decoder **out_decoder,
-                            vlm_media_encoder **out_encoder) {
+vlm_status cli_open_text_decoder(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
+                                 int64_t prefill_chunk, int thread_count, vlm_text_decoder **out_decoder) {
   *out_decoder = NULL;
-  *out_encoder = NULL;
   if (!backend || strcmp(backend, "cpu") == 0) return VLM_OK;
   if (strcmp(backend, "xla") != 0)
     return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown backend '%s' (cpu or xla)", backend);
 #ifdef VLM_HAVE_XLA_RUNTIME
   vlm_xla_decoder_options options = {.slot_count = slot_count, .capacity = capacity,
                                      .prefill_chunk = prefill_chunk, .compile_if_missing = true,
-                                     .progress = stderr};
-  vlm_status status = vlm_xla_open_text_decoder(model, &options, out_decoder);
+                                     .progress = stderr, .thread_count = thread_count > 0 ? thread_count : -1};
+  return vlm_xla_open_text_decoder(model, &options, out_decoder);
+#else
+  (void)model, (void)slot_count, (void)capacity, (void)prefill_chunk, (void)thread_count;
+  return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
+                         "this vlm was built without the xla runtime (it needs Debian's libpython3.11-dev "
+                         "at build time: scripts/install-dependencies.sh)");
+#endif
+}
+
+vlm_status cli_open_backend(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
+                            int64_t prefill_chunk, int thread_count, vlm_text_decoder **out_decoder,
+                            vlm_media_encoder **out_encoder) {
+  *out_decoder = NULL;
+  *out_encoder = NULL;
+  if (!backend || strcmp(backend, "cpu") == 0) return VLM_OK;
+  vlm_status status = cli_open_text_decoder(backend, model, slot_count, capacity, prefill_chunk, thread_count,
+                                            out_decoder);
   if (status) return status;
+#ifdef VLM_HAVE_XLA_RUNTIME
+  vlm_xla_decoder_options options = {.compile_if_missing = true, .progress = stderr,
+                                     .thread_count = thread_count > 0 ? thread_count : -1};
   /* Images too, where the family has a vision path the emitter can lower;
    * otherwise the engine encodes them on the cpu backend and says so. */
   status = vlm_xla_open_image_encoder(model, &options, out_encoder);
@@ -41,39 +58,40 @@ vlm_status cli_open_backend(const char *backend, vlm_model *model, int32_t slot_
   }
   return status;
 #else
-  (void)model, (void)slot_count, (void)capacity, (void)prefill_chunk;
-  return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
-                         "this vlm was built without the xla runtime (it needs Debian's libpython3.11-dev "
-                         "at build time: scripts/install-dependencies.sh)");
+  return VLM_OK; /* not reached: cli_open_text_decoder refused */
 #endif
 }
 
-vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, vlm_media_encoder **out_encoder) {
+vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, int thread_count,
+                                  vlm_media_encoder **out_encoder) {
   *out_encoder = NULL;
   if (!backend || strcmp(backend, "cpu") == 0) return VLM_OK;
   if (strcmp(backend, "xla") != 0)
     return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown backend '%s' (cpu or xla)", backend);
 #ifdef VLM_HAVE_XLA_RUNTIME
-  vlm_xla_decoder_options options = {.compile_if_missing = true, .progress = stderr};
+  vlm_xla_decoder_options options = {.compile_if_missing = true, .progress = stderr,
+                                     .thread_count = thread_count > 0 ? thread_count : -1};
   return vlm_xla_open_image_encoder(model, &options, out_encoder);
 #else
-  (void)model;
+  (void)model, (void)thread_count;
   return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
                          "this vlm was built without the xla runtime (it needs Debian's libpython3.11-dev "
                          "at build time: scripts/install-dependencies.sh)");
 #endif
 }
 
-vlm_status cli_open_audio_encoder(const char *backend, vlm_model *model, vlm_media_encoder **out_encoder) {
+vlm_status cli_open_audio_encoder(const char *backend, vlm_model *model, int thread_count,
+                                  vlm_media_encoder **out_encoder) {
   *out_encoder = NULL;
   if (!backend || strcmp(backend, "cpu") == 0 || !model->family || !model->family->audio) return VLM_OK;
   if (strcmp(backend, "xla") != 0)
     return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown backend '%s' (cpu or xla)", backend);
 #ifdef VLM_HAVE_XLA_RUNTIME
-  vlm_xla_decoder_options options = {.compile_if_missing = true, .progress = stderr};
+  vlm_xla_decoder_options options = {.compile_if_missing = true, .progress = stderr,
+                                     .thread_count = thread_count > 0 ? thread_count : -1};
   return vlm_xla_open_audio_encoder(model, &options, out_encoder);
 #else
-  (void)model;
+  (void)model, (void)thread_count;
   return vlm_status_make(VLM_STATUS_UNIMPLEMENTED,
                          "this vlm was built without the xla runtime (it needs Debian's libpython3.11-dev "
                          "at build time: scripts/install-dependencies.sh)");

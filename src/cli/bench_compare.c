@@ -125,7 +125,8 @@ static bool median(const side *s, const metric *m, double *out) {
 /* The metrics the first run of side a has, in report order. */
 static int collect_metrics(const vlm_json_document *document, metric *metrics, int capacity) {
   static const char *top[] = {"fma_peak_gflops", "fma_peak_gflops_cpu_time", "read_bandwidth_gb_per_s",
-                              "read_bandwidth_gb_per_s_cpu_time", "load_seconds", "rss_after_load_bytes"};
+                              "read_bandwidth_gb_per_s_cpu_time", "load_seconds", "rss_after_load_bytes",
+                              "peak_rss_bytes"};
   static const char *prefill[] = {"tokens_per_second", "fraction_of_fma_peak", "fraction_of_fma_peak_cpu_time"};
   static const char *decode[] = {"tokens_per_second", "fraction_of_roofline", "fraction_of_roofline_cpu_time"};
   static const char *image[] = {"encode_seconds", "encode_cpu_seconds", "fraction_of_fma_peak",

@@ -18,14 +18,17 @@ static void print_usage(FILE *out) {
           "                 [--backend cpu|xla]\n"
           "                 [--compare VLM | --compare-backend cpu|xla] [--rounds N]\n"
           "\n"
-          "Measures the text decoder on the cpu backend: prefill tokens/s for each prompt\n"
+          "Measures the text decoder on --backend (cpu, the default, or xla): prefill tokens/s for each prompt\n"
           "length (default 128,512) and decode tokens/s for each batch size (default 1,8),\n"
           "each as the best of N repetitions (default 3), next to the machine's read\n"
           "bandwidth and FMA peak measured in the same run; prints a JSON report on stdout\n"
           "(progress on stderr). Use the global --threads to set the thread count.\n"
           "With --image it also times that image's decode + image processor and its\n"
-          "encode (vision tower + projector) on --backend (cpu, the default, or xla,\n"
-          "whose first call compiles or loads the encoder: reported apart).\n"
+          "encode (vision tower + projector) on the same backend (on xla the first call\n"
+          "compiles or loads the encoder: reported apart). On xla the decoder is compiled\n"
+          "for the geometry the run needs (slots: the largest batch; capacity and prefill\n"
+          "chunk: the longest sequence), or taken from the cache; \"modules\" lists each\n"
+          "compiled module with its compile and load seconds (compile 0 when cached).\n"
           "With --audio it times that clip's decode + feature extractor and its encode\n"
           "(speech encoder + projector) the same way, for models with an audio path.\n"
           "Every rate is also given as a fraction of its bound, on the wall clock and in\n"
@@ -34,8 +37,8 @@ static void print_usage(FILE *out) {
           "--compare VLM runs this benchmark with this executable (side a) and with\n"
           "another build's vlm (side b), alternately, --rounds times (default 3), as\n"
           "child processes with the same options; --compare-backend runs side b with\n"
-          "that --backend for the image encoder. The report holds every run and, per\n"
-          "metric, both medians and b/a.\n"
+          "that --backend. The report holds every run and, per metric, both medians\n"
+          "and b/a (peak RSS included).\n"
           "A benchmark-sized random checkpoint can be written with\n"
           "  vlm-make-tiny-model --config bench/configs/qwen2-0.5b.json --dtype bf16 DIR\n");
 }
@@ -55,6 +58,18 @@ static int parse_list(const char *text, int64_t *values) {
     else return -1;
   }
   return *cursor ? -1 : count;
+}
+
+/* The text decoder of --backend for the geometry the benchmark asks. */
+typedef struct bench_backend {
+  const char *name;
+  int thread_count;
+} bench_backend;
+
+static vlm_status open_decoder(void *context, vlm_model *model, int32_t slots, int64_t capacity, int64_t chunk,
+                               vlm_text_decoder **out_decoder) {
+  const bench_backend *backend = context;
+  return cli_open_text_decoder(backend->name, model, slots, capacity, chunk, backend->thread_count, out_decoder);
 }
 
 static void print_progress(void *context, const char *line) {
@@ -132,10 +147,6 @@ int command_bench(int argc, char **argv, const global_options *options) {
     }
   }
   if (!bench.model_dir) return cli_usage_error("bench: --model DIR is required (see vlm bench --help)");
-  if (backend && !bench.image_path && !bench.audio_path)
-    return cli_usage_error("bench: --backend applies to --image's and --audio's encoders");
-  if (compare.other_backend && !bench.image_path && !bench.audio_path)
-    return cli_usage_error("bench: --compare-backend applies to --image's and --audio's encoders");
   if (rounds_given && !comparing) return cli_usage_error("bench: --rounds applies to --compare and --compare-backend");
   if (comparing) {
     compare.arguments = forwarded;
@@ -143,15 +154,22 @@ int command_bench(int argc, char **argv, const global_options *options) {
     return bench_compare_run(&compare);
   }
   vlm_status status = VLM_OK;
+  bench_backend chosen = {backend, options->thread_count};
+  if (backend && strcmp(backend, "cpu") != 0 && strcmp(backend, "xla") != 0)
+    return cli_usage_error("bench: unknown backend '%s' (cpu or xla)", backend);
   if (backend && strcmp(backend, "cpu") != 0) {
-    /* The text decoder is timed on the cpu backend; the encoder on the one asked. */
+    bench.open_text_decoder = open_decoder;
+    bench.open_context = &chosen;
+  }
+  if (backend && strcmp(backend, "cpu") != 0 && (bench.image_path || bench.audio_path)) {
     vlm_model *model = NULL;
     status = vlm_model_open(bench.model_dir, NULL, &model);
-    if (!status && bench.image_path) status = cli_open_image_encoder(backend, model, &bench.image_encoder);
+    if (!status && bench.image_path)
+      status = cli_open_image_encoder(backend, model, options->thread_count, &bench.image_encoder);
     if (!status && bench.image_path && !bench.image_encoder)
       status = vlm_status_make(VLM_STATUS_UNIMPLEMENTED, "bench: the %s backend cannot run this model's image encoder",
                                backend);
-    if (!status && bench.audio_path) status = cli_open_audio_encoder(backend, model, &bench.audio_encoder);
+    if (!status && bench.audio_path) status = cli_open_audio_encoder(backend, model, options->thread_count, &bench.audio_encoder);
     if (!status && bench.audio_path && !bench.audio_encoder)
       status = vlm_status_make(VLM_STATUS_UNIMPLEMENTED, "bench: the %s backend cannot run this model's audio encoder",
                                backend);

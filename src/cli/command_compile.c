@@ -155,7 +155,7 @@ static vlm_status compile_image_encoder(const compile_arguments *arguments, cons
     vlm_xla_key key;
     if (!status)
       status = vlm_xla_encoder_prepare_artifact(model, &function, target, arguments->cache_dir, true, stderr,
-                                                artifact_dir, sizeof(artifact_dir), &key);
+                                                artifact_dir, sizeof(artifact_dir), &key, NULL);
     vlm_xla_encoder_function_release(&function);
     if (!status) printf("%s\n", artifact_dir);
   }

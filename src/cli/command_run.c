@@ -179,11 +179,11 @@ int command_run(int argc, char **argv, const global_options *options) {
   vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs};
   vlm_status status = vlm_model_open(arguments.model_dir, &model_options, &model);
   if (!status)
-    status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk,
+    status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk, options->thread_count,
                               &generator_options.text_decoder,
                               &generator_options.image_encoder);
   if (!status) {
-    status = cli_open_audio_encoder(arguments.backend, model, &generator_options.audio_encoder);
+    status = cli_open_audio_encoder(arguments.backend, model, options->thread_count, &generator_options.audio_encoder);
     if (status) {
       vlm_text_decoder_release(generator_options.text_decoder);
       vlm_media_encoder_release(generator_options.image_encoder);

@@ -244,10 +244,10 @@ int command_serve(int argc, char **argv, const global_options *options) {
     vlm_model_release(model);
     return cli_report_status(status);
   }
-  status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk,
+  status = cli_open_backend(arguments.backend, model, slots, arguments.context, arguments.prefill_chunk, options->thread_count,
                             &engine_options.text_decoder, &engine_options.image_encoder);
   if (!status) {
-    status = cli_open_audio_encoder(arguments.backend, model, &engine_options.audio_encoder);
+    status = cli_open_audio_encoder(arguments.backend, model, options->thread_count, &engine_options.audio_encoder);
     if (status) {
       vlm_text_decoder_release(engine_options.text_decoder);
       vlm_media_encoder_release(engine_options.image_encoder);

@@ -35,15 +35,21 @@ int command_serve(int argc, char **argv, const global_options *options);
 
 /* --backend NAME of run and serve: NULLs for cpu (the engine's default), or
  * the xla backend's text decoder and, for models with images, image
- * encoder, compiled on first use (src/cli/backend.c). */
+ * encoder, compiled on first use (src/cli/backend.c); on `thread_count`
+ * threads (the global --threads; 0: one per core). */
 vlm_status cli_open_backend(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
-                            int64_t prefill_chunk, vlm_text_decoder **out_decoder,
+                            int64_t prefill_chunk, int thread_count, vlm_text_decoder **out_decoder,
                             vlm_media_encoder **out_encoder);
 /* The audio encoder on `backend` for models with an audio path (NULL for
  * cpu, and for models without one). */
-vlm_status cli_open_audio_encoder(const char *backend, vlm_model *model, vlm_media_encoder **out_encoder);
+vlm_status cli_open_audio_encoder(const char *backend, vlm_model *model, int thread_count,
+                                  vlm_media_encoder **out_encoder);
+/* The text decoder alone on `backend` (NULL for cpu). */
+vlm_status cli_open_text_decoder(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
+                                 int64_t prefill_chunk, int thread_count, vlm_text_decoder **out_decoder);
 /* The image encoder alone on `backend` (NULL for cpu: the engine's own). */
-vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, vlm_media_encoder **out_encoder);
+vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, int thread_count,
+                                  vlm_media_encoder **out_encoder);
 int command_compile(int argc, char **argv, const global_options *options);
 
 #endif

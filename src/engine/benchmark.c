@@ -18,6 +18,7 @@
 #include "core/status.h"
 #include "core/thread_pool.h"
 #include "backends/cpu/cpu_encoder.h"
+#include "backends/cpu/cpu_modules.h"
 #include "backends/cpu/text_model.h"
 #include "media/media_item.h"
 #include "models/decoder.h"
@@ -48,9 +49,19 @@ typedef struct bench_time {
 
 static int bench_threads = 1;
 static vlm_thread_pool *bench_pool;
+/* A decoder that does not run on the pool (xla: IREE's own workers) is
+ * timed in the whole process's CPU time instead, over the same count. */
+static bool bench_process_clock;
+
+static double process_cpu_seconds(void) {
+  struct timespec time;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time);
+  return (double)time.tv_sec + (double)time.tv_nsec * 1e-9;
+}
 
 static bench_time bench_now(void) {
-  return (bench_time){now_seconds(), vlm_thread_pool_cpu_seconds(bench_pool) / bench_threads};
+  double cpu = bench_process_clock ? process_cpu_seconds() : vlm_thread_pool_cpu_seconds(bench_pool);
+  return (bench_time){now_seconds(), cpu / bench_threads};
 }
 
 static bench_time bench_since(bench_time start) {
@@ -159,10 +170,10 @@ static double step_bytes(const model_costs *costs, int64_t rows) {
  * is not read by decode). A tied LM head is the embedding table, counted
  * once; an untied model's embedding table is read a row per token, so only
  * its LM head counts. */
-static model_costs measure_costs(const vlm_model *opened, const vlm_text_model *model) {
+static model_costs measure_costs(const vlm_model *opened) {
   model_costs costs = {0};
-  const vlm_checkpoint *weights = vlm_text_model_weights(model);
-  const vlm_text_config *text = &vlm_text_model_config(model)->text;
+  const vlm_checkpoint *weights = opened->weights;
+  const vlm_text_config *text = &opened->config.text;
   for (size_t i = 0; i < vlm_checkpoint_tensor_count(weights); i++) {
     const vlm_tensor_info *info = vlm_checkpoint_tensor_at(weights, i);
     const vlm_expected_tensor *declared = vlm_manifest_find(&opened->manifest, info->name);
@@ -193,22 +204,23 @@ static model_costs measure_costs(const vlm_model *opened, const vlm_text_model *
   return costs;
 }
 
-static vlm_status time_prefill(vlm_text_model *model, int64_t length, int repetitions,
+static vlm_status time_prefill(vlm_text_decoder *decoder, int64_t vocab, int64_t length, int repetitions,
                                bench_time *out_seconds) {
-  int64_t vocab = vlm_text_model_vocab_size(model);
+  const vlm_text_decoder_operations *ops = decoder->operations;
   int32_t *tokens = malloc((size_t)length * sizeof(int32_t));
   float *logits = malloc((size_t)vocab * sizeof(float));
   vlm_status status = tokens && logits ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int64_t i = 0; tokens && i < length; i++) tokens[i] = (int32_t)((i * 7919 + 13) % vocab);
   *out_seconds = (bench_time){1e30, 1e30};
   for (int r = 0; !status && r < repetitions; r++) {
-    vlm_text_model_clear_slot(model, 0);
-    vlm_prefill_logits out = {.last_row = logits};
+    status = ops->clear_slot(decoder->self, 0);
     bench_time start = bench_now();
-    status = vlm_text_model_token_prefill(model, 0, tokens, length, NULL, &out);
+    if (!status) status = ops->token_prefill(decoder->self, 0, tokens, length, logits);
     keep_best(out_seconds, bench_since(start));
   }
-  vlm_text_model_clear_slot(model, 0);
+  vlm_status cleared = ops->clear_slot(decoder->self, 0);
+  if (!status) status = cleared;
+  else vlm_status_free(cleared);
   free(tokens);
   free(logits);
   return status;
@@ -216,9 +228,9 @@ static vlm_status time_prefill(vlm_text_model *model, int64_t length, int repeti
 
 /* Decode steps of `batch` slots, each slot first prefilled with 16 tokens.
  * Returns the best per-step time over the repetitions. */
-static vlm_status time_decode(vlm_text_model *model, int32_t batch, int64_t steps, int repetitions,
-                              bench_time *out_step_seconds) {
-  int64_t vocab = vlm_text_model_vocab_size(model);
+static vlm_status time_decode(vlm_text_decoder *decoder, int64_t vocab, int32_t batch, int64_t steps,
+                              int repetitions, bench_time *out_step_seconds) {
+  const vlm_text_decoder_operations *ops = decoder->operations;
   float *logits = malloc((size_t)batch * (size_t)vocab * sizeof(float));
   int32_t tokens[64], slots[64], prompt[16];
   int64_t positions[64];
@@ -227,21 +239,24 @@ static vlm_status time_decode(vlm_text_model *model, int32_t batch, int64_t step
   *out_step_seconds = (bench_time){1e30, 1e30};
   for (int r = 0; !status && r < repetitions; r++) {
     for (int32_t b = 0; !status && b < batch; b++) {
-      vlm_text_model_clear_slot(model, b);
-      vlm_prefill_logits out = {.last_row = logits};
-      status = vlm_text_model_token_prefill(model, b, prompt, 16, NULL, &out);
+      status = ops->clear_slot(decoder->self, b);
+      if (!status) status = ops->token_prefill(decoder->self, b, prompt, 16, logits);
       slots[b] = b;
       tokens[b] = (int32_t)((b * 101 + 3) % vocab);
     }
     bench_time start = bench_now();
     for (int64_t step = 0; !status && step < steps; step++) {
-      for (int32_t b = 0; b < batch; b++) positions[b] = vlm_text_model_slot_length(model, b);
-      status = vlm_text_model_decode(model, batch, tokens, positions, NULL, slots, logits);
+      for (int32_t b = 0; b < batch; b++) positions[b] = ops->slot_length(decoder->self, b);
+      status = ops->decode(decoder->self, batch, tokens, positions, slots, logits);
     }
     bench_time elapsed = bench_since(start);
     keep_best(out_step_seconds, (bench_time){elapsed.wall / (double)steps, elapsed.cpu / (double)steps});
   }
-  for (int32_t b = 0; b < batch; b++) vlm_text_model_clear_slot(model, b);
+  for (int32_t b = 0; b < batch; b++) {
+    vlm_status cleared = ops->clear_slot(decoder->self, b);
+    if (!status) status = cleared;
+    else vlm_status_free(cleared);
+  }
   free(logits);
   return status;
 }
@@ -352,9 +367,37 @@ static vlm_status time_audio(const vlm_benchmark_options *options, vlm_model *mo
   return status;
 }
 
+#define MAX_REPORTS 32
+
+/* The modules a backend compiled or loaded for the decoder and the image
+ * encoder, each with its compile and load time ("modules" in the report). */
+typedef struct module_reports {
+  vlm_module_report items[MAX_REPORTS];
+  int count;
+} module_reports;
+
+static void collect_reports(module_reports *reports, int (*list)(void *, vlm_module_report *, int), void *self) {
+  if (!list) return;
+  int count = list(self, reports->items + reports->count, MAX_REPORTS - reports->count);
+  reports->count += count < MAX_REPORTS - reports->count ? count : MAX_REPORTS - reports->count;
+}
+
+static void append_module_reports(vlm_string_builder *json, const module_reports *reports) {
+  vlm_sb_append_literal(json, ",\"modules\":[");
+  for (int i = 0; i < reports->count; i++) {
+    const vlm_module_report *report = &reports->items[i];
+    vlm_sb_appendf(json, "%s{\"name\":", i ? "," : "");
+    vlm_sb_append_json_string(json, report->name, strlen(report->name));
+    vlm_sb_appendf(json, ",\"cached\":%s,\"compile_seconds\":%.3f,\"load_seconds\":%.3f,\"weight_bytes\":%llu}",
+                   report->cached ? "true" : "false", report->compile_seconds, report->load_seconds,
+                   (unsigned long long)report->weight_bytes);
+  }
+  vlm_sb_append_literal(json, "]");
+}
+
 static vlm_status time_image(const vlm_benchmark_options *options, vlm_model *model, vlm_thread_pool *pool,
                              int repetitions, vlm_media_encoder *encoder, const machine_bounds *bounds,
-                             vlm_string_builder *json) {
+                             vlm_string_builder *json, module_reports *reports) {
   double preprocess = 1e30, first = 0;
   bench_time encode = {1e30, 1e30};
   vlm_media_item item = {0};
@@ -409,6 +452,7 @@ static vlm_status time_image(const vlm_benchmark_options *options, vlm_model *mo
   }
   free(features);
   vlm_media_item_release(&item);
+  if (encoder) collect_reports(reports, encoder->operations->module_reports, encoder->self);
   vlm_media_encoder_release(encoder);
   return status;
 }
@@ -440,11 +484,14 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   VLM_RETURN_IF_ERROR(vlm_thread_pool_create(options->thread_count, NULL, &pool));
   vlm_text_model_options model_options = {.slot_count = slots, .capacity = longest,
                                           .prefill_chunk = longest, .pool = pool};
-  vlm_text_model *model = NULL;
+  vlm_text_decoder *model = NULL;
   double load_start = now_seconds();
   vlm_model *opened = NULL;
   vlm_status status = vlm_model_open(options->model_dir, NULL, &opened);
-  if (!status) status = vlm_text_model_open(opened, &model_options, &model);
+  if (!status && options->open_text_decoder)
+    status = options->open_text_decoder(options->open_context, opened, slots, longest, longest, &model);
+  else if (!status)
+    status = vlm_text_decoder_open_cpu(opened, &model_options, &model);
   double load_seconds = now_seconds() - load_start;
   if (status) {
     vlm_media_encoder_release(options->image_encoder);
@@ -460,16 +507,21 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   progress(options, "measuring read bandwidth and FMA peak on %d threads (%s path)", bench_threads,
            cpu_kernel_path_name(cpu_kernel_path_active()));
   machine_bounds bounds = measure_bounds(pool);
-  model_costs costs = measure_costs(opened, model);
-  const vlm_text_config *text = &vlm_text_model_config(model)->text;
+  model_costs costs = measure_costs(opened);
+  module_reports reports = {.count = 0};
+  bench_process_clock = strcmp(model->operations->backend, "cpu") != 0;
+  collect_reports(&reports, model->operations->module_reports, model->self);
+  const vlm_text_config *text = &opened->config.text;
+  int64_t vocab = text->vocab_size;
   vlm_string_builder json = {0};
   vlm_sb_append_literal(&json, "{\"model\":");
   vlm_sb_append_json_string(&json, options->model_dir, strlen(options->model_dir));
   char isa[160], brand[64];
   cpu_features_describe(isa, sizeof(isa));
   cpu_features_brand(brand, sizeof(brand));
-  vlm_sb_appendf(&json, ",\"backend\":\"cpu\",\"kernel_path\":\"%s\",\"isa\":\"%s\",\"cpu\":",
-                 cpu_kernel_path_name(cpu_kernel_path_active()), isa);
+  /* kernel_path and isa are the cpu backend's (the bounds run on them). */
+  vlm_sb_appendf(&json, ",\"backend\":\"%s\",\"kernel_path\":\"%s\",\"isa\":\"%s\",\"cpu\":",
+                 model->operations->backend, cpu_kernel_path_name(cpu_kernel_path_active()), isa);
   vlm_sb_append_json_string(&json, brand, strlen(brand));
   vlm_sb_appendf(&json, ",\"threads\":%d,\"load_seconds\":%.4f,\"rss_after_load_bytes\":%lld,"
                  "\"weight_bytes\":%llu,\"read_bandwidth_gb_per_s\":%.2f,\"read_bandwidth_gb_per_s_cpu_time\":%.2f,"
@@ -484,7 +536,7 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   vlm_sb_append_literal(&json, ",\"prefill\":[");
   for (int i = 0; !status && i < length_count; i++) {
     bench_time seconds;
-    status = time_prefill(model, lengths[i], repetitions, &seconds);
+    status = time_prefill(model, vocab, lengths[i], repetitions, &seconds);
     if (status) break;
     double t = (double)lengths[i];
     /* Matmul FLOPs (LM head for the last row only) plus attention scores
@@ -505,7 +557,7 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   vlm_sb_append_literal(&json, "],\"decode\":[");
   for (int i = 0; !status && i < batch_count; i++) {
     bench_time step;
-    status = time_decode(model, batches[i], steps, repetitions, &step);
+    status = time_decode(model, vocab, batches[i], steps, repetitions, &step);
     if (status) break;
     double tokens_per_second = batches[i] / step.wall;
     /* The bounds: every weight byte read once per step from memory, and
@@ -532,14 +584,15 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   }
   vlm_sb_append_literal(&json, "]");
   if (!status && options->image_path)
-    status = time_image(options, opened, pool, repetitions, options->image_encoder, &bounds, &json);
+    status = time_image(options, opened, pool, repetitions, options->image_encoder, &bounds, &json, &reports);
   else vlm_media_encoder_release(options->image_encoder);
   if (!status && options->audio_path)
     status = time_audio(options, opened, pool, repetitions, options->audio_encoder, &bounds, &json);
   else vlm_media_encoder_release(options->audio_encoder);
+  append_module_reports(&json, &reports);
   vlm_sb_appendf(&json, ",\"load_average\":[%.2f,%.2f]", load_before, load_average());
   vlm_sb_appendf(&json, ",\"peak_rss_bytes\":%lld}\n", (long long)peak_rss_bytes());
-  vlm_text_model_release(model);
+  vlm_text_decoder_release(model);
   vlm_model_release(opened);
   vlm_thread_pool_release(pool);
   char *text_out = vlm_sb_finish(&json);

@@ -106,6 +106,19 @@ void vlm_attention_blocks_bias(const int32_t *blocks, int64_t count, int64_t fir
  * the row's block, or r). */
 void vlm_attention_blocks_reach(const int32_t *blocks, int64_t count, int64_t *reach);
 
+/* What opening one compiled module cost a backend that compiles (xla):
+ * its name ("text_decoder", "media_encoder[rows=1024]"), whether its
+ * artifact came from the cache, the compile and the load (parameters,
+ * weights laid out) in seconds, and the bytes of weights it holds of its
+ * own (laid out for it; mapped checkpoint pages are the model's). */
+#define VLM_MODULE_NAME_LENGTH 64
+typedef struct vlm_module_report {
+  char name[VLM_MODULE_NAME_LENGTH];
+  bool cached;
+  double compile_seconds, load_seconds;
+  uint64_t weight_bytes;
+} vlm_module_report;
+
 typedef struct vlm_text_decoder_operations {
   const char *backend; /* "cpu", "xla" */
   void (*shape)(void *self, vlm_text_decoder_shape *out);
@@ -147,6 +160,9 @@ typedef struct vlm_text_decoder_operations {
   uint64_t (*kv_position_bytes)(void *self);
   vlm_status (*read_kv)(void *self, int32_t slot, int64_t first, int64_t count, void *out);
   vlm_status (*write_kv)(void *self, int32_t slot, int64_t first, int64_t count, const void *in);
+  /* Optional: the modules opened so far, at most `max` into `out`; returns
+   * how many there are. NULL: the backend compiles nothing. */
+  int (*module_reports)(void *self, vlm_module_report *out, int max);
   void (*release)(void *self);
 } vlm_text_decoder_operations;
 
@@ -163,6 +179,9 @@ typedef struct vlm_media_encoder_operations {
   int64_t (*output_width)(void *self);
   /* out_features: [item->token_count, output_width]. */
   vlm_status (*encode)(void *self, const vlm_media_item *item, float *out_features);
+  /* Optional, as the text decoder's (each row bucket is a module, opened
+   * by the first item that needs it). */
+  int (*module_reports)(void *self, vlm_module_report *out, int max);
   void (*release)(void *self);
 } vlm_media_encoder_operations;
 

@@ -90,10 +90,54 @@ compare_refusals() {
   [ $? -eq 1 ] && grep -q "cannot run $work/no-such-vlm" "$work/err" || { cat "$work/err"; return 1; }
   "$vlm" bench --model "$work/model" --rounds 2 >/dev/null 2>"$work/err"
   [ $? -eq 2 ] && grep -q "rounds applies to --compare" "$work/err" || { cat "$work/err"; return 1; }
-  "$vlm" bench --model "$work/model" --compare-backend xla >/dev/null 2>"$work/err"
-  [ $? -eq 2 ] && grep -q "compare-backend applies to --image" "$work/err"
+  "$vlm" bench --model "$work/model" --backend tpu >/dev/null 2>"$work/err"
+  [ $? -eq 2 ] && grep -q "unknown backend 'tpu'" "$work/err"
 }
 check bench_compare_refuses_what_it_cannot_do compare_refusals
+
+# --backend xla times the xla text decoder (compiled into a scratch cache
+# for the run's geometry) and lists its module with the compile and load
+# times; a second run takes the module from the cache (compile 0). Two
+# threads: IREE's local-task workers (they once freed the bridge's Python
+# buffers without the GIL at exit: a crash).
+bench_on_xla() {
+  export VLM_XLA_CACHE="$work/xla-cache"
+  # CPython's own allocations at exit, under ASan (as run.sh does)
+  export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$source_dir/tests/lsan_xla.supp:print_suppressions=0
+  local run
+  for run in first second; do
+    "$vlm" --threads 2 --log-level info bench --model "$work/model" --backend xla --prefill 8,16 \
+      --decode-batch 1,2 --steps 3 --repetitions 1 >"$work/out.$run" 2>"$work/err.$run" \
+      || { cat "$work/err.$run"; return 1; }
+  done
+  grep -q "xla: compiled the text_decoder module in" "$work/err.first" || { cat "$work/err.first"; return 1; }
+  grep -q "xla: text_decoder module from the cache" "$work/err.second" || { cat "$work/err.second"; return 1; }
+  python3 - "$work/out.first" "$work/out.second" <<'PY'
+import json, sys
+first, second = (json.load(open(path)) for path in sys.argv[1:3])
+for report in (first, second):
+    assert report["backend"] == "xla", report
+    assert [d["batch"] for d in report["decode"]] == [1, 2], report
+    assert all(p["tokens_per_second"] > 0 for p in report["prefill"] + report["decode"]), report
+    assert [m["name"] for m in report["modules"]] == ["text_decoder"], report
+    module = report["modules"][0]
+    # Every weight once, bf16: 2 layers x (q, o 128x128; k, v 64x128; gate,
+    # up, down 256x128 (transposed); 2 norms 128; biases 128 + 64 + 64),
+    # the final norm, and the tied table once (transposed, for the head and
+    # the embedding).
+    layer = 2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128 + 2 * 128 + 128 + 64 + 64
+    assert module["weight_bytes"] == 2 * (2 * layer + 128 + 512 * 128), module
+    assert module["load_seconds"] > 0, module
+m1, m2 = first["modules"][0], second["modules"][0]
+assert not m1["cached"] and m1["compile_seconds"] > 0, m1
+assert m2["cached"] and m2["compile_seconds"] == 0, m2
+PY
+}
+if [ -x "$source_dir/.venv-xla/bin/iree-compile" ]; then
+  check bench_times_the_xla_decoder_and_its_compile bench_on_xla
+else
+  skip no-venv-xla bench_times_the_xla_decoder_and_its_compile "$source_dir/.venv-xla has no iree-compile"
+fi
 
 refuses_bad_lists() {
   "$vlm" bench --model "$work/model" --prefill 8,x >/dev/null 2>"$work/err"

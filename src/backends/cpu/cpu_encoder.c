@@ -155,10 +155,12 @@ static vlm_status table_encode(void *self, const vlm_media_item *item, float *ou
 }
 static void table_release(void *self) { vlm_cpu_encoder_release(self); }
 
-static const vlm_media_encoder_operations cpu_image_operations = {"cpu", VLM_MEDIA_IMAGE, table_output_width,
-                                                                  table_encode, table_release};
-static const vlm_media_encoder_operations cpu_audio_operations = {"cpu", VLM_MEDIA_AUDIO, table_output_width,
-                                                                  table_encode, table_release};
+static const vlm_media_encoder_operations cpu_image_operations = {
+    .backend = "cpu", .kind = VLM_MEDIA_IMAGE, .output_width = table_output_width, .encode = table_encode,
+    .release = table_release};
+static const vlm_media_encoder_operations cpu_audio_operations = {
+    .backend = "cpu", .kind = VLM_MEDIA_AUDIO, .output_width = table_output_width, .encode = table_encode,
+    .release = table_release};
 
 vlm_status vlm_media_encoder_open_cpu(vlm_model *model, vlm_media_kind kind, const vlm_cpu_encoder_options *options,
                                       vlm_media_encoder **out_encoder) {

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "core/status.h"
 
 extern char **environ;
@@ -293,7 +294,12 @@ vlm_status vlm_xla_compile(const vlm_iree_compiler *compiler, const char *module
     return VLM_ERROR(IO, "cannot rename %s: %s", partial_path, strerror(errno));
   /* The sidecar last: a directory with key.json holds a complete artifact. */
   VLM_RETURN_IF_ERROR(vlm_xla_key_write_json(key, "module.vmfb", key_path));
-  if (progress) fprintf(progress, "vlm compile: compiled in %.1f s -> %s\n", seconds_now() - started, vmfb_path);
+  double seconds = seconds_now() - started;
+  if (progress) fprintf(progress, "vlm compile: compiled in %.1f s -> %s\n", seconds, vmfb_path);
+  const char *module = vlm_xla_key_get(key, "module"), *rows = vlm_xla_key_get(key, "encoder_rows");
+  VLM_LOG_INFOF("xla: compiled the %s module%s%s%s in %.1f s -> %s", module ? module : "?",
+                rows && strcmp(rows, "none") ? " (" : "", rows && strcmp(rows, "none") ? rows : "",
+                rows && strcmp(rows, "none") ? " encoder rows)" : "", seconds, vmfb_path);
   return VLM_OK;
 }
 

@@ -254,10 +254,12 @@ static vlm_status lower_graph(xla_emitter *e, const xla_value *logits) {
   VLM_RETURN_IF_ERROR(vlm_stablehlo_check_graph(graph));
   e->nodes = calloc((size_t)graph->count, sizeof(*e->nodes));
   e->nodes_f32 = calloc((size_t)graph->count, sizeof(*e->nodes_f32));
+  e->nodes_transposed = calloc((size_t)graph->count, sizeof(*e->nodes_transposed));
+  e->nodes_transposed_f32 = calloc((size_t)graph->count, sizeof(*e->nodes_transposed_f32));
   size_t layers = (size_t)e->text->num_hidden_layers;
   e->new_keys = calloc(layers, sizeof(*e->new_keys));
   e->new_values = calloc(layers, sizeof(*e->new_values));
-  vlm_status status = e->nodes && e->nodes_f32 && e->new_keys && e->new_values
+  vlm_status status = e->nodes && e->nodes_f32 && e->nodes_transposed && e->nodes_transposed_f32 && e->new_keys && e->new_values
                           ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (!status)
     prologue(e, logits, e->request_state, e->request_state ? e->adapter_count : 0);
@@ -275,6 +277,9 @@ static vlm_status lower_graph(xla_emitter *e, const xla_value *logits) {
   }
   free(e->nodes);
   free(e->nodes_f32);
+  free(e->nodes_transposed);
+  free(e->nodes_transposed_f32);
+  e->nodes_transposed = e->nodes_transposed_f32 = NULL;
   free(e->new_keys);
   free(e->new_values);
   e->new_keys = e->new_values = NULL;
@@ -402,8 +407,10 @@ void xla_weights_signature(const vlm_checkpoint *checkpoint, const xla_weight_li
     char line[VLM_GRAPH_NAME_LENGTH + 128];
     char scope[32];
     xla_parameter_scope(checkpoint, weight->name, scope, sizeof(scope));
-    int length = snprintf(line, sizeof(line), "%s=%s%s%s:%s", weight->name, xla_stored_name(checkpoint, weight->name),
-                          strcmp(scope, "model") ? "@" : "", strcmp(scope, "model") ? scope : "", weight->element);
+    int length = snprintf(line, sizeof(line), "%s%s%s=%s%s%s:%s", weight->name, weight->transposed ? "#t" : "",
+                          weight->laid_out ? "@layout" : "",
+                          xla_stored_name(checkpoint, weight->name), strcmp(scope, "model") ? "@" : "",
+                          strcmp(scope, "model") ? scope : "", weight->element);
     for (int d = 0; d < weight->rank; d++)
       length += snprintf(line + length, sizeof(line) - (size_t)length, "%s%lld", d ? "x" : ":",
                          (long long)weight->shape[d]);
@@ -490,6 +497,12 @@ void xla_emit_module_header(vlm_string_builder *out, const char *module, const c
     const xla_weight *weight = &weights->items[i];
     xla_value value = xla_make_value(weight->element, weight->rank, weight->shape);
     xla_type_text(&value, type, sizeof(type));
+    if (weight->laid_out) {
+      const char *suffix = weight->transposed ? "#t" : "";
+      vlm_sb_appendf(out, "  util.global private @\"%s%s\" = #stream.parameter.named<\"%s\"::\"%s%s\"> : %s\n",
+                     weight->name, suffix, XLA_LAYOUT_SCOPE, weight->name, suffix, type);
+      continue;
+    }
     /* The global is named canonically; the parameter is looked up in the
      * safetensors files by the name stored there (older layouts differ). */
     const char *stored = xla_stored_name(checkpoint, weight->name);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/status.h"
 
 int vlm_xla_encoder_buckets(const vlm_model *model, int64_t *out_rows, int capacity, int64_t *out_fixed_rows) {
@@ -73,7 +74,8 @@ vlm_status vlm_stablehlo_emit_encoder(const vlm_model *model, const vlm_xla_enco
 vlm_status vlm_xla_encoder_prepare_artifact(const vlm_model *model, const vlm_xla_encoder_function *function,
                                             vlm_xla_target target, const char *cache_dir, bool compile_if_missing,
                                             FILE *progress, char *out_artifact_dir, size_t size,
-                                            vlm_xla_key *out_key) {
+                                            vlm_xla_key *out_key, bool *out_compiled) {
+  if (out_compiled) *out_compiled = false;
   char default_cache[VLM_XLA_PATH_LENGTH];
   if (!cache_dir) {
     vlm_xla_default_cache_dir(default_cache, sizeof(default_cache));
@@ -101,6 +103,10 @@ vlm_status vlm_xla_encoder_prepare_artifact(const vlm_model *model, const vlm_xl
                 "next time\n", vlm_media_kind_name(function->kind), vlm_xla_target_name(target),
                 vlm_xla_key_get(&key, "encoder_rows"));
       status = vlm_xla_compile(&compiler, module, &key, target, cache_dir, progress, out_artifact_dir, size);
+      if (!status && out_compiled) *out_compiled = true;
+    } else {
+      VLM_LOG_INFOF("xla: media_encoder module (%s encoder rows) from the cache: %s",
+                    vlm_xla_key_get(&key, "encoder_rows"), out_artifact_dir);
     }
   }
   free(module);

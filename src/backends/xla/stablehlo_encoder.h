@@ -62,10 +62,11 @@ vlm_status vlm_stablehlo_emit_encoder(const vlm_model *model, const vlm_xla_enco
  * cache): an existing artifact whose key matches, else (when
  * compile_if_missing) compiled now, progress on `progress` (may be NULL);
  * else FAILED_PRECONDITION/NOT_FOUND saying to run `vlm compile`. On
- * success *out_key is the emit key (the runtime checks against it). */
+ * success *out_key is the emit key (the runtime checks against it) and
+ * *out_compiled (may be NULL) says whether it was compiled now. */
 vlm_status vlm_xla_encoder_prepare_artifact(const vlm_model *model, const vlm_xla_encoder_function *function,
                                             vlm_xla_target target, const char *cache_dir, bool compile_if_missing,
                                             FILE *progress, char *out_artifact_dir, size_t size,
-                                            vlm_xla_key *out_key);
+                                            vlm_xla_key *out_key, bool *out_compiled);
 
 #endif

@@ -55,7 +55,16 @@ static vlm_status lower_function(const vlm_stablehlo_graph_function *function, c
                    .declared = declared, .input_names = names, .input_values = arguments, .input_count = count};
   e.nodes = calloc((size_t)graph->count, sizeof(*e.nodes));
   e.nodes_f32 = calloc((size_t)graph->count, sizeof(*e.nodes_f32));
-  vlm_status status = e.nodes && e.nodes_f32 ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  /* Weights laid out by the runtime, linears transposed, as the text
+   * decoder's (stablehlo_internal.h): IREE then neither copies an
+   * unaligned parameter per module nor hoists transposes, and the buckets
+   * of an encoder share one copy (xla_media_encoder.c). */
+  if (weights) {
+    e.nodes_transposed = calloc((size_t)graph->count, sizeof(*e.nodes_transposed));
+    e.nodes_transposed_f32 = calloc((size_t)graph->count, sizeof(*e.nodes_transposed_f32));
+  }
+  vlm_status status = e.nodes && e.nodes_f32 && (!weights || (e.nodes_transposed && e.nodes_transposed_f32))
+                          ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   char type[160];
   if (!status) {
     vlm_sb_appendf(out, "  func.func @%s(", function->name);
@@ -87,6 +96,8 @@ static vlm_status lower_function(const vlm_stablehlo_graph_function *function, c
   }
   free(e.nodes);
   free(e.nodes_f32);
+  free(e.nodes_transposed);
+  free(e.nodes_transposed_f32);
   return status;
 }
 

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "backends/xla/xla_layout.h"
 #include "backends/xla/stablehlo_emitter.h"
 #include "graph/graph.h"
 #include "io/checkpoint.h"
@@ -39,9 +40,16 @@ typedef enum xla_function_kind {
 typedef struct xla_weight {
   char name[VLM_GRAPH_NAME_LENGTH];
   int rank;
-  int64_t shape[XLA_MAX_RANK];
+  int64_t shape[XLA_MAX_RANK];  /* as declared: [in, out] when transposed */
   char element[8];
+  /* A linear's weight read [in, out]: the global "<name>#t". */
+  bool transposed;
+  /* A buffer the runtime lays out once at load (XLA_LAYOUT_SCOPE, key
+   * "<name>" or "<name>#t"), not read from the checkpoint files by IREE:
+   * every weight of a text decoder. */
+  bool laid_out;
 } xla_weight;
+
 
 typedef struct xla_weight_list {
   xla_weight *items;
@@ -68,6 +76,13 @@ typedef struct xla_emitter {
   int next_temp;
   xla_value *nodes;             /* per graph node; weights in their own dtype */
   xla_value *nodes_f32;         /* weights converted to f32, on first use */
+  /* Text decoder functions: a linear reads its weight transposed, [in,
+   * out] (the layout IREE's llvm-cpu matvec streams fastest; as a
+   * transpose inside the module IREE would hoist it into a private copy
+   * per function, next to the mapped original), and every weight is a
+   * buffer the runtime lays out (xla_layout.h). NULL: W [out, in] as
+   * stored, parameters read from the checkpoint's files. */
+  xla_value *nodes_transposed, *nodes_transposed_f32;
   /* Function arguments and values every layer shares. */
   xla_value tokens, embeddings, feature_mask, positions, bias, valid_rows, slot, start, active;
   xla_value layer_features;     /* embeddings_prefill with layer features: [L, rows, hidden] f32 */

@@ -96,18 +96,63 @@ static const char *element_of(vlm_dtype dtype) {
  * quoted (names have dots). */
 static void weight_symbol(const char *name, char *out, size_t size) { snprintf(out, size, "\"%s\"", name); }
 
-static vlm_status declare_weight(xla_emitter *e, const vlm_node *node, const char *element) {
+/* Declares the parameter global of weight `node` (once per module). In a
+ * text decoder (e->nodes_transposed set) every weight is a buffer the
+ * runtime lays out (XLA_LAYOUT_SCOPE), `transposed` or as stored. */
+static vlm_status declare_weight(xla_emitter *e, const vlm_node *node, const char *element, bool transposed) {
   xla_weight_list *list = e->declared;
   for (int i = 0; i < list->count; i++)
-    if (strcmp(list->items[i].name, node->name) == 0) return VLM_OK;
+    if (strcmp(list->items[i].name, node->name) == 0 && list->items[i].transposed == transposed) return VLM_OK;
   if (list->count == XLA_MAX_WEIGHTS)
     return VLM_ERROR(UNIMPLEMENTED, "xla emitter: more than %d weights", XLA_MAX_WEIGHTS);
   xla_weight *weight = &list->items[list->count++];
   snprintf(weight->name, sizeof(weight->name), "%s", node->name);
   weight->rank = node->rank;
   memcpy(weight->shape, node->shape, sizeof(int64_t) * (size_t)node->rank);
+  if (transposed) {
+    weight->shape[0] = node->shape[1];
+    weight->shape[1] = node->shape[0];
+  }
   snprintf(weight->element, sizeof(weight->element), "%s", element);
+  weight->transposed = transposed;
+  weight->laid_out = e->nodes_transposed != NULL;
   return VLM_OK;
+}
+
+/* Whether node `index` is the weight named `name` (a graph may hold one
+ * tensor as several nodes: a tied LM head is the embedding table again). */
+static bool is_weight_named(const xla_emitter *e, int32_t index, const char *name) {
+  const vlm_node *node = node_at(e, index);
+  return node->op == VLM_OP_WEIGHT && strcmp(node->name, name) == 0;
+}
+
+/* Text decoder functions read a linear's weight transposed. */
+static bool used_by_linear(const xla_emitter *e, int32_t index) {
+  const vlm_node *weight = node_at(e, index);
+  if (!e->nodes_transposed || weight->rank != 2) return false;
+  for (int32_t i = 0; i < e->graph->count; i++) {
+    const vlm_node *node = node_at(e, i);
+    if (node->op == VLM_OP_LINEAR && node->input_count > 1 && is_weight_named(e, node->inputs[1], weight->name))
+      return true;
+  }
+  return false;
+}
+
+/* Whether some use of the tensor of weight node `index` needs its stored
+ * layout: not a linear's weight, nor the gather of a table a linear also
+ * reads (a tied embedding table is gathered from the transposed copy, so
+ * it is held once). */
+static bool needs_stored_layout(const xla_emitter *e, int32_t index) {
+  if (!used_by_linear(e, index)) return true;
+  const char *name = node_at(e, index)->name;
+  for (int32_t i = 0; i < e->graph->count; i++) {
+    const vlm_node *node = node_at(e, i);
+    for (int k = 0; k < node->input_count; k++)
+      if (is_weight_named(e, node->inputs[k], name) && !(node->op == VLM_OP_LINEAR && k == 1) &&
+          !(node->op == VLM_OP_GATHER && k == 0))
+        return true;
+  }
+  return false;
 }
 
 /* A weight is a parameter global: loaded in its checkpoint dtype where the
@@ -122,7 +167,11 @@ static vlm_status lower_weight(xla_emitter *e, int32_t index) {
   if (!element)
     return VLM_ERROR(UNIMPLEMENTED, "tensor '%s' has dtype %s; the xla backend reads f32, bf16 and f16",
                      node->name, vlm_dtype_name(view.dtype));
-  VLM_RETURN_IF_ERROR(declare_weight(e, node, element));
+  if (!needs_stored_layout(e, index)) {
+    e->nodes[index] = node_shape_value(node, element); /* no value: its uses read "<name>#t" */
+    return VLM_OK;
+  }
+  VLM_RETURN_IF_ERROR(declare_weight(e, node, element, false));
   char symbol[VLM_GRAPH_NAME_LENGTH + 4];
   weight_symbol(node->name, symbol, sizeof(symbol));
   xla_value like = node_shape_value(node, element);
@@ -268,24 +317,77 @@ static xla_value lower_rms_norm(xla_emitter *e, const vlm_node *node) {
   return XLA_OP(e, "multiply", NULL, &x, broadcast_weight, normalized);
 }
 
-/* x [..., in] . W [out, in]^T (+ bias [out]). */
-static xla_value lower_linear(xla_emitter *e, const vlm_node *node) {
+/* The f32 value of weight node `index` laid out [in, out]: the global of
+ * its transpose (declared once per module), converted where it is used,
+ * which IREE fuses into the matmul's dispatch (a bf16 weight stays bf16 in
+ * memory). */
+static vlm_status weight_transposed(xla_emitter *e, int32_t index, xla_value *out) {
+  if (!e->nodes_transposed[index].name[0]) {
+    const vlm_node *node = node_at(e, index);
+    const char *element = e->nodes[index].element;
+    VLM_RETURN_IF_ERROR(declare_weight(e, node, element, true));
+    char symbol[VLM_GRAPH_NAME_LENGTH + 8];
+    snprintf(symbol, sizeof(symbol), "\"%s#t\"", node->name);
+    xla_value like = xla_make_value(element, 2, (int64_t[]){node->shape[1], node->shape[0]});
+    e->nodes_transposed[index] = xla_global_load(e, symbol, &like);
+  }
+  *out = e->nodes_transposed[index];
+  return VLM_OK;
+}
+
+static vlm_status weight_transposed_f32(xla_emitter *e, int32_t index, xla_value *out) {
+  if (!e->nodes_transposed_f32[index].name[0]) {
+    xla_value stored;
+    VLM_RETURN_IF_ERROR(weight_transposed(e, index, &stored));
+    e->nodes_transposed_f32[index] = strcmp(stored.element, "f32") ? xla_convert(e, stored, "f32") : stored;
+  }
+  *out = e->nodes_transposed_f32[index];
+  return VLM_OK;
+}
+
+/* x [..., in] . W [out, in]^T (+ bias [out]); with transposed weights
+ * x [..., in] . W^T [in, out], the same products. */
+static vlm_status lower_linear(xla_emitter *e, const vlm_node *node, xla_value *out) {
   xla_value x = xla_input_f32(e, node, 0);
-  xla_value weight = xla_input_f32(e, node, 1);
-  xla_value y = xla_dot_general(e, x, weight, 0, NULL, NULL, x.rank - 1, 1, node->rank, node->shape);
+  xla_value y;
+  if (node_at(e, node->inputs[1])->op == VLM_OP_WEIGHT && used_by_linear(e, node->inputs[1])) {
+    xla_value weight;
+    VLM_RETURN_IF_ERROR(weight_transposed_f32(e, node->inputs[1], &weight));
+    y = xla_dot_general(e, x, weight, 0, NULL, NULL, x.rank - 1, 0, node->rank, node->shape);
+  } else {
+    xla_value weight = xla_input_f32(e, node, 1);
+    y = xla_dot_general(e, x, weight, 0, NULL, NULL, x.rank - 1, 1, node->rank, node->shape);
+  }
   if (node->input_count > 2) {
     int64_t last = node->rank - 1;
     xla_value bias = xla_broadcast(e, xla_input_f32(e, node, 2), node->rank, node->shape, &last);
     y = XLA_OP(e, "add", NULL, &y, y, bias);
   }
-  return y;
+  *out = y;
+  return VLM_OK;
 }
 
-/* table[ids] in the table's own dtype, then f32: only gathered rows convert. */
-static xla_value lower_gather(xla_emitter *e, const vlm_node *node) {
-  xla_value table = e->nodes[node->inputs[0]];
+/* table[ids] in the table's own dtype, then f32: only gathered rows convert.
+ * A table a linear also reads (a tied LM head) is gathered from its
+ * transposed copy, column by column: the module holds it once. */
+static vlm_status lower_gather(xla_emitter *e, const vlm_node *node, xla_value *out) {
   xla_value ids = e->nodes[node->inputs[1]];
   xla_value ids_column = xla_reshape(e, ids, 2, (int64_t[]){ids.shape[0], 1});
+  if (node_at(e, node->inputs[0])->op == VLM_OP_WEIGHT && !needs_stored_layout(e, node->inputs[0])) {
+    xla_value transposed;
+    VLM_RETURN_IF_ERROR(weight_transposed(e, node->inputs[0], &transposed));
+    char attributes[256];
+    snprintf(attributes, sizeof(attributes),
+             "dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [1], "
+             "start_index_map = [1], index_vector_dim = 1>, indices_are_sorted = false, "
+             "slice_sizes = array<i64: %lld, 1>",
+             (long long)transposed.shape[0]);
+    xla_value like = xla_make_value(transposed.element, 2, (int64_t[]){ids.shape[0], transposed.shape[0]});
+    xla_value rows = XLA_OP(e, "gather", attributes, &like, transposed, ids_column);
+    *out = xla_convert(e, rows, "f32");
+    return VLM_OK;
+  }
+  xla_value table = e->nodes[node->inputs[0]];
   char attributes[256];
   snprintf(attributes, sizeof(attributes),
            "dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], "
@@ -294,7 +396,8 @@ static xla_value lower_gather(xla_emitter *e, const vlm_node *node) {
            (long long)table.shape[1]);
   xla_value like = xla_make_value(table.element, 2, (int64_t[]){ids.shape[0], table.shape[1]});
   xla_value rows = XLA_OP(e, "gather", attributes, &like, table, ids_column);
-  return xla_convert(e, rows, "f32");
+  *out = xla_convert(e, rows, "f32");
+  return VLM_OK;
 }
 
 /* Static rows: identity, or one slice per run of consecutive rows joined by
@@ -717,9 +820,9 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
   switch (node->op) {
     case VLM_OP_WEIGHT: return lower_weight(e, index);
     case VLM_OP_INPUT: return lower_input(e, index);
-    case VLM_OP_GATHER: *out = lower_gather(e, node); return VLM_OK;
+    case VLM_OP_GATHER: return lower_gather(e, node, out);
     case VLM_OP_RMS_NORM: *out = lower_rms_norm(e, node); return VLM_OK;
-    case VLM_OP_LINEAR: *out = lower_linear(e, node); return VLM_OK;
+    case VLM_OP_LINEAR: return lower_linear(e, node, out);
     case VLM_OP_RESHAPE: *out = xla_reshape(e, xla_input_f32(e, node, 0), node->rank, node->shape); return VLM_OK;
     case VLM_OP_SELECT_ROWS: return lower_select_rows(e, node, out);
     case VLM_OP_ROPE: return lower_rope(e, node, out);

@@ -24,20 +24,37 @@ def version():
     return f"{rt_version.VERSION}@{rt_version.REVISIONS.get('IREE', 'unknown')}"
 
 
+_configured_workers = None
+
+
+def configure_workers(count):
+    """The local-task driver's worker count, process-wide: IREE reads its
+    flags when the driver is first created, so the first caller decides."""
+    global _configured_workers
+    if _configured_workers is None:
+        rt.flags.parse_flags(f"--task_topology_group_count={int(count)}")
+        _configured_workers = int(count)
+    return _configured_workers
+
+
 class Session:
     """One artifact, its device, and its parameters, resolved by name from
     the checkpoint's safetensors shards (scope "model") when the context is
     created. Creating the context also allocates the KV globals, once."""
 
-    def __init__(self, vmfb_path, driver, shard_paths):
+    def __init__(self, vmfb_path, driver, shard_paths, buffers=()):
         """shard_paths: (path, scope) pairs; the model's shards share scope
         "model", each extra file (a LoRA adapter, whose names repeat the
-        other adapters') has its own."""
+        other adapters') has its own. buffers: (scope, name, memoryview)
+        triples of parameters laid out in C memory (xla_layout.c), imported
+        without a copy; C keeps the memory alive longer than the session."""
         self.instance = rt.VmInstance()
         self.device = rt.get_device(driver)
         self.indexes = {}  # scope -> ParameterIndex; keeps the mapped shards alive
         for path, scope in shard_paths:
             self.indexes.setdefault(scope, rt.ParameterIndex()).load(path)
+        for scope, name, view in buffers:
+            self.indexes.setdefault(scope, rt.ParameterIndex()).add_buffer(name, view)
         params = rt.create_io_parameters_module(
             self.instance, *[index.create_provider(scope=scope) for scope, index in self.indexes.items()]
         )

@@ -26,6 +26,7 @@ struct vlm_xla_graph_runtime {
   xla_host_buffer compatibility;
   graph_call *calls;
   int call_count;
+  vlm_xla_layout *layout;   /* its own weights' layout, when the caller shared none */
 };
 
 static size_t node_bytes(const vlm_node *node) {
@@ -88,11 +89,11 @@ static vlm_status check_compatibility(vlm_xla_graph_runtime *runtime, const vlm_
   return VLM_OK;
 }
 
-static vlm_status load(vlm_xla_graph_runtime *runtime, const vlm_checkpoint *weights, const char *artifact_dir,
-                       const char *driver) {
+static vlm_status load(vlm_xla_graph_runtime *runtime, const vlm_checkpoint *weights, const vlm_xla_layout *layout,
+                       const char *artifact_dir, const char *driver, int threads) {
   xla_binding compatibility = {&runtime->compatibility, "i32", 1, {4}};
   PyGILState_STATE gil = PyGILState_Ensure();
-  vlm_status status = xla_session_open(weights, artifact_dir, driver, &runtime->session);
+  vlm_status status = xla_session_open(weights, layout, artifact_dir, driver, threads, &runtime->session);
   for (int i = 0; !status && i < runtime->call_count; i++) {
     graph_call *call = &runtime->calls[i];
     status = xla_session_bind(runtime->session, call->name, call->input_count, call->input_bindings,
@@ -102,6 +103,21 @@ static vlm_status load(vlm_xla_graph_runtime *runtime, const vlm_checkpoint *wei
     status = xla_session_bind(runtime->session, "compatibility", 0, NULL, 1, &compatibility,
                               &runtime->compatibility_call);
   PyGILState_Release(gil);
+  return status;
+}
+
+/* The module's weights: checked against `shared` when the caller laid
+ * them out, else laid out into *out_own. The module text is emitted again
+ * (milliseconds) for its parameter keys. */
+static vlm_status lay_out_weights(const vlm_stablehlo_graph_function *functions, int function_count,
+                                  const vlm_checkpoint *weights, const vlm_xla_layout *shared,
+                                  vlm_xla_layout **out_own) {
+  vlm_xla_key key;
+  memset(&key, 0, sizeof(key));
+  char *module = NULL;
+  VLM_RETURN_IF_ERROR(vlm_stablehlo_emit_graph_module("layout", "", functions, function_count, weights, &key, &module));
+  vlm_status status = shared ? vlm_xla_layout_check(shared, module) : vlm_xla_layout_create(weights, module, out_own);
+  free(module);
   return status;
 }
 
@@ -126,7 +142,10 @@ vlm_status vlm_xla_graph_runtime_open(const vlm_stablehlo_graph_function *functi
   runtime->call_count = function_count;
   vlm_status status = xla_buffer_allocate(&runtime->compatibility, 4 * sizeof(int32_t));
   for (int i = 0; !status && i < function_count; i++) status = prepare_call(&functions[i], &calls[i]);
-  if (!status) status = load(runtime, weights, artifact_dir, options->driver ? options->driver : "local-sync");
+  const vlm_xla_layout *layout = options->layout;
+  if (!status && weights) status = lay_out_weights(functions, function_count, weights, layout, &runtime->layout);
+  if (!layout) layout = runtime->layout;
+  if (!status) status = load(runtime, weights, layout, artifact_dir, options->driver, options->thread_count);
   if (!status) status = check_compatibility(runtime, emit_key, artifact_dir);
   if (status) {
     vlm_xla_graph_runtime_release(runtime);
@@ -152,6 +171,7 @@ void vlm_xla_graph_runtime_release(vlm_xla_graph_runtime *runtime) {
   }
   free(runtime->calls);
   free(runtime->compatibility.data);
+  vlm_xla_layout_release(runtime->layout); /* after the session that imported it */
   free(runtime);
 }
 

@@ -19,7 +19,7 @@
 
 /* Bumped whenever the emitted modules change in a way an old artifact would
  * not match (numerics, signatures, layouts). */
-#define VLM_XLA_EMITTER_VERSION 4 /* 2: parameters by stored name; 3: writes after reads, decode windows, last-row prefill logits; 4: features merged in embeddings_prefill, M-RoPE, decode RoPE positions apart from cache indices, key from the graphs */
+#define VLM_XLA_EMITTER_VERSION 5 /* 2: parameters by stored name; 3: writes after reads, decode windows, last-row prefill logits; 4: features merged in embeddings_prefill, M-RoPE, decode RoPE positions apart from cache indices, key from the graphs; 5: weights laid out by the runtime (scope vlm.layout), linear weights transposed [in, out] */
 #define VLM_XLA_KEY_MAX_FIELDS 24
 #define VLM_XLA_KEY_NAME_LENGTH 32
 #define VLM_XLA_KEY_VALUE_LENGTH 512

@@ -11,6 +11,8 @@
 
 #include "backends/xla/stablehlo_encoder.h"
 #include "backends/xla/xla_graph_runtime.h"
+#include "backends/xla/xla_layout.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "core/tensor_list.h"
 #include "models/modules.h"
@@ -21,6 +23,7 @@ typedef struct encoder_bucket {
   vlm_xla_encoder_function function;
   bool built;
   vlm_xla_graph_runtime *runtime; /* NULL until the first item that needs it */
+  vlm_module_report report;       /* filled when it opens */
 } encoder_bucket;
 
 typedef struct xla_encoder {
@@ -32,6 +35,10 @@ typedef struct xla_encoder {
   char cache_dir[VLM_XLA_PATH_LENGTH];
   bool has_cache_dir, compile_if_missing;
   FILE *progress;
+  int thread_count;               /* local-task workers (xla_thread_count) */
+  /* The tower's weights laid out once, for every bucket (made by the first
+   * bucket opened; released after them). */
+  vlm_xla_layout *layout;
   bool fixed;                     /* one bucket of the tower's fixed rows */
   int bucket_count;
   encoder_bucket buckets[VLM_XLA_MAX_ENCODER_BUCKETS];
@@ -49,13 +56,45 @@ static vlm_status open_bucket(xla_encoder *encoder, encoder_bucket *bucket) {
   }
   char artifact[VLM_XLA_PATH_LENGTH];
   vlm_xla_key key;
+  bool compiled = false;
+  double started = xla_seconds_now();
   VLM_RETURN_IF_ERROR(vlm_xla_encoder_prepare_artifact(encoder->model, &bucket->function, encoder->target,
                                                        encoder->has_cache_dir ? encoder->cache_dir : NULL,
                                                        encoder->compile_if_missing, encoder->progress, artifact,
-                                                       sizeof(artifact), &key));
-  vlm_xla_runtime_options options = {.target = encoder->target};
-  return vlm_xla_graph_runtime_open(&bucket->function.function, 1, encoder->model->weights, &key, artifact,
-                                    &options, &bucket->runtime);
+                                                       sizeof(artifact), &key, &compiled));
+  double prepared = xla_seconds_now();
+  if (!encoder->layout) {
+    char *module = NULL;
+    vlm_xla_key emitted;
+    VLM_RETURN_IF_ERROR(vlm_stablehlo_emit_encoder(encoder->model, &bucket->function, &module, &emitted));
+    vlm_status status = vlm_xla_layout_create(encoder->model->weights, module, &encoder->layout);
+    free(module);
+    VLM_RETURN_IF_ERROR(status);
+  }
+  vlm_xla_runtime_options options = {.target = encoder->target, .thread_count = encoder->thread_count,
+                                     .layout = encoder->layout};
+  VLM_RETURN_IF_ERROR(vlm_xla_graph_runtime_open(&bucket->function.function, 1, encoder->model->weights, &key,
+                                                 artifact, &options, &bucket->runtime));
+  vlm_module_report *report = &bucket->report;
+  snprintf(report->name, sizeof(report->name), "media_encoder[rows=%lld]", (long long)bucket->rows);
+  report->cached = !compiled;
+  report->weight_bytes = encoder->layout->bytes; /* shared by every bucket */
+  report->compile_seconds = compiled ? prepared - started : 0;
+  report->load_seconds = xla_seconds_now() - prepared;
+  VLM_LOG_INFOF("xla: %s %s in %.1f s, loaded in %.2f s", report->name, compiled ? "compiled" : "from the cache",
+                compiled ? report->compile_seconds : prepared - started, report->load_seconds);
+  return VLM_OK;
+}
+
+static int xla_module_reports(void *self, vlm_module_report *out, int max) {
+  xla_encoder *encoder = self;
+  int count = 0;
+  for (int i = 0; i < encoder->bucket_count; i++)
+    if (encoder->buckets[i].runtime) {
+      if (count < max) out[count] = encoder->buckets[i].report;
+      count++;
+    }
+  return count;
 }
 
 static void release_bucket(encoder_bucket *bucket) {
@@ -131,14 +170,17 @@ static void xla_release(void *self) {
   xla_encoder *encoder = self;
   if (!encoder) return;
   for (int i = 0; i < encoder->bucket_count; i++) release_bucket(&encoder->buckets[i]);
+  vlm_xla_layout_release(encoder->layout); /* after every bucket's session */
   vlm_model_release(encoder->model);
   free(encoder);
 }
 
-static const vlm_media_encoder_operations xla_operations = {"xla", VLM_MEDIA_IMAGE, xla_output_width, xla_encode,
-                                                            xla_release};
-static const vlm_media_encoder_operations xla_audio_operations = {"xla", VLM_MEDIA_AUDIO, xla_output_width,
-                                                                  xla_encode, xla_release};
+static const vlm_media_encoder_operations xla_operations = {
+    .backend = "xla", .kind = VLM_MEDIA_IMAGE, .output_width = xla_output_width, .encode = xla_encode,
+    .module_reports = xla_module_reports, .release = xla_release};
+static const vlm_media_encoder_operations xla_audio_operations = {
+    .backend = "xla", .kind = VLM_MEDIA_AUDIO, .output_width = xla_output_width, .encode = xla_encode,
+    .module_reports = xla_module_reports, .release = xla_release};
 
 static vlm_status new_encoder(vlm_model *model, vlm_media_kind kind, const vlm_xla_decoder_options *options,
                               xla_encoder **out_encoder, vlm_media_encoder **out_handle) {
@@ -156,6 +198,7 @@ static vlm_status new_encoder(vlm_model *model, vlm_media_kind kind, const vlm_x
   encoder->target = target;
   encoder->compile_if_missing = options->compile_if_missing;
   encoder->progress = options->progress;
+  encoder->thread_count = xla_thread_count(options->thread_count);
   encoder->output_width = vlm_model_feature_width(model);
   if (options->cache_dir) {
     snprintf(encoder->cache_dir, sizeof(encoder->cache_dir), "%s", options->cache_dir);
@@ -221,6 +264,7 @@ vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_op
   encoder->target = target;
   encoder->compile_if_missing = options->compile_if_missing;
   encoder->progress = options->progress;
+  encoder->thread_count = xla_thread_count(options->thread_count);
   encoder->output_width = vlm_model_feature_width(model);
   if (options->cache_dir) {
     snprintf(encoder->cache_dir, sizeof(encoder->cache_dir), "%s", options->cache_dir);

@@ -11,10 +11,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/log.h"
+#include "core/thread_pool.h"
 #include "core/status.h"
 #include "backends/cpu/text_model.h"
+#include "backends/xla/xla_layout.h"
 #include "models/modules.h"
 
 #ifndef VLM_XLA_SOURCE_VENV
@@ -46,6 +50,7 @@ struct vlm_xla_runtime {
   int64_t layer_feature_count;   /* L of the decoder's layer features (0: no such argument) */
   int position_axes;
   PyObject *session;
+  vlm_xla_layout *layout;         /* weights laid out for the module (owned; outlives the session) */
   PyObject *calls[FUNCTION_COUNT];
   /* decode, one per attention window (ascending; the last spans the capacity). */
   int window_count;
@@ -69,6 +74,19 @@ struct vlm_xla_runtime {
 /* ---------------------------------------------------------------------- */
 
 static PyObject *bridge_module;
+/* Every memoryview handed to IREE, never released. With the local-task
+ * driver IREE may drop its last reference to an imported buffer on one of
+ * its worker threads, which do not hold the GIL: the binding then frees
+ * the memoryview there and crashes (seen at exit, PyObject_GC_Del on
+ * "iree-worker-0"). Held here, that last reference is never the last. A
+ * few hundred small objects per opened module. */
+static PyObject *kept_views;
+
+/* With the GIL held: `view` (a new reference) kept alive; NULL on failure. */
+static PyObject *keep_view(PyObject *view) {
+  if (view && (!kept_views || PyList_Append(kept_views, view) != 0)) Py_CLEAR(view);
+  return view;
+}
 
 const char *xla_default_venv(void) {
   const char *venv = getenv("VLM_XLA_VENV");
@@ -129,7 +147,8 @@ vlm_status xla_python_start(const char *venv) {
   if (!path || !directory || PyList_Insert(path, 0, directory) != 0) status = xla_python_error("sys.path");
   Py_XDECREF(directory);
   if (!status) {
-    bridge_module = PyImport_ImportModule("vlm_xla_bridge");
+    kept_views = PyList_New(0);
+    bridge_module = kept_views ? PyImport_ImportModule("vlm_xla_bridge") : NULL;
     if (!bridge_module) status = xla_python_error("importing vlm_xla_bridge (iree.runtime missing from the venv?)");
   }
   /* Release the GIL: every call below takes it, from whichever thread. */
@@ -169,7 +188,7 @@ vlm_status xla_buffer_allocate(host_buffer *buffer, size_t bytes) {
 static PyObject *buffer_spec(const host_buffer *buffer, const char *dtype, int rank, const int64_t *shape) {
   PyObject *dims = PyList_New(rank);
   for (int i = 0; dims && i < rank; i++) PyList_SET_ITEM(dims, i, PyLong_FromLongLong(shape[i]));
-  PyObject *view = PyMemoryView_FromMemory(buffer->data, (Py_ssize_t)buffer->bytes, PyBUF_WRITE);
+  PyObject *view = keep_view(PyMemoryView_FromMemory(buffer->data, (Py_ssize_t)buffer->bytes, PyBUF_WRITE));
   if (!dims || !view) {
     Py_XDECREF(dims);
     Py_XDECREF(view);
@@ -335,24 +354,73 @@ static vlm_status shard_list(const vlm_checkpoint *weights, PyObject **out_list)
   return list ? VLM_OK : xla_python_error("shard list");
 }
 
-vlm_status xla_session_open(const vlm_checkpoint *weights, const char *artifact_dir, const char *driver,
-                            PyObject **out_session) {
+/* (scope, name, memoryview) per laid-out tensor (xla_layout.h). */
+static vlm_status layout_list(const vlm_xla_layout *layout, PyObject **out_list) {
+  PyObject *list = PyList_New(0);
+  for (int i = 0; list && layout && i < layout->count; i++) {
+    const vlm_xla_layout_tensor *tensor = &layout->tensors[i];
+    PyObject *view = keep_view(PyMemoryView_FromMemory(tensor->data, (Py_ssize_t)tensor->bytes, PyBUF_READ));
+    PyObject *entry = view ? Py_BuildValue("(ssN)", XLA_LAYOUT_SCOPE, tensor->key, view) : NULL;
+    if (!entry || PyList_Append(list, entry) != 0) Py_CLEAR(list);
+    Py_XDECREF(entry);
+  }
+  *out_list = list;
+  return list ? VLM_OK : xla_python_error("layout list");
+}
+
+int xla_thread_count(int requested) { return requested < 0 ? vlm_cpu_count() : requested; }
+
+double xla_seconds_now(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+uint64_t vlm_xla_runtime_layout_bytes(const vlm_xla_runtime *runtime) {
+  return runtime && runtime->layout ? runtime->layout->bytes : 0;
+}
+
+/* local-task runs a dispatch's workgroups on a pool of worker threads;
+ * local-sync on the caller's thread. */
+static vlm_status choose_driver(const char *driver, int threads, const char **out_driver) {
+  *out_driver = driver;
+  if (driver) return VLM_OK;
+  *out_driver = "local-sync";
+  if (threads <= 1) return VLM_OK;
+  PyObject *count = PyObject_CallMethod(bridge_module, "configure_workers", "i", threads);
+  if (!count) return xla_python_error("configuring the local-task workers");
+  long configured = PyLong_AsLong(count);
+  Py_DECREF(count);
+  if (configured != threads)
+    VLM_LOG_INFOF("xla runtime: local-task keeps the %ld worker(s) this process started it with (asked: %d)",
+                  configured, threads);
+  *out_driver = "local-task";
+  return VLM_OK;
+}
+
+vlm_status xla_session_open(const vlm_checkpoint *weights, const vlm_xla_layout *layout, const char *artifact_dir,
+                            const char *driver, int threads, PyObject **out_session) {
   char vmfb[VLM_XLA_PATH_LENGTH + 32];
   snprintf(vmfb, sizeof(vmfb), "%s/module.vmfb", artifact_dir);
-  PyObject *shards = NULL;
+  PyObject *shards = NULL, *buffers = NULL;
+  const char *chosen = NULL;
   vlm_status status = shard_list(weights, &shards);
+  if (!status) status = layout_list(layout, &buffers);
+  if (!status) status = choose_driver(driver, threads, &chosen);
   if (!status) {
-    *out_session = PyObject_CallMethod(bridge_module, "Session", "ssO", vmfb, driver, shards);
+    *out_session = PyObject_CallMethod(bridge_module, "Session", "ssOO", vmfb, chosen, shards, buffers);
     if (!*out_session) status = xla_python_error("loading the artifact");
   }
   Py_XDECREF(shards);
+  Py_XDECREF(buffers);
   return status;
 }
 
 static vlm_status load_session(vlm_xla_runtime *runtime, const vlm_xla_text_decoder *model,
-                               const char *artifact_dir, const char *driver) {
+                               const char *artifact_dir, const vlm_xla_runtime_options *options) {
   PyGILState_STATE gil = PyGILState_Ensure();
-  vlm_status status = xla_session_open(model->weights, artifact_dir, driver, &runtime->session);
+  vlm_status status = xla_session_open(model->weights, runtime->layout, artifact_dir, options->driver,
+                                       options->thread_count, &runtime->session);
   if (!status) status = bind_all(runtime);
   PyGILState_Release(gil);
   return status;
@@ -385,18 +453,25 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
   char *module = NULL;
   vlm_xla_key emit_key, key;
   VLM_RETURN_IF_ERROR(vlm_stablehlo_emit_text_decoder(model, options, &module, &emit_key));
-  free(module);
   char version[256];
-  VLM_RETURN_IF_ERROR(vlm_xla_runtime_version(runtime_options, version, sizeof(version)));
+  vlm_status checked = vlm_xla_runtime_version(runtime_options, version, sizeof(version));
   key = emit_key;
-  VLM_RETURN_IF_ERROR(vlm_xla_key_add_target(&key, version, runtime_options->target));
+  if (!checked) checked = vlm_xla_key_add_target(&key, version, runtime_options->target);
   char directory[VLM_XLA_PATH_LENGTH];
   if (artifact_dir) snprintf(directory, sizeof(directory), "%s", artifact_dir);
   else vlm_xla_artifact_dir(cache_dir, &key, directory, sizeof(directory));
-  VLM_RETURN_IF_ERROR(vlm_xla_artifact_check(directory, &key));
-
-  vlm_xla_runtime *runtime = calloc(1, sizeof(*runtime));
-  if (!runtime) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (!checked) checked = vlm_xla_artifact_check(directory, &key);
+  vlm_xla_runtime *runtime = checked ? NULL : calloc(1, sizeof(*runtime));
+  if (!checked && !runtime) checked = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  /* The weights the module reads transposed, laid out before IREE loads
+   * anything (the artifact is known good by now). */
+  vlm_xla_layout *layout = NULL;
+  if (!checked) checked = vlm_xla_layout_create(model->weights, module, &layout);
+  free(module);
+  if (checked) {
+    free(runtime);
+    return checked;
+  }
   const vlm_text_config *text = &model->config->text;
   *runtime = (vlm_xla_runtime){.geometry = *options, .slots = options->slot_count, .capacity = options->capacity,
                                .chunk = options->prefill_chunk, .vocab = text->vocab_size,
@@ -404,13 +479,13 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
                                .kv_heads = text->num_key_value_heads, .head_dim = text->head_dim,
                                .position_axes = text->rope.mrope_section_count > 0 ? 3 : 1,
                                .layer_feature_count = (int64_t)model->decoder.layer_features.count,
-                               .request_state = model->request_state};
+                               .request_state = model->request_state, .layout = layout};
   runtime->window_count = vlm_stablehlo_decode_windows(options, runtime->windows);
   int64_t buckets[VLM_STABLEHLO_MAX_WINDOWS];
   runtime->bucket_count = vlm_stablehlo_prefill_buckets(options, buckets);
   for (int i = 0; i < runtime->bucket_count; i++) runtime->buckets[i].rows = buckets[i];
   vlm_status status = allocate_buffers(runtime);
-  if (!status) status = load_session(runtime, model, directory, runtime_options->driver ? runtime_options->driver : "local-sync");
+  if (!status) status = load_session(runtime, model, directory, runtime_options);
   if (!status) status = check_compatibility(runtime, &emit_key, directory);
   if (status) {
     vlm_xla_runtime_release(runtime);
@@ -433,6 +508,7 @@ void vlm_xla_runtime_release(vlm_xla_runtime *runtime) {
     Py_XDECREF(runtime->session);
     PyGILState_Release(gil);
   }
+  vlm_xla_layout_release(runtime->layout); /* after the session that imported it */
   host_buffer *buffers[] = {&runtime->tokens, &runtime->valid_rows, &runtime->slot, &runtime->start,
                             &runtime->features, &runtime->mask, &runtime->positions, &runtime->bias,
                             &runtime->layer_features,

@@ -26,11 +26,21 @@
 
 typedef struct vlm_xla_runtime_options {
   const char *venv;        /* default $VLM_XLA_VENV, else the source tree's .venv-xla */
-  const char *driver;      /* IREE HAL driver; default "local-sync" */
+  const char *driver;      /* IREE HAL driver; NULL: local-task when thread_count > 1, else local-sync */
+  int thread_count;        /* local-task workers (<= 1: local-sync) */
+  /* Graph modules: their weights laid out already, shared by the caller's
+   * modules (an encoder's buckets; it must outlive them). NULL: the
+   * runtime lays out its own. */
+  const struct vlm_xla_layout *layout;
   vlm_xla_target target;   /* what the artifact must have been compiled for */
 } vlm_xla_runtime_options;
 
 typedef struct vlm_xla_runtime vlm_xla_runtime;
+
+/* vlm_xla_decoder_options.thread_count resolved: < 0 one per core. */
+int xla_thread_count(int requested);
+/* The monotonic clock in seconds (module reports). */
+double xla_seconds_now(void);
 
 /* True when the venv with iree.runtime exists (tests skip without it). */
 bool vlm_xla_runtime_available(const char *venv);
@@ -45,6 +55,8 @@ vlm_status vlm_xla_runtime_open(const vlm_xla_text_decoder *model, const vlm_sta
                                 const char *cache_dir, const char *artifact_dir,
                                 const vlm_xla_runtime_options *runtime_options, vlm_xla_runtime **out_runtime);
 void vlm_xla_runtime_release(vlm_xla_runtime *runtime);
+/* Bytes of the weights laid out for the module (xla_layout.h). */
+uint64_t vlm_xla_runtime_layout_bytes(const vlm_xla_runtime *runtime);
 
 /* `count` rows of one slot from cache index `start` (chunked internally);
  * last_logits: [vocab] of the last row (the module computes no others). */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/xla/xla_layout.h"
 #include "io/checkpoint.h"
 #include "vlm.h"
 
@@ -38,9 +39,12 @@ vlm_status xla_python_error(const char *what);
 vlm_status xla_buffer_allocate(xla_host_buffer *buffer, size_t bytes);
 
 /* With the GIL held: a bridge Session on `artifact_dir`/module.vmfb whose
- * parameters resolve from the checkpoint's own shards (by stored name). */
-vlm_status xla_session_open(const vlm_checkpoint *weights, const char *artifact_dir, const char *driver,
-                            PyObject **out_session);
+ * parameters resolve from the checkpoint's own shards (by stored name) and
+ * from `layout`'s buffers (NULL: none; it must outlive the session).
+ * `driver` NULL picks local-task with `threads` workers when threads > 1
+ * (the first session of the process fixes the count), else local-sync. */
+vlm_status xla_session_open(const vlm_checkpoint *weights, const vlm_xla_layout *layout,
+                            const char *artifact_dir, const char *driver, int threads, PyObject **out_session);
 /* With the GIL held: a callable that invokes `name` on the bound buffers. */
 vlm_status xla_session_bind(PyObject *session, const char *name, int input_count, const xla_binding *inputs,
                             int output_count, const xla_binding *outputs, PyObject **out_call);

@@ -8,6 +8,7 @@
 #include "backends/xla/iree_compiler.h"
 #include "backends/xla/stablehlo_emitter.h"
 #include "backends/xla/xla_runtime.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "models/modules.h"
 #include "vlm/xla.h"
@@ -27,6 +28,7 @@ typedef struct xla_decoder {
    * length (begin_request), and decode's per-row adapters and windows. */
   int32_t *adapters, *windows, *row_adapters;
   int64_t *prompt_lengths;
+  vlm_module_report report;
 } xla_decoder;
 
 static void xla_shape(void *self, vlm_text_decoder_shape *out) {
@@ -170,6 +172,11 @@ static vlm_status xla_decode(void *self, int64_t batch, const int32_t *tokens, c
   return VLM_OK;
 }
 
+static int xla_module_reports(void *self, vlm_module_report *out, int max) {
+  if (max > 0) *out = ((xla_decoder *)self)->report;
+  return 1;
+}
+
 static void xla_release(void *self) {
   xla_decoder *decoder = self;
   if (!decoder) return;
@@ -198,7 +205,8 @@ static const vlm_text_decoder_operations xla_operations = {
     .backend = "xla", .shape = xla_shape, .slot_count = xla_slot_count, .kv_bytes = xla_kv_bytes,
     .slot_length = xla_slot_length, .clear_slot = xla_clear_slot, .begin_request = xla_begin_request,
     .token_prefill = xla_token_prefill,
-    .embeddings_prefill = xla_embeddings_prefill, .decode = xla_decode, .release = xla_release};
+    .embeddings_prefill = xla_embeddings_prefill, .decode = xla_decode, .module_reports = xla_module_reports,
+    .release = xla_release};
 
 /* Compiles the artifact when the cache has none for this key. */
 static vlm_status ensure_artifact(xla_decoder *decoder, const vlm_xla_decoder_options *options,
@@ -228,8 +236,13 @@ static vlm_status ensure_artifact(xla_decoder *decoder, const vlm_xla_decoder_op
                 "%lld, prefill chunk %lld); cached for next time\n", vlm_xla_target_name(target),
                 decoder->geometry.slot_count, (long long)decoder->geometry.capacity,
                 (long long)decoder->geometry.prefill_chunk);
+      double started = xla_seconds_now();
       status = vlm_xla_compile(&compiler, module, &key, target, cache_dir, options->progress, artifact_dir,
                                sizeof(artifact_dir));
+      decoder->report.compile_seconds = xla_seconds_now() - started;
+    } else {
+      decoder->report.cached = true;
+      VLM_LOG_INFOF("xla: text_decoder module from the cache: %s", artifact_dir);
     }
   }
   free(module);
@@ -284,10 +297,20 @@ vlm_status vlm_xla_open_text_decoder(vlm_model *model, const vlm_xla_decoder_opt
     status = allocate_buffers(decoder);
   }
   if (!status) status = ensure_artifact(decoder, options, target, cache_dir);
-  vlm_xla_runtime_options runtime_options = {.target = target};
+  vlm_xla_runtime_options runtime_options = {.target = target, .thread_count = xla_thread_count(options->thread_count)};
+  double load_started = xla_seconds_now();
   if (!status)
     status = vlm_xla_runtime_open(&decoder->model, &decoder->geometry, cache_dir, NULL, &runtime_options,
                                   &decoder->runtime);
+  if (!status) {
+    snprintf(decoder->report.name, sizeof(decoder->report.name), "text_decoder");
+    decoder->report.load_seconds = xla_seconds_now() - load_started;
+    decoder->report.weight_bytes = vlm_xla_runtime_layout_bytes(decoder->runtime);
+    VLM_LOG_INFOF("xla: text_decoder loaded in %.2f s (%.1f MiB of weights laid out; %s, %d thread(s))",
+                  decoder->report.load_seconds, (double)decoder->report.weight_bytes / 1048576.0,
+                  runtime_options.thread_count > 1 ? "local-task" : "local-sync",
+                  runtime_options.thread_count > 1 ? runtime_options.thread_count : 1);
+  }
   if (status) {
     xla_release(decoder);
     free(handle);

@@ -1,27 +1,27 @@
 // vlm text decoder: StableHLO emitted from the shared decoder graph
 // (src/backends/xla/stablehlo_emitter.h describes the functions and layout).
-module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter_version = 4 : i32, vlm.compatibility_key_hash = "6ef27cbf6eae8afa", vlm.compatibility_key = {contract_version = "1", emitter_version = "4", module = "text_decoder", model_type = "llama", weights_signature = "a91eb50570581fcc", dtype = "compute=f32,weights=f32", capacity = "32", slots = "2", prefill_chunk = "8", decode_windows = "8,16,32", prefill_buckets = "4,8", position_mode = "rope-1d", mask_mode = "token_prefill=causal,embeddings_prefill=additive-bias", kv_layout = "global:f32[layers,2,slots,capacity+chunk,kv_heads,head_dim]", graphs = "b2a9459df30ff19e", encoder_buckets = "none", side_inputs = "none"}} {
-  util.global private @"model.embed_tokens.weight" = #stream.parameter.named<"model"::"model.embed_tokens.weight"> : tensor<512x128xf32>
-  util.global private @"model.layers.0.input_layernorm.weight" = #stream.parameter.named<"model"::"model.layers.0.input_layernorm.weight"> : tensor<128xf32>
-  util.global private @"model.layers.0.self_attn.q_proj.weight" = #stream.parameter.named<"model"::"model.layers.0.self_attn.q_proj.weight"> : tensor<128x128xf32>
-  util.global private @"model.layers.0.self_attn.k_proj.weight" = #stream.parameter.named<"model"::"model.layers.0.self_attn.k_proj.weight"> : tensor<64x128xf32>
-  util.global private @"model.layers.0.self_attn.v_proj.weight" = #stream.parameter.named<"model"::"model.layers.0.self_attn.v_proj.weight"> : tensor<64x128xf32>
-  util.global private @"model.layers.0.self_attn.o_proj.weight" = #stream.parameter.named<"model"::"model.layers.0.self_attn.o_proj.weight"> : tensor<128x128xf32>
-  util.global private @"model.layers.0.post_attention_layernorm.weight" = #stream.parameter.named<"model"::"model.layers.0.post_attention_layernorm.weight"> : tensor<128xf32>
-  util.global private @"model.layers.0.mlp.gate_proj.weight" = #stream.parameter.named<"model"::"model.layers.0.mlp.gate_proj.weight"> : tensor<256x128xf32>
-  util.global private @"model.layers.0.mlp.up_proj.weight" = #stream.parameter.named<"model"::"model.layers.0.mlp.up_proj.weight"> : tensor<256x128xf32>
-  util.global private @"model.layers.0.mlp.down_proj.weight" = #stream.parameter.named<"model"::"model.layers.0.mlp.down_proj.weight"> : tensor<128x256xf32>
-  util.global private @"model.layers.1.input_layernorm.weight" = #stream.parameter.named<"model"::"model.layers.1.input_layernorm.weight"> : tensor<128xf32>
-  util.global private @"model.layers.1.self_attn.q_proj.weight" = #stream.parameter.named<"model"::"model.layers.1.self_attn.q_proj.weight"> : tensor<128x128xf32>
-  util.global private @"model.layers.1.self_attn.k_proj.weight" = #stream.parameter.named<"model"::"model.layers.1.self_attn.k_proj.weight"> : tensor<64x128xf32>
-  util.global private @"model.layers.1.self_attn.v_proj.weight" = #stream.parameter.named<"model"::"model.layers.1.self_attn.v_proj.weight"> : tensor<64x128xf32>
-  util.global private @"model.layers.1.self_attn.o_proj.weight" = #stream.parameter.named<"model"::"model.layers.1.self_attn.o_proj.weight"> : tensor<128x128xf32>
-  util.global private @"model.layers.1.post_attention_layernorm.weight" = #stream.parameter.named<"model"::"model.layers.1.post_attention_layernorm.weight"> : tensor<128xf32>
-  util.global private @"model.layers.1.mlp.gate_proj.weight" = #stream.parameter.named<"model"::"model.layers.1.mlp.gate_proj.weight"> : tensor<256x128xf32>
-  util.global private @"model.layers.1.mlp.up_proj.weight" = #stream.parameter.named<"model"::"model.layers.1.mlp.up_proj.weight"> : tensor<256x128xf32>
-  util.global private @"model.layers.1.mlp.down_proj.weight" = #stream.parameter.named<"model"::"model.layers.1.mlp.down_proj.weight"> : tensor<128x256xf32>
-  util.global private @"model.norm.weight" = #stream.parameter.named<"model"::"model.norm.weight"> : tensor<128xf32>
-  util.global private @"lm_head.weight" = #stream.parameter.named<"model"::"lm_head.weight"> : tensor<512x128xf32>
+module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter_version = 5 : i32, vlm.compatibility_key_hash = "52c27f55472bb69a", vlm.compatibility_key = {contract_version = "1", emitter_version = "5", module = "text_decoder", model_type = "llama", weights_signature = "a385df67b9db5877", dtype = "compute=f32,weights=f32", capacity = "32", slots = "2", prefill_chunk = "8", decode_windows = "8,16,32", prefill_buckets = "4,8", position_mode = "rope-1d", mask_mode = "token_prefill=causal,embeddings_prefill=additive-bias", kv_layout = "global:f32[layers,2,slots,capacity+chunk,kv_heads,head_dim]", graphs = "b2a9459df30ff19e", encoder_buckets = "none", side_inputs = "none"}} {
+  util.global private @"model.embed_tokens.weight" = #stream.parameter.named<"vlm.layout"::"model.embed_tokens.weight"> : tensor<512x128xf32>
+  util.global private @"model.layers.0.input_layernorm.weight" = #stream.parameter.named<"vlm.layout"::"model.layers.0.input_layernorm.weight"> : tensor<128xf32>
+  util.global private @"model.layers.0.self_attn.q_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.0.self_attn.q_proj.weight#t"> : tensor<128x128xf32>
+  util.global private @"model.layers.0.self_attn.k_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.0.self_attn.k_proj.weight#t"> : tensor<128x64xf32>
+  util.global private @"model.layers.0.self_attn.v_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.0.self_attn.v_proj.weight#t"> : tensor<128x64xf32>
+  util.global private @"model.layers.0.self_attn.o_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.0.self_attn.o_proj.weight#t"> : tensor<128x128xf32>
+  util.global private @"model.layers.0.post_attention_layernorm.weight" = #stream.parameter.named<"vlm.layout"::"model.layers.0.post_attention_layernorm.weight"> : tensor<128xf32>
+  util.global private @"model.layers.0.mlp.gate_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.0.mlp.gate_proj.weight#t"> : tensor<128x256xf32>
+  util.global private @"model.layers.0.mlp.up_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.0.mlp.up_proj.weight#t"> : tensor<128x256xf32>
+  util.global private @"model.layers.0.mlp.down_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.0.mlp.down_proj.weight#t"> : tensor<256x128xf32>
+  util.global private @"model.layers.1.input_layernorm.weight" = #stream.parameter.named<"vlm.layout"::"model.layers.1.input_layernorm.weight"> : tensor<128xf32>
+  util.global private @"model.layers.1.self_attn.q_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.1.self_attn.q_proj.weight#t"> : tensor<128x128xf32>
+  util.global private @"model.layers.1.self_attn.k_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.1.self_attn.k_proj.weight#t"> : tensor<128x64xf32>
+  util.global private @"model.layers.1.self_attn.v_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.1.self_attn.v_proj.weight#t"> : tensor<128x64xf32>
+  util.global private @"model.layers.1.self_attn.o_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.1.self_attn.o_proj.weight#t"> : tensor<128x128xf32>
+  util.global private @"model.layers.1.post_attention_layernorm.weight" = #stream.parameter.named<"vlm.layout"::"model.layers.1.post_attention_layernorm.weight"> : tensor<128xf32>
+  util.global private @"model.layers.1.mlp.gate_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.1.mlp.gate_proj.weight#t"> : tensor<128x256xf32>
+  util.global private @"model.layers.1.mlp.up_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.1.mlp.up_proj.weight#t"> : tensor<128x256xf32>
+  util.global private @"model.layers.1.mlp.down_proj.weight#t" = #stream.parameter.named<"vlm.layout"::"model.layers.1.mlp.down_proj.weight#t"> : tensor<256x128xf32>
+  util.global private @"model.norm.weight" = #stream.parameter.named<"vlm.layout"::"model.norm.weight"> : tensor<128xf32>
+  util.global private @"lm_head.weight#t" = #stream.parameter.named<"vlm.layout"::"lm_head.weight#t"> : tensor<128x512xf32>
   util.global private mutable @kv_cache = dense<0.0> : tensor<2x2x2x40x1x64xf32>
 
   func.func @token_prefill_4(%tokens: tensor<4xi32>, %valid_rows: tensor<i32>, %slot: tensor<i32>, %start: tensor<i32>) -> tensor<1x512xf32> {
@@ -52,12 +52,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t20 = "stablehlo.multiply"(%t9, %t19) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t21 = "stablehlo.broadcast_in_dim"(%t10) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
     %t22 = "stablehlo.multiply"(%t21, %t20) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t23 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t24 = "stablehlo.dot_general"(%t22, %t23) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t25 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t26 = "stablehlo.dot_general"(%t22, %t25) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t27 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t28 = "stablehlo.dot_general"(%t22, %t27) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t23 = util.global.load @"model.layers.0.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t24 = "stablehlo.dot_general"(%t22, %t23) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t25 = util.global.load @"model.layers.0.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t26 = "stablehlo.dot_general"(%t22, %t25) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x64xf32>) -> tensor<4x64xf32>
+    %t27 = util.global.load @"model.layers.0.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t28 = "stablehlo.dot_general"(%t22, %t27) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x64xf32>) -> tensor<4x64xf32>
     %t29 = "stablehlo.reshape"(%t24) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
     %t30 = "stablehlo.reshape"(%t26) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
     %t31 = "stablehlo.reshape"(%t28) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
@@ -143,8 +143,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t103 = "stablehlo.dot_general"(%t102, %t70) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
     %t104 = "stablehlo.transpose"(%t103) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
     %t105 = "stablehlo.reshape"(%t104) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t106 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t107 = "stablehlo.dot_general"(%t105, %t106) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t106 = util.global.load @"model.layers.0.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t107 = "stablehlo.dot_general"(%t105, %t106) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
     %t108 = "stablehlo.add"(%t9, %t107) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t109 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
     %t110 = "stablehlo.multiply"(%t108, %t108) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
@@ -163,18 +163,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t119 = "stablehlo.multiply"(%t108, %t118) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t120 = "stablehlo.broadcast_in_dim"(%t109) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
     %t121 = "stablehlo.multiply"(%t120, %t119) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t122 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t124 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t125 = "stablehlo.dot_general"(%t121, %t124) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x256xf32>) -> tensor<4x256xf32>
+    %t124 = util.global.load @"model.layers.0.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t125 = "stablehlo.dot_general"(%t121, %t124) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x256xf32>) -> tensor<4x256xf32>
     %t126 = "stablehlo.negate"(%t123) : (tensor<4x256xf32>) -> tensor<4x256xf32>
     %t127 = "stablehlo.exponential"(%t126) : (tensor<4x256xf32>) -> tensor<4x256xf32>
     %t128 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
     %t129 = "stablehlo.add"(%t127, %t128) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
     %t130 = "stablehlo.divide"(%t123, %t129) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
     %t131 = "stablehlo.multiply"(%t130, %t125) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t132 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t133 = "stablehlo.dot_general"(%t131, %t132) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t132 = util.global.load @"model.layers.0.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t133 = "stablehlo.dot_general"(%t131, %t132) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x256xf32>, tensor<256x128xf32>) -> tensor<4x128xf32>
     %t134 = "stablehlo.add"(%t108, %t133) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t135 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
     %t136 = "stablehlo.multiply"(%t134, %t134) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
@@ -193,12 +193,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t145 = "stablehlo.multiply"(%t134, %t144) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t146 = "stablehlo.broadcast_in_dim"(%t135) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
     %t147 = "stablehlo.multiply"(%t146, %t145) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t148 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t149 = "stablehlo.dot_general"(%t147, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t150 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t151 = "stablehlo.dot_general"(%t147, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t152 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t153 = "stablehlo.dot_general"(%t147, %t152) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t148 = util.global.load @"model.layers.1.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t149 = "stablehlo.dot_general"(%t147, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t150 = util.global.load @"model.layers.1.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t151 = "stablehlo.dot_general"(%t147, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x64xf32>) -> tensor<4x64xf32>
+    %t152 = util.global.load @"model.layers.1.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t153 = "stablehlo.dot_general"(%t147, %t152) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x64xf32>) -> tensor<4x64xf32>
     %t154 = "stablehlo.reshape"(%t149) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
     %t155 = "stablehlo.reshape"(%t151) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
     %t156 = "stablehlo.reshape"(%t153) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
@@ -264,8 +264,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t208 = "stablehlo.dot_general"(%t207, %t188) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
     %t209 = "stablehlo.transpose"(%t208) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
     %t210 = "stablehlo.reshape"(%t209) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t211 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t212 = "stablehlo.dot_general"(%t210, %t211) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t211 = util.global.load @"model.layers.1.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t212 = "stablehlo.dot_general"(%t210, %t211) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
     %t213 = "stablehlo.add"(%t134, %t212) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t214 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
     %t215 = "stablehlo.multiply"(%t213, %t213) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
@@ -284,18 +284,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t224 = "stablehlo.multiply"(%t213, %t223) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t225 = "stablehlo.broadcast_in_dim"(%t214) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
     %t226 = "stablehlo.multiply"(%t225, %t224) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t227 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t228 = "stablehlo.dot_general"(%t226, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t229 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t230 = "stablehlo.dot_general"(%t226, %t229) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t227 = util.global.load @"model.layers.1.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t228 = "stablehlo.dot_general"(%t226, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x256xf32>) -> tensor<4x256xf32>
+    %t229 = util.global.load @"model.layers.1.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t230 = "stablehlo.dot_general"(%t226, %t229) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x256xf32>) -> tensor<4x256xf32>
     %t231 = "stablehlo.negate"(%t228) : (tensor<4x256xf32>) -> tensor<4x256xf32>
     %t232 = "stablehlo.exponential"(%t231) : (tensor<4x256xf32>) -> tensor<4x256xf32>
     %t233 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
     %t234 = "stablehlo.add"(%t232, %t233) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
     %t235 = "stablehlo.divide"(%t228, %t234) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
     %t236 = "stablehlo.multiply"(%t235, %t230) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t237 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t238 = "stablehlo.dot_general"(%t236, %t237) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t237 = util.global.load @"model.layers.1.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t238 = "stablehlo.dot_general"(%t236, %t237) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x256xf32>, tensor<256x128xf32>) -> tensor<4x128xf32>
     %t239 = "stablehlo.add"(%t213, %t238) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t240 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
     %t241 = "stablehlo.subtract"(%valid_rows, %t240) : (tensor<i32>, tensor<i32>) -> tensor<i32>
@@ -317,8 +317,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t253 = "stablehlo.multiply"(%t242, %t252) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
     %t254 = "stablehlo.broadcast_in_dim"(%t243) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
     %t255 = "stablehlo.multiply"(%t254, %t253) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t256 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t257 = "stablehlo.dot_general"(%t255, %t256) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t256 = util.global.load @"lm_head.weight#t" : tensor<128x512xf32>
+    %t257 = "stablehlo.dot_general"(%t255, %t256) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<1x128xf32>, tensor<128x512xf32>) -> tensor<1x512xf32>
     %t258 = "stablehlo.reshape"(%t59) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
     %t259 = "stablehlo.reshape"(%t31) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
     %t260 = "stablehlo.reshape"(%t178) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
@@ -361,12 +361,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t20 = "stablehlo.multiply"(%t9, %t19) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t21 = "stablehlo.broadcast_in_dim"(%t10) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
     %t22 = "stablehlo.multiply"(%t21, %t20) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t23 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t24 = "stablehlo.dot_general"(%t22, %t23) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t25 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t26 = "stablehlo.dot_general"(%t22, %t25) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t27 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t28 = "stablehlo.dot_general"(%t22, %t27) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t23 = util.global.load @"model.layers.0.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t24 = "stablehlo.dot_general"(%t22, %t23) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t25 = util.global.load @"model.layers.0.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t26 = "stablehlo.dot_general"(%t22, %t25) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
+    %t27 = util.global.load @"model.layers.0.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t28 = "stablehlo.dot_general"(%t22, %t27) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
     %t29 = "stablehlo.reshape"(%t24) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
     %t30 = "stablehlo.reshape"(%t26) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
     %t31 = "stablehlo.reshape"(%t28) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
@@ -452,8 +452,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t103 = "stablehlo.dot_general"(%t102, %t70) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
     %t104 = "stablehlo.transpose"(%t103) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
     %t105 = "stablehlo.reshape"(%t104) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t106 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t107 = "stablehlo.dot_general"(%t105, %t106) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t106 = util.global.load @"model.layers.0.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t107 = "stablehlo.dot_general"(%t105, %t106) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
     %t108 = "stablehlo.add"(%t9, %t107) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t109 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
     %t110 = "stablehlo.multiply"(%t108, %t108) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
@@ -472,18 +472,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t119 = "stablehlo.multiply"(%t108, %t118) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t120 = "stablehlo.broadcast_in_dim"(%t109) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
     %t121 = "stablehlo.multiply"(%t120, %t119) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t122 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t124 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t125 = "stablehlo.dot_general"(%t121, %t124) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
+    %t124 = util.global.load @"model.layers.0.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t125 = "stablehlo.dot_general"(%t121, %t124) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
     %t126 = "stablehlo.negate"(%t123) : (tensor<8x256xf32>) -> tensor<8x256xf32>
     %t127 = "stablehlo.exponential"(%t126) : (tensor<8x256xf32>) -> tensor<8x256xf32>
     %t128 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
     %t129 = "stablehlo.add"(%t127, %t128) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
     %t130 = "stablehlo.divide"(%t123, %t129) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
     %t131 = "stablehlo.multiply"(%t130, %t125) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t132 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t133 = "stablehlo.dot_general"(%t131, %t132) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t132 = util.global.load @"model.layers.0.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t133 = "stablehlo.dot_general"(%t131, %t132) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x256xf32>, tensor<256x128xf32>) -> tensor<8x128xf32>
     %t134 = "stablehlo.add"(%t108, %t133) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t135 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
     %t136 = "stablehlo.multiply"(%t134, %t134) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
@@ -502,12 +502,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t145 = "stablehlo.multiply"(%t134, %t144) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t146 = "stablehlo.broadcast_in_dim"(%t135) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
     %t147 = "stablehlo.multiply"(%t146, %t145) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t148 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t149 = "stablehlo.dot_general"(%t147, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t150 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t151 = "stablehlo.dot_general"(%t147, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t152 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t153 = "stablehlo.dot_general"(%t147, %t152) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t148 = util.global.load @"model.layers.1.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t149 = "stablehlo.dot_general"(%t147, %t148) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t150 = util.global.load @"model.layers.1.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t151 = "stablehlo.dot_general"(%t147, %t150) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
+    %t152 = util.global.load @"model.layers.1.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t153 = "stablehlo.dot_general"(%t147, %t152) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
     %t154 = "stablehlo.reshape"(%t149) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
     %t155 = "stablehlo.reshape"(%t151) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
     %t156 = "stablehlo.reshape"(%t153) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
@@ -573,8 +573,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t208 = "stablehlo.dot_general"(%t207, %t188) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
     %t209 = "stablehlo.transpose"(%t208) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
     %t210 = "stablehlo.reshape"(%t209) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t211 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t212 = "stablehlo.dot_general"(%t210, %t211) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t211 = util.global.load @"model.layers.1.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t212 = "stablehlo.dot_general"(%t210, %t211) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
     %t213 = "stablehlo.add"(%t134, %t212) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t214 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
     %t215 = "stablehlo.multiply"(%t213, %t213) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
@@ -593,18 +593,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t224 = "stablehlo.multiply"(%t213, %t223) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t225 = "stablehlo.broadcast_in_dim"(%t214) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
     %t226 = "stablehlo.multiply"(%t225, %t224) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t227 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t228 = "stablehlo.dot_general"(%t226, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t229 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t230 = "stablehlo.dot_general"(%t226, %t229) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t227 = util.global.load @"model.layers.1.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t228 = "stablehlo.dot_general"(%t226, %t227) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
+    %t229 = util.global.load @"model.layers.1.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t230 = "stablehlo.dot_general"(%t226, %t229) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
     %t231 = "stablehlo.negate"(%t228) : (tensor<8x256xf32>) -> tensor<8x256xf32>
     %t232 = "stablehlo.exponential"(%t231) : (tensor<8x256xf32>) -> tensor<8x256xf32>
     %t233 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
     %t234 = "stablehlo.add"(%t232, %t233) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
     %t235 = "stablehlo.divide"(%t228, %t234) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
     %t236 = "stablehlo.multiply"(%t235, %t230) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t237 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t238 = "stablehlo.dot_general"(%t236, %t237) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t237 = util.global.load @"model.layers.1.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t238 = "stablehlo.dot_general"(%t236, %t237) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x256xf32>, tensor<256x128xf32>) -> tensor<8x128xf32>
     %t239 = "stablehlo.add"(%t213, %t238) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t240 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
     %t241 = "stablehlo.subtract"(%valid_rows, %t240) : (tensor<i32>, tensor<i32>) -> tensor<i32>
@@ -626,8 +626,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t253 = "stablehlo.multiply"(%t242, %t252) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
     %t254 = "stablehlo.broadcast_in_dim"(%t243) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
     %t255 = "stablehlo.multiply"(%t254, %t253) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t256 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t257 = "stablehlo.dot_general"(%t255, %t256) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t256 = util.global.load @"lm_head.weight#t" : tensor<128x512xf32>
+    %t257 = "stablehlo.dot_general"(%t255, %t256) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<1x128xf32>, tensor<128x512xf32>) -> tensor<1x512xf32>
     %t258 = "stablehlo.reshape"(%t59) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
     %t259 = "stablehlo.reshape"(%t31) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
     %t260 = "stablehlo.reshape"(%t178) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
@@ -675,12 +675,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t25 = "stablehlo.multiply"(%t14, %t24) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t26 = "stablehlo.broadcast_in_dim"(%t15) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
     %t27 = "stablehlo.multiply"(%t26, %t25) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t28 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t29 = "stablehlo.dot_general"(%t27, %t28) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t30 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t31 = "stablehlo.dot_general"(%t27, %t30) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t32 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t33 = "stablehlo.dot_general"(%t27, %t32) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t28 = util.global.load @"model.layers.0.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t29 = "stablehlo.dot_general"(%t27, %t28) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t30 = util.global.load @"model.layers.0.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t31 = "stablehlo.dot_general"(%t27, %t30) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x64xf32>) -> tensor<4x64xf32>
+    %t32 = util.global.load @"model.layers.0.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t33 = "stablehlo.dot_general"(%t27, %t32) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x64xf32>) -> tensor<4x64xf32>
     %t34 = "stablehlo.reshape"(%t29) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
     %t35 = "stablehlo.reshape"(%t31) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
     %t36 = "stablehlo.reshape"(%t33) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
@@ -767,8 +767,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t109 = "stablehlo.dot_general"(%t108, %t75) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
     %t110 = "stablehlo.transpose"(%t109) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
     %t111 = "stablehlo.reshape"(%t110) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t112 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t112 = util.global.load @"model.layers.0.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
     %t114 = "stablehlo.add"(%t14, %t113) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t115 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
     %t116 = "stablehlo.multiply"(%t114, %t114) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
@@ -787,18 +787,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t125 = "stablehlo.multiply"(%t114, %t124) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t126 = "stablehlo.broadcast_in_dim"(%t115) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
     %t127 = "stablehlo.multiply"(%t126, %t125) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t128 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t129 = "stablehlo.dot_general"(%t127, %t128) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t130 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t131 = "stablehlo.dot_general"(%t127, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t128 = util.global.load @"model.layers.0.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t129 = "stablehlo.dot_general"(%t127, %t128) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x256xf32>) -> tensor<4x256xf32>
+    %t130 = util.global.load @"model.layers.0.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t131 = "stablehlo.dot_general"(%t127, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x256xf32>) -> tensor<4x256xf32>
     %t132 = "stablehlo.negate"(%t129) : (tensor<4x256xf32>) -> tensor<4x256xf32>
     %t133 = "stablehlo.exponential"(%t132) : (tensor<4x256xf32>) -> tensor<4x256xf32>
     %t134 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
     %t135 = "stablehlo.add"(%t133, %t134) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
     %t136 = "stablehlo.divide"(%t129, %t135) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
     %t137 = "stablehlo.multiply"(%t136, %t131) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t138 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t138 = util.global.load @"model.layers.0.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x256xf32>, tensor<256x128xf32>) -> tensor<4x128xf32>
     %t140 = "stablehlo.add"(%t114, %t139) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t141 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
     %t142 = "stablehlo.multiply"(%t140, %t140) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
@@ -817,12 +817,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t151 = "stablehlo.multiply"(%t140, %t150) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t152 = "stablehlo.broadcast_in_dim"(%t141) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
     %t153 = "stablehlo.multiply"(%t152, %t151) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t154 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t155 = "stablehlo.dot_general"(%t153, %t154) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
-    %t156 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t157 = "stablehlo.dot_general"(%t153, %t156) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
-    %t158 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t159 = "stablehlo.dot_general"(%t153, %t158) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<64x128xf32>) -> tensor<4x64xf32>
+    %t154 = util.global.load @"model.layers.1.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t155 = "stablehlo.dot_general"(%t153, %t154) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t156 = util.global.load @"model.layers.1.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t157 = "stablehlo.dot_general"(%t153, %t156) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x64xf32>) -> tensor<4x64xf32>
+    %t158 = util.global.load @"model.layers.1.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t159 = "stablehlo.dot_general"(%t153, %t158) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x64xf32>) -> tensor<4x64xf32>
     %t160 = "stablehlo.reshape"(%t155) : (tensor<4x128xf32>) -> tensor<4x2x64xf32>
     %t161 = "stablehlo.reshape"(%t157) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
     %t162 = "stablehlo.reshape"(%t159) : (tensor<4x64xf32>) -> tensor<4x1x64xf32>
@@ -888,8 +888,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t214 = "stablehlo.dot_general"(%t213, %t194) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x4x2x36xf32>, tensor<36x1x64xf32>) -> tensor<1x4x2x64xf32>
     %t215 = "stablehlo.transpose"(%t214) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x4x2x64xf32>) -> tensor<4x1x2x64xf32>
     %t216 = "stablehlo.reshape"(%t215) : (tensor<4x1x2x64xf32>) -> tensor<4x128xf32>
-    %t217 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t218 = "stablehlo.dot_general"(%t216, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
+    %t217 = util.global.load @"model.layers.1.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t218 = "stablehlo.dot_general"(%t216, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x128xf32>) -> tensor<4x128xf32>
     %t219 = "stablehlo.add"(%t140, %t218) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t220 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
     %t221 = "stablehlo.multiply"(%t219, %t219) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
@@ -908,18 +908,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t230 = "stablehlo.multiply"(%t219, %t229) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t231 = "stablehlo.broadcast_in_dim"(%t220) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<4x128xf32>
     %t232 = "stablehlo.multiply"(%t231, %t230) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
-    %t233 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t234 = "stablehlo.dot_general"(%t232, %t233) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
-    %t235 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t236 = "stablehlo.dot_general"(%t232, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x128xf32>, tensor<256x128xf32>) -> tensor<4x256xf32>
+    %t233 = util.global.load @"model.layers.1.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t234 = "stablehlo.dot_general"(%t232, %t233) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x256xf32>) -> tensor<4x256xf32>
+    %t235 = util.global.load @"model.layers.1.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t236 = "stablehlo.dot_general"(%t232, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x128xf32>, tensor<128x256xf32>) -> tensor<4x256xf32>
     %t237 = "stablehlo.negate"(%t234) : (tensor<4x256xf32>) -> tensor<4x256xf32>
     %t238 = "stablehlo.exponential"(%t237) : (tensor<4x256xf32>) -> tensor<4x256xf32>
     %t239 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<4x256xf32>} : () -> tensor<4x256xf32>
     %t240 = "stablehlo.add"(%t238, %t239) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
     %t241 = "stablehlo.divide"(%t234, %t240) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
     %t242 = "stablehlo.multiply"(%t241, %t236) : (tensor<4x256xf32>, tensor<4x256xf32>) -> tensor<4x256xf32>
-    %t243 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t244 = "stablehlo.dot_general"(%t242, %t243) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<4x256xf32>, tensor<128x256xf32>) -> tensor<4x128xf32>
+    %t243 = util.global.load @"model.layers.1.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t244 = "stablehlo.dot_general"(%t242, %t243) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<4x256xf32>, tensor<256x128xf32>) -> tensor<4x128xf32>
     %t245 = "stablehlo.add"(%t219, %t244) : (tensor<4x128xf32>, tensor<4x128xf32>) -> tensor<4x128xf32>
     %t246 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
     %t247 = "stablehlo.subtract"(%valid_rows, %t246) : (tensor<i32>, tensor<i32>) -> tensor<i32>
@@ -941,8 +941,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t259 = "stablehlo.multiply"(%t248, %t258) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
     %t260 = "stablehlo.broadcast_in_dim"(%t249) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
     %t261 = "stablehlo.multiply"(%t260, %t259) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t262 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t263 = "stablehlo.dot_general"(%t261, %t262) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t262 = util.global.load @"lm_head.weight#t" : tensor<128x512xf32>
+    %t263 = "stablehlo.dot_general"(%t261, %t262) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<1x128xf32>, tensor<128x512xf32>) -> tensor<1x512xf32>
     %t264 = "stablehlo.reshape"(%t64) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
     %t265 = "stablehlo.reshape"(%t36) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
     %t266 = "stablehlo.reshape"(%t184) : (tensor<4x1x64xf32>) -> tensor<1x1x1x4x1x64xf32>
@@ -990,12 +990,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t25 = "stablehlo.multiply"(%t14, %t24) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t26 = "stablehlo.broadcast_in_dim"(%t15) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
     %t27 = "stablehlo.multiply"(%t26, %t25) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t28 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t29 = "stablehlo.dot_general"(%t27, %t28) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t30 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t31 = "stablehlo.dot_general"(%t27, %t30) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t32 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t33 = "stablehlo.dot_general"(%t27, %t32) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t28 = util.global.load @"model.layers.0.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t29 = "stablehlo.dot_general"(%t27, %t28) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t30 = util.global.load @"model.layers.0.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t31 = "stablehlo.dot_general"(%t27, %t30) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
+    %t32 = util.global.load @"model.layers.0.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t33 = "stablehlo.dot_general"(%t27, %t32) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
     %t34 = "stablehlo.reshape"(%t29) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
     %t35 = "stablehlo.reshape"(%t31) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
     %t36 = "stablehlo.reshape"(%t33) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
@@ -1082,8 +1082,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t109 = "stablehlo.dot_general"(%t108, %t75) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
     %t110 = "stablehlo.transpose"(%t109) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
     %t111 = "stablehlo.reshape"(%t110) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t112 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t112 = util.global.load @"model.layers.0.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
     %t114 = "stablehlo.add"(%t14, %t113) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t115 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
     %t116 = "stablehlo.multiply"(%t114, %t114) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
@@ -1102,18 +1102,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t125 = "stablehlo.multiply"(%t114, %t124) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t126 = "stablehlo.broadcast_in_dim"(%t115) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
     %t127 = "stablehlo.multiply"(%t126, %t125) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t128 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t129 = "stablehlo.dot_general"(%t127, %t128) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t130 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t131 = "stablehlo.dot_general"(%t127, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t128 = util.global.load @"model.layers.0.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t129 = "stablehlo.dot_general"(%t127, %t128) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
+    %t130 = util.global.load @"model.layers.0.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t131 = "stablehlo.dot_general"(%t127, %t130) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
     %t132 = "stablehlo.negate"(%t129) : (tensor<8x256xf32>) -> tensor<8x256xf32>
     %t133 = "stablehlo.exponential"(%t132) : (tensor<8x256xf32>) -> tensor<8x256xf32>
     %t134 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
     %t135 = "stablehlo.add"(%t133, %t134) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
     %t136 = "stablehlo.divide"(%t129, %t135) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
     %t137 = "stablehlo.multiply"(%t136, %t131) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t138 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t138 = util.global.load @"model.layers.0.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x256xf32>, tensor<256x128xf32>) -> tensor<8x128xf32>
     %t140 = "stablehlo.add"(%t114, %t139) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t141 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
     %t142 = "stablehlo.multiply"(%t140, %t140) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
@@ -1132,12 +1132,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t151 = "stablehlo.multiply"(%t140, %t150) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t152 = "stablehlo.broadcast_in_dim"(%t141) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
     %t153 = "stablehlo.multiply"(%t152, %t151) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t154 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t155 = "stablehlo.dot_general"(%t153, %t154) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
-    %t156 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t157 = "stablehlo.dot_general"(%t153, %t156) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
-    %t158 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t159 = "stablehlo.dot_general"(%t153, %t158) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<64x128xf32>) -> tensor<8x64xf32>
+    %t154 = util.global.load @"model.layers.1.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t155 = "stablehlo.dot_general"(%t153, %t154) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t156 = util.global.load @"model.layers.1.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t157 = "stablehlo.dot_general"(%t153, %t156) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
+    %t158 = util.global.load @"model.layers.1.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t159 = "stablehlo.dot_general"(%t153, %t158) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
     %t160 = "stablehlo.reshape"(%t155) : (tensor<8x128xf32>) -> tensor<8x2x64xf32>
     %t161 = "stablehlo.reshape"(%t157) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
     %t162 = "stablehlo.reshape"(%t159) : (tensor<8x64xf32>) -> tensor<8x1x64xf32>
@@ -1203,8 +1203,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t214 = "stablehlo.dot_general"(%t213, %t194) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]>} : (tensor<1x8x2x40xf32>, tensor<40x1x64xf32>) -> tensor<1x8x2x64xf32>
     %t215 = "stablehlo.transpose"(%t214) {permutation = array<i64: 1, 0, 2, 3>} : (tensor<1x8x2x64xf32>) -> tensor<8x1x2x64xf32>
     %t216 = "stablehlo.reshape"(%t215) : (tensor<8x1x2x64xf32>) -> tensor<8x128xf32>
-    %t217 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t218 = "stablehlo.dot_general"(%t216, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+    %t217 = util.global.load @"model.layers.1.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t218 = "stablehlo.dot_general"(%t216, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
     %t219 = "stablehlo.add"(%t140, %t218) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t220 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
     %t221 = "stablehlo.multiply"(%t219, %t219) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
@@ -1223,18 +1223,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t230 = "stablehlo.multiply"(%t219, %t229) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t231 = "stablehlo.broadcast_in_dim"(%t220) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<8x128xf32>
     %t232 = "stablehlo.multiply"(%t231, %t230) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
-    %t233 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t234 = "stablehlo.dot_general"(%t232, %t233) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
-    %t235 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t236 = "stablehlo.dot_general"(%t232, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x128xf32>, tensor<256x128xf32>) -> tensor<8x256xf32>
+    %t233 = util.global.load @"model.layers.1.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t234 = "stablehlo.dot_general"(%t232, %t233) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
+    %t235 = util.global.load @"model.layers.1.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t236 = "stablehlo.dot_general"(%t232, %t235) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
     %t237 = "stablehlo.negate"(%t234) : (tensor<8x256xf32>) -> tensor<8x256xf32>
     %t238 = "stablehlo.exponential"(%t237) : (tensor<8x256xf32>) -> tensor<8x256xf32>
     %t239 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<8x256xf32>} : () -> tensor<8x256xf32>
     %t240 = "stablehlo.add"(%t238, %t239) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
     %t241 = "stablehlo.divide"(%t234, %t240) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
     %t242 = "stablehlo.multiply"(%t241, %t236) : (tensor<8x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
-    %t243 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t244 = "stablehlo.dot_general"(%t242, %t243) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<8x256xf32>, tensor<128x256xf32>) -> tensor<8x128xf32>
+    %t243 = util.global.load @"model.layers.1.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t244 = "stablehlo.dot_general"(%t242, %t243) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<8x256xf32>, tensor<256x128xf32>) -> tensor<8x128xf32>
     %t245 = "stablehlo.add"(%t219, %t244) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
     %t246 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
     %t247 = "stablehlo.subtract"(%valid_rows, %t246) : (tensor<i32>, tensor<i32>) -> tensor<i32>
@@ -1256,8 +1256,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t259 = "stablehlo.multiply"(%t248, %t258) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
     %t260 = "stablehlo.broadcast_in_dim"(%t249) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<1x128xf32>
     %t261 = "stablehlo.multiply"(%t260, %t259) : (tensor<1x128xf32>, tensor<1x128xf32>) -> tensor<1x128xf32>
-    %t262 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t263 = "stablehlo.dot_general"(%t261, %t262) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<1x128xf32>, tensor<512x128xf32>) -> tensor<1x512xf32>
+    %t262 = util.global.load @"lm_head.weight#t" : tensor<128x512xf32>
+    %t263 = "stablehlo.dot_general"(%t261, %t262) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<1x128xf32>, tensor<128x512xf32>) -> tensor<1x512xf32>
     %t264 = "stablehlo.reshape"(%t64) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
     %t265 = "stablehlo.reshape"(%t36) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
     %t266 = "stablehlo.reshape"(%t184) : (tensor<8x1x64xf32>) -> tensor<1x1x1x8x1x64xf32>
@@ -1299,12 +1299,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t19 = "stablehlo.multiply"(%t8, %t18) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t20 = "stablehlo.broadcast_in_dim"(%t9) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t21 = "stablehlo.multiply"(%t20, %t19) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t22 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t23 = "stablehlo.dot_general"(%t21, %t22) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
-    %t24 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t25 = "stablehlo.dot_general"(%t21, %t24) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
-    %t26 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t27 = "stablehlo.dot_general"(%t21, %t26) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
+    %t22 = util.global.load @"model.layers.0.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t23 = "stablehlo.dot_general"(%t21, %t22) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t24 = util.global.load @"model.layers.0.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t25 = "stablehlo.dot_general"(%t21, %t24) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
+    %t26 = util.global.load @"model.layers.0.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t27 = "stablehlo.dot_general"(%t21, %t26) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
     %t28 = "stablehlo.reshape"(%t23) : (tensor<2x128xf32>) -> tensor<2x2x64xf32>
     %t29 = "stablehlo.reshape"(%t25) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
     %t30 = "stablehlo.reshape"(%t27) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
@@ -1381,8 +1381,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t93 = "stablehlo.divide"(%t87, %t92) : (tensor<2x1x2x9xf32>, tensor<2x1x2x9xf32>) -> tensor<2x1x2x9xf32>
     %t94 = "stablehlo.dot_general"(%t93, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 2], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [1]>} : (tensor<2x1x2x9xf32>, tensor<2x9x1x64xf32>) -> tensor<2x1x2x64xf32>
     %t95 = "stablehlo.reshape"(%t94) : (tensor<2x1x2x64xf32>) -> tensor<2x128xf32>
-    %t96 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t97 = "stablehlo.dot_general"(%t95, %t96) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t96 = util.global.load @"model.layers.0.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t97 = "stablehlo.dot_general"(%t95, %t96) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
     %t98 = "stablehlo.add"(%t8, %t97) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t99 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
     %t100 = "stablehlo.multiply"(%t98, %t98) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -1401,18 +1401,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t109 = "stablehlo.multiply"(%t98, %t108) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t110 = "stablehlo.broadcast_in_dim"(%t99) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t111 = "stablehlo.multiply"(%t110, %t109) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t112 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
-    %t114 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t115 = "stablehlo.dot_general"(%t111, %t114) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
+    %t112 = util.global.load @"model.layers.0.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
+    %t114 = util.global.load @"model.layers.0.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t115 = "stablehlo.dot_general"(%t111, %t114) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
     %t116 = "stablehlo.negate"(%t113) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t117 = "stablehlo.exponential"(%t116) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t118 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<2x256xf32>} : () -> tensor<2x256xf32>
     %t119 = "stablehlo.add"(%t117, %t118) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t120 = "stablehlo.divide"(%t113, %t119) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t121 = "stablehlo.multiply"(%t120, %t115) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
-    %t122 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x256xf32>, tensor<128x256xf32>) -> tensor<2x128xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x256xf32>, tensor<256x128xf32>) -> tensor<2x128xf32>
     %t124 = "stablehlo.add"(%t98, %t123) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t125 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
     %t126 = "stablehlo.multiply"(%t124, %t124) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -1431,12 +1431,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t135 = "stablehlo.multiply"(%t124, %t134) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t136 = "stablehlo.broadcast_in_dim"(%t125) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t137 = "stablehlo.multiply"(%t136, %t135) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t138 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
-    %t140 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t141 = "stablehlo.dot_general"(%t137, %t140) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
-    %t142 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t143 = "stablehlo.dot_general"(%t137, %t142) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
+    %t138 = util.global.load @"model.layers.1.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t140 = util.global.load @"model.layers.1.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t141 = "stablehlo.dot_general"(%t137, %t140) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
+    %t142 = util.global.load @"model.layers.1.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t143 = "stablehlo.dot_general"(%t137, %t142) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
     %t144 = "stablehlo.reshape"(%t139) : (tensor<2x128xf32>) -> tensor<2x2x64xf32>
     %t145 = "stablehlo.reshape"(%t141) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
     %t146 = "stablehlo.reshape"(%t143) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
@@ -1500,8 +1500,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t196 = "stablehlo.divide"(%t190, %t195) : (tensor<2x1x2x9xf32>, tensor<2x1x2x9xf32>) -> tensor<2x1x2x9xf32>
     %t197 = "stablehlo.dot_general"(%t196, %t176) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 2], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [1]>} : (tensor<2x1x2x9xf32>, tensor<2x9x1x64xf32>) -> tensor<2x1x2x64xf32>
     %t198 = "stablehlo.reshape"(%t197) : (tensor<2x1x2x64xf32>) -> tensor<2x128xf32>
-    %t199 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t200 = "stablehlo.dot_general"(%t198, %t199) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t199 = util.global.load @"model.layers.1.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t200 = "stablehlo.dot_general"(%t198, %t199) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
     %t201 = "stablehlo.add"(%t124, %t200) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t202 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
     %t203 = "stablehlo.multiply"(%t201, %t201) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -1520,18 +1520,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t212 = "stablehlo.multiply"(%t201, %t211) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t213 = "stablehlo.broadcast_in_dim"(%t202) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t214 = "stablehlo.multiply"(%t213, %t212) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t215 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t216 = "stablehlo.dot_general"(%t214, %t215) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
-    %t217 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t218 = "stablehlo.dot_general"(%t214, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
+    %t215 = util.global.load @"model.layers.1.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t216 = "stablehlo.dot_general"(%t214, %t215) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
+    %t217 = util.global.load @"model.layers.1.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t218 = "stablehlo.dot_general"(%t214, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
     %t219 = "stablehlo.negate"(%t216) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t220 = "stablehlo.exponential"(%t219) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t221 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<2x256xf32>} : () -> tensor<2x256xf32>
     %t222 = "stablehlo.add"(%t220, %t221) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t223 = "stablehlo.divide"(%t216, %t222) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t224 = "stablehlo.multiply"(%t223, %t218) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
-    %t225 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x256xf32>, tensor<128x256xf32>) -> tensor<2x128xf32>
+    %t225 = util.global.load @"model.layers.1.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x256xf32>, tensor<256x128xf32>) -> tensor<2x128xf32>
     %t227 = "stablehlo.add"(%t201, %t226) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t228 = util.global.load @"model.norm.weight" : tensor<128xf32>
     %t229 = "stablehlo.multiply"(%t227, %t227) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -1550,8 +1550,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t238 = "stablehlo.multiply"(%t227, %t237) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t239 = "stablehlo.broadcast_in_dim"(%t228) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t240 = "stablehlo.multiply"(%t239, %t238) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t241 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t242 = "stablehlo.dot_general"(%t240, %t241) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<512x128xf32>) -> tensor<2x512xf32>
+    %t241 = util.global.load @"lm_head.weight#t" : tensor<128x512xf32>
+    %t242 = "stablehlo.dot_general"(%t240, %t241) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x512xf32>) -> tensor<2x512xf32>
     %t243 = "stablehlo.reshape"(%t58) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
     %t244 = "stablehlo.reshape"(%t30) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
     %t245 = "stablehlo.reshape"(%t168) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
@@ -1599,12 +1599,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t19 = "stablehlo.multiply"(%t8, %t18) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t20 = "stablehlo.broadcast_in_dim"(%t9) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t21 = "stablehlo.multiply"(%t20, %t19) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t22 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t23 = "stablehlo.dot_general"(%t21, %t22) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
-    %t24 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t25 = "stablehlo.dot_general"(%t21, %t24) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
-    %t26 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t27 = "stablehlo.dot_general"(%t21, %t26) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
+    %t22 = util.global.load @"model.layers.0.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t23 = "stablehlo.dot_general"(%t21, %t22) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t24 = util.global.load @"model.layers.0.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t25 = "stablehlo.dot_general"(%t21, %t24) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
+    %t26 = util.global.load @"model.layers.0.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t27 = "stablehlo.dot_general"(%t21, %t26) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
     %t28 = "stablehlo.reshape"(%t23) : (tensor<2x128xf32>) -> tensor<2x2x64xf32>
     %t29 = "stablehlo.reshape"(%t25) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
     %t30 = "stablehlo.reshape"(%t27) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
@@ -1681,8 +1681,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t93 = "stablehlo.divide"(%t87, %t92) : (tensor<2x1x2x17xf32>, tensor<2x1x2x17xf32>) -> tensor<2x1x2x17xf32>
     %t94 = "stablehlo.dot_general"(%t93, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 2], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [1]>} : (tensor<2x1x2x17xf32>, tensor<2x17x1x64xf32>) -> tensor<2x1x2x64xf32>
     %t95 = "stablehlo.reshape"(%t94) : (tensor<2x1x2x64xf32>) -> tensor<2x128xf32>
-    %t96 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t97 = "stablehlo.dot_general"(%t95, %t96) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t96 = util.global.load @"model.layers.0.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t97 = "stablehlo.dot_general"(%t95, %t96) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
     %t98 = "stablehlo.add"(%t8, %t97) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t99 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
     %t100 = "stablehlo.multiply"(%t98, %t98) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -1701,18 +1701,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t109 = "stablehlo.multiply"(%t98, %t108) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t110 = "stablehlo.broadcast_in_dim"(%t99) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t111 = "stablehlo.multiply"(%t110, %t109) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t112 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
-    %t114 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t115 = "stablehlo.dot_general"(%t111, %t114) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
+    %t112 = util.global.load @"model.layers.0.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
+    %t114 = util.global.load @"model.layers.0.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t115 = "stablehlo.dot_general"(%t111, %t114) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
     %t116 = "stablehlo.negate"(%t113) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t117 = "stablehlo.exponential"(%t116) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t118 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<2x256xf32>} : () -> tensor<2x256xf32>
     %t119 = "stablehlo.add"(%t117, %t118) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t120 = "stablehlo.divide"(%t113, %t119) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t121 = "stablehlo.multiply"(%t120, %t115) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
-    %t122 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x256xf32>, tensor<128x256xf32>) -> tensor<2x128xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x256xf32>, tensor<256x128xf32>) -> tensor<2x128xf32>
     %t124 = "stablehlo.add"(%t98, %t123) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t125 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
     %t126 = "stablehlo.multiply"(%t124, %t124) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -1731,12 +1731,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t135 = "stablehlo.multiply"(%t124, %t134) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t136 = "stablehlo.broadcast_in_dim"(%t125) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t137 = "stablehlo.multiply"(%t136, %t135) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t138 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
-    %t140 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t141 = "stablehlo.dot_general"(%t137, %t140) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
-    %t142 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t143 = "stablehlo.dot_general"(%t137, %t142) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
+    %t138 = util.global.load @"model.layers.1.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t140 = util.global.load @"model.layers.1.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t141 = "stablehlo.dot_general"(%t137, %t140) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
+    %t142 = util.global.load @"model.layers.1.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t143 = "stablehlo.dot_general"(%t137, %t142) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
     %t144 = "stablehlo.reshape"(%t139) : (tensor<2x128xf32>) -> tensor<2x2x64xf32>
     %t145 = "stablehlo.reshape"(%t141) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
     %t146 = "stablehlo.reshape"(%t143) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
@@ -1800,8 +1800,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t196 = "stablehlo.divide"(%t190, %t195) : (tensor<2x1x2x17xf32>, tensor<2x1x2x17xf32>) -> tensor<2x1x2x17xf32>
     %t197 = "stablehlo.dot_general"(%t196, %t176) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 2], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [1]>} : (tensor<2x1x2x17xf32>, tensor<2x17x1x64xf32>) -> tensor<2x1x2x64xf32>
     %t198 = "stablehlo.reshape"(%t197) : (tensor<2x1x2x64xf32>) -> tensor<2x128xf32>
-    %t199 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t200 = "stablehlo.dot_general"(%t198, %t199) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t199 = util.global.load @"model.layers.1.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t200 = "stablehlo.dot_general"(%t198, %t199) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
     %t201 = "stablehlo.add"(%t124, %t200) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t202 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
     %t203 = "stablehlo.multiply"(%t201, %t201) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -1820,18 +1820,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t212 = "stablehlo.multiply"(%t201, %t211) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t213 = "stablehlo.broadcast_in_dim"(%t202) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t214 = "stablehlo.multiply"(%t213, %t212) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t215 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t216 = "stablehlo.dot_general"(%t214, %t215) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
-    %t217 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t218 = "stablehlo.dot_general"(%t214, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
+    %t215 = util.global.load @"model.layers.1.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t216 = "stablehlo.dot_general"(%t214, %t215) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
+    %t217 = util.global.load @"model.layers.1.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t218 = "stablehlo.dot_general"(%t214, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
     %t219 = "stablehlo.negate"(%t216) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t220 = "stablehlo.exponential"(%t219) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t221 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<2x256xf32>} : () -> tensor<2x256xf32>
     %t222 = "stablehlo.add"(%t220, %t221) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t223 = "stablehlo.divide"(%t216, %t222) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t224 = "stablehlo.multiply"(%t223, %t218) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
-    %t225 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x256xf32>, tensor<128x256xf32>) -> tensor<2x128xf32>
+    %t225 = util.global.load @"model.layers.1.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x256xf32>, tensor<256x128xf32>) -> tensor<2x128xf32>
     %t227 = "stablehlo.add"(%t201, %t226) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t228 = util.global.load @"model.norm.weight" : tensor<128xf32>
     %t229 = "stablehlo.multiply"(%t227, %t227) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -1850,8 +1850,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t238 = "stablehlo.multiply"(%t227, %t237) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t239 = "stablehlo.broadcast_in_dim"(%t228) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t240 = "stablehlo.multiply"(%t239, %t238) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t241 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t242 = "stablehlo.dot_general"(%t240, %t241) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<512x128xf32>) -> tensor<2x512xf32>
+    %t241 = util.global.load @"lm_head.weight#t" : tensor<128x512xf32>
+    %t242 = "stablehlo.dot_general"(%t240, %t241) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x512xf32>) -> tensor<2x512xf32>
     %t243 = "stablehlo.reshape"(%t58) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
     %t244 = "stablehlo.reshape"(%t30) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
     %t245 = "stablehlo.reshape"(%t168) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
@@ -1899,12 +1899,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t19 = "stablehlo.multiply"(%t8, %t18) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t20 = "stablehlo.broadcast_in_dim"(%t9) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t21 = "stablehlo.multiply"(%t20, %t19) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t22 = util.global.load @"model.layers.0.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t23 = "stablehlo.dot_general"(%t21, %t22) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
-    %t24 = util.global.load @"model.layers.0.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t25 = "stablehlo.dot_general"(%t21, %t24) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
-    %t26 = util.global.load @"model.layers.0.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t27 = "stablehlo.dot_general"(%t21, %t26) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
+    %t22 = util.global.load @"model.layers.0.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t23 = "stablehlo.dot_general"(%t21, %t22) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t24 = util.global.load @"model.layers.0.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t25 = "stablehlo.dot_general"(%t21, %t24) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
+    %t26 = util.global.load @"model.layers.0.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t27 = "stablehlo.dot_general"(%t21, %t26) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
     %t28 = "stablehlo.reshape"(%t23) : (tensor<2x128xf32>) -> tensor<2x2x64xf32>
     %t29 = "stablehlo.reshape"(%t25) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
     %t30 = "stablehlo.reshape"(%t27) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
@@ -1981,8 +1981,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t93 = "stablehlo.divide"(%t87, %t92) : (tensor<2x1x2x33xf32>, tensor<2x1x2x33xf32>) -> tensor<2x1x2x33xf32>
     %t94 = "stablehlo.dot_general"(%t93, %t67) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 2], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [1]>} : (tensor<2x1x2x33xf32>, tensor<2x33x1x64xf32>) -> tensor<2x1x2x64xf32>
     %t95 = "stablehlo.reshape"(%t94) : (tensor<2x1x2x64xf32>) -> tensor<2x128xf32>
-    %t96 = util.global.load @"model.layers.0.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t97 = "stablehlo.dot_general"(%t95, %t96) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t96 = util.global.load @"model.layers.0.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t97 = "stablehlo.dot_general"(%t95, %t96) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
     %t98 = "stablehlo.add"(%t8, %t97) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t99 = util.global.load @"model.layers.0.post_attention_layernorm.weight" : tensor<128xf32>
     %t100 = "stablehlo.multiply"(%t98, %t98) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -2001,18 +2001,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t109 = "stablehlo.multiply"(%t98, %t108) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t110 = "stablehlo.broadcast_in_dim"(%t99) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t111 = "stablehlo.multiply"(%t110, %t109) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t112 = util.global.load @"model.layers.0.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
-    %t114 = util.global.load @"model.layers.0.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t115 = "stablehlo.dot_general"(%t111, %t114) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
+    %t112 = util.global.load @"model.layers.0.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t113 = "stablehlo.dot_general"(%t111, %t112) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
+    %t114 = util.global.load @"model.layers.0.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t115 = "stablehlo.dot_general"(%t111, %t114) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
     %t116 = "stablehlo.negate"(%t113) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t117 = "stablehlo.exponential"(%t116) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t118 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<2x256xf32>} : () -> tensor<2x256xf32>
     %t119 = "stablehlo.add"(%t117, %t118) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t120 = "stablehlo.divide"(%t113, %t119) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t121 = "stablehlo.multiply"(%t120, %t115) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
-    %t122 = util.global.load @"model.layers.0.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x256xf32>, tensor<128x256xf32>) -> tensor<2x128xf32>
+    %t122 = util.global.load @"model.layers.0.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t123 = "stablehlo.dot_general"(%t121, %t122) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x256xf32>, tensor<256x128xf32>) -> tensor<2x128xf32>
     %t124 = "stablehlo.add"(%t98, %t123) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t125 = util.global.load @"model.layers.1.input_layernorm.weight" : tensor<128xf32>
     %t126 = "stablehlo.multiply"(%t124, %t124) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -2031,12 +2031,12 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t135 = "stablehlo.multiply"(%t124, %t134) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t136 = "stablehlo.broadcast_in_dim"(%t125) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t137 = "stablehlo.multiply"(%t136, %t135) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t138 = util.global.load @"model.layers.1.self_attn.q_proj.weight" : tensor<128x128xf32>
-    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
-    %t140 = util.global.load @"model.layers.1.self_attn.k_proj.weight" : tensor<64x128xf32>
-    %t141 = "stablehlo.dot_general"(%t137, %t140) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
-    %t142 = util.global.load @"model.layers.1.self_attn.v_proj.weight" : tensor<64x128xf32>
-    %t143 = "stablehlo.dot_general"(%t137, %t142) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<64x128xf32>) -> tensor<2x64xf32>
+    %t138 = util.global.load @"model.layers.1.self_attn.q_proj.weight#t" : tensor<128x128xf32>
+    %t139 = "stablehlo.dot_general"(%t137, %t138) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t140 = util.global.load @"model.layers.1.self_attn.k_proj.weight#t" : tensor<128x64xf32>
+    %t141 = "stablehlo.dot_general"(%t137, %t140) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
+    %t142 = util.global.load @"model.layers.1.self_attn.v_proj.weight#t" : tensor<128x64xf32>
+    %t143 = "stablehlo.dot_general"(%t137, %t142) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x64xf32>) -> tensor<2x64xf32>
     %t144 = "stablehlo.reshape"(%t139) : (tensor<2x128xf32>) -> tensor<2x2x64xf32>
     %t145 = "stablehlo.reshape"(%t141) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
     %t146 = "stablehlo.reshape"(%t143) : (tensor<2x64xf32>) -> tensor<2x1x64xf32>
@@ -2100,8 +2100,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t196 = "stablehlo.divide"(%t190, %t195) : (tensor<2x1x2x33xf32>, tensor<2x1x2x33xf32>) -> tensor<2x1x2x33xf32>
     %t197 = "stablehlo.dot_general"(%t196, %t176) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0, 1], rhs_batching_dimensions = [0, 2], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [1]>} : (tensor<2x1x2x33xf32>, tensor<2x33x1x64xf32>) -> tensor<2x1x2x64xf32>
     %t198 = "stablehlo.reshape"(%t197) : (tensor<2x1x2x64xf32>) -> tensor<2x128xf32>
-    %t199 = util.global.load @"model.layers.1.self_attn.o_proj.weight" : tensor<128x128xf32>
-    %t200 = "stablehlo.dot_general"(%t198, %t199) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
+    %t199 = util.global.load @"model.layers.1.self_attn.o_proj.weight#t" : tensor<128x128xf32>
+    %t200 = "stablehlo.dot_general"(%t198, %t199) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x128xf32>) -> tensor<2x128xf32>
     %t201 = "stablehlo.add"(%t124, %t200) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t202 = util.global.load @"model.layers.1.post_attention_layernorm.weight" : tensor<128xf32>
     %t203 = "stablehlo.multiply"(%t201, %t201) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -2120,18 +2120,18 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t212 = "stablehlo.multiply"(%t201, %t211) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t213 = "stablehlo.broadcast_in_dim"(%t202) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t214 = "stablehlo.multiply"(%t213, %t212) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t215 = util.global.load @"model.layers.1.mlp.gate_proj.weight" : tensor<256x128xf32>
-    %t216 = "stablehlo.dot_general"(%t214, %t215) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
-    %t217 = util.global.load @"model.layers.1.mlp.up_proj.weight" : tensor<256x128xf32>
-    %t218 = "stablehlo.dot_general"(%t214, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<256x128xf32>) -> tensor<2x256xf32>
+    %t215 = util.global.load @"model.layers.1.mlp.gate_proj.weight#t" : tensor<128x256xf32>
+    %t216 = "stablehlo.dot_general"(%t214, %t215) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
+    %t217 = util.global.load @"model.layers.1.mlp.up_proj.weight#t" : tensor<128x256xf32>
+    %t218 = "stablehlo.dot_general"(%t214, %t217) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x256xf32>) -> tensor<2x256xf32>
     %t219 = "stablehlo.negate"(%t216) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t220 = "stablehlo.exponential"(%t219) : (tensor<2x256xf32>) -> tensor<2x256xf32>
     %t221 = "stablehlo.constant"() {value = dense<1.000000000e+00> : tensor<2x256xf32>} : () -> tensor<2x256xf32>
     %t222 = "stablehlo.add"(%t220, %t221) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t223 = "stablehlo.divide"(%t216, %t222) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
     %t224 = "stablehlo.multiply"(%t223, %t218) : (tensor<2x256xf32>, tensor<2x256xf32>) -> tensor<2x256xf32>
-    %t225 = util.global.load @"model.layers.1.mlp.down_proj.weight" : tensor<128x256xf32>
-    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x256xf32>, tensor<128x256xf32>) -> tensor<2x128xf32>
+    %t225 = util.global.load @"model.layers.1.mlp.down_proj.weight#t" : tensor<256x128xf32>
+    %t226 = "stablehlo.dot_general"(%t224, %t225) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x256xf32>, tensor<256x128xf32>) -> tensor<2x128xf32>
     %t227 = "stablehlo.add"(%t201, %t226) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t228 = util.global.load @"model.norm.weight" : tensor<128xf32>
     %t229 = "stablehlo.multiply"(%t227, %t227) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
@@ -2150,8 +2150,8 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
     %t238 = "stablehlo.multiply"(%t227, %t237) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
     %t239 = "stablehlo.broadcast_in_dim"(%t228) {broadcast_dimensions = array<i64: 1>} : (tensor<128xf32>) -> tensor<2x128xf32>
     %t240 = "stablehlo.multiply"(%t239, %t238) : (tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x128xf32>
-    %t241 = util.global.load @"lm_head.weight" : tensor<512x128xf32>
-    %t242 = "stablehlo.dot_general"(%t240, %t241) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>} : (tensor<2x128xf32>, tensor<512x128xf32>) -> tensor<2x512xf32>
+    %t241 = util.global.load @"lm_head.weight#t" : tensor<128x512xf32>
+    %t242 = "stablehlo.dot_general"(%t240, %t241) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x128xf32>, tensor<128x512xf32>) -> tensor<2x512xf32>
     %t243 = "stablehlo.reshape"(%t58) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
     %t244 = "stablehlo.reshape"(%t30) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
     %t245 = "stablehlo.reshape"(%t168) : (tensor<2x1x64xf32>) -> tensor<1x1x2x1x1x64xf32>
@@ -2190,7 +2190,7 @@ module @vlm_text_decoder attributes {vlm.contract_version = 1 : i32, vlm.emitter
   }
 
   func.func @compatibility() -> tensor<4xi32> {
-    %key = "stablehlo.constant"() {value = dense<[1, 4, 1856932602, 1861385407]> : tensor<4xi32>} : () -> tensor<4xi32>
+    %key = "stablehlo.constant"() {value = dense<[1, 5, 1194047130, 1388478293]> : tensor<4xi32>} : () -> tensor<4xi32>
     return %key : tensor<4xi32>
   }
 }
