@@ -248,4 +248,17 @@ vlm_status cpu_attention(vlm_thread_pool *pool, const cpu_attention_shape *shape
                          const float *query, const float *key_cache,
                          const float *value_cache, float *output);
 
+/* Decode rows of a batched step, each a single query against its own
+ * cache (query_count 1): the bits of cpu_attention on each row, in one
+ * pass over the pool. Items are (row, KV head); a query's scores are tiles
+ * of keys read in place from the cache against the transposed query
+ * (fma(k, q, acc) is fma(q, k, acc)), so no keys are copied. */
+typedef struct cpu_attention_row {
+  cpu_attention_shape shape;
+  const float *query, *key_cache, *value_cache;
+  float *output;
+} cpu_attention_row;
+
+vlm_status cpu_attention_decode(vlm_thread_pool *pool, const cpu_attention_row *rows, int64_t row_count);
+
 #endif
