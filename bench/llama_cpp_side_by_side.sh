@@ -39,7 +39,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
-isa=native threads=2 rounds=3 lock= build_only=0
+isa=native threads=2 rounds=3 lock='' build_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --isa) isa=$2; shift 2 ;;
@@ -155,7 +155,10 @@ import json, os, statistics, sys
 results, rounds, threads, isa, work = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 def load(name):
     path = os.path.join(results, name)
-    return json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else None
+    try:
+        return json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else None
+    except ValueError:  # a run cut short
+        return None
 def med(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -193,7 +196,8 @@ def fmt(rate, bound):
         return "-"
     return f"{rate:.1f}" + (f" ({100 * rate / bound:.0f}%)" if bound else "")
 print(f"\n{threads} threads, kernel path {first.get('kernel_path')} ({isa}), {first.get('cpu')}; "
-      f"medians of {rounds} alternating rounds; same-run bounds (vlm bench): FMA {fma} GFLOP/s, read {bw} GB/s")
+      f"medians of {rounds} alternating rounds; same-run bounds (vlm bench): FMA {fma:.1f} GFLOP/s, "
+      f"read {bw:.1f} GB/s")
 print(f"load average before: {open(os.path.join(results, 'uptime-before')).read().strip()}")
 print(f"load average after:  {open(os.path.join(results, 'uptime-after')).read().strip()}\n")
 print("| tok/s | vlm | llama.cpp | bound |")
