@@ -12,6 +12,10 @@ of that many concurrent streaming requests (greedy, the same long prompt,
   itl_p50_seconds, itl_p99_seconds, itl_max_seconds  gaps between a stream's
                                content chunks after its first (how long
                                other requests' prefill holds it up)
+  server_cpu_seconds, tokens_per_server_cpu_second  with --serve: the
+                               server process's CPU time over the level and
+                               completion tokens per CPU-second (on a shared
+                               machine the wall-clock rates count waiting)
 With --stagger S the streams of a level start S seconds apart, so later
 prompts are prefilled while earlier streams decode; --prompt-repeat K makes
 the prompt K times longer.
@@ -126,8 +130,19 @@ class Target:
         return (first - started if first else None), first, last, tokens, gaps
 
 
-def run_level(target, concurrency, rounds, max_tokens, stagger=0.0, prompt=PROMPT):
+def process_cpu_seconds(pid):
+    """User + system CPU time of a local process (its threads together), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def run_level(target, concurrency, rounds, max_tokens, stagger=0.0, prompt=PROMPT, server_pid=None):
     ttfts, tokens, decode_windows, decode_tokens, gaps = [], 0, 0.0, 0, []
+    cpu_before = process_cpu_seconds(server_pid) if server_pid else None
     started = time.monotonic()
     for _ in range(rounds):
         results = [None] * concurrency
@@ -156,6 +171,8 @@ def run_level(target, concurrency, rounds, max_tokens, stagger=0.0, prompt=PROMP
             decode_windows += max(lasts) - min(firsts)
             decode_tokens += sum(max(0, r[3] - 1) for r in results)
     wall = time.monotonic() - started
+    cpu_after = process_cpu_seconds(server_pid) if server_pid else None
+    cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
     return {
         "concurrency": concurrency,
         "requests": concurrency * rounds,
@@ -168,6 +185,11 @@ def run_level(target, concurrency, rounds, max_tokens, stagger=0.0, prompt=PROMP
         "itl_p50_seconds": round(percentile(gaps, 0.50), 4) if gaps else None,
         "itl_p99_seconds": round(percentile(gaps, 0.99), 4) if gaps else None,
         "itl_max_seconds": round(max(gaps), 4) if gaps else None,
+        # --serve only: the server's CPU time over the level (every thread),
+        # and tokens per CPU-second, which time spent waiting for the cores
+        # on a shared machine does not dilute.
+        "server_cpu_seconds": round(cpu, 3) if cpu is not None else None,
+        "tokens_per_server_cpu_second": round(tokens / cpu, 2) if cpu else None,
     }
 
 
@@ -271,7 +293,8 @@ def main():
         target = Target(arguments.url, arguments.api_key)
         target.stream(4)  # warm-up
         prompt = " ".join([PROMPT] * arguments.prompt_repeat)
-        levels = [run_level(target, int(level), arguments.rounds, arguments.max_tokens, arguments.stagger, prompt)
+        levels = [run_level(target, int(level), arguments.rounds, arguments.max_tokens, arguments.stagger, prompt,
+                            server.pid if server else None)
                   for level in arguments.levels.split(",")]
     finally:
         if server:

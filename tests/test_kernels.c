@@ -640,6 +640,64 @@ static void attention_refuses_bad_shapes(void) {
               VLM_STATUS_INVALID_ARGUMENT, "bias stride");
 }
 
+/* Decode rows batched through cpu_attention_decode (each its own cache,
+ * past, window, soft cap and bias; GQA groups of 7 and 4, MQA with 20 heads
+ * (two items of at most 16 heads), head dims 64, 72, 20 and 80): each row
+ * is the bits of cpu_attention on that row alone, with 1 and 3 threads,
+ * on every path, and within the float64 tolerance. */
+static void attention_decode_rows_match_single_calls(void) {
+  const attention_case cases[] = {
+      {1, 0, 14, 2, 64, 0, 0.0f, true, false},   /* first step: one key */
+      {1, 40, 14, 2, 64, 0, 0.0f, true, false},  /* Qwen2-0.5B's heads */
+      {1, 130, 8, 2, 72, 11, 30.0f, true, true}, /* window, soft cap, bias; columns 48 + 24 */
+      {1, 70, 20, 1, 20, 0, 0.0f, true, false},  /* MQA: 20 heads, one KV head */
+      {1, 9, 4, 4, 80, 0, 0.0f, true, true},     /* one head per KV head */
+  };
+  enum { ROWS = sizeof(cases) / sizeof(cases[0]) };
+  attention_data data[ROWS];
+  cpu_attention_row rows[ROWS];
+  float *single[ROWS], *first_path[ROWS];
+  vlm_thread_pool *pool = NULL;
+  CHECK_OK(vlm_thread_pool_create(3, NULL, &pool));
+  for (int i = 0; i < ROWS; i++) {
+    attention_data_create(&cases[i], 90 + (uint64_t)i, &data[i]);
+    int64_t count = cases[i].heads * cases[i].head_dim;
+    single[i] = malloc((size_t)count * sizeof(float));
+    first_path[i] = malloc((size_t)count * sizeof(float));
+    rows[i] = (cpu_attention_row){data[i].shape, data[i].q, data[i].k, data[i].v, data[i].out};
+    reference_attention(&data[i].shape, data[i].q, data[i].k, data[i].v, data[i].expected);
+  }
+  bool have_first = false;
+  for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
+    if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
+    for (int threaded = 0; threaded < 2; threaded++) {
+      for (int i = 0; i < ROWS; i++) memset(data[i].out, 0xff, (size_t)(cases[i].heads * cases[i].head_dim) * 4);
+      CHECK_OK(cpu_attention_decode(threaded ? pool : NULL, rows, ROWS));
+      for (int i = 0; i < ROWS; i++) {
+        int64_t count = cases[i].heads * cases[i].head_dim;
+        CHECK_OK(cpu_attention(NULL, &data[i].shape, data[i].q, data[i].k, data[i].v, single[i]));
+        CHECK(test_bits_equal(single[i], data[i].out, count));
+        if (!have_first) memcpy(first_path[i], data[i].out, (size_t)count * sizeof(float));
+        CHECK(test_bits_equal(first_path[i], data[i].out, count));
+        double worst = test_worst_error(data[i].out, data[i].expected, NULL, count, 2e-6, 2e-6);
+        if (!(worst <= 1.0)) fprintf(stderr, "  row %d: error %g\n", i, worst);
+        CHECK(worst <= 1.0);
+      }
+      have_first = true;
+    }
+  }
+  cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
+  /* A row of two queries is refused, not attended as one. */
+  cpu_attention_row two = rows[1];
+  two.shape.query_count = 2;
+  CHECK_ERROR(cpu_attention_decode(NULL, &two, 1), VLM_STATUS_INVALID_ARGUMENT, "decode row has 2 queries");
+  for (int i = 0; i < ROWS; i++) {
+    attention_data_release(&data[i]);
+    free(single[i]), free(first_path[i]);
+  }
+  vlm_thread_pool_release(pool);
+}
+
 /* Distance in units in the last place between two finite floats. */
 static int64_t ulp_distance(float a, float b) {
   int32_t ia, ib;
@@ -697,4 +755,5 @@ TEST_MAIN(TEST(exp_is_accurate_and_the_same_on_every_path), TEST(rms_norm_matche
           TEST(attention_matches_reference),
           TEST(attention_is_bit_identical_across_chunks_threads_and_paths),
           TEST(attention_encoder_blocks_match_tile_by_tile),
+          TEST(attention_decode_rows_match_single_calls),
           TEST(attention_refuses_bad_shapes))

@@ -330,7 +330,13 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
   }
   const float *queries = input_f32(state, node, 0);
   size_t query_row = (size_t)(heads * head_dim);
-  for (int64_t first = 0, last; first < row_count; first = last) {
+  /* Runs of one row (decode) go to cpu_attention_decode together: one pass
+   * over the pool for the whole batch, the same bits as one call each. */
+  cpu_attention_row *singles = vlm_allocate(NULL, (size_t)row_count * sizeof(*singles), VLM_DEFAULT_ALIGNMENT);
+  if (!singles) return VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory", node->name);
+  int64_t single_count = 0;
+  vlm_status status = VLM_OK;
+  for (int64_t first = 0, last; first < row_count && !status; first = last) {
     for (last = first + 1; last < row_count && rows->slots[last] == rows->slots[first] &&
                            rows->cache_indices[last] == rows->cache_indices[last - 1] + 1;
          last++) {
@@ -345,12 +351,20 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
                               ? rows->row_windows[first] : node->params.attention.sliding_window,
         .bias = rows->bias ? rows->bias + first * rows->bias_key_count : NULL,
         .bias_stride = rows->bias_key_count};
-    VLM_RETURN_IF_ERROR(cpu_attention(state->run->pool, &shape, queries + (size_t)first * query_row,
-                                      vlm_kv_cache_keys(cache, slot, layer),
-                                      vlm_kv_cache_values(cache, slot, layer),
-                                      out + (size_t)first * query_row));
+    if (last - first == 1) {
+      singles[single_count++] = (cpu_attention_row){shape, queries + (size_t)first * query_row,
+                                                    vlm_kv_cache_keys(cache, slot, layer),
+                                                    vlm_kv_cache_values(cache, slot, layer),
+                                                    out + (size_t)first * query_row};
+      continue;
+    }
+    status = cpu_attention(state->run->pool, &shape, queries + (size_t)first * query_row,
+                           vlm_kv_cache_keys(cache, slot, layer), vlm_kv_cache_values(cache, slot, layer),
+                           out + (size_t)first * query_row);
   }
-  return VLM_OK;
+  if (!status && single_count) status = cpu_attention_decode(state->run->pool, singles, single_count);
+  vlm_release(NULL, singles);
+  return status;
 }
 
 static float value_at(const node_value *value, int64_t index);

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void *system_allocate(void *context, size_t size, size_t alignment) {
   (void)context;
@@ -27,6 +28,21 @@ void *vlm_allocate(const vlm_allocator *allocator, size_t size,
   if (!allocator) allocator = &system_allocator;
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) return NULL;
   return allocator->allocate(allocator->context, size, alignment);
+}
+
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+
+void *vlm_allocate_streamed(size_t size) {
+  if (size < 2 * HUGE_PAGE_BYTES) return vlm_allocate(NULL, size, VLM_DEFAULT_ALIGNMENT);
+  void *pointer = vlm_allocate(NULL, size, HUGE_PAGE_BYTES);
+#ifdef MADV_HUGEPAGE
+  /* Only the whole huge pages: a rounded-up tail would be resident in
+   * full. A hint: where transparent huge pages are off it changes nothing.
+   * Measured on a Zen 5 host (THP in madvise mode), one thread, from DRAM:
+   * a 4864 x 896 bf16 GEMV 278 -> 254 us, batch 8 398 -> 352 us. */
+  if (pointer) (void)madvise(pointer, size & ~(HUGE_PAGE_BYTES - 1), MADV_HUGEPAGE);
+#endif
+  return pointer;
 }
 
 void *vlm_allocate_zeroed(const vlm_allocator *allocator, size_t size,

@@ -19,6 +19,13 @@ void *vlm_allocate(const vlm_allocator *allocator, size_t size, size_t alignment
 void *vlm_allocate_zeroed(const vlm_allocator *allocator, size_t size, size_t alignment);
 void vlm_release(const vlm_allocator *allocator, void *pointer);
 
+/* Large buffers streamed from memory (packed weights, bandwidth probes):
+ * 2 MiB-aligned, their whole 2 MiB pages advised as transparent huge pages
+ * where the kernel offers them (madvise mode), so a stream of loads is not
+ * a TLB miss every 4 KiB. Released with vlm_release. Below 4 MiB it is
+ * plain vlm_allocate. */
+void *vlm_allocate_streamed(size_t size);
+
 
 typedef struct vlm_arena_block vlm_arena_block;
 

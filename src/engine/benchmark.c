@@ -113,7 +113,9 @@ static machine_bounds measure_bounds(vlm_thread_pool *pool) {
   machine_bounds bounds = {{0, 0}, {0, 0}};
   cpu_kernel_path path = cpu_kernel_path_active();
   const size_t bytes = (size_t)512 << 20;
-  void *data = vlm_allocate(NULL, bytes, VLM_DEFAULT_ALIGNMENT);
+  /* Pages of the size the packed weights have (vlm_allocate_streamed), so
+   * the bound is the read rate decode can reach. */
+  void *data = vlm_allocate_streamed(bytes);
   if (data) {
     memset(data, 1, bytes);
     for (int pass = 0; pass < 5; pass++) {

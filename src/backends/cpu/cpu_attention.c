@@ -143,13 +143,13 @@ static void tile_scores(const attention_job *a, const tile_rows *rows, float *sc
   }
 }
 
-static void row_softmax(const attention_job *a, const tile_rows *rows, int r, float *scores) {
-  const cpu_attention_shape *shape = a->shape;
-  float *row = scores + r * a->scores_stride + (rows->first[r] - a->first_key);
-  int64_t count = rows->last[r] - rows->first[r] + 1;
-  const float *bias = shape->bias ? shape->bias + rows->head[r] * shape->bias_head_stride +
-                                       rows->query[r] * shape->bias_stride + rows->first[r]
-                                   : NULL;
+/* The probabilities of one (query, head) from its scores against keys
+ * [first, first + count): scale, soft-cap, + bias (the head's, when the
+ * bias has one per head), softmax, in place. */
+static void softmax_scores(const cpu_attention_shape *shape, int64_t head, int64_t query, int64_t first, float *row,
+                           int64_t count) {
+  const float *bias = shape->bias ? shape->bias + head * shape->bias_head_stride + query * shape->bias_stride + first
+                                  : NULL;
   float scale = shape->scale;
   if (shape->soft_cap > 0.0f) { /* scale, cap, then the plain softmax */
     for (int64_t j = 0; j < count; j++) row[j] *= scale;
@@ -157,6 +157,11 @@ static void row_softmax(const attention_job *a, const tile_rows *rows, int r, fl
     scale = 1.0f;
   }
   cpu_scaled_softmax(row, scale, bias, count, row);
+}
+
+static void row_softmax(const attention_job *a, const tile_rows *rows, int r, float *scores) {
+  float *row = scores + r * a->scores_stride + (rows->first[r] - a->first_key);
+  softmax_scores(a->shape, rows->head[r], rows->query[r], rows->first[r], row, rows->last[r] - rows->first[r] + 1);
 }
 
 /* The weighted sums' output columns go through the kernel in groups of at
@@ -371,5 +376,121 @@ vlm_status cpu_attention(vlm_thread_pool *pool, const cpu_attention_shape *shape
   vlm_release(NULL, copy);
   vlm_release(NULL, a.keys_t);
   vlm_release(NULL, a.scores);
+  return VLM_OK;
+}
+
+/* ---- Decode rows, batched ------------------------------------------------------ */
+
+/* Heads of one KV head's group per item (the columns of the score tiles:
+ * 16 f32 lanes); a larger group is several items. */
+#define DECODE_HEADS 16
+/* Keys per score tile: 8 rows x one vector of heads is 8 independent
+ * chains, enough to cover the fma latency. */
+#define DECODE_KEY_ROWS CPU_GEMM_MAX_ROWS
+
+typedef struct decode_job {
+  const cpu_attention_row *rows;
+  const int64_t *item_start;  /* first item of each row */
+  int64_t row_count;
+  cpu_gemm_kernel kernel;
+  /* Per worker: q transposed [d][DECODE_HEADS], then the scores of the
+   * item's keys [keys][DECODE_HEADS], then its probabilities
+   * [DECODE_HEADS][keys]. */
+  float *scratch;
+  int64_t scratch_floats, key_stride;
+} decode_job;
+
+/* Item `item` of row `row`: KV head h, heads [h * group + c0, + count). */
+static void decode_item(const decode_job *job, const cpu_attention_row *row, int64_t item, float *scratch) {
+  const cpu_attention_shape *shape = &row->shape;
+  int64_t d = shape->head_dim, kv_heads = shape->kv_head_count, group = shape->head_count / kv_heads;
+  int64_t per_kv = (group + DECODE_HEADS - 1) / DECODE_HEADS;
+  int64_t h = item / per_kv, c0 = item % per_kv * DECODE_HEADS;
+  int count = (int)(group - c0 < DECODE_HEADS ? group - c0 : DECODE_HEADS);
+  int64_t first, last;
+  visible_keys(shape, 0, &first, &last);
+  int64_t keys = last - first + 1, stride = job->key_stride;
+  float *q_t = scratch, *scores = q_t + d * DECODE_HEADS, *probabilities = scores + stride * DECODE_HEADS;
+  const float *q = row->query + (h * group + c0) * d;
+  for (int c = 0; c < count; c++)
+    for (int64_t k = 0; k < d; k++) q_t[k * DECODE_HEADS + c] = q[c * d + k];
+  /* Score of key j for head c: the chain fma(key[k], q[k], acc) over k
+   * from +0, which is fma(q[k], key[k], acc): the bits of cpu_attention's
+   * tiles of heads against transposed keys, without transposing the keys
+   * (the query is the small side here). */
+  for (int64_t j = 0; j < keys; j += DECODE_KEY_ROWS) {
+    int rows = (int)(keys - j < DECODE_KEY_ROWS ? keys - j : DECODE_KEY_ROWS);
+    cpu_gemm_tile tile = {row->key_cache + ((first + j) * kv_heads + h) * d, kv_heads * d, q_t, DECODE_HEADS, d,
+                          count, scores + j * DECODE_HEADS, DECODE_HEADS, false, NULL, NULL};
+    job->kernel(&tile, rows);
+  }
+  for (int c = 0; c < count; c++) {
+    float *p = probabilities + c * stride;
+    for (int64_t j = 0; j < keys; j++) p[j] = scores[j * DECODE_HEADS + c];
+    softmax_scores(shape, h * group + c0 + c, 0, first, p, keys);
+  }
+  /* Weighted sums: every head sees the same keys, so each column group is
+   * one chain per element over [first, last] from +0, as in attend_tile. */
+  float *out = row->output + (h * group + c0) * d;
+  memset(out, 0, (size_t)(count * d) * sizeof(float));
+  for (int r0 = 0; r0 < count; r0 += CPU_GEMM_TILE_ROWS) {
+    int n = count - r0 < CPU_GEMM_TILE_ROWS ? count - r0 : CPU_GEMM_TILE_ROWS;
+    for (int64_t c = 0, cols; c < d; c += cols) {
+      cols = value_columns(d, c);
+      cpu_gemm_tile tile = {probabilities + r0 * stride, stride, row->value_cache + (first * kv_heads + h) * d + c,
+                            kv_heads * d, keys, (int)cols, out + r0 * d + c, d, true, NULL, NULL};
+      job->kernel(&tile, n);
+    }
+  }
+}
+
+static void decode_worker(void *context, int64_t begin, int64_t end, int worker) {
+  const decode_job *job = context;
+  float *scratch = job->scratch + worker * job->scratch_floats;
+  int64_t row = 0;
+  for (int64_t item = begin; item < end; item++) {
+    while (item >= job->item_start[row + 1]) row++;
+    decode_item(job, &job->rows[row], item - job->item_start[row], scratch);
+  }
+}
+
+vlm_status cpu_attention_decode(vlm_thread_pool *pool, const cpu_attention_row *rows, int64_t row_count) {
+  if (row_count <= 0 || !rows) return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "attention: no decode rows");
+  int64_t most_keys = 0, most_d = 0, items = 0;
+  int64_t *item_start = vlm_allocate(NULL, (size_t)(row_count + 1) * sizeof(int64_t), VLM_DEFAULT_ALIGNMENT);
+  if (!item_start) return vlm_status_make(VLM_STATUS_RESOURCE_EXHAUSTED, "attention: out of memory");
+  for (int64_t r = 0; r < row_count; r++) {
+    const cpu_attention_row *row = &rows[r];
+    vlm_status status = check_shape(&row->shape);
+    if (!status && row->shape.query_count != 1)
+      status = vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "attention: a decode row has %lld queries",
+                               (long long)row->shape.query_count);
+    if (!status && (!row->query || !row->key_cache || !row->value_cache || !row->output))
+      status = vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "attention: missing pointer");
+    if (status) {
+      vlm_release(NULL, item_start);
+      return status;
+    }
+    int64_t first, last, group = row->shape.head_count / row->shape.kv_head_count;
+    visible_keys(&row->shape, 0, &first, &last);
+    if (last - first + 1 > most_keys) most_keys = last - first + 1;
+    if (row->shape.head_dim > most_d) most_d = row->shape.head_dim;
+    item_start[r] = items;
+    items += row->shape.kv_head_count * ((group + DECODE_HEADS - 1) / DECODE_HEADS);
+  }
+  item_start[row_count] = items;
+  int workers = vlm_thread_pool_size(pool);
+  /* Rows of scores padded to whole cache lines (16 floats). */
+  int64_t stride = (most_keys + 15) / 16 * 16;
+  int64_t floats = (most_d + 2 * stride) * DECODE_HEADS;
+  decode_job job = {rows, item_start, row_count, cpu_gemm_select(VLM_DTYPE_F32), NULL, floats, stride};
+  job.scratch = vlm_allocate(NULL, (size_t)(workers * floats) * sizeof(float), VLM_DEFAULT_ALIGNMENT);
+  if (!job.scratch) {
+    vlm_release(NULL, item_start);
+    return vlm_status_make(VLM_STATUS_RESOURCE_EXHAUSTED, "attention: no memory for %lld keys", (long long)most_keys);
+  }
+  vlm_thread_pool_parallel_for(pool, items, 1, decode_worker, &job);
+  vlm_release(NULL, job.scratch);
+  vlm_release(NULL, item_start);
   return VLM_OK;
 }

@@ -275,4 +275,17 @@ vlm_status cpu_conv2d(vlm_thread_pool *pool, const cpu_conv2d_shape *shape, cons
  * is x's (rank <= 8). */
 void cpu_permute(const float *x, int rank, const int64_t *shape, const int32_t *axes, float *out);
 
+/* Decode rows of a batched step, each a single query against its own
+ * cache (query_count 1): the bits of cpu_attention on each row, in one
+ * pass over the pool. Items are (row, KV head); a query's scores are tiles
+ * of keys read in place from the cache against the transposed query
+ * (fma(k, q, acc) is fma(q, k, acc)), so no keys are copied. */
+typedef struct cpu_attention_row {
+  cpu_attention_shape shape;
+  const float *query, *key_cache, *value_cache;
+  float *output;
+} cpu_attention_row;
+
+vlm_status cpu_attention_decode(vlm_thread_pool *pool, const cpu_attention_row *rows, int64_t row_count);
+
 #endif

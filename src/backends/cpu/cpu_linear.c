@@ -126,7 +126,7 @@ vlm_status cpu_linear_pack_allocate(const cpu_linear_weights *weights, cpu_packe
   int64_t panels = (weights->output_count + CPU_PANEL - 1) / CPU_PANEL;
   *packed = (cpu_packed_linear){weights->dtype, weights->output_count, weights->input_count, panels, NULL, NULL};
   size_t bytes = (size_t)(panels * CPU_PANEL * weights->input_count * element_bytes(weights->dtype));
-  packed->panels = vlm_allocate(NULL, bytes, VLM_DEFAULT_ALIGNMENT);
+  packed->panels = vlm_allocate_streamed(bytes); /* huge pages: decode streams it */
   if (weights->bias) packed->bias = vlm_allocate(NULL, (size_t)(panels * CPU_PANEL) * sizeof(float), VLM_DEFAULT_ALIGNMENT);
   if (!packed->panels || (weights->bias && !packed->bias)) {
     cpu_packed_linear_release(packed);
