@@ -15,7 +15,14 @@ struct vlm_cpu_packs {
   pack_entry *entries; /* open addressing on the weight address; NULL weight = empty */
   int64_t capacity, count;
   uint64_t bytes;
+  cpu_quant_format quantize;
+  int64_t group_size;
 };
+
+void vlm_cpu_packs_set_quantization(vlm_cpu_packs *packs, cpu_quant_format format, int64_t group_size) {
+  packs->quantize = format;
+  packs->group_size = group_size;
+}
 
 vlm_status vlm_cpu_packs_create(vlm_cpu_packs **out_packs) {
   *out_packs = NULL;
@@ -89,9 +96,16 @@ vlm_status vlm_cpu_packs_get(vlm_cpu_packs *packs, vlm_thread_pool *pool, const 
     pack_entry *entry = &packs->entries[slot_of(packs, weights->weight, weights->bias)];
     if (!entry->weight) {
       cpu_packed_linear *packed = NULL;
-      status = cpu_linear_pack_allocate(weights, &packed);
+      if (packs->quantize) {
+        status = cpu_quant_pack(pool, weights, packs->quantize, packs->group_size, &packed);
+        if (!status && checkpoint)
+          vlm_checkpoint_evict(checkpoint, weights->weight,
+                               (size_t)(weights->output_count * weights->input_count) * vlm_dtype_size(weights->dtype));
+      } else {
+        status = cpu_linear_pack_allocate(weights, &packed);
+        if (!status) pack_in_slices(pool, weights, checkpoint, packed);
+      }
       if (!status) {
-        pack_in_slices(pool, weights, checkpoint, packed);
         *entry = (pack_entry){weights->weight, weights->bias, packed};
         packs->count++;
         packs->bytes += cpu_packed_linear_bytes(packed);

@@ -9,11 +9,16 @@
 #define VLM_BACKENDS_CPU_PACKS_H
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_quant.h"
 #include "io/checkpoint.h"
 
 typedef struct vlm_cpu_packs vlm_cpu_packs;
 
 vlm_status vlm_cpu_packs_create(vlm_cpu_packs **out_packs);
+/* From now on, weights packed by this store are quantized to `format`
+ * (cpu_quant.h) in groups of `group_size` inputs (--quantize); the source
+ * pages are evicted after each tensor. CPU_QUANT_NONE: as stored. */
+void vlm_cpu_packs_set_quantization(vlm_cpu_packs *packs, cpu_quant_format format, int64_t group_size);
 void vlm_cpu_packs_release(vlm_cpu_packs *packs);
 
 /* The packed form of `weights`, packing it now if it is new. `checkpoint`

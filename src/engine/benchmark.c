@@ -139,6 +139,7 @@ typedef struct model_costs {
  * once. */
 static model_costs measure_costs(const vlm_model *opened, const vlm_text_model *model) {
   model_costs costs = {0};
+  bool quantized = vlm_model_is_quantized(opened);
   const vlm_checkpoint *weights = vlm_text_model_weights(model);
   const vlm_text_config *text = &vlm_text_model_config(model)->text;
   for (size_t i = 0; i < vlm_checkpoint_tensor_count(weights); i++) {
@@ -146,10 +147,13 @@ static model_costs measure_costs(const vlm_model *opened, const vlm_text_model *
     const vlm_expected_tensor *declared = vlm_manifest_find(&opened->manifest, info->name);
     vlm_component component = declared ? declared->component : vlm_component_from_name(info->name);
     if (component != VLM_COMPONENT_TEXT_DECODER && component != VLM_COMPONENT_EMBEDDINGS) continue;
-    costs.weight_bytes += info->byte_size;
+    /* Quantized: the linear weights are read as packed (below); the rest
+     * (norms, biases) as stored; the embedding table gives one row a token. */
+    if (!quantized || (info->rank != 2 && component == VLM_COMPONENT_TEXT_DECODER)) costs.weight_bytes += info->byte_size;
     if (component == VLM_COMPONENT_TEXT_DECODER && info->rank == 2)
       costs.linear_parameters += (double)info->shape[0] * (double)info->shape[1];
   }
+  if (quantized) costs.weight_bytes += vlm_text_model_packed_bytes(model);
   costs.head_parameters = (double)text->vocab_size * (double)text->hidden_size;
   return costs;
 }
@@ -331,7 +335,8 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   vlm_text_model *model = NULL;
   double load_start = now_seconds();
   vlm_model *opened = NULL;
-  vlm_status status = vlm_model_open(options->model_dir, NULL, &opened);
+  vlm_model_options open_options = {.quantize = options->quantize};
+  vlm_status status = vlm_model_open(options->model_dir, &open_options, &opened);
   if (!status) status = vlm_text_model_open(opened, &model_options, &model);
   double load_seconds = now_seconds() - load_start;
   if (status) {
@@ -358,6 +363,10 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   vlm_sb_appendf(&json, ",\"backend\":\"cpu\",\"kernel_path\":\"%s\",\"isa\":\"%s\",\"cpu\":",
                  cpu_kernel_path_name(cpu_kernel_path_active()), isa);
   vlm_sb_append_json_string(&json, brand, strlen(brand));
+  vlm_sb_appendf(&json, ",\"quantize\":\"%s\"", options->quantize ? options->quantize
+                                                : opened->hub_quantization.method == VLM_QUANT_METHOD_GPTQ ? "gptq"
+                                                : opened->hub_quantization.method == VLM_QUANT_METHOD_AWQ  ? "awq"
+                                                                                                           : "none");
   vlm_sb_appendf(&json, ",\"threads\":%d,\"load_seconds\":%.4f,\"rss_after_load_bytes\":%lld,"
                  "\"weight_bytes\":%llu,\"read_bandwidth_gb_per_s\":%.2f,\"read_bandwidth_gb_per_s_cpu_time\":%.2f,"
                  "\"fma_peak_gflops\":%.1f,\"fma_peak_gflops_cpu_time\":%.1f",
