@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "backends/cpu_hub_quant.h"
 #include "core/status.h"
 
 typedef struct pack_entry {
@@ -17,7 +18,13 @@ struct vlm_cpu_packs {
   uint64_t bytes;
   cpu_quant_format quantize;
   int64_t group_size;
+  const vlm_quantization_config *hub;
 };
+
+void vlm_cpu_packs_set_hub_quantization(vlm_cpu_packs *packs, const vlm_quantization_config *config) {
+  packs->hub = config && config->method != VLM_QUANT_METHOD_NONE ? config : NULL;
+}
+const vlm_quantization_config *vlm_cpu_packs_hub_quantization(const vlm_cpu_packs *packs) { return packs->hub; }
 
 void vlm_cpu_packs_set_quantization(vlm_cpu_packs *packs, cpu_quant_format format, int64_t group_size) {
   packs->quantize = format;
@@ -107,6 +114,32 @@ vlm_status vlm_cpu_packs_get(vlm_cpu_packs *packs, vlm_thread_pool *pool, const 
       }
       if (!status) {
         *entry = (pack_entry){weights->weight, weights->bias, packed};
+        packs->count++;
+        packs->bytes += cpu_packed_linear_bytes(packed);
+      }
+    }
+    if (!status) *out_packed = entry->packed;
+  }
+  pthread_mutex_unlock(&packs->lock);
+  return status;
+}
+
+vlm_status vlm_cpu_packs_get_hub(vlm_cpu_packs *packs, vlm_thread_pool *pool, const vlm_checkpoint *checkpoint,
+                                 const char *prefix, const void *qweight, int64_t output_count, int64_t input_count,
+                                 const void *bias, vlm_dtype bias_dtype, const cpu_packed_linear **out_packed) {
+  *out_packed = NULL;
+  if (!packs->hub) return VLM_ERROR(INTERNAL, "%s: a quantized layer without a quantization config", prefix);
+  pthread_mutex_lock(&packs->lock);
+  vlm_status status = VLM_OK;
+  if (2 * (packs->count + 1) > packs->capacity) status = grow(packs);
+  if (!status) {
+    pack_entry *entry = &packs->entries[slot_of(packs, qweight, bias)];
+    if (!entry->weight) {
+      cpu_packed_linear *packed = NULL;
+      status = cpu_hub_quant_pack(pool, checkpoint, packs->hub, prefix, output_count, input_count, bias, bias_dtype,
+                                  &packed);
+      if (!status) {
+        *entry = (pack_entry){qweight, bias, packed};
         packs->count++;
         packs->bytes += cpu_packed_linear_bytes(packed);
       }

@@ -124,6 +124,7 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
     vlm_cpu_packs_set_quantization(model->packs,
                                    opened->quantize == VLM_WEIGHT_QUANTIZATION_Q8 ? CPU_QUANT_Q8 : CPU_QUANT_Q4,
                                    CPU_QUANT_GROUP_SIZE);
+  if (!status) vlm_cpu_packs_set_hub_quantization(model->packs, &opened->hub_quantization);
   if (!status) {
     cpu_kernel_log_choice("text decoder", vlm_thread_pool_size(model->pool));
     status = prepare_weights(model);
