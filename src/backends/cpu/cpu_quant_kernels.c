@@ -82,6 +82,7 @@ typedef struct avx512_group {
 static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
 avx512_group_load(const uint8_t *block, cpu_quant_format format, avx512_group *g) {
   const uint16_t *scales = block_scales(block);
+  #pragma GCC unroll 4
   for (int v = 0; v < 4; v++) {
     g->scale[v] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(scales + 16 * v)));
     if (format == CPU_QUANT_Q4) {
@@ -96,6 +97,7 @@ static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
 avx512_weights(const uint8_t *block, cpu_quant_format format, const avx512_group *g, int64_t k, __m512 w[4]) {
   if (format == CPU_QUANT_Q8) {
     const uint8_t *row = block + Q8_VALUES_OFFSET + k * 64;
+    #pragma GCC unroll 4
     for (int v = 0; v < 4; v++) {
       __m512i q = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(row + 16 * v)));
       w[v] = _mm512_mul_ps(_mm512_cvtepi32_ps(q), g->scale[v]);
@@ -109,6 +111,7 @@ avx512_weights(const uint8_t *block, cpu_quant_format format, const avx512_group
                   _mm512_cvtepu8_epi32(_mm256_extracti128_si256(low, 1)),
                   _mm512_cvtepu8_epi32(_mm256_castsi256_si128(high)),
                   _mm512_cvtepu8_epi32(_mm256_extracti128_si256(high, 1))};
+  #pragma GCC unroll 4
   for (int v = 0; v < 4; v++) w[v] = _mm512_fmsub_ps(_mm512_cvtepi32_ps(q[v]), g->scale[v], g->offset[v]);
 }
 
@@ -117,6 +120,7 @@ avx512_tile(const cpu_quant_tile *t, cpu_quant_format format, int rows) {
   avx512_group g;
   avx512_group_load(t->block, format, &g);
   __mmask16 masks[4];
+  #pragma GCC unroll 4
   for (int v = 0; v < 4; v++) {
     int left = t->cols - 16 * v;
     masks[v] = (__mmask16)(left >= 16 ? 0xFFFF : left <= 0 ? 0 : (1u << left) - 1);
@@ -167,6 +171,7 @@ avx512_dequantize(const uint8_t *block, cpu_quant_format format, int64_t k_first
   for (int64_t k = 0; k < k_count; k++) {
     __m512 w[4];
     avx512_weights(block, format, &g, k_first + k, w);
+    #pragma GCC unroll 4
     for (int v = 0; v < 4; v++) _mm512_storeu_ps(out + k * CPU_PANEL + 16 * v, w[v]);
   }
 }
@@ -183,76 +188,115 @@ static CPU_TARGET_AVX512 void avx512_dequantize_q4(const uint8_t *block, int64_t
 
 /* ---- AVX2 path ------------------------------------------------------------- */
 
-/* 16 registers: passes of 16 outputs (2 ymm): rows x 2 accumulators, 2
- * scales, 2 offsets, 2 weight vectors and a broadcast (15 at 4 rows). */
+/* 16 registers: passes of `vectors` (2 or 4) vectors of 8 outputs: rows x
+ * vectors accumulators, as many scales and offsets, and a broadcast. 1 row
+ * takes 4 vectors (4 chains: with 2, the chains of 4-cycle fmas would
+ * bound a step), 2-4 rows 2 (15 registers at 4 rows). q8 passes are
+ * consecutive columns; a q4 pass pairs each vector of low nibbles with the
+ * high nibbles of the same bytes (columns c and c + 32): one byte widening
+ * (a shuffle) then masks and a shift serve both. */
 
 static inline __attribute__((always_inline)) CPU_TARGET_AVX2 __m256i avx2_lanes(int count) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), lanes);
 }
 
-/* Weights of step k, columns [c0, c0 + 16). */
+static inline __attribute__((always_inline)) int avx2_passes(int vectors) {
+  return CPU_PANEL / (8 * vectors);
+}
+
+/* The first column of vector v of pass `pass`. q4, 4 vectors: bytes
+ * [16 pass, 16 pass + 16) low then high nibbles; 2 vectors: bytes
+ * [8 pass, 8 pass + 8). */
+static inline __attribute__((always_inline)) int avx2_column(cpu_quant_format format, int vectors, int pass, int v) {
+  if (format == CPU_QUANT_Q8) return 8 * vectors * pass + 8 * v;
+  int half = vectors / 2; /* vectors per nibble half */
+  return (v >= half ? 32 : 0) + 8 * half * pass + 8 * (v % half);
+}
+
 static inline __attribute__((always_inline)) CPU_TARGET_AVX2 void
-avx2_weights(const uint8_t *block, cpu_quant_format format, const __m256 scale[2], const __m256 offset[2],
-             int64_t k, int c0, __m256 w[2]) {
+avx2_weights(const uint8_t *block, cpu_quant_format format, const __m256 *scale, const __m256 *offset, int64_t k,
+             int vectors, int pass, __m256 *w) {
   if (format == CPU_QUANT_Q8) {
-    const uint8_t *row = block + Q8_VALUES_OFFSET + k * 64 + c0;
-    for (int v = 0; v < 2; v++) {
-      __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(row + 8 * v)));
+    const uint8_t *row = block + Q8_VALUES_OFFSET + k * 64;
+#pragma GCC unroll 4
+    for (int v = 0; v < vectors; v++) {
+      const void *p = row + avx2_column(format, vectors, pass, v);
+      __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
       w[v] = _mm256_mul_ps(_mm256_cvtepi32_ps(q), scale[v]);
     }
     return;
   }
-  __m128i bytes = _mm_loadu_si128((const __m128i *)(const void *)(block + Q4_VALUES_OFFSET + k * 32 + (c0 & 31)));
-  if (c0 >= 32) bytes = _mm_srli_epi16(bytes, 4);
-  bytes = _mm_and_si128(bytes, _mm_set1_epi8(15));
-  __m256i q[2] = {_mm256_cvtepu8_epi32(bytes), _mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8))};
-  for (int v = 0; v < 2; v++) w[v] = _mm256_fmsub_ps(_mm256_cvtepi32_ps(q[v]), scale[v], offset[v]);
+  const uint8_t *row = block + Q4_VALUES_OFFSET + k * 32;
+  const __m256i nibble = _mm256_set1_epi32(15);
+  int half = vectors / 2;
+#pragma GCC unroll 2
+  for (int v = 0; v < half; v++) {
+    const void *p = row + avx2_column(format, vectors, pass, v);
+    __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+    __m256i low = _mm256_and_si256(bytes, nibble), high = _mm256_and_si256(_mm256_srli_epi32(bytes, 4), nibble);
+    w[v] = _mm256_fmsub_ps(_mm256_cvtepi32_ps(low), scale[v], offset[v]);
+    w[v + half] = _mm256_fmsub_ps(_mm256_cvtepi32_ps(high), scale[v + half], offset[v + half]);
+  }
 }
 
 static inline __attribute__((always_inline)) CPU_TARGET_AVX2 void
-avx2_group(const uint8_t *block, cpu_quant_format format, int c0, __m256 scale[2], __m256 offset[2]) {
+avx2_group(const uint8_t *block, cpu_quant_format format, int vectors, int pass, __m256 *scale, __m256 *offset) {
   const uint16_t *scales = block_scales(block);
-  for (int v = 0; v < 2; v++) {
-    scale[v] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(scales + c0 + 8 * v)));
+#pragma GCC unroll 4
+  for (int v = 0; v < vectors; v++) {
+    int c = avx2_column(format, vectors, pass, v);
+    scale[v] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(scales + c)));
     offset[v] = _mm256_setzero_ps();
     if (format == CPU_QUANT_Q4) {
-      __m128i zeros = _mm_loadl_epi64((const __m128i *)(const void *)(block + ZEROS_OFFSET + c0 + 8 * v));
+      __m128i zeros = _mm_loadl_epi64((const __m128i *)(const void *)(block + ZEROS_OFFSET + c));
       offset[v] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(zeros)), scale[v]);
     }
   }
 }
 
 static inline __attribute__((always_inline)) CPU_TARGET_AVX2 void
-avx2_tile(const cpu_quant_tile *t, cpu_quant_format format, int rows) {
-  for (int c0 = 0; c0 < t->cols; c0 += 16) {
-    __m256 scale[2], offset[2];
-    avx2_group(t->block, format, c0, scale, offset);
-    __m256i mask[2] = {avx2_lanes(t->cols - c0), avx2_lanes(t->cols - c0 - 8)};
-    bool whole = t->cols - c0 >= 16;
-    __m256 acc[CPU_QUANT_FUSED_ROWS][2];
+avx2_tile(const cpu_quant_tile *t, cpu_quant_format format, int rows, int vectors) {
+  for (int pass = 0; pass < avx2_passes(vectors); pass++) {
+    int columns[4];
+    bool any = false, whole = true;
+    __m256i mask[4];
+#pragma GCC unroll 4
+    for (int v = 0; v < vectors; v++) {
+      columns[v] = avx2_column(format, vectors, pass, v);
+      mask[v] = avx2_lanes(t->cols - columns[v]);
+      any = any || columns[v] < t->cols;
+      whole = whole && columns[v] + 8 <= t->cols;
+    }
+    if (!any) continue;
+    __m256 scale[4], offset[4];
+    avx2_group(t->block, format, vectors, pass, scale, offset);
+    __m256 acc[CPU_QUANT_FUSED_ROWS][4];
 #pragma GCC unroll 4
     for (int r = 0; r < rows; r++)
-      for (int v = 0; v < 2; v++) {
-        const float *p = t->out + r * t->out_stride + c0 + 8 * v;
+#pragma GCC unroll 4
+      for (int v = 0; v < vectors; v++) {
+        const float *p = t->out + r * t->out_stride + columns[v];
         acc[r][v] = !t->resume ? _mm256_setzero_ps() : whole ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask[v]);
       }
     for (int64_t k = 0; k < t->k_count; k++) {
-      __m256 w[2];
-      avx2_weights(t->block, format, scale, offset, k, c0, w);
+      __m256 w[4];
+      avx2_weights(t->block, format, scale, offset, k, vectors, pass, w);
 #pragma GCC unroll 4
       for (int r = 0; r < rows; r++) {
         __m256 xb = _mm256_broadcast_ss(t->x + r * t->x_stride + k);
-        for (int v = 0; v < 2; v++) acc[r][v] = _mm256_fmadd_ps(xb, w[v], acc[r][v]);
+#pragma GCC unroll 4
+        for (int v = 0; v < vectors; v++) acc[r][v] = _mm256_fmadd_ps(xb, w[v], acc[r][v]);
       }
     }
 #pragma GCC unroll 4
     for (int r = 0; r < rows; r++)
-      for (int v = 0; v < 2; v++) {
+#pragma GCC unroll 4
+      for (int v = 0; v < vectors; v++) {
         __m256 sum = acc[r][v];
-        const float *b = t->bias ? t->bias + c0 + 8 * v : NULL;
+        const float *b = t->bias ? t->bias + columns[v] : NULL;
         if (b) sum = _mm256_add_ps(sum, whole ? _mm256_loadu_ps(b) : _mm256_maskload_ps(b, mask[v]));
-        float *p = t->out + r * t->out_stride + c0 + 8 * v;
+        float *p = t->out + r * t->out_stride + columns[v];
         if (whole) _mm256_storeu_ps(p, sum);
         else _mm256_maskstore_ps(p, mask[v], sum);
       }
@@ -262,10 +306,10 @@ avx2_tile(const cpu_quant_tile *t, cpu_quant_format format, int rows) {
 #define AVX2_KERNEL(name, format)                                    \
   static CPU_TARGET_AVX2 void name(const cpu_quant_tile *t, int rows) { \
     switch (rows) {                                                  \
-      case 4: avx2_tile(t, format, 4); return;                       \
-      case 3: avx2_tile(t, format, 3); return;                       \
-      case 2: avx2_tile(t, format, 2); return;                       \
-      default: avx2_tile(t, format, 1); return;                      \
+      case 4: avx2_tile(t, format, 4, 2); return;                    \
+      case 3: avx2_tile(t, format, 3, 2); return;                    \
+      case 2: avx2_tile(t, format, 2, 2); return;                    \
+      default: avx2_tile(t, format, 1, 4); return;                   \
     }                                                                \
   }
 AVX2_KERNEL(avx2_q8, CPU_QUANT_Q8)
@@ -273,13 +317,14 @@ AVX2_KERNEL(avx2_q4, CPU_QUANT_Q4)
 
 static inline __attribute__((always_inline)) CPU_TARGET_AVX2 void
 avx2_dequantize(const uint8_t *block, cpu_quant_format format, int64_t k_first, int64_t k_count, float *out) {
-  for (int c0 = 0; c0 < CPU_PANEL; c0 += 16) {
-    __m256 scale[2], offset[2];
-    avx2_group(block, format, c0, scale, offset);
+  for (int pass = 0; pass < avx2_passes(4); pass++) {
+    __m256 scale[4], offset[4];
+    avx2_group(block, format, 4, pass, scale, offset);
     for (int64_t k = 0; k < k_count; k++) {
-      __m256 w[2];
-      avx2_weights(block, format, scale, offset, k_first + k, c0, w);
-      for (int v = 0; v < 2; v++) _mm256_storeu_ps(out + k * CPU_PANEL + c0 + 8 * v, w[v]);
+      __m256 w[4];
+      avx2_weights(block, format, scale, offset, k_first + k, 4, pass, w);
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; v++) _mm256_storeu_ps(out + k * CPU_PANEL + avx2_column(format, 4, pass, v), w[v]);
     }
   }
 }
