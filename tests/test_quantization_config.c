@@ -8,13 +8,22 @@
 #include "io/quantization_config.h"
 #include "test.h"
 
+/* The config borrows strings (modules_to_not_convert) from the document:
+ * the last one parsed stays alive until the next parse or done(). */
+static vlm_json_document document;
+static bool have_document;
+
+static void done(void) {
+  if (have_document) vlm_json_document_release(&document);
+  have_document = false;
+}
+
 static vlm_status parse(const char *text, vlm_quantization_config *out) {
-  vlm_json_document document;
+  done();
   vlm_status status = vlm_json_parse(text, strlen(text), NULL, NULL, "config.json", &document);
   if (status) return status;
-  status = vlm_quantization_config_parse(document.root, "config.json", out);
-  vlm_json_document_release(&document);
-  return status;
+  have_document = true;
+  return vlm_quantization_config_parse(document.root, "config.json", out);
 }
 
 static void reads_gptq_and_awq(void) {
@@ -39,6 +48,7 @@ static void reads_gptq_and_awq(void) {
   CHECK_INT_EQ(config.method, VLM_QUANT_METHOD_AWQ);
   CHECK_INT_EQ(config.unconverted_count, 1);
   CHECK(config.unconverted_count == 1 && strcmp(config.unconverted[0], "visual") == 0);
+  done();
 }
 
 static void refuses_what_it_does_not_load(void) {
@@ -61,6 +71,7 @@ static void refuses_what_it_does_not_load(void) {
   CHECK_ERROR(parse("{\"quantization_config\": [1]}", &config), VLM_STATUS_INVALID_ARGUMENT, "object");
   CHECK_ERROR(parse("{\"quantization_config\": {\"quant_method\": \"awq\", \"modules_to_not_convert\": [3]}}", &config),
               VLM_STATUS_INVALID_ARGUMENT, "non-string");
+  done();
 }
 
 TEST_MAIN(TEST(reads_gptq_and_awq), TEST(refuses_what_it_does_not_load))
