@@ -3,7 +3,7 @@
  * values, and the driver that runs the kernels of cpu_quant_kernels.c.
  *
  * The driver follows cpu_linear.c: threads split the panels; up to
- * CPU_QUANT_FUSED_ROWS rows (decode) read each block in place and
+ * cpu_quant_fused_rows() rows (decode) read each block in place and
  * dequantize it in registers, so decode reads only the quantized bytes;
  * more rows dequantize each k chunk of a panel to f32 once per row block
  * (in L1) and run the f32 micro-kernel's 6-row tiles over it. Both form the
@@ -297,7 +297,7 @@ vlm_status cpu_quant_linear(vlm_thread_pool *pool, const cpu_packed_linear *weig
   quant_job job = {weights, input, row_count, output, cpu_quant_kernel_select(format),
                    cpu_quant_dequantizer_select(format), cpu_gemm_select(VLM_DTYPE_F32), row_count};
   int64_t work = row_count * in * CPU_PANEL;
-  if (row_count <= CPU_QUANT_FUSED_ROWS) {
+  if (row_count <= cpu_quant_fused_rows()) {
     vlm_thread_pool_parallel_for(pool, weights->panel_count, MIN_PARALLEL_WORK / work + 1, fused_worker, &job);
   } else {
     int64_t block_rows = ROW_BLOCK_BYTES / ((CHUNK_K + CPU_PANEL) * (int64_t)sizeof(float));

@@ -19,7 +19,7 @@
  * quantized linear is therefore bit for bit the f32 linear of its
  * dequantized weights, on every path, at every row count and thread count.
  *
- * Decode (up to CPU_QUANT_FUSED_ROWS rows) dequantizes in registers and
+ * Decode (up to cpu_quant_fused_rows() rows) dequantizes in registers and
  * reads only the quantized bytes; more rows dequantize a chunk of a panel
  * to f32 once per row block and run the f32 micro-kernel over it. */
 #ifndef VLM_BACKENDS_CPU_CPU_QUANT_H
@@ -75,11 +75,13 @@ vlm_status cpu_quant_linear(vlm_thread_pool *pool, const cpu_packed_linear *weig
 
 /* ---- Per-path kernels (cpu_quant_kernels.c) ------------------------------ */
 
-/* Rows a fused call takes (decode): 4 rows x 64 outputs on AVX-512 is 16
- * accumulators beside 4 scales, 4 offsets and 4 weight vectors. */
-#define CPU_QUANT_FUSED_ROWS 4
+/* Rows a fused call takes at most (decode): 8 on AVX-512 (in passes of
+ * 32 outputs past 4 rows: 16 accumulators), 4 on AVX2 (16 registers),
+ * 8 on the portable path; cpu_quant_fused_rows() says which. */
+#define CPU_QUANT_FUSED_ROWS 8
+int cpu_quant_fused_rows(void);
 
-/* `rows` (1..CPU_QUANT_FUSED_ROWS) rows x `cols` outputs of one block,
+/* `rows` (1..cpu_quant_fused_rows()) rows x `cols` outputs of one block,
  * over its first `k_count` steps: chains resumed from `out` when `resume`,
  * + bias when `bias` (then stored). */
 typedef struct cpu_quant_tile {

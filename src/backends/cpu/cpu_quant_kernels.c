@@ -75,104 +75,130 @@ static void portable_dequantize_q4(const uint8_t *block, int64_t group_size, int
 
 /* ---- AVX-512 path ---------------------------------------------------------- */
 
-typedef struct avx512_group {
-  __m512 scale[4], offset[4]; /* offset = zero * scale (q4) */
-} avx512_group;
+/* Passes of `vectors` (4 or 2) vectors of 16 outputs: 1-4 rows take the
+ * whole panel (16 accumulators at 4 rows, 4 scales, 4 offsets, 4 weight
+ * vectors), 5-8 rows halves (16 accumulators at 8 rows). As on AVX2, a q4
+ * pass pairs low and high nibbles of the same 16 bytes (outputs c and
+ * c + 32): one widening, then masks and a shift. */
+
+static inline __attribute__((always_inline)) int avx512_column(cpu_quant_format format, int vectors, int pass,
+                                                               int v) {
+  if (format == CPU_QUANT_Q8) return 16 * vectors * pass + 16 * v;
+  int half = vectors / 2;
+  return (v >= half ? 32 : 0) + 16 * half * pass + 16 * (v % half);
+}
 
 static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
-avx512_group_load(const uint8_t *block, cpu_quant_format format, avx512_group *g) {
+avx512_group(const uint8_t *block, cpu_quant_format format, int vectors, int pass, __m512 *scale, __m512 *offset) {
   const uint16_t *scales = block_scales(block);
-  #pragma GCC unroll 4
-  for (int v = 0; v < 4; v++) {
-    g->scale[v] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(scales + 16 * v)));
+#pragma GCC unroll 4
+  for (int v = 0; v < vectors; v++) {
+    int c = avx512_column(format, vectors, pass, v);
+    scale[v] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(scales + c)));
+    offset[v] = _mm512_setzero_ps();
     if (format == CPU_QUANT_Q4) {
-      __m128i zeros = _mm_loadu_si128((const __m128i *)(const void *)(block + ZEROS_OFFSET + 16 * v));
-      g->offset[v] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(zeros)), g->scale[v]);
+      __m128i zeros = _mm_loadu_si128((const __m128i *)(const void *)(block + ZEROS_OFFSET + c));
+      offset[v] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(zeros)), scale[v]);
     }
   }
 }
 
-/* The 64 weights of step k, exact. */
+/* The pass's weights of step k, exact. */
 static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
-avx512_weights(const uint8_t *block, cpu_quant_format format, const avx512_group *g, int64_t k, __m512 w[4]) {
+avx512_weights(const uint8_t *block, cpu_quant_format format, const __m512 *scale, const __m512 *offset, int64_t k,
+               int vectors, int pass, __m512 *w) {
   if (format == CPU_QUANT_Q8) {
     const uint8_t *row = block + Q8_VALUES_OFFSET + k * 64;
-    #pragma GCC unroll 4
-    for (int v = 0; v < 4; v++) {
-      __m512i q = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(row + 16 * v)));
-      w[v] = _mm512_mul_ps(_mm512_cvtepi32_ps(q), g->scale[v]);
+#pragma GCC unroll 4
+    for (int v = 0; v < vectors; v++) {
+      const void *p = row + avx512_column(format, vectors, pass, v);
+      __m512i q = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p));
+      w[v] = _mm512_mul_ps(_mm512_cvtepi32_ps(q), scale[v]);
     }
     return;
   }
-  __m256i bytes = _mm256_loadu_si256((const __m256i *)(const void *)(block + Q4_VALUES_OFFSET + k * 32));
-  const __m256i nibble = _mm256_set1_epi8(15);
-  __m256i low = _mm256_and_si256(bytes, nibble), high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
-  __m512i q[4] = {_mm512_cvtepu8_epi32(_mm256_castsi256_si128(low)),
-                  _mm512_cvtepu8_epi32(_mm256_extracti128_si256(low, 1)),
-                  _mm512_cvtepu8_epi32(_mm256_castsi256_si128(high)),
-                  _mm512_cvtepu8_epi32(_mm256_extracti128_si256(high, 1))};
-  #pragma GCC unroll 4
-  for (int v = 0; v < 4; v++) w[v] = _mm512_fmsub_ps(_mm512_cvtepi32_ps(q[v]), g->scale[v], g->offset[v]);
+  const uint8_t *row = block + Q4_VALUES_OFFSET + k * 32;
+  const __m512i nibble = _mm512_set1_epi32(15);
+  int half = vectors / 2;
+#pragma GCC unroll 2
+  for (int v = 0; v < half; v++) {
+    const void *p = row + avx512_column(format, vectors, pass, v);
+    __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
+    __m512i low = _mm512_and_si512(bytes, nibble), high = _mm512_and_si512(_mm512_srli_epi32(bytes, 4), nibble);
+    w[v] = _mm512_fmsub_ps(_mm512_cvtepi32_ps(low), scale[v], offset[v]);
+    w[v + half] = _mm512_fmsub_ps(_mm512_cvtepi32_ps(high), scale[v + half], offset[v + half]);
+  }
 }
 
 static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
-avx512_tile(const cpu_quant_tile *t, cpu_quant_format format, int rows) {
-  avx512_group g;
-  avx512_group_load(t->block, format, &g);
-  __mmask16 masks[4];
-  #pragma GCC unroll 4
-  for (int v = 0; v < 4; v++) {
-    int left = t->cols - 16 * v;
-    masks[v] = (__mmask16)(left >= 16 ? 0xFFFF : left <= 0 ? 0 : (1u << left) - 1);
-  }
-  __m512 acc[CPU_QUANT_FUSED_ROWS][4];
+avx512_tile(const cpu_quant_tile *t, cpu_quant_format format, int rows, int vectors) {
+  for (int pass = 0; pass < CPU_PANEL / (16 * vectors); pass++) {
+    int columns[4];
+    __mmask16 masks[4];
+    bool any = false;
 #pragma GCC unroll 4
-  for (int r = 0; r < rows; r++)
-#pragma GCC unroll 4
-    for (int v = 0; v < 4; v++)
-      acc[r][v] = t->resume ? _mm512_maskz_loadu_ps(masks[v], t->out + r * t->out_stride + 16 * v)
-                            : _mm512_setzero_ps();
-  for (int64_t k = 0; k < t->k_count; k++) {
-    __m512 w[4];
-    avx512_weights(t->block, format, &g, k, w);
-#pragma GCC unroll 4
-    for (int r = 0; r < rows; r++) {
-      __m512 xb = _mm512_set1_ps(t->x[r * t->x_stride + k]);
-#pragma GCC unroll 4
-      for (int v = 0; v < 4; v++) acc[r][v] = _mm512_fmadd_ps(xb, w[v], acc[r][v]);
+    for (int v = 0; v < vectors; v++) {
+      columns[v] = avx512_column(format, vectors, pass, v);
+      int left = t->cols - columns[v];
+      masks[v] = (__mmask16)(left >= 16 ? 0xFFFF : left <= 0 ? 0 : (1u << left) - 1);
+      any = any || left > 0;
     }
-  }
+    if (!any) continue;
+    __m512 scale[4], offset[4];
+    avx512_group(t->block, format, vectors, pass, scale, offset);
+    __m512 acc[CPU_QUANT_FUSED_ROWS][4];
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; r++)
 #pragma GCC unroll 4
-  for (int r = 0; r < rows; r++)
+      for (int v = 0; v < vectors; v++)
+        acc[r][v] = t->resume ? _mm512_maskz_loadu_ps(masks[v], t->out + r * t->out_stride + columns[v])
+                              : _mm512_setzero_ps();
+    for (int64_t k = 0; k < t->k_count; k++) {
+      __m512 w[4];
+      avx512_weights(t->block, format, scale, offset, k, vectors, pass, w);
+#pragma GCC unroll 8
+      for (int r = 0; r < rows; r++) {
+        __m512 xb = _mm512_set1_ps(t->x[r * t->x_stride + k]);
 #pragma GCC unroll 4
-    for (int v = 0; v < 4; v++) {
-      __m512 sum = acc[r][v];
-      if (t->bias) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(masks[v], t->bias + 16 * v));
-      _mm512_mask_storeu_ps(t->out + r * t->out_stride + 16 * v, masks[v], sum);
+        for (int v = 0; v < vectors; v++) acc[r][v] = _mm512_fmadd_ps(xb, w[v], acc[r][v]);
+      }
     }
+#pragma GCC unroll 8
+    for (int r = 0; r < rows; r++)
+#pragma GCC unroll 4
+      for (int v = 0; v < vectors; v++) {
+        __m512 sum = acc[r][v];
+        if (t->bias) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(masks[v], t->bias + columns[v]));
+        _mm512_mask_storeu_ps(t->out + r * t->out_stride + columns[v], masks[v], sum);
+      }
+  }
 }
 
-#define AVX512_KERNEL(name, format)                                    \
+#define AVX512_KERNEL(name, format)                                       \
   static CPU_TARGET_AVX512 void name(const cpu_quant_tile *t, int rows) { \
-    switch (rows) {                                                    \
-      case 4: avx512_tile(t, format, 4); return;                       \
-      case 3: avx512_tile(t, format, 3); return;                       \
-      case 2: avx512_tile(t, format, 2); return;                       \
-      default: avx512_tile(t, format, 1); return;                      \
-    }                                                                  \
+    switch (rows) {                                                       \
+      case 8: avx512_tile(t, format, 8, 2); return;                       \
+      case 7: avx512_tile(t, format, 7, 2); return;                       \
+      case 6: avx512_tile(t, format, 6, 2); return;                       \
+      case 5: avx512_tile(t, format, 5, 2); return;                       \
+      case 4: avx512_tile(t, format, 4, 4); return;                       \
+      case 3: avx512_tile(t, format, 3, 4); return;                       \
+      case 2: avx512_tile(t, format, 2, 4); return;                       \
+      default: avx512_tile(t, format, 1, 4); return;                      \
+    }                                                                     \
   }
 AVX512_KERNEL(avx512_q8, CPU_QUANT_Q8)
 AVX512_KERNEL(avx512_q4, CPU_QUANT_Q4)
 
 static inline __attribute__((always_inline)) CPU_TARGET_AVX512 void
 avx512_dequantize(const uint8_t *block, cpu_quant_format format, int64_t k_first, int64_t k_count, float *out) {
-  avx512_group g;
-  avx512_group_load(block, format, &g);
+  __m512 scale[4], offset[4];
+  avx512_group(block, format, 4, 0, scale, offset);
   for (int64_t k = 0; k < k_count; k++) {
     __m512 w[4];
-    avx512_weights(block, format, &g, k_first + k, w);
-    #pragma GCC unroll 4
-    for (int v = 0; v < 4; v++) _mm512_storeu_ps(out + k * CPU_PANEL + 16 * v, w[v]);
+    avx512_weights(block, format, scale, offset, k_first + k, 4, 0, w);
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; v++) _mm512_storeu_ps(out + k * CPU_PANEL + avx512_column(format, 4, 0, v), w[v]);
   }
 }
 static CPU_TARGET_AVX512 void avx512_dequantize_q8(const uint8_t *block, int64_t group_size, int64_t k_first,
@@ -340,6 +366,10 @@ static CPU_TARGET_AVX2 void avx2_dequantize_q4(const uint8_t *block, int64_t gro
 }
 
 #endif /* CPU_HAVE_X86_PATHS */
+
+int cpu_quant_fused_rows(void) {
+  return cpu_kernel_path_active() == CPU_KERNEL_PATH_AVX2 ? 4 : CPU_QUANT_FUSED_ROWS;
+}
 
 cpu_quant_kernel cpu_quant_kernel_select(cpu_quant_format format) {
   bool q8 = format == CPU_QUANT_Q8;
