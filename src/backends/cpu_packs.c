@@ -93,6 +93,24 @@ static void pack_in_slices(vlm_thread_pool *pool, const cpu_linear_weights *weig
   }
 }
 
+/* The same for --quantize: slices of panels quantized, their source
+ * evicted. */
+static vlm_status quantize_in_slices(vlm_thread_pool *pool, const cpu_linear_weights *weights,
+                                     const vlm_checkpoint *checkpoint, cpu_packed_linear *packed) {
+  size_t row_bytes = (size_t)weights->input_count * vlm_dtype_size(weights->dtype);
+  int64_t slice = (int64_t)(SLICE_BYTES / (row_bytes * CPU_PANEL)) + 1;
+  for (int64_t p = 0; p < packed->panel_count; p += slice) {
+    int64_t end = p + slice < packed->panel_count ? p + slice : packed->panel_count;
+    VLM_RETURN_IF_ERROR(cpu_quant_pack_panels(pool, weights, packed, p, end));
+    if (!checkpoint) continue;
+    int64_t first_row = p * CPU_PANEL;
+    int64_t rows = (end * CPU_PANEL < weights->output_count ? end * CPU_PANEL : weights->output_count) - first_row;
+    vlm_checkpoint_evict(checkpoint, (const char *)weights->weight + (size_t)first_row * row_bytes,
+                         (size_t)rows * row_bytes);
+  }
+  return VLM_OK;
+}
+
 vlm_status vlm_cpu_packs_get(vlm_cpu_packs *packs, vlm_thread_pool *pool, const cpu_linear_weights *weights,
                              const vlm_checkpoint *checkpoint, const cpu_packed_linear **out_packed) {
   *out_packed = NULL;
@@ -104,10 +122,12 @@ vlm_status vlm_cpu_packs_get(vlm_cpu_packs *packs, vlm_thread_pool *pool, const 
     if (!entry->weight) {
       cpu_packed_linear *packed = NULL;
       if (packs->quantize) {
-        status = cpu_quant_pack(pool, weights, packs->quantize, packs->group_size, &packed);
-        if (!status && checkpoint)
-          vlm_checkpoint_evict(checkpoint, weights->weight,
-                               (size_t)(weights->output_count * weights->input_count) * vlm_dtype_size(weights->dtype));
+        status = cpu_quant_pack_allocate(weights, packs->quantize, packs->group_size, &packed);
+        if (!status) status = quantize_in_slices(pool, weights, checkpoint, packed);
+        if (status) {
+          cpu_packed_linear_release(packed);
+          packed = NULL;
+        }
       } else {
         status = cpu_linear_pack_allocate(weights, &packed);
         if (!status) pack_in_slices(pool, weights, checkpoint, packed);

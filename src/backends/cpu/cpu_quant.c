@@ -120,22 +120,33 @@ static uint16_t scale_bits(float scale) {
   return (bits & 0x7C00) == 0x7C00 ? 0x7BFF : bits; /* past the f16 range: its largest */
 }
 
-static void quantize_group(quantize_job *job, int64_t o, int64_t g) {
-  const cpu_linear_weights *weights = job->weights;
-  cpu_packed_linear *packed = job->packed;
+/* Row o of the source as f32 (exact widening). */
+static void load_row(const cpu_linear_weights *weights, int64_t o, float *out) {
+  int64_t in = weights->input_count;
+  if (weights->dtype == VLM_DTYPE_F32) {
+    memcpy(out, (const float *)weights->weight + o * in, (size_t)in * sizeof(float));
+  } else if (weights->dtype == VLM_DTYPE_BF16) {
+    const uint16_t *row = (const uint16_t *)weights->weight + o * in;
+    for (int64_t k = 0; k < in; k++) {
+      uint32_t bits = (uint32_t)row[k] << 16;
+      memcpy(&out[k], &bits, 4);
+    }
+  } else {
+    const uint16_t *row = (const uint16_t *)weights->weight + o * in;
+    for (int64_t k = 0; k < in; k++) out[k] = vlm_f16_to_f32(row[k]);
+  }
+}
+
+/* Output o's group g from its row `w` (f32); false on a non-finite value. */
+static bool quantize_group(cpu_packed_linear *packed, const float *w, int64_t o, int64_t g) {
   int64_t k0 = g * packed->group_size, k1 = k0 + packed->group_size;
-  if (k1 > weights->input_count) k1 = weights->input_count;
-  const char *row = (const char *)weights->weight + (size_t)(o * weights->input_count) * vlm_dtype_size(weights->dtype);
+  if (k1 > packed->input_count) k1 = packed->input_count;
   float low = 0.0f, high = 0.0f, magnitude = 0.0f;
   for (int64_t k = k0; k < k1; k++) {
-    float w = cpu_load_element(row, weights->dtype, k);
-    if (!isfinite(w)) {
-      atomic_store(&job->non_finite, 1);
-      return;
-    }
-    low = w < low ? w : low;
-    high = w > high ? w : high;
-    magnitude = fabsf(w) > magnitude ? fabsf(w) : magnitude;
+    if (!isfinite(w[k])) return false;
+    low = w[k] < low ? w[k] : low;
+    high = w[k] > high ? w[k] : high;
+    magnitude = fabsf(w[k]) > magnitude ? fabsf(w[k]) : magnitude;
   }
   bool q8 = packed->quant_format == CPU_QUANT_Q8;
   uint16_t bits = scale_bits(q8 ? magnitude / 127.0f : (high - low) / 15.0f);
@@ -146,46 +157,83 @@ static void quantize_group(quantize_job *job, int64_t o, int64_t g) {
     zero = z < 0.0f ? 0 : z > 15.0f ? 15 : (int)z;
   }
   cpu_quant_set_group(packed, o, g, bits, zero);
+  uint8_t *block = block_at(packed, o / CPU_PANEL, g);
+  int c = (int)(o % CPU_PANEL);
+  float lowest = q8 ? -127.0f : (float)-zero, highest = q8 ? 127.0f : (float)(15 - zero);
   for (int64_t k = k0; k < k1; k++) {
-    int q = 0;
-    if (scale > 0.0f) {
-      float r = rintf(cpu_load_element(row, weights->dtype, k) / scale);
-      float lowest = q8 ? -127.0f : (float)-zero, highest = q8 ? 127.0f : (float)(15 - zero);
-      r = r < lowest ? lowest : r > highest ? highest : r;
-      q = (int)r + zero;
-    } else if (!q8) {
-      q = zero;
+    float r = scale > 0.0f ? rintf(w[k] / scale) : 0.0f;
+    r = r < lowest ? lowest : r > highest ? highest : r;
+    int q = (int)r + zero;
+    if (q8) {
+      block[128 + (k - k0) * 64 + c] = (uint8_t)(int8_t)q;
+    } else {
+      uint8_t *byte = &block[192 + (k - k0) * 32 + (c & 31)];
+      *byte = c < 32 ? (uint8_t)((*byte & 0xF0) | q) : (uint8_t)((*byte & 0x0F) | (q << 4));
     }
-    cpu_quant_set_value(packed, o, k, q);
   }
+  return true;
 }
 
 static void quantize_panels(void *context, int64_t begin, int64_t end, int worker) {
   (void)worker;
   quantize_job *job = context;
   int64_t out = job->weights->output_count;
+  float *row = vlm_allocate(NULL, (size_t)job->weights->input_count * sizeof(float), VLM_DEFAULT_ALIGNMENT);
+  if (!row) {
+    atomic_store(&job->non_finite, 2);
+    return;
+  }
   for (int64_t p = begin; p < end; p++)
-    for (int64_t o = p * CPU_PANEL; o < (p + 1) * CPU_PANEL && o < out; o++)
-      for (int64_t g = 0; g < job->packed->group_count; g++) quantize_group(job, o, g);
+    for (int64_t o = p * CPU_PANEL; o < (p + 1) * CPU_PANEL && o < out; o++) {
+      load_row(job->weights, o, row);
+      for (int64_t g = 0; g < job->packed->group_count; g++)
+        if (!quantize_group(job->packed, row, o, g)) atomic_store(&job->non_finite, 1);
+    }
+  vlm_release(NULL, row);
 }
 
-vlm_status cpu_quant_pack(vlm_thread_pool *pool, const cpu_linear_weights *weights, cpu_quant_format format,
-                          int64_t group_size, cpu_packed_linear **out_packed) {
+typedef struct quantize_range {
+  quantize_job *job;
+  int64_t first_panel;
+} quantize_range;
+
+static void quantize_range_worker(void *context, int64_t begin, int64_t end, int worker) {
+  const quantize_range *range = context;
+  quantize_panels(range->job, range->first_panel + begin, range->first_panel + end, worker);
+}
+
+vlm_status cpu_quant_pack_allocate(const cpu_linear_weights *weights, cpu_quant_format format, int64_t group_size,
+                                   cpu_packed_linear **out_packed) {
   *out_packed = NULL;
   if (!weights || !weights->weight) return VLM_ERROR(INVALID_ARGUMENT, "quantize: missing pointer");
   if (weights->dtype != VLM_DTYPE_F32 && weights->dtype != VLM_DTYPE_BF16 && weights->dtype != VLM_DTYPE_F16)
     return VLM_ERROR(UNIMPLEMENTED, "quantize: weights of dtype %s (f32, bf16 or f16 expected)",
                      vlm_dtype_name(weights->dtype));
   if (group_size > weights->input_count) group_size = weights->input_count;
-  cpu_packed_linear *packed = NULL;
-  VLM_RETURN_IF_ERROR(cpu_quant_allocate(format, weights->output_count, weights->input_count, group_size,
-                                         weights->bias, weights->dtype, NULL, &packed));
+  return cpu_quant_allocate(format, weights->output_count, weights->input_count, group_size, weights->bias,
+                            weights->dtype, NULL, out_packed);
+}
+
+vlm_status cpu_quant_pack_panels(vlm_thread_pool *pool, const cpu_linear_weights *weights, cpu_packed_linear *packed,
+                                 int64_t panel_begin, int64_t panel_end) {
   quantize_job job = {weights, packed, 0};
+  quantize_range range = {&job, panel_begin};
   int64_t grain = 65536 / (weights->input_count * CPU_PANEL) + 1;
-  vlm_thread_pool_parallel_for(pool, packed->panel_count, grain, quantize_panels, &job);
-  if (atomic_load(&job.non_finite)) {
+  vlm_thread_pool_parallel_for(pool, panel_end - panel_begin, grain, quantize_range_worker, &range);
+  int failure = atomic_load(&job.non_finite);
+  if (failure == 2) return VLM_ERROR(RESOURCE_EXHAUSTED, "quantize: out of memory");
+  if (failure) return VLM_ERROR(INVALID_ARGUMENT, "quantize: the weights hold a non-finite value");
+  return VLM_OK;
+}
+
+vlm_status cpu_quant_pack(vlm_thread_pool *pool, const cpu_linear_weights *weights, cpu_quant_format format,
+                          int64_t group_size, cpu_packed_linear **out_packed) {
+  cpu_packed_linear *packed = NULL;
+  VLM_RETURN_IF_ERROR(cpu_quant_pack_allocate(weights, format, group_size, &packed));
+  vlm_status status = cpu_quant_pack_panels(pool, weights, packed, 0, packed->panel_count);
+  if (status) {
     cpu_packed_linear_release(packed);
-    return VLM_ERROR(INVALID_ARGUMENT, "quantize: the weights hold a non-finite value");
+    return status;
   }
   *out_packed = packed;
   return VLM_OK;

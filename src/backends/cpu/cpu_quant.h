@@ -51,6 +51,13 @@ int64_t cpu_quant_block_bytes(cpu_quant_format format, int64_t group_size);
  * f32 (widened). */
 vlm_status cpu_quant_pack(vlm_thread_pool *pool, const cpu_linear_weights *weights, cpu_quant_format format,
                           int64_t group_size, cpu_packed_linear **out_packed);
+/* The same in two steps, so a large layer can be quantized a slice of
+ * panels at a time (its source pages dropped as it goes): allocate, then
+ * fill panels [begin, end) (a slice with a non-finite weight fails). */
+vlm_status cpu_quant_pack_allocate(const cpu_linear_weights *weights, cpu_quant_format format, int64_t group_size,
+                                   cpu_packed_linear **out_packed);
+vlm_status cpu_quant_pack_panels(vlm_thread_pool *pool, const cpu_linear_weights *weights, cpu_packed_linear *packed,
+                                 int64_t panel_begin, int64_t panel_end);
 
 /* An empty q4/q8 layer (values, scales and zeros 0) to fill with the
  * setters below, for weights that are quantized already (GPTQ, AWQ).
