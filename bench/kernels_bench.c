@@ -20,6 +20,7 @@
 
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_quant.h"
 #include "core/alloc.h"
 #include "core/thread_pool.h"
 
@@ -84,15 +85,28 @@ static double fma_peak(vlm_thread_pool *pool) {
 
 /* Decode: `rows` rows (1 = one slot) against `copies` packed copies of an
  * OUT x IN bf16 matrix (at least 256 MiB in all, so each call reads DRAM). */
+/* VLM_BENCH_QUANT=q8|q4: GEMVs of quantized weights (cpu_quant.h, groups
+ * of 32) instead of bf16, their bytes the quantized ones. */
+static cpu_quant_format bench_quant(void) {
+  const char *name = getenv("VLM_BENCH_QUANT");
+  return !name ? CPU_QUANT_NONE : strcmp(name, "q8") == 0 ? CPU_QUANT_Q8 : strcmp(name, "q4") == 0 ? CPU_QUANT_Q4
+                                                                                                   : CPU_QUANT_NONE;
+}
+
 static void bench_gemv(vlm_thread_pool *pool, int64_t rows, int64_t out, int64_t in, int repeats, double peak) {
-  int64_t matrix_bytes = out * in * 2;
+  cpu_quant_format quant = bench_quant();
+  int64_t matrix_bytes = quant ? cpu_quant_block_bytes(quant, CPU_QUANT_GROUP_SIZE) * ((out + 63) / 64) *
+                                     ((in + CPU_QUANT_GROUP_SIZE - 1) / CPU_QUANT_GROUP_SIZE)
+                               : out * in * 2;
   int copies = (int)((256ll << 20) / matrix_bytes) + 1;
   uint16_t *weights = allocate_random_bf16((size_t)(out * in));
   cpu_packed_linear **packed = calloc((size_t)copies, sizeof(*packed));
   for (int c = 0; c < copies; c++) {
     cpu_linear_weights w = {VLM_DTYPE_BF16, weights, NULL, out, in};
-    fail(cpu_linear_pack(pool, &w, &packed[c]));
+    if (quant) fail(cpu_quant_pack(pool, &w, quant, CPU_QUANT_GROUP_SIZE, &packed[c]));
+    else fail(cpu_linear_pack(pool, &w, &packed[c]));
   }
+  const char *label = quant ? cpu_quant_format_name(quant) : "bf16";
   vlm_release(NULL, weights);
   float *x = allocate_inputs(rows * in);
   float *y = vlm_allocate(NULL, (size_t)(rows * out) * sizeof(float), 64);
@@ -113,14 +127,14 @@ static void bench_gemv(vlm_thread_pool *pool, int64_t rows, int64_t out, int64_t
   }
   double gb_per_s = (double)matrix_bytes / best / 1e9;
   if (rows == 1) {
-    printf("gemv bf16 %6lld x %4lld: %8.1f us  %6.1f GB/s  (plain read %5.1f GB/s: %3.0f%%)\n", (long long)out,
+    printf("gemv %s %6lld x %4lld: %8.1f us  %6.1f GB/s  (plain read %5.1f GB/s: %3.0f%%)\n", label, (long long)out,
            (long long)in, best * 1e6, gb_per_s, bandwidth, 100.0 * gb_per_s / bandwidth);
   } else {
     double flops = 2.0 * (double)rows * (double)out * (double)in;
     double bound = (double)matrix_bytes / (bandwidth * 1e9);
     if (flops / (peak * 1e9) > bound) bound = flops / (peak * 1e9);
-    printf("gemv bf16 T=%lld %6lld x %4lld: %8.1f us  %6.1f GB/s %6.1f GFLOP/s (roofline %.1f us: %3.0f%%)\n",
-           (long long)rows, (long long)out, (long long)in, best * 1e6, gb_per_s, flops / best / 1e9, bound * 1e6,
+    printf("gemv %s T=%lld %6lld x %4lld: %8.1f us  %6.1f GB/s %6.1f GFLOP/s (roofline %.1f us: %3.0f%%)\n",
+           label, (long long)rows, (long long)out, (long long)in, best * 1e6, gb_per_s, flops / best / 1e9, bound * 1e6,
            100.0 * bound / best);
   }
   for (int c = 0; c < copies; c++) cpu_packed_linear_release(packed[c]);

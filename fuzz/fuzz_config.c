@@ -3,11 +3,13 @@
  * the file. Any input must be parsed or refused without a crash or leak.
  * A processor config that parses also sizes a few images (Qwen2-VL's
  * smart_resize takes its bounds from the config and its sizes from
- * untrusted images): computed or refused, never overflowed. */
+ * untrusted images): computed or refused, never overflowed. A config.json
+ * that parses also has its quantization_config read (GPTQ, AWQ). */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "io/config.h"
+#include "io/quantization_config.h"
 #include "media/image_processor_qwen2_vl.h"
 
 static void size_images(const vlm_processor_config *config, const uint8_t *data, size_t size) {
@@ -33,7 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 0: {
       vlm_model_config config;
       status = vlm_model_config_parse(text, length, "config.json", NULL, &config);
-      if (!status) vlm_model_config_release(&config);
+      if (!status) {
+        vlm_quantization_config quantization; /* GPTQ/AWQ settings, read at model open */
+        vlm_status_free(vlm_quantization_config_parse(config.root_section, "config.json", &quantization));
+        vlm_model_config_release(&config);
+      }
       break;
     }
     case 1: {

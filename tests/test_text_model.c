@@ -10,6 +10,7 @@
 #include "models/model.h"
 #include "io/checkpoint.h"
 #include "test.h"
+#include "test_kernels_support.h"
 
 static const char *model_dir(void) {
   static char dir[512];
@@ -25,12 +26,16 @@ static const char *model_dir(void) {
   return dir;
 }
 
+/* vlm_model_options.quantize of the models open_model opens (NULL: as stored). */
+static const char *quantize;
+
 static vlm_text_model *open_model(int32_t slots, int64_t chunk, vlm_thread_pool *pool) {
   vlm_text_model_options options = {.slot_count = slots, .capacity = 64, .prefill_chunk = chunk,
                                      .pool = pool};
   vlm_text_model *model = NULL;
   vlm_model *opened = NULL;
-  CHECK_OK(vlm_model_open(model_dir(), NULL, &opened));
+  vlm_model_options model_options = {.quantize = quantize};
+  CHECK_OK(vlm_model_open(model_dir(), &model_options, &opened));
   if (opened) CHECK_OK(vlm_text_model_open(opened, &options, &model));
   vlm_model_release(opened); /* the text model holds its own reference */
   return model;
@@ -227,6 +232,43 @@ static void logits_do_not_depend_on_chunking_threads_or_batch(void) {
   free(reference);
 }
 
+/* The same with quantized weights (q8, q4), on every kernel path this CPU
+ * runs: prefill chunks, threads and batched decode give the bits of the
+ * one-chunk single-threaded run (the fused decode tiles and the dequantized
+ * GEMM chunks agree), and every path gives the portable path's logits. */
+static void quantized_logits_do_not_depend_on_chunking_threads_batch_or_path(void) {
+  static const char *formats[] = {"q8", "q4"};
+  vlm_text_model *plain = open_model(1, 512, NULL);
+  float *stored = plain ? run_request(plain, 0) : NULL;
+  vlm_text_model_release(plain);
+  for (int f = 0; f < 2; f++) {
+    quantize = formats[f];
+    float *portable = NULL;
+    for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
+      if (!test_force_kernel_path((cpu_kernel_path)path)) continue;
+      logits_do_not_depend_on_chunking_threads_or_batch();
+      vlm_text_model *model = open_model(1, 3, NULL);
+      float *logits = model ? run_request(model, 0) : NULL;
+      vlm_text_model_release(model);
+      if (path == CPU_KERNEL_PATH_PORTABLE) {
+        portable = logits;
+        /* quantized for real: not the stored weights' logits */
+        CHECK(portable && stored && memcmp(portable, stored, 5 * 256 * sizeof(float)) != 0);
+        continue;
+      }
+      if (!logits || !portable || memcmp(logits, portable, 5 * 256 * sizeof(float)) != 0) {
+        fprintf(stderr, "  %s on %s differs from portable\n", formats[f], cpu_kernel_path_name((cpu_kernel_path)path));
+        CHECK(false);
+      }
+      free(logits);
+    }
+    cpu_kernel_path_force(CPU_KERNEL_PATH_COUNT);
+    free(portable);
+  }
+  quantize = NULL;
+  free(stored);
+}
+
 static void embeddings_prefill_matches_token_prefill(void) {
   vlm_text_model *model = open_model(2, 5, NULL);
   if (!model) return;
@@ -366,4 +408,5 @@ static void layer_features_are_checked(void) {
 
 TEST_MAIN(TEST(prefill_logits_match_a_float64_reference), TEST(layer_features_are_checked),
           TEST(logits_do_not_depend_on_chunking_threads_or_batch),
+          TEST(quantized_logits_do_not_depend_on_chunking_threads_batch_or_path),
           TEST(embeddings_prefill_matches_token_prefill), TEST(contracts_refuse_bad_inputs))

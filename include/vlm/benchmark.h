@@ -20,6 +20,7 @@ struct vlm_media_encoder;
 
 typedef struct vlm_benchmark_options {
   const char *model_dir;
+  const char *quantize;         /* vlm_model_options.quantize: "q8", "q4" or NULL */
   int thread_count;             /* <= 0: one per core */
   const int64_t *prefill_lengths; /* default {128, 512} */
   int prefill_length_count;

@@ -31,6 +31,11 @@ typedef struct vlm_model_options {
    * computes in float32 either way; what depends on it is what Transformers
    * rounds to that dtype outside the weights (Gemma's embedding scale). */
   const char *dtype;
+  /* "q8" or "q4": the text decoder's linear weights (f32, bf16 or f16) are
+   * quantized group-wise when its cpu backend packs them (docs/KERNELS.md,
+   * "Quantized weights"); NULL or "none": as stored. Vision and audio
+   * towers stay unquantized; the xla backend refuses it. */
+  const char *quantize;
 } vlm_model_options;
 
 /* Fails on an unreadable or malformed config, processor config or

@@ -1,6 +1,7 @@
 #include "backends/cpu_graph.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,11 +104,35 @@ static void release_inputs(executor *state, const vlm_node *node) {
 /* Leaves                                                                  */
 /* ---------------------------------------------------------------------- */
 
+/* A linear weight `X.weight` of a GPTQ/AWQ checkpoint is stored as
+ * X.qweight, X.qzeros, X.scales (cpu_hub_quant.h): bound as its qweight
+ * with the dtype I32, which only a linear accepts (it packs the layer
+ * through the store). Layers left unquantized are plain X.weight. */
+static bool bind_hub_weight(executor *state, int32_t index) {
+  const vlm_node *node = &state->graph->nodes[index];
+  size_t length = strlen(node->name);
+  if (!state->run->packs || !vlm_cpu_packs_hub_quantization(state->run->packs) || node->rank != 2 || length < 7 ||
+      strcmp(node->name + length - 7, ".weight") != 0 || length > 500)
+    return false;
+  char name[512];
+  snprintf(name, sizeof(name), "%.*sqweight", (int)(length - 6), node->name);
+  const vlm_tensor_info *qweight = vlm_checkpoint_find(state->run->weights, name);
+  if (!qweight) return false;
+  state->values[index].data = qweight->data;
+  state->values[index].dtype = VLM_DTYPE_I32;
+  return true;
+}
+
 static vlm_status bind_weight(executor *state, int32_t index) {
   const vlm_node *node = &state->graph->nodes[index];
   vlm_tensor view;
-  VLM_RETURN_IF_ERROR(vlm_checkpoint_get(state->run->weights, node->name, VLM_DTYPE_INVALID,
-                                         node->rank, node->shape, &view));
+  vlm_status found = vlm_checkpoint_get(state->run->weights, node->name, VLM_DTYPE_INVALID, node->rank, node->shape,
+                                        &view);
+  if (vlm_status_code_of(found) == VLM_STATUS_NOT_FOUND && bind_hub_weight(state, index)) {
+    vlm_status_free(found);
+    return VLM_OK;
+  }
+  VLM_RETURN_IF_ERROR(found);
   if (view.dtype != VLM_DTYPE_F32 && view.dtype != VLM_DTYPE_BF16 && view.dtype != VLM_DTYPE_F16)
     return VLM_ERROR(UNIMPLEMENTED, "tensor '%s' has dtype %s; the cpu backend reads f32, bf16 and f16",
                      node->name, vlm_dtype_name(view.dtype));
@@ -154,10 +179,25 @@ static cpu_activation to_cpu_activation(vlm_activation activation) {
   return CPU_ACTIVATION_SILU;
 }
 
+/* The packed GPTQ/AWQ layer behind a weight bound by bind_hub_weight. */
+static vlm_status hub_linear(const vlm_cpu_graph_run *run, const vlm_node *weight_node, const node_value *weight,
+                             const node_value *bias, const cpu_packed_linear **out_packed) {
+  char prefix[512];
+  snprintf(prefix, sizeof(prefix), "%.*s", (int)(strlen(weight_node->name) - 6), weight_node->name);
+  return vlm_cpu_packs_get_hub(run->packs, run->pool, run->weights, prefix, weight->data, weight_node->shape[0],
+                               weight_node->shape[1], bias ? bias->data : NULL, bias ? bias->dtype : VLM_DTYPE_F32,
+                               out_packed);
+}
+
 static vlm_status run_linear(executor *state, const vlm_node *node, float *out) {
   const node_value *weight = &state->values[node->inputs[1]];
   const vlm_node *weight_node = &state->graph->nodes[node->inputs[1]];
   const node_value *bias = node->input_count > 2 ? &state->values[node->inputs[2]] : NULL;
+  if (weight->dtype == VLM_DTYPE_I32) {
+    const cpu_packed_linear *packed = NULL;
+    VLM_RETURN_IF_ERROR(hub_linear(state->run, weight_node, weight, bias, &packed));
+    return cpu_linear_packed(state->run->pool, packed, input_f32(state, node, 0), node->shape[0], out);
+  }
   if (bias && bias->dtype != weight->dtype)
     return VLM_ERROR(UNIMPLEMENTED, "graph node '%s': bias dtype %s differs from weight dtype %s",
                      node->name, vlm_dtype_name(bias->dtype), vlm_dtype_name(weight->dtype));
@@ -746,6 +786,11 @@ vlm_status vlm_cpu_graph_prepare(const vlm_cpu_graph_run *run) {
     const node_value *weight = &state.values[node->inputs[1]];
     const node_value *bias = node->input_count > 2 ? &state.values[node->inputs[2]] : NULL;
     const vlm_node *weight_node = &graph->nodes[node->inputs[1]];
+    if (weight->data && weight->dtype == VLM_DTYPE_I32) {
+      const cpu_packed_linear *packed;
+      status = hub_linear(run, &graph->nodes[node->inputs[1]], weight, bias && bias->data ? bias : NULL, &packed);
+      continue;
+    }
     /* Only weights bound from the checkpoint; a bias of another dtype is
      * refused when the graph runs. */
     if (!weight->data || (bias && (!bias->data || bias->dtype != weight->dtype))) continue;

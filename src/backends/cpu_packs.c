@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "backends/cpu_hub_quant.h"
 #include "core/status.h"
 
 typedef struct pack_entry {
@@ -15,7 +16,20 @@ struct vlm_cpu_packs {
   pack_entry *entries; /* open addressing on the weight address; NULL weight = empty */
   int64_t capacity, count;
   uint64_t bytes;
+  cpu_quant_format quantize;
+  int64_t group_size;
+  const vlm_quantization_config *hub;
 };
+
+void vlm_cpu_packs_set_hub_quantization(vlm_cpu_packs *packs, const vlm_quantization_config *config) {
+  packs->hub = config && config->method != VLM_QUANT_METHOD_NONE ? config : NULL;
+}
+const vlm_quantization_config *vlm_cpu_packs_hub_quantization(const vlm_cpu_packs *packs) { return packs->hub; }
+
+void vlm_cpu_packs_set_quantization(vlm_cpu_packs *packs, cpu_quant_format format, int64_t group_size) {
+  packs->quantize = format;
+  packs->group_size = group_size;
+}
 
 vlm_status vlm_cpu_packs_create(vlm_cpu_packs **out_packs) {
   *out_packs = NULL;
@@ -85,6 +99,24 @@ static void pack_in_slices(vlm_thread_pool *pool, const cpu_linear_weights *weig
   }
 }
 
+/* The same for --quantize: slices of panels quantized, their source
+ * evicted. */
+static vlm_status quantize_in_slices(vlm_thread_pool *pool, const cpu_linear_weights *weights,
+                                     const vlm_checkpoint *checkpoint, cpu_packed_linear *packed) {
+  size_t row_bytes = (size_t)weights->input_count * vlm_dtype_size(weights->dtype);
+  int64_t slice = (int64_t)(SLICE_BYTES / (row_bytes * CPU_PANEL)) + 1;
+  for (int64_t p = 0; p < packed->panel_count; p += slice) {
+    int64_t end = p + slice < packed->panel_count ? p + slice : packed->panel_count;
+    VLM_RETURN_IF_ERROR(cpu_quant_pack_panels(pool, weights, packed, p, end));
+    if (!checkpoint) continue;
+    int64_t first_row = p * CPU_PANEL;
+    int64_t rows = (end * CPU_PANEL < weights->output_count ? end * CPU_PANEL : weights->output_count) - first_row;
+    vlm_checkpoint_evict(checkpoint, (const char *)weights->weight + (size_t)first_row * row_bytes,
+                         (size_t)rows * row_bytes);
+  }
+  return VLM_OK;
+}
+
 vlm_status vlm_cpu_packs_get(vlm_cpu_packs *packs, vlm_thread_pool *pool, const cpu_linear_weights *weights,
                              const vlm_checkpoint *checkpoint, const cpu_packed_linear **out_packed) {
   *out_packed = NULL;
@@ -95,10 +127,45 @@ vlm_status vlm_cpu_packs_get(vlm_cpu_packs *packs, vlm_thread_pool *pool, const 
     pack_entry *entry = &packs->entries[slot_of(packs, weights->weight, weights->bias)];
     if (!entry->weight) {
       cpu_packed_linear *packed = NULL;
-      status = cpu_linear_pack_allocate(weights, &packed);
+      if (packs->quantize) {
+        status = cpu_quant_pack_allocate(weights, packs->quantize, packs->group_size, &packed);
+        if (!status) status = quantize_in_slices(pool, weights, checkpoint, packed);
+        if (status) {
+          cpu_packed_linear_release(packed);
+          packed = NULL;
+        }
+      } else {
+        status = cpu_linear_pack_allocate(weights, &packed);
+        if (!status) pack_in_slices(pool, weights, checkpoint, packed);
+      }
       if (!status) {
-        pack_in_slices(pool, weights, checkpoint, packed);
         *entry = (pack_entry){weights->weight, weights->bias, packed};
+        packs->count++;
+        packs->bytes += cpu_packed_linear_bytes(packed);
+      }
+    }
+    if (!status) *out_packed = entry->packed;
+  }
+  pthread_mutex_unlock(&packs->lock);
+  return status;
+}
+
+vlm_status vlm_cpu_packs_get_hub(vlm_cpu_packs *packs, vlm_thread_pool *pool, const vlm_checkpoint *checkpoint,
+                                 const char *prefix, const void *qweight, int64_t output_count, int64_t input_count,
+                                 const void *bias, vlm_dtype bias_dtype, const cpu_packed_linear **out_packed) {
+  *out_packed = NULL;
+  if (!packs->hub) return VLM_ERROR(INTERNAL, "%s: a quantized layer without a quantization config", prefix);
+  pthread_mutex_lock(&packs->lock);
+  vlm_status status = VLM_OK;
+  if (2 * (packs->count + 1) > packs->capacity) status = grow(packs);
+  if (!status) {
+    pack_entry *entry = &packs->entries[slot_of(packs, qweight, bias)];
+    if (!entry->weight) {
+      cpu_packed_linear *packed = NULL;
+      status = cpu_hub_quant_pack(pool, checkpoint, packs->hub, prefix, output_count, input_count, bias, bias_dtype,
+                                  &packed);
+      if (!status) {
+        *entry = (pack_entry){qweight, bias, packed};
         packs->count++;
         packs->bytes += cpu_packed_linear_bytes(packed);
       }

@@ -17,12 +17,15 @@ static void print_usage(FILE *out) {
           "                 [--steps N] [--repetitions N] [--image PATH] [--audio PATH]\n"
           "                 [--backend cpu|xla]\n"
           "                 [--compare VLM | --compare-backend cpu|xla] [--rounds N]\n"
+          "                 [--quantize q8|q4]\n"
           "\n"
           "Measures the text decoder on --backend (cpu, the default, or xla): prefill tokens/s for each prompt\n"
           "length (default 128,512) and decode tokens/s for each batch size (default 1,8),\n"
           "each as the best of N repetitions (default 3), next to the machine's read\n"
           "bandwidth and FMA peak measured in the same run; prints a JSON report on stdout\n"
           "(progress on stderr). Use the global --threads to set the thread count.\n"
+          "--quantize q8|q4 quantizes the decoder's linear weights at load (as vlm run);\n"
+          "decode's bandwidth bound is then over the quantized bytes (weight_bytes).\n"
           "With --image it also times that image's decode + image processor and its\n"
           "encode (vision tower + projector) on the same backend (on xla the first call\n"
           "compiles or loads the encoder: reported apart). On xla the decoder is compiled\n"
@@ -121,6 +124,8 @@ int command_bench(int argc, char **argv, const global_options *options) {
       forwarded[forwarded_count++] = argv[i];
     } else if (strcmp(argument, "--audio") == 0 && has_value) {
       bench.audio_path = argv[++i];
+    } else if (strcmp(argument, "--quantize") == 0 && has_value) {
+      bench.quantize = argv[++i];
       forwarded[forwarded_count++] = argv[i];
     } else if (strcmp(argument, "--backend") == 0 && has_value) {
       backend = argv[++i];

@@ -48,6 +48,10 @@ static void print_usage(FILE *out) {
           "                         '{\"do_pan_and_scan\": true}' for Gemma 3\n"
           "  --backend B            cpu (default) or xla: the text decoder compiled by IREE\n"
           "                         (compiled on first use and cached; see vlm compile)\n"
+          "  --quantize q8|q4       quantize the text decoder's linear weights at load\n"
+          "                         (groups of 32 with f16 scales; cpu backend; vision and\n"
+          "                         audio towers stay as stored). GPTQ/AWQ checkpoints load\n"
+          "                         quantized without it\n"
           "  --json                 print one JSON object: text, token ids, finish reason,\n"
           "                         usage and timings\n"
           "\n"
@@ -78,6 +82,7 @@ typedef struct run_arguments {
   float temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
   long long top_k, seed, max_tokens, context, prefill_chunk;
   const char *processor_kwargs;
+  const char *quantize;
   const char *stop[MAX_STOP_STRINGS];
   const char *image_paths[MAX_IMAGES];
   int image_count;
@@ -105,6 +110,7 @@ static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
     else if (strcmp(name, "--context") == 0 && value) ok = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->context) && arguments->context > 0;
     else if (strcmp(name, "--prefill-chunk") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->prefill_chunk);
     else if (strcmp(name, "--processor-kwargs") == 0 && value) arguments->processor_kwargs = value;
+    else if (strcmp(name, "--quantize") == 0 && value) arguments->quantize = value;
     else if (strcmp(name, "--temperature") == 0 && value) ok = (arguments->sampling_set[0] = parse_float(value, &arguments->temperature));
     else if (strcmp(name, "--top-p") == 0 && value) ok = (arguments->sampling_set[1] = parse_float(value, &arguments->top_p));
     else if (strcmp(name, "--min-p") == 0 && value) ok = (arguments->sampling_set[2] = parse_float(value, &arguments->min_p));
@@ -176,7 +182,7 @@ int command_run(int argc, char **argv, const global_options *options) {
                                              .prefill_chunk = arguments.prefill_chunk,
                                              .max_audio_seconds = arguments.max_audio_seconds};
   vlm_model *model = NULL;
-  vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs};
+  vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs, .quantize = arguments.quantize};
   vlm_status status = vlm_model_open(arguments.model_dir, &model_options, &model);
   if (!status)
     status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk, options->thread_count,

@@ -34,6 +34,9 @@ static void print_usage(FILE *out) {
           "                           e.g. '{\"do_pan_and_scan\": true}' for Gemma 3\n"
           "  --backend B              cpu (default) or xla: the text decoder compiled by IREE\n"
           "                           (compiled on first use and cached; see vlm compile)\n"
+          "  --quantize q8|q4         quantize the text decoder's linear weights at load\n"
+          "                           (groups of 32, f16 scales; cpu backend; vision and\n"
+          "                           audio towers stay as stored)\n"
           "  --prefix-cache-mb N      MiB for the prefix cache: the KV of finished requests,\n"
           "                           reused by later ones whose prompt (images by content)\n"
           "                           starts the same way, in blocks of 16 positions,\n"
@@ -117,7 +120,7 @@ static bool parse_seconds(const char *text, double minimum, double maximum, doub
 
 typedef struct serve_arguments {
   const char *model_dir;
-  const char *backend, *processor_kwargs;
+  const char *backend, *processor_kwargs, *quantize;
   vlm_server_options server;
   long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace,
       max_media_items, max_connections, per_client, prefix_cache_mb, encoder_cache_mb, max_prompt_bytes,
@@ -145,6 +148,7 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--decoding-prefill-chunk") == 0 && value)
       ok = cli_parse_integer(value, 1, 1 << 20, &arguments->decoding_prefill_chunk);
     else if (strcmp(name, "--processor-kwargs") == 0 && value) arguments->processor_kwargs = value;
+    else if (strcmp(name, "--quantize") == 0 && value) arguments->quantize = value;
     else if (strcmp(name, "--prefix-cache-mb") == 0 && value)
       ok = cli_parse_integer(value, 0, 1 << 24, &arguments->prefix_cache_mb);
     else if (strcmp(name, "--encoder-cache-mb") == 0 && value)
@@ -235,7 +239,7 @@ int command_serve(int argc, char **argv, const global_options *options) {
    * modules compile) the port answers liveness and a 503 "loading" rather
    * than refusing. A signal meanwhile ends the process: nothing is in flight. */
   vlm_model *model = NULL;
-  vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs};
+  vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs, .quantize = arguments.quantize};
   vlm_status status = vlm_model_open(arguments.model_dir, &model_options, &model);
   if (status) return cli_report_status(status);
   vlm_server *server = NULL;

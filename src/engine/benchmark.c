@@ -172,8 +172,9 @@ static double step_bytes(const model_costs *costs, int64_t rows) {
  * is not read by decode). A tied LM head is the embedding table, counted
  * once; an untied model's embedding table is read a row per token, so only
  * its LM head counts. */
-static model_costs measure_costs(const vlm_model *opened) {
+static model_costs measure_costs(const vlm_model *opened, const vlm_text_decoder *decoder) {
   model_costs costs = {0};
+  bool quantized = vlm_model_is_quantized(opened);
   const vlm_checkpoint *weights = opened->weights;
   const vlm_text_config *text = &opened->config.text;
   for (size_t i = 0; i < vlm_checkpoint_tensor_count(weights); i++) {
@@ -184,7 +185,9 @@ static model_costs measure_costs(const vlm_model *opened) {
     if (strstr(info->name, "embed_tokens.weight") && !opened->config.tie_word_embeddings &&
         vlm_checkpoint_find(weights, "lm_head.weight"))
       continue;
-    costs.weight_bytes += info->byte_size;
+    /* Quantized: the linear weights are read as packed (below); the rest
+     * (norms, biases) as stored; the embedding table gives one row a token. */
+    if (!quantized || (info->rank != 2 && component == VLM_COMPONENT_TEXT_DECODER)) costs.weight_bytes += info->byte_size;
     if (component == VLM_COMPONENT_TEXT_DECODER && info->rank == 2)
       costs.linear_parameters += (double)info->shape[0] * (double)info->shape[1];
     if (component == VLM_COMPONENT_TEXT_DECODER && info->rank == 3 && strstr(info->name, ".mlp.experts.")) {
@@ -192,6 +195,9 @@ static model_costs measure_costs(const vlm_model *opened) {
       costs.expert_parameters += (double)info->shape[0] * (double)info->shape[1] * (double)info->shape[2];
     }
   }
+  /* Only the cpu backend runs quantized weights (xla refuses them at open). */
+  if (quantized && strcmp(decoder->operations->backend, "cpu") == 0)
+    costs.weight_bytes += vlm_text_model_packed_bytes((const vlm_text_model *)decoder->self);
   costs.head_parameters = (double)text->vocab_size * (double)text->hidden_size;
   if (opened->family && opened->family->describe_decoder) {
     vlm_decoder_description description;
@@ -489,7 +495,8 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   vlm_text_decoder *model = NULL;
   double load_start = now_seconds();
   vlm_model *opened = NULL;
-  vlm_status status = vlm_model_open(options->model_dir, NULL, &opened);
+  vlm_model_options open_options = {.quantize = options->quantize};
+  vlm_status status = vlm_model_open(options->model_dir, &open_options, &opened);
   if (!status && options->open_text_decoder)
     status = options->open_text_decoder(options->open_context, opened, slots, longest, longest, &model);
   else if (!status)
@@ -509,7 +516,7 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   progress(options, "measuring read bandwidth and FMA peak on %d threads (%s path)", bench_threads,
            cpu_kernel_path_name(cpu_kernel_path_active()));
   machine_bounds bounds = measure_bounds(pool);
-  model_costs costs = measure_costs(opened);
+  model_costs costs = measure_costs(opened, model);
   module_reports reports = {.count = 0};
   bench_process_clock = strcmp(model->operations->backend, "cpu") != 0;
   collect_reports(&reports, model->operations->module_reports, model->self);
@@ -525,6 +532,10 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   vlm_sb_appendf(&json, ",\"backend\":\"%s\",\"kernel_path\":\"%s\",\"isa\":\"%s\",\"cpu\":",
                  model->operations->backend, cpu_kernel_path_name(cpu_kernel_path_active()), isa);
   vlm_sb_append_json_string(&json, brand, strlen(brand));
+  vlm_sb_appendf(&json, ",\"quantize\":\"%s\"", options->quantize ? options->quantize
+                                                : opened->hub_quantization.method == VLM_QUANT_METHOD_GPTQ ? "gptq"
+                                                : opened->hub_quantization.method == VLM_QUANT_METHOD_AWQ  ? "awq"
+                                                                                                           : "none");
   vlm_sb_appendf(&json, ",\"threads\":%d,\"load_seconds\":%.4f,\"rss_after_load_bytes\":%lld,"
                  "\"weight_bytes\":%llu,\"read_bandwidth_gb_per_s\":%.2f,\"read_bandwidth_gb_per_s_cpu_time\":%.2f,"
                  "\"fma_peak_gflops\":%.1f,\"fma_peak_gflops_cpu_time\":%.1f",

@@ -98,6 +98,34 @@ static void count_tensor(inspection *state, const vlm_tensor_info *info, vlm_com
   state->dtype_bytes[info->dtype] += info->byte_size;
 }
 
+/* A GPTQ/AWQ checkpoint (config.json's quantization_config) stores a
+ * linear X.weight as X.qweight, X.qzeros, X.scales (GPTQ: X.g_idx): the
+ * declared X.weight for a part of such a layer (written to `weight`), or
+ * NULL. */
+static const vlm_expected_tensor *quantized_layer_of(const inspection *state, const char *name, char *weight,
+                                                     size_t size) {
+  static const char *parts[] = {".qweight", ".qzeros", ".scales", ".g_idx"};
+  if (!state->model->hub_quantization.method) return NULL;
+  size_t length = strlen(name);
+  for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+    size_t part = strlen(parts[i]);
+    if (length <= part || strcmp(name + length - part, parts[i]) != 0) continue;
+    if (snprintf(weight, size, "%.*s.weight", (int)(length - part), name) >= (int)size) return NULL;
+    return vlm_manifest_find(state->manifest, weight);
+  }
+  return NULL;
+}
+
+/* The declared weight `name` is stored quantized (X.qweight present). */
+static bool stored_quantized(const inspection *state, const char *name) {
+  size_t length = strlen(name);
+  char qweight[512];
+  if (!state->model->hub_quantization.method || length < 7 || strcmp(name + length - 7, ".weight") != 0 ||
+      snprintf(qweight, sizeof(qweight), "%.*s.qweight", (int)(length - 7), name) >= (int)sizeof(qweight))
+    return false;
+  return vlm_checkpoint_find(state->checkpoint, qweight) != NULL;
+}
+
 /* Compares the checkpoint with the family's manifest (or, without one,
  * classifies tensors by name only). */
 static vlm_status compare_tensors(inspection *state) {
@@ -107,8 +135,13 @@ static vlm_status compare_tensors(inspection *state) {
     const vlm_tensor_info *info = vlm_checkpoint_tensor_at(checkpoint, i);
     const vlm_expected_tensor *expected =
         state->family ? vlm_manifest_find(state->manifest, info->name) : NULL;
-    count_tensor(state, info, expected ? expected->component : vlm_component_from_name(info->name));
-    if (!state->family) continue;
+    char weight[512];
+    const vlm_expected_tensor *layer = state->family && !expected
+                                           ? quantized_layer_of(state, info->name, weight, sizeof(weight))
+                                           : NULL;
+    count_tensor(state, info,
+                 expected ? expected->component : layer ? layer->component : vlm_component_from_name(info->name));
+    if (!state->family || layer) continue; /* a quantized layer's shapes are checked when it is loaded */
     /* LoRA adapter tensors (models/adapters.c) are not in the manifest: the
      * decoder graph applies them and refuses any it has no projection for. */
     bool adapter = strncmp(info->name, "adapters.", strlen("adapters.")) == 0;
@@ -120,7 +153,8 @@ static vlm_status compare_tensors(inspection *state) {
   }
   for (size_t i = 0; state->family && i < state->manifest->count; i++) {
     const vlm_expected_tensor *expected = &state->manifest->tensors[i];
-    if (!expected->optional && !vlm_checkpoint_find(checkpoint, expected->name))
+    if (!expected->optional && !vlm_checkpoint_find(checkpoint, expected->name) &&
+        !stored_quantized(state, expected->name))
       ok = ok && add_problem(&state->missing, expected->name, NULL, expected);
   }
   return ok ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory comparing tensors");
@@ -251,6 +285,11 @@ static char *render_text(const inspection *state, const vlm_model_report *report
   vlm_sb_appendf(&out, "dtype: config %s, stored %s\n",
                  config->dtype ? vlm_dtype_name(config->dtype) : "unspecified",
                  vlm_dtype_name(dominant_dtype(state)));
+  const vlm_quantization_config *quantization = &state->model->hub_quantization;
+  if (quantization->method)
+    vlm_sb_appendf(&out, "quantization: %s int%d, groups of %lld%s (cpu backend)\n",
+                   quantization->method == VLM_QUANT_METHOD_GPTQ ? "GPTQ" : "AWQ", quantization->bits,
+                   (long long)quantization->group_size, quantization->desc_act ? ", act-order" : "");
   format_bytes(vlm_checkpoint_total_bytes(state->checkpoint), size_text, sizeof(size_text));
   vlm_sb_appendf(&out, "weights: %zu tensors in %zu file%s, %s\n",
                  vlm_checkpoint_tensor_count(state->checkpoint),
@@ -371,6 +410,10 @@ static char *render_json(const inspection *state, const vlm_model_report *report
   vlm_sb_appendf(&out, ",\"modalities\":[\"text\"%s%s]", config->has_vision ? ",\"image\"" : "",
                  config->has_audio ? ",\"audio\"" : "");
   append_json_string_field(&out, "config_dtype", config->dtype ? vlm_dtype_name(config->dtype) : NULL);
+  append_json_string_field(&out, "quantization",
+                           state->model->hub_quantization.method == VLM_QUANT_METHOD_GPTQ  ? "gptq"
+                           : state->model->hub_quantization.method == VLM_QUANT_METHOD_AWQ ? "awq"
+                                                                                           : NULL);
   vlm_sb_append_literal(&out, ",\"stored_dtypes\":{");
   bool first = true;
   for (int dtype = 1; dtype < VLM_DTYPE_COUNT; dtype++) {

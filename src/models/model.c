@@ -20,6 +20,15 @@ static vlm_status open_parts(vlm_model *model, const char *model_dir, const vlm_
                        model_options->dtype);
     model->config.dtype = dtype;
   }
+  VLM_RETURN_IF_ERROR(vlm_quantization_config_parse(model->config.root_section, "config.json", &model->hub_quantization));
+  const char *quantize = model_options ? model_options->quantize : NULL;
+  if (quantize && strcmp(quantize, "q8") == 0) model->quantize = VLM_WEIGHT_QUANTIZATION_Q8;
+  else if (quantize && strcmp(quantize, "q4") == 0) model->quantize = VLM_WEIGHT_QUANTIZATION_Q4;
+  else if (quantize && strcmp(quantize, "none") != 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "quantize '%s' is not one of q8, q4, none", quantize);
+  if (model->quantize && model->hub_quantization.method)
+    return VLM_ERROR(INVALID_ARGUMENT, "%s: the checkpoint is quantized already (config.json's quantization_config); "
+                     "it cannot be quantized again to %s", model_dir, quantize);
   VLM_RETURN_IF_ERROR(vlm_generation_config_load(model_dir, model->allocator, &model->generation));
   const char *processor_kwargs = model_options ? model_options->processor_kwargs : NULL;
   vlm_status status = vlm_processor_config_load_with(model_dir, processor_kwargs, model->allocator, &model->processor);
@@ -92,6 +101,9 @@ void vlm_model_release(vlm_model *model) {
 }
 
 const char *vlm_model_directory(const vlm_model *model) { return model->directory; }
+bool vlm_model_is_quantized(const vlm_model *model) {
+  return model->quantize != VLM_WEIGHT_QUANTIZATION_NONE || model->hub_quantization.method != VLM_QUANT_METHOD_NONE;
+}
 const char *vlm_model_type(const vlm_model *model) { return model->config.model_type; }
 
 vlm_status vlm_model_require_family(const vlm_model *model, const char *what) {

@@ -9,9 +9,21 @@
 #include "io/checkpoint.h"
 #include "io/config.h"
 #include "io/feature_extractor_config.h"
+#include "io/quantization_config.h"
 #include "models/decoder.h"
 #include "models/family.h"
 #include "vlm/model.h"
+
+typedef enum vlm_weight_quantization {
+  VLM_WEIGHT_QUANTIZATION_NONE = 0,
+  VLM_WEIGHT_QUANTIZATION_Q8,
+  VLM_WEIGHT_QUANTIZATION_Q4,
+} vlm_weight_quantization;
+
+/* True when the text decoder's linear weights are (or will be) quantized:
+ * by --quantize or in the checkpoint (GPTQ, AWQ). Backends that cannot run
+ * quantized weights refuse such a model. */
+bool vlm_model_is_quantized(const vlm_model *model);
 
 struct vlm_model {
   atomic_int references;
@@ -26,6 +38,12 @@ struct vlm_model {
   const vlm_family *family;           /* NULL: no family implements model_type */
   vlm_tensor_manifest manifest;       /* empty without a family */
   vlm_checkpoint *weights;
+  /* vlm_model_options.quantize: what the text decoder's linear weights are
+   * quantized to at load (vlm_weight_quantization). */
+  vlm_weight_quantization quantize;
+  /* config.json's quantization_config: weights quantized already (GPTQ,
+   * AWQ), loaded as they are stored. */
+  vlm_quantization_config hub_quantization;
   /* The family's LoRA adapters, in its order (models/adapters.c); an
    * adapter whose subfolder is absent has module_count 0. */
   int adapter_count;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu_hub_quant.h"
 #include "core/status.h"
 #include "io/checkpoint.h"
 #include "io/config.h"
@@ -25,6 +26,7 @@ typedef struct checkpoint_stage {
   vlm_tensor_manifest manifest;
   vlm_checkpoint *checkpoint;
   bool *used; /* per checkpoint tensor: named by some golden parameter */
+  vlm_quantization_config quantization; /* GPTQ/AWQ: linears stored as X.qweight ... */
 } checkpoint_stage;
 
 static void note_problem(vlm_stage_result *result, const char *format, const char *name,
@@ -133,11 +135,58 @@ static vlm_status compare_values(const vlm_tensor_info *info, bool transposed, c
   return VLM_OK;
 }
 
+static void mark_used(checkpoint_stage *state, const char *prefix, const char *leaf) {
+  char name[512];
+  snprintf(name, sizeof(name), "%s%s", prefix, leaf);
+  const vlm_tensor_info *info = vlm_checkpoint_find(state->checkpoint, name);
+  if (info) state->used[info - vlm_checkpoint_tensor_at(state->checkpoint, 0)] = true;
+}
+
+/* A GPTQ/AWQ layer: the Transformers parameter X.weight is the dequantized
+ * matrix (the oracle ran Transformers on it), which vlm's q4 layer holds
+ * exactly: hash what vlm's kernels multiply by. */
+static vlm_status compare_quantized(checkpoint_stage *state, const vlm_json_value *parameter, const char *name,
+                                    const char *dtype, vlm_stage_result *result, bool *out_handled) {
+  *out_handled = false;
+  size_t length = strlen(name);
+  const vlm_json_value *shape = vlm_json_object_get(parameter, "shape");
+  int64_t out = 0, in = 0;
+  if (!state->quantization.method || length < 7 || length > 500 || strcmp(name + length - 7, ".weight") != 0 ||
+      !shape || shape->type != VLM_JSON_ARRAY || shape->as.array.count != 2 ||
+      !vlm_json_get_int(&shape->as.array.items[0], &out) || !vlm_json_get_int(&shape->as.array.items[1], &in))
+    return VLM_OK;
+  char prefix[512], qweight[520];
+  snprintf(prefix, sizeof(prefix), "%.*s", (int)(length - 6), name);
+  snprintf(qweight, sizeof(qweight), "%sqweight", prefix);
+  if (!vlm_checkpoint_find(state->checkpoint, qweight)) return VLM_OK;
+  *out_handled = true;
+  cpu_packed_linear *packed = NULL;
+  VLM_RETURN_IF_ERROR(cpu_hub_quant_pack(NULL, state->checkpoint, &state->quantization, prefix, out, in, NULL,
+                                         VLM_DTYPE_F32, &packed));
+  float *values = malloc((size_t)(out * in) * sizeof(float));
+  if (!values) {
+    cpu_packed_linear_release(packed);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
+  cpu_quant_dequantize(packed, values);
+  cpu_packed_linear_release(packed);
+  static const char *leaves[] = {"qweight", "qzeros", "scales", "g_idx"};
+  for (size_t i = 0; i < 4; i++) mark_used(state, prefix, leaves[i]);
+  vlm_tensor_info info = {.name = name, .dtype = VLM_DTYPE_F32, .rank = 2, .shape = {out, in},
+                          .data = (const uint8_t *)values, .byte_size = (uint64_t)(out * in) * 4};
+  vlm_status status = compare_values(&info, false, parameter, name, dtype, result);
+  free(values);
+  return status;
+}
+
 static vlm_status compare_parameter(checkpoint_stage *state, const vlm_json_value *parameter,
                                     const char *dtype, vlm_stage_result *result) {
   const char *name = vlm_json_get_string(vlm_json_object_get(parameter, "name"));
   if (!name) return VLM_ERROR(DATA_LOSS, "a checkpoint parameter has no \"name\"");
   const vlm_tensor_info *info = resolve_tensor(state, name);
+  bool quantized = false;
+  if (!info) VLM_RETURN_IF_ERROR(compare_quantized(state, parameter, name, dtype, result, &quantized));
+  if (quantized) return VLM_OK;
   if (!info) {
     note_problem(result, "parameter '%s'%s is not in vlm's checkpoint table", name, "");
     return VLM_OK;
@@ -158,6 +207,7 @@ static vlm_status open_model(const vlm_compare_context *context, checkpoint_stag
   VLM_RETURN_IF_ERROR(vlm_model_config_load(context->model_directory, context->allocator,
                                             &state->config));
   state->config_loaded = true;
+  VLM_RETURN_IF_ERROR(vlm_quantization_config_parse(state->config.root_section, "config.json", &state->quantization));
   const vlm_family *family = vlm_family_find(state->config.model_type);
   if (!family)
     return VLM_ERROR(UNIMPLEMENTED, "no family for model_type '%s'", state->config.model_type);

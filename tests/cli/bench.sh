@@ -38,6 +38,49 @@ PY
 }
 check bench_reports_json bench_reports
 
+# --quantize: the report says so and bounds decode by the quantized bytes
+# (q4 is 0.59 bytes a weight against bf16's 2; the rest as stored).
+bench_quantized() {
+  "$vlm" --threads 1 bench --model "$work/model" --prefill 8 --decode-batch 1 --steps 2 --repetitions 1 \
+    >"$work/plain" 2>/dev/null || return 1
+  for q in q8 q4; do
+    "$vlm" --threads 1 bench --model "$work/model" --prefill 8 --decode-batch 1 --steps 2 --repetitions 1 \
+      --quantize $q >"$work/$q" 2>"$work/err" || { cat "$work/err"; return 1; }
+  done
+  python3 - "$work/plain" "$work/q8" "$work/q4" <<'PY'
+import json, sys
+plain, q8, q4 = (json.load(open(path)) for path in sys.argv[1:])
+assert plain["quantize"] == "none" and q8["quantize"] == "q8" and q4["quantize"] == "q4", (plain, q8, q4)
+assert 0.45 < q8["weight_bytes"] / plain["weight_bytes"] < 0.6, (plain["weight_bytes"], q8["weight_bytes"])
+assert 0.25 < q4["weight_bytes"] / plain["weight_bytes"] < 0.35, (plain["weight_bytes"], q4["weight_bytes"])
+assert all(d["tokens_per_second"] > 0 for d in q4["decode"]), q4
+PY
+}
+check bench_bounds_quantized_decode_by_the_quantized_bytes bench_quantized
+
+# vlm-quant-accuracy: the stored weights against themselves are identical
+# (KL 0, every argmax agrees); q8 moves the distributions less than q4.
+accuracy="$(dirname "$vlm")/vlm-quant-accuracy"
+measures_accuracy() {
+  local golden="$source_dir/tests/goldens/qwen2"
+  for q in none q8 q4; do
+    "$accuracy" --model "$work/model" --quantize $q --greedy 4 "$golden/chat" "$golden/plain" >"$work/$q" \
+      2>"$work/err" || { cat "$work/err"; return 1; }
+  done
+  python3 - "$work/none" "$work/q8" "$work/q4" <<'PY'
+import json, sys
+none, q8, q4 = (json.load(open(path)) for path in sys.argv[1:])
+assert none["mean_kl"] == 0 and none["top1_agreement"] == 1 and none["greedy_same_before_divergence"] == 1, none
+assert none["positions"] > 40 and none["cases"] == 2, none
+assert 0 < q8["mean_kl"] < q4["mean_kl"], (q8, q4)
+PY
+}
+if [ -x "$accuracy" ]; then
+  check quant_accuracy_measures_kl_and_agreement measures_accuracy
+else
+  check quant_accuracy_is_built false
+fi
+
 # Every kernel path this CPU can run, forced: the report names it and both
 # probes measure on it (the FMA probe was AVX-512 only: AVX2 machines
 # reported 0), and the debug log says which path the decoder chose.

@@ -35,6 +35,16 @@ assert r[\"can_load\"] and r[\"model_type\"]==\"llava\" and r[\"modalities\"]==[
 assert r[\"components\"][\"vision_tower\"][\"parameters\"]>0 and r[\"missing\"]==[] and r[\"unexpected\"]==[]
 assert sum(c[\"bytes\"] for c in r[\"components\"].values())==r[\"total_bytes\"]
 ' '$work/out'"
+# GPTQ/AWQ layers (X.qweight, qzeros, scales, g_idx) stand for the declared
+# X.weight: complete, nothing unexpected, the layout named.
+for layout in gptq gptq_act awq; do
+  check "inspect_knows_${layout}_layers" bash -c "run 0 inspect --model '$source_dir/tests/models/qwen2_$layout' --json && python3 -c '
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r[\"can_load\"] and r[\"missing\"]==[] and r[\"unexpected\"]==[], r
+assert r[\"quantization\"]==sys.argv[2], r[\"quantization\"]
+' '$work/out' '${layout%_act}'"
+done
 check sharded_checkpoint bash -c "run 0 inspect --model '$work/sharded' --json && out_has '\"file_count\":2' && out_has '\"can_load\":true'"
 check transformers4_names_are_renamed bash -c "grep -q 'language_model.model.layers.0' '$work/llava-v4/model.safetensors' \
   && run 0 inspect --model '$work/llava-v4' && out_has 'status: ok' && ! grep -q unexpected '$work/out'"

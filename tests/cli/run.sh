@@ -38,6 +38,19 @@ PY
 }
 check run_matches_golden_llama_chat matches_golden llama chat
 check run_matches_golden_qwen2_chat matches_golden qwen2 chat
+# The hub's int4 layouts (tools/oracle/quant_oracle.py): GPTQ as Qwen's
+# -GPTQ-Int4 repositories, GPTQ with act-order and zero points, AWQ.
+check run_matches_golden_qwen2_gptq_chat matches_golden qwen2_gptq chat
+check run_matches_golden_qwen2_gptq_act_chat matches_golden qwen2_gptq_act chat
+check run_matches_golden_qwen2_awq_chat matches_golden qwen2_awq chat
+# --quantize: runs (its accuracy is measured, bench/quant_accuracy.sh), and
+# refuses what it cannot do.
+check run_quantizes_q8 run 0 run --model "$source_dir/tests/models/qwen2" --prompt "Hi" --max-tokens 4 --quantize q8
+check run_quantizes_q4 run 0 run --model "$source_dir/tests/models/qwen2" --prompt "Hi" --max-tokens 4 --quantize q4
+check run_refuses_unknown_quantization refuses 1 "quantize 'q3' is not one of q8, q4, none" \
+  run --model "$source_dir/tests/models/qwen2" --prompt "Hi" --quantize q3
+check run_refuses_quantizing_gptq_again refuses 1 "is quantized already" \
+  run --model "$source_dir/tests/models/qwen2_gptq" --prompt "Hi" --quantize q4
 
 streams_text() {
   "$vlm" run --model "$source_dir/tests/models/qwen2" --prompt "Hello" --max-tokens 5 >"$work/out" 2>"$work/err" \
@@ -132,6 +145,10 @@ else
   backend_arguments=(--backend xla --context 2048)
   check run_xla_matches_golden_llama_chat matches_golden llama chat
   check run_xla_matches_golden_qwen2_chat matches_golden qwen2 chat
+  check run_xla_refuses_quantized_weights refuses 1 "the xla backend does not run quantized weights" \
+    run --model "$source_dir/tests/models/qwen2" --prompt "Hi" --backend xla --quantize q4
+  check run_xla_refuses_gptq refuses 1 "the xla backend does not run quantized weights" \
+    run --model "$source_dir/tests/models/qwen2_gptq" --prompt "Hi" --backend xla
   if have_fixtures xla_image_requests; then
     check run_xla_one_image_matches_golden image_matches_golden one_image
     check run_xla_two_images_match_golden image_matches_golden two_images

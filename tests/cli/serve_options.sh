@@ -27,6 +27,7 @@ for flag in --header-timeout --body-timeout --request-timeout --max-connections 
 done
 check fractional_seconds_are_usage_errors_where_integers bash -c \
   "run 2 serve --model '$model' --timeout 1.5 && err_has 'bad value for --timeout'"
+check serve_refuses_unknown_quantization bash -c "run 1 serve --model '$model' --port 0 --quantize q5 && err_has \"quantize 'q5' is not one of q8, q4, none\""
 check empty_allowed_hosts bash -c "run 2 serve --model '$model' --allowed-hosts '' && err_has 'bad value for --allowed-hosts'"
 check allowed_hosts_with_an_empty_entry bash -c \
   "run 1 serve --model '$model' --port 0 --allowed-hosts 'a.example,,b.example' && err_has 'empty entry' && one_line_error"

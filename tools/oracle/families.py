@@ -104,6 +104,10 @@ class Family:
     # [E, hidden, 2I] and down_proj [E, I, hidden] (Transformers 5.23 saves
     # [E, 2I, hidden] / [E, hidden, I] and transposes the hub's on load).
     hub_expert_layout: bool = False
+    # The checkpoint is written in a hub int4 layout (quant_oracle.py):
+    # {"method": "gptq" | "awq", "group_size": G, GPTQ's "sym" and
+    # "desc_act"}; Transformers runs the dequantized float32 model.
+    quantization: dict = None
 
 
 def _llama_tokenizer_config(extra_added=()):
@@ -687,7 +691,23 @@ PHI4_MULTIMODAL = Family(
         Case("long_speech", messages=PHI4_SPEECH, audio=(PHI4_LONG_CLIP,), adapter="speech-lora"),
     ])
 
+# The hub's int4 layouts on the Qwen2 decoder: GPTQ as the official
+# Qwen2-VL / Qwen2.5-VL -GPTQ-Int4 repositories write it (symmetric, no
+# act-order, the original "gptq" format), GPTQ with act-order and zero
+# points, and AWQ's GEMM layout (-AWQ). Groups of 32 so each layer has
+# several.
+_QUANT_CASES = [Case("chat", messages=[{"role": "user", "content": "Tell me a short story about a robot."}]),
+                Case("plain", prompt="The quick brown fox jumps over the lazy dog.")]
+QWEN2_GPTQ = dataclasses.replace(QWEN2, name="qwen2_gptq", cases=_QUANT_CASES, midsize_case="chat",
+                                 quantization={"method": "gptq", "group_size": 32, "sym": True, "desc_act": False})
+QWEN2_GPTQ_ACT = dataclasses.replace(QWEN2, name="qwen2_gptq_act", cases=_QUANT_CASES[:1], midsize_case="chat",
+                                     quantization={"method": "gptq", "group_size": 32, "sym": False,
+                                                   "desc_act": True})
+QWEN2_AWQ = dataclasses.replace(QWEN2, name="qwen2_awq", cases=_QUANT_CASES, midsize_case="chat",
+                                quantization={"method": "awq", "group_size": 32})
+
 FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTOK, QWEN2_REALTOK,
                                                LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
                                                GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL,
-                                               QWEN3_VL, QWEN3_VL_MOE, QWEN3_VL_MOE_HUB, PHI4_MULTIMODAL)}
+                                               QWEN3_VL, QWEN3_VL_MOE, QWEN3_VL_MOE_HUB, PHI4_MULTIMODAL,
+                                               QWEN2_GPTQ, QWEN2_GPTQ_ACT, QWEN2_AWQ)}

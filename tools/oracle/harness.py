@@ -219,6 +219,10 @@ def build_model(family, model_dir, midsize=False):
     if family.hub_expert_layout:
         transpose_experts(model_dir)
     check_loads_cleanly(family, model_dir)
+    if family.quantization:
+        import quant_oracle
+        reference = quant_oracle.quantize_model(family, model_dir)
+        check_loads_cleanly(family, reference)
     if family.processor:
         write_processor(family, model_dir)
     return model_dir
@@ -382,7 +386,11 @@ def run_causal_lm(family, case, model_dir, manifest):
     manifest["tokenizer_json_agrees"] = raw.ids == inputs["input_ids"][0].tolist()[int(add_special and bool(
         tokenizer.bos_token_id is not None and tokenizer.add_bos_token)):]
     manifest.update(prompt=text, add_special_tokens=add_special, messages=case.messages)
-    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=TORCH_DTYPES[case.dtype]).eval()
+    weights_dir = model_dir
+    if family.quantization:  # a GPTQ/AWQ checkpoint: Transformers runs the weights it stands for
+        import quant_oracle
+        weights_dir = quant_oracle.reference_dir(model_dir)
+    model = transformers.AutoModelForCausalLM.from_pretrained(weights_dir, dtype=TORCH_DTYPES[case.dtype]).eval()
     golden = Golden(case.dtype)
     golden.stages.append(checkpoint_stage(model, case.dtype))
     golden.tensor("input_ids", inputs["input_ids"], "exact")

@@ -82,6 +82,11 @@ typedef struct cpu_packed_linear {
   int64_t output_count, input_count, panel_count;
   void *panels;
   float *bias; /* [panel_count * 64] f32 (the bias widened), or NULL */
+  /* Group-wise quantized weights (cpu_quant.h; 0 = CPU_QUANT_NONE: the
+   * panels above in `dtype`): the panels hold quantized blocks instead. */
+  int quant_format;
+  int64_t group_size, group_count, block_bytes;
+  int32_t *input_order; /* NULL, or step j of every chain reads input input_order[j] */
 } cpu_packed_linear;
 
 /* Packs `weights` (threads split the panels). Refuses dtypes other than

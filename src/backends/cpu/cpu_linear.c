@@ -19,6 +19,7 @@
 #endif
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_quant.h"
 #include "core/alloc.h"
 
 /* bf16/f16 calls of at most this many rows read the weights in place,
@@ -159,10 +160,15 @@ void cpu_packed_linear_release(cpu_packed_linear *packed) {
   if (!packed) return;
   vlm_release(NULL, packed->panels);
   vlm_release(NULL, packed->bias);
+  vlm_release(NULL, packed->input_order);
   vlm_release(NULL, packed);
 }
 
 uint64_t cpu_packed_linear_bytes(const cpu_packed_linear *packed) {
+  if (packed->quant_format)
+    return (uint64_t)(packed->panel_count * packed->group_count * packed->block_bytes) +
+           (uint64_t)(packed->bias ? packed->panel_count * CPU_PANEL * 4 : 0) +
+           (uint64_t)(packed->input_order ? packed->input_count * 4 : 0);
   return (uint64_t)(packed->panel_count * CPU_PANEL) *
          (uint64_t)(packed->input_count * element_bytes(packed->dtype) + (packed->bias ? 4 : 0));
 }
@@ -312,6 +318,7 @@ vlm_status cpu_linear_packed(vlm_thread_pool *pool, const cpu_packed_linear *wei
   if (row_count <= 0)
     return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "linear: sizes must be positive (rows %lld)",
                            (long long)row_count);
+  if (weights->quant_format) return cpu_quant_linear(pool, weights, input, row_count, output);
   int64_t in = weights->input_count, panels = weights->panel_count;
   linear_job job = {weights, input, row_count, output, cpu_gemm_select(weights->dtype),
                     cpu_gemm_select(VLM_DTYPE_F32), row_count <= IN_PLACE_MAX_ROWS, row_count};

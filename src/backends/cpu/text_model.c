@@ -120,6 +120,11 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
                               (int32_t)text->num_key_value_heads, (int32_t)text->head_dim, model->capacity};
   vlm_status status = vlm_kv_cache_create(&shape, options->allocator, &model->cache);
   if (!status) status = vlm_cpu_packs_create(&model->packs);
+  if (!status && opened->quantize)
+    vlm_cpu_packs_set_quantization(model->packs,
+                                   opened->quantize == VLM_WEIGHT_QUANTIZATION_Q8 ? CPU_QUANT_Q8 : CPU_QUANT_Q4,
+                                   CPU_QUANT_GROUP_SIZE);
+  if (!status) vlm_cpu_packs_set_hub_quantization(model->packs, &opened->hub_quantization);
   if (!status) {
     cpu_kernel_log_choice("text decoder", vlm_thread_pool_size(model->pool));
     status = prepare_weights(model);
@@ -152,6 +157,7 @@ void vlm_text_model_shape(const vlm_text_model *model, vlm_text_decoder_shape *o
 int64_t vlm_text_model_capacity(const vlm_text_model *model) { return model->capacity; }
 vlm_kv_cache *vlm_text_model_cache(vlm_text_model *model) { return model->cache; }
 const vlm_checkpoint *vlm_text_model_weights(const vlm_text_model *model) { return model->weights; }
+uint64_t vlm_text_model_packed_bytes(const vlm_text_model *model) { return vlm_cpu_packs_bytes(model->packs); }
 
 int64_t vlm_text_model_slot_length(const vlm_text_model *model, int32_t slot) {
   return slot >= 0 && slot < model->slot_count ? vlm_kv_cache_length(model->cache, slot) : -1;

@@ -56,6 +56,9 @@ int64_t vlm_text_model_capacity(const vlm_text_model *model);
 int64_t vlm_text_model_slot_length(const vlm_text_model *model, int32_t slot);
 vlm_kv_cache *vlm_text_model_cache(vlm_text_model *model);
 const vlm_checkpoint *vlm_text_model_weights(const vlm_text_model *model);
+/* Bytes of the linear weights packed so far (all of them once the model is
+ * open): the quantized bytes under --quantize. */
+uint64_t vlm_text_model_packed_bytes(const vlm_text_model *model);
 /* The token embedding table ([vocab, hidden], borrowed from the checkpoint),
  * wherever the family keeps it. */
 vlm_status vlm_text_model_embedding_table(const vlm_text_model *model, vlm_tensor *out_table);
