@@ -22,8 +22,27 @@ static vlm_prompt_flow prompt_flow(const vlm_model *model) {
   return model->family ? model->family->prompt_flow : VLM_PROMPT_FLOW_TOKENIZER;
 }
 
+static const char *token_text(void *context, int64_t id) {
+  return id >= 0 && id <= INT32_MAX ? vlm_tokenizer_id_to_token(context, (int32_t)id) : NULL;
+}
+
+/* The text one media part of `kind` stands for under a template that reads
+ * content as a string: the family's, else its placeholder token's (the
+ * processor's image_token / audio_token); NULL: the model takes none. */
+static const char *content_placeholder(const vlm_model *model, const vlm_tokenizer *tokenizer, vlm_media_kind kind) {
+  const vlm_family *family = model->family;
+  const vlm_family_image *image = family && kind == VLM_MEDIA_IMAGE ? family->image : NULL;
+  const vlm_family_audio *audio = family && kind == VLM_MEDIA_AUDIO ? family->audio : NULL;
+  if (image && image->content_placeholder) return image->content_placeholder(&model->config);
+  if (audio && audio->content_placeholder) return audio->content_placeholder(&model->config);
+  if (image) return token_text((void *)tokenizer, image->placeholder_token(&model->config));
+  if (audio) return token_text((void *)tokenizer, audio->placeholder_token(&model->config));
+  return NULL;
+}
+
 static vlm_status render(const vlm_chat_template *chat_template, const vlm_model *model,
-                         const engine_prompt_source *source, char **out_text, size_t *out_length) {
+                         const vlm_tokenizer *tokenizer, const engine_prompt_source *source, char **out_text,
+                         size_t *out_length) {
   if (!source->messages_json) {
     *out_text = strdup(source->raw_prompt);
     *out_length = *out_text ? strlen(*out_text) : 0;
@@ -38,19 +57,19 @@ static vlm_status render(const vlm_chat_template *chat_template, const vlm_model
    * `transformers serve` hands them to the processor -- unless the template
    * reads content only as a string (vLLM's "string" format, e.g.
    * Phi-4-multimodal's '<|user|>' + message['content'] + '<|end|>'), where
-   * parts could only fail to render. */
+   * parts could only fail to render: such a template gets a message with
+   * media as one string, the family's placeholders before its text, as
+   * vLLM's "string" content format makes it. */
   bool parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR &&
                vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
   vlm_chat_template_options options = {.add_generation_prompt = true,
                                        .string_content_as_parts = parts,
                                        .max_prompt_bytes = source->max_prompt_bytes,
-                                       .prompt_limit_reached = source->prompt_limit_reached};
+                                       .prompt_limit_reached = source->prompt_limit_reached,
+                                       .image_placeholder = content_placeholder(model, tokenizer, VLM_MEDIA_IMAGE),
+                                       .audio_placeholder = content_placeholder(model, tokenizer, VLM_MEDIA_AUDIO)};
   return vlm_chat_template_render(chat_template, source->messages_json, strlen(source->messages_json), &options,
                                   out_text, out_length);
-}
-
-static const char *token_text(void *context, int64_t id) {
-  return id >= 0 && id <= INT32_MAX ? vlm_tokenizer_id_to_token(context, (int32_t)id) : NULL;
 }
 
 static int64_t count_occurrences(const char *text, const char *pattern) {
@@ -228,7 +247,7 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
     return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages or a raw prompt");
   char *rendered = NULL;
   size_t rendered_length = 0;
-  VLM_RETURN_IF_ERROR(render(chat_template, model, source, &rendered, &rendered_length));
+  VLM_RETURN_IF_ERROR(render(chat_template, model, tokenizer, source, &rendered, &rendered_length));
   vlm_status status = VLM_OK;
   int *order = NULL;
   if (source->item_count > 0) {

@@ -2,8 +2,8 @@
  * own thread:
  *
  *   parse and validate (openai_request.h), chat content in the shape the
- *   model's template reads -> refuse parts of a modality the model (or its
- *   template) has no place for, by name -> fetch each image's bytes
+ *   model's template reads -> refuse parts of a modality the model has no
+ *   path for, by name -> fetch each image's bytes
  *   (media_source.h) and read each image's header -> admission with the
  *   images' token counts from their headers (vlm_engine_check_admission),
  *   so a request that cannot fit decodes nothing -> decode and preprocess
@@ -222,17 +222,9 @@ static bool check_request(const vlm_server *server, const openai_request *reques
                      info->model_type ? info->model_type : "?", image ? "image" : "audio");
     return false;
   }
-  /* A template that prints content as one string has no place for an
-   * image part: it would print the list, and the image would match no
-   * placeholder. */
-  if (request->media_count && server->content_format == OPENAI_CONTENT_STRING) {
-    const openai_media *media = &request->media[0];
-    openai_error_set(error, 400, "invalid_request_error", media->param, "unsupported_content",
-                     "%s: the chat template of '%s' renders message content as a string and has no "
-                     "place for %s parts.",
-                     media->param, server->model_id, media->kind == OPENAI_MEDIA_IMAGE ? "image" : "audio");
-    return false;
-  }
+  /* A template that prints content as one string gets a message with
+   * media parts as the model's placeholders before its text (the engine's
+   * prompt builder, as vLLM's "string" content format). */
   return true;
 }
 
