@@ -17,7 +17,8 @@ format makes it, and the oracle's text already holds the placeholders);
 a placeholder the text lacks goes on a line before it (the same reply as
 the text with it there), one too many is a 400; and image requests (the
 vision adapter) interleaved with text-only ones (no adapter), 12 at once
-on 4 slots, each equal the request alone.
+on 4 slots, each equal the request alone. The same on xla (the vision
+encoder compiled per crop-count bucket).
 
 Run: .venv-server/bin/python tests/server/test_phi4_multimodal.py [-v]
 Needs ../shared/fixtures (the packed Qwen3 tokenizer); skips without it."""
@@ -123,6 +124,8 @@ class Phi4MultimodalImageServerTests(unittest.TestCase):
     # prompt, batched or alone.
     arguments = ("--parallel", "4", "--ctx", "2048", "--prefill-chunk", "64", "--prefix-cache-mb", "0",
                  "--encoder-cache-mb", "0")
+    env = None
+    start_timeout = 180
 
     @classmethod
     def setUpClass(cls):
@@ -130,7 +133,7 @@ class Phi4MultimodalImageServerTests(unittest.TestCase):
             raise unittest.SkipTest(f"no-fixtures: {FIXTURES}/media/images is absent")
         cls.scratch = tempfile.TemporaryDirectory()
         cls.model = unpacked_model(cls.scratch.name, FAMILY)
-        cls.server = harness.Server(VLM, cls.model, *cls.arguments)
+        cls.server = harness.Server(VLM, cls.model, *cls.arguments, env=cls.env, start_timeout=cls.start_timeout)
         cls.client = openai.OpenAI(base_url=cls.server.base_url(), api_key="unused", max_retries=0, timeout=600)
 
     @classmethod
@@ -257,9 +260,9 @@ class Phi4MultimodalPrefixCacheTests(unittest.TestCase):
         self.assertEqual(text, self.complete(self.plain, self.LONG, 8)[0])
 
 
-class Phi4MultimodalXlaServerTests(Phi4MultimodalServerTests):
-    """--backend xla: the same on the IREE-compiled decoder."""
-    arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")
+class XlaServer:
+    """Runs a server class's tests with --backend xla, in a fresh artifact
+    cache (skipped without .venv-xla or the xla runtime)."""
     start_timeout = 600
 
     @classmethod
@@ -278,6 +281,18 @@ class Phi4MultimodalXlaServerTests(Phi4MultimodalServerTests):
     def tearDownClass(cls):
         super().tearDownClass()
         cls.cache.cleanup()
+
+
+class Phi4MultimodalXlaServerTests(XlaServer, Phi4MultimodalServerTests):
+    """--backend xla: the same on the IREE-compiled decoder."""
+    arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")
+
+
+class Phi4MultimodalImageXlaServerTests(XlaServer, Phi4MultimodalImageServerTests):
+    """--backend xla: the image cases on the IREE-compiled vision encoder
+    (a module per crop-count bucket) and decoder."""
+    arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "2048", "--prefill-chunk", "64",
+                 "--encoder-cache-mb", "0")
 
 
 if __name__ == "__main__":
