@@ -4,13 +4,46 @@
  * (bits 1-2: as given, string, parts); the rest is the body.
  * Whatever it accepts must be self-consistent (messages_json is valid
  * JSON, every media item names its field), and every refusal must be a
- * well-formed OpenAI error. */
+ * well-formed OpenAI error. Accepted chat messages are then rendered as
+ * the engine renders them for a template that prints content as a string
+ * (Phi-4-multimodal's, with media placeholders: vLLM's string content
+ * format, text/chat_content.c): a prompt or a request error, never
+ * another failure. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/json.h"
 #include "server/openai_request.h"
+#include "vlm/chat_template.h"
+
+/* Phi-4-multimodal's template (tests/models/phi4_multimodal). */
+static const char string_template[] =
+    "{% for message in messages %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}";
+
+static void render_as_string(const char *messages_json) {
+  static vlm_chat_template *chat_template;
+  if (!chat_template && vlm_chat_template_create(string_template, strlen(string_template), NULL, NULL, "fuzz",
+                                                 &chat_template))
+    abort();
+  vlm_chat_template_options options = {.add_generation_prompt = true, .max_output_bytes = 1 << 20,
+                                       .image_placeholder = "<|image|>", .audio_placeholder = "<|audio|>"};
+  char *prompt = NULL;
+  size_t length = 0;
+  vlm_status status =
+      vlm_chat_template_render(chat_template, messages_json, strlen(messages_json), &options, &prompt, &length);
+  if (status) {
+    /* a list the template cannot print, or too many placeholders */
+    if (vlm_status_code_of(status) != VLM_STATUS_INVALID_ARGUMENT &&
+        vlm_status_code_of(status) != VLM_STATUS_RESOURCE_EXHAUSTED)
+      abort();
+    vlm_status_free(status);
+  } else if (!prompt || strlen(prompt) > length) {
+    abort();
+  }
+  free(prompt);
+}
 
 static void require_valid_json(const char *text) {
   if (!text) abort();
@@ -50,6 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   openai_error error = {0};
   if (openai_request_parse(endpoint, (const char *)data + 1, size - 1, &options, &request, &error)) {
     check_accepted(&request);
+    if (request.messages_json && options.content_format == OPENAI_CONTENT_STRING)
+      render_as_string(request.messages_json);
     openai_request_release(&request);
     return 0;
   }

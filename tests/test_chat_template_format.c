@@ -128,6 +128,99 @@ static void render_limits_are_request_errors(void) {
   CHECK_ERROR(render_text("{{ raise_exception('no') }}", messages, 0), VLM_STATUS_INVALID_ARGUMENT, "no");
 }
 
+/* Phi-4-multimodal's template (tests/models/phi4_multimodal): content
+ * printed as a string. */
+#define PHI4_TEMPLATE                                                                                  \
+  "{% for message in messages %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}" \
+  "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"
+
+/* Renders `messages` with media placeholders <I> and <A>; *out is the
+ * prompt (free it) or NULL on failure. */
+static vlm_status render_with_placeholders(const char *text, const char *messages, const char *image,
+                                           const char *audio, char **out) {
+  *out = NULL;
+  vlm_chat_template *chat_template = NULL;
+  VLM_RETURN_IF_ERROR(vlm_chat_template_create(text, strlen(text), NULL, NULL, "t", &chat_template));
+  vlm_chat_template_options options = {.add_generation_prompt = true, .image_placeholder = image,
+                                       .audio_placeholder = audio};
+  vlm_status status = vlm_chat_template_render(chat_template, messages, strlen(messages), &options, out, NULL);
+  vlm_chat_template_release(chat_template);
+  return status;
+}
+
+static void check_rendered(const char *text, const char *messages, const char *expected) {
+  char *prompt = NULL;
+  CHECK_OK(render_with_placeholders(text, messages, "<I>", "<A>", &prompt));
+  if (prompt) CHECK_STR_EQ(prompt, expected);
+  free(prompt);
+}
+
+#define USER(parts) "[{\"role\":\"user\",\"content\":[" parts "]}]"
+#define IMAGE "{\"type\":\"image\"}"
+#define AUDIO "{\"type\":\"audio\"}"
+#define TEXT(t) "{\"type\":\"text\",\"text\":\"" t "\"}"
+
+/* vLLM's "string" content format with media (chat_utils.py
+ * _get_full_multimodal_text_prompt): each placeholder the text lacks on a
+ * line of its own, the kinds in the order they first appear, then the text
+ * parts joined with newlines; placeholders already in the text stay. */
+static void media_parts_become_placeholders_before_the_text(void) {
+  check_rendered(PHI4_TEMPLATE, USER(IMAGE "," TEXT("What is it?")), "<|user|><I>\nWhat is it?<|end|><|assistant|>");
+  /* image_url parts as the OpenAI client sends them, and every part order. */
+  check_rendered(PHI4_TEMPLATE, USER(TEXT("What is it?") ",{\"type\":\"image_url\",\"image_url\":{\"url\":\"x\"}}"),
+                 "<|user|><I>\nWhat is it?<|end|><|assistant|>");
+  check_rendered(PHI4_TEMPLATE, USER(TEXT("a") "," IMAGE "," TEXT("b")), "<|user|><I>\na\nb<|end|><|assistant|>");
+  /* The text already holds the placeholder: it stays where it is (the
+   * oracle's image cases write it so). */
+  check_rendered(PHI4_TEMPLATE, USER(IMAGE "," TEXT("<I>What is it?")), "<|user|><I>What is it?<|end|><|assistant|>");
+  check_rendered(PHI4_TEMPLATE, USER(IMAGE "," IMAGE "," TEXT("Compare <I> with that.")),
+                 "<|user|><I>\nCompare <I> with that.<|end|><|assistant|>");
+  /* Kinds in the order they first appear, all of a kind together. */
+  check_rendered(PHI4_TEMPLATE, USER(AUDIO "," IMAGE "," TEXT("t") "," IMAGE "," AUDIO),
+                 "<|user|><A>\n<A>\n<I>\n<I>\nt<|end|><|assistant|>");
+  check_rendered(PHI4_TEMPLATE,
+                 USER(IMAGE "," IMAGE "," AUDIO ",{\"type\":\"input_audio\",\"input_audio\":{}}," TEXT("t")),
+                 "<|user|><I>\n<I>\n<A>\n<A>\nt<|end|><|assistant|>");
+  /* No text: no trailing newline; an empty text part is text. */
+  check_rendered(PHI4_TEMPLATE, USER(IMAGE), "<|user|><I><|end|><|assistant|>");
+  check_rendered(PHI4_TEMPLATE, USER(IMAGE "," TEXT("") "," TEXT("")), "<|user|><I>\n\n<|end|><|assistant|>");
+  /* Other messages as given, strings included. */
+  check_rendered(PHI4_TEMPLATE,
+                 "[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":[" IMAGE "," TEXT("Hi")
+                 "]},{\"role\":\"assistant\",\"content\":\"A cat.\"},{\"role\":\"user\",\"content\":[" AUDIO "]}]",
+                 "<|system|>Be brief.<|end|><|user|><I>\nHi<|end|><|assistant|>A cat.<|end|><|user|><A><|end|>"
+                 "<|assistant|>");
+}
+
+static void media_placeholders_are_checked_and_scoped(void) {
+  char *prompt = NULL;
+  /* More placeholders in the text than parts of the kind: vLLM's error. */
+  CHECK_ERROR(render_with_placeholders(PHI4_TEMPLATE, USER(IMAGE "," TEXT("<I><I>")), "<I>", "<A>", &prompt),
+              VLM_STATUS_INVALID_ARGUMENT, "messages[0]: Found more '<I>' placeholders in input prompt");
+  CHECK_ERROR(render_with_placeholders(PHI4_TEMPLATE, USER(AUDIO "," IMAGE "," TEXT("<A><I><A>")), "<I>", "<A>",
+                                       &prompt),
+              VLM_STATUS_INVALID_ARGUMENT, "Found more '<A>' placeholders");
+  /* Only the kinds the message has parts of are counted (the prompt
+   * builder then checks the whole prompt against the request's items). */
+  check_rendered(PHI4_TEMPLATE, USER(IMAGE "," TEXT("<A>")), "<|user|><I>\n<A><|end|><|assistant|>");
+  /* Lists without media, with a kind that has no placeholder, or with
+   * other parts are left as given: the template prints them as it would. */
+  CHECK_ERROR(render_with_placeholders(PHI4_TEMPLATE, USER(AUDIO "," TEXT("t")), "<I>", NULL, &prompt),
+              VLM_STATUS_INVALID_ARGUMENT, "concatenate");
+  CHECK_ERROR(render_with_placeholders(PHI4_TEMPLATE, USER(IMAGE "," TEXT("t")), NULL, NULL, &prompt),
+              VLM_STATUS_INVALID_ARGUMENT, "concatenate");
+  CHECK_ERROR(render_with_placeholders(PHI4_TEMPLATE, USER(IMAGE ",{\"type\":\"video\"}"), "<I>", "<A>", &prompt),
+              VLM_STATUS_INVALID_ARGUMENT, "concatenate");
+  CHECK_ERROR(render_with_placeholders(PHI4_TEMPLATE, USER(TEXT("t")), "<I>", "<A>", &prompt),
+              VLM_STATUS_INVALID_ARGUMENT, "concatenate");
+  /* A template that loops over parts gets parts, whatever the placeholders. */
+  const char *parts = "{% for m in messages %}{% for p in m['content'] %}[{{ p['type'] }}]{% endfor %}{% endfor %}";
+  CHECK_OK(render_with_placeholders(parts, USER(IMAGE "," TEXT("t")), "<I>", "<A>", &prompt));
+  if (prompt) CHECK_STR_EQ(prompt, "[image][text]");
+  free(prompt);
+}
+
 TEST_MAIN(TEST(the_tiny_models_templates), TEST(loops_over_content_are_parts),
           TEST(content_passed_to_a_looping_macro_is_parts),
-          TEST(everything_else_is_a_string), TEST(render_limits_are_request_errors))
+          TEST(everything_else_is_a_string), TEST(render_limits_are_request_errors),
+          TEST(media_parts_become_placeholders_before_the_text), TEST(media_placeholders_are_checked_and_scoped))

@@ -276,6 +276,57 @@ static void text_only_family_refuses_images(void) {
   vlm_generator_release(generator);
 }
 
+/* The ids of `messages` rendered by `chat_template` (unexpanded), or of
+ * the rendered text `expected`, through the prompt builder. */
+static int64_t prompt_ids(const vlm_model *model, const vlm_tokenizer *tokenizer,
+                          const vlm_chat_template *chat_template, const char *messages, const char *expected,
+                          int32_t *out, int64_t capacity) {
+  engine_prompt_source source = {.messages_json = messages, .raw_prompt = expected,
+                                 .raw_prompt_is_rendered_chat = true, .ids_only = true};
+  engine_prompt built;
+  CHECK_OK(engine_prompt_build(model, tokenizer, chat_template, &source, &built));
+  if (TEST_CURRENT_FAILED()) return -1;
+  int64_t count = built.count < capacity ? built.count : capacity;
+  memcpy(out, built.ids, (size_t)count * sizeof(int32_t));
+  engine_prompt_release(&built);
+  return count;
+}
+
+/* A template that prints content as a string gets a message's image part
+ * as the family's placeholder text before the text (vLLM's string content
+ * format): the placeholder token's text by default (LLaVA's <image>), the
+ * family's own where it declares one (Qwen-VL's vision_start, image_pad,
+ * vision_end, as vLLM's get_placeholder_str; its ids through LLaVA's
+ * tokenizer here, the tiny Qwen2-VL having only a patch against the
+ * fixtures). */
+static void string_templates_get_the_family_placeholder(void) {
+  const char *text = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
+  vlm_chat_template *chat_template = NULL;
+  CHECK_OK(vlm_chat_template_create(text, strlen(text), NULL, NULL, "t", &chat_template));
+  vlm_tokenizer *tokenizer = NULL;
+  CHECK_OK(vlm_tokenizer_create(MODEL, NULL, &tokenizer));
+  vlm_model *llava = open_model(), *qwen = NULL;
+  CHECK_OK(vlm_model_open(VLM_SOURCE_DIR "/tests/models/qwen2_vl", NULL, &qwen));
+  if (TEST_CURRENT_FAILED()) goto done;
+  const char *messages = "[{\"role\":\"user\",\"content\":[{\"type\":\"image\"},{\"type\":\"text\",\"text\":\"Hi\"}]}]";
+  const struct {
+    const vlm_model *model;
+    const char *expected;
+  } cases[] = {{llava, "<image>\nHi"}, {qwen, "<|vision_start|><|image_pad|><|vision_end|>\nHi"}};
+  for (int c = 0; c < 2; c++) {
+    int32_t got[64], want[64];
+    int64_t got_count = prompt_ids(cases[c].model, tokenizer, chat_template, messages, NULL, got, 64);
+    int64_t want_count = prompt_ids(cases[c].model, tokenizer, NULL, NULL, cases[c].expected, want, 64);
+    CHECK_INT_EQ(got_count, want_count);
+    CHECK(got_count > 0 && memcmp(got, want, (size_t)got_count * sizeof(int32_t)) == 0);
+  }
+done:
+  vlm_model_release(qwen);
+  vlm_model_release(llava);
+  vlm_tokenizer_release(tokenizer);
+  vlm_chat_template_release(chat_template);
+}
+
 TEST_MAIN(TEST(encoder_matches_golden_projector), TEST(vision_side_binds_no_decoder_tensor),
           TEST(placeholders_expand_to_golden_ids), TEST(generate_one_image_matches_golden),
-          TEST(text_only_family_refuses_images))
+          TEST(text_only_family_refuses_images), TEST(string_templates_get_the_family_placeholder))

@@ -61,6 +61,19 @@ typedef struct vlm_chat_template_options {
    * read content as parts and render a plain string as nothing. The engine
    * sets it for the processor-flow families. */
   bool string_content_as_parts;
+  /* For a template that reads content as a string (VLM_CHAT_CONTENT_STRING,
+   * below): the text one image (audio) part stands for, NULL when the
+   * model has none. A message whose content is a list of text parts and
+   * media parts of kinds that have one is then rendered with it as one
+   * string, as vLLM's "string" content format makes it: each placeholder
+   * the text does not already hold on a line of its own, then the text
+   * parts joined with newlines (a text holding more of a placeholder than
+   * the message has parts of its kind fails, INVALID_ARGUMENT). Lists
+   * without media, and with other parts, are left as given (Transformers
+   * renders them as given). The engine sets them from the family's
+   * placeholders. */
+  const char *image_placeholder;
+  const char *audio_placeholder;
 } vlm_chat_template_options;
 
 /* Loads and parses the chat template of a model directory. Fails with

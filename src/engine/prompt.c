@@ -22,123 +22,22 @@ static vlm_prompt_flow prompt_flow(const vlm_model *model) {
   return model->family ? model->family->prompt_flow : VLM_PROMPT_FLOW_TOKENIZER;
 }
 
-static const char *token_text(void *context, int64_t id);
-static int64_t count_occurrences(const char *text, const char *pattern);
+static const char *token_text(void *context, int64_t id) {
+  return id >= 0 && id <= INT32_MAX ? vlm_tokenizer_id_to_token(context, (int32_t)id) : NULL;
+}
 
-/* The placeholder text of a media part's kind ("image" or "audio" parts,
- * as the messages carry them), or NULL. */
-static const char *part_placeholder(const vlm_model *model, const vlm_tokenizer *tokenizer, const char *type) {
+/* The text one media part of `kind` stands for under a template that reads
+ * content as a string: the family's, else its placeholder token's (the
+ * processor's image_token / audio_token); NULL: the model takes none. */
+static const char *content_placeholder(const vlm_model *model, const vlm_tokenizer *tokenizer, vlm_media_kind kind) {
   const vlm_family *family = model->family;
-  if (!family || !type) return NULL;
-  if (strcmp(type, "image") == 0 && family->image)
-    return token_text((void *)tokenizer, family->image->placeholder_token(&model->config));
-  if (strcmp(type, "audio") == 0 && family->audio)
-    return token_text((void *)tokenizer, family->audio->placeholder_token(&model->config));
+  const vlm_family_image *image = family && kind == VLM_MEDIA_IMAGE ? family->image : NULL;
+  const vlm_family_audio *audio = family && kind == VLM_MEDIA_AUDIO ? family->audio : NULL;
+  if (image && image->content_placeholder) return image->content_placeholder(&model->config);
+  if (audio && audio->content_placeholder) return audio->content_placeholder(&model->config);
+  if (image) return token_text((void *)tokenizer, image->placeholder_token(&model->config));
+  if (audio) return token_text((void *)tokenizer, audio->placeholder_token(&model->config));
   return NULL;
-}
-
-/* One message's content parts as the string vLLM's "string" content
- * format makes of them (chat_utils._get_full_multimodal_text_prompt): the
- * text parts joined by newlines, preceded by one placeholder per media
- * part the text does not already hold, each on its own line. */
-static vlm_status flatten_parts(const vlm_model *model, const vlm_tokenizer *tokenizer, const vlm_json_value *parts,
-                                vlm_string_builder *out) {
-  vlm_string_builder text = {0}, joined = {0};
-  bool first = true;
-  for (size_t i = 0; i < parts->as.array.count; i++) {
-    const vlm_json_value *part = &parts->as.array.items[i];
-    const char *type = vlm_json_get_string(vlm_json_object_get(part, "type"));
-    const vlm_json_value *value = vlm_json_object_get(part, "text");
-    if (!type || strcmp(type, "text") != 0 || !value || value->type != VLM_JSON_STRING) continue;
-    if (!first) vlm_sb_append_literal(&text, "\n");
-    vlm_sb_append(&text, value->as.string.chars, value->as.string.length);
-    first = false;
-  }
-  char *prompt = vlm_sb_finish(&text);
-  vlm_status status = prompt ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  /* Placeholders the text already holds stay where they are. */
-  const char *seen[2] = {NULL, NULL};
-  int64_t missing[2] = {0, 0};
-  for (size_t i = 0; !status && i < parts->as.array.count; i++) {
-    const char *type = vlm_json_get_string(vlm_json_object_get(&parts->as.array.items[i], "type"));
-    if (!type || strcmp(type, "text") == 0) continue;
-    const char *placeholder = part_placeholder(model, tokenizer, type);
-    if (!placeholder || !placeholder[0]) {
-      status = VLM_ERROR(UNIMPLEMENTED, "model_type '%s' has no placeholder for '%s' parts", model->config.model_type,
-                         type);
-      break;
-    }
-    int k = strcmp(type, "image") == 0 ? 0 : 1;
-    if (!seen[k]) seen[k] = placeholder, missing[k] = -count_occurrences(prompt, placeholder);
-    missing[k]++;
-  }
-  for (int k = 0; !status && k < 2; k++)
-    if (missing[k] < 0)
-      status = VLM_ERROR(INVALID_ARGUMENT, "the message's text holds more %s placeholders (%s) than it has %s parts",
-                         k ? "audio" : "image", seen[k], k ? "audio" : "image");
-  /* In the order each kind first appears among the parts. */
-  for (size_t i = 0, done = 0; !status && i < parts->as.array.count && done < 2; i++) {
-    const char *type = vlm_json_get_string(vlm_json_object_get(&parts->as.array.items[i], "type"));
-    if (!type || strcmp(type, "text") == 0) continue;
-    int k = strcmp(type, "image") == 0 ? 0 : 1;
-    for (; missing[k] > 0; missing[k]--) {
-      vlm_sb_append(&joined, seen[k], strlen(seen[k]));
-      vlm_sb_append_literal(&joined, "\n");
-    }
-    done += missing[k] == 0;
-  }
-  if (!status) {
-    vlm_sb_append(&joined, prompt, strlen(prompt));
-    if (joined.failed) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    else vlm_sb_append_json_string(out, joined.data ? joined.data : "", joined.length);
-  }
-  vlm_sb_release(&joined);
-  free(prompt);
-  return status;
-}
-
-/* The messages with every content list made a string (flatten_parts), for
- * a template that reads content only as a string; NULL *out_json: none
- * has a list. */
-static vlm_status flatten_messages(const vlm_model *model, const vlm_tokenizer *tokenizer, const char *messages_json,
-                                   char **out_json) {
-  *out_json = NULL;
-  vlm_json_document document;
-  VLM_RETURN_IF_ERROR(vlm_json_parse(messages_json, strlen(messages_json), NULL, NULL, "messages", &document));
-  const vlm_json_value *messages = document.root;
-  bool any = false;
-  for (size_t i = 0; messages && messages->type == VLM_JSON_ARRAY && i < messages->as.array.count; i++) {
-    const vlm_json_value *content = vlm_json_object_get(&messages->as.array.items[i], "content");
-    any = any || (content && content->type == VLM_JSON_ARRAY);
-  }
-  vlm_status status = VLM_OK;
-  if (any) {
-    vlm_string_builder out = {0};
-    vlm_sb_append_literal(&out, "[");
-    for (size_t i = 0; !status && i < messages->as.array.count; i++) {
-      const vlm_json_value *message = &messages->as.array.items[i];
-      if (i) vlm_sb_append_literal(&out, ",");
-      vlm_sb_append_literal(&out, "{");
-      for (size_t m = 0; message->type == VLM_JSON_OBJECT && m < message->as.object.count && !status; m++) {
-        const vlm_json_member *member = &message->as.object.members[m];
-        if (m) vlm_sb_append_literal(&out, ",");
-        vlm_sb_append_json_string(&out, member->key, member->key_length);
-        vlm_sb_append_literal(&out, ":");
-        if (strcmp(member->key, "content") == 0 && member->value.type == VLM_JSON_ARRAY)
-          status = flatten_parts(model, tokenizer, &member->value, &out);
-        else
-          vlm_sb_append_json_value(&out, &member->value);
-      }
-      vlm_sb_append_literal(&out, "}");
-    }
-    vlm_sb_append_literal(&out, "]");
-    char *json = vlm_sb_finish(&out);
-    if (!status && !json) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    if (status) free(json);
-    else *out_json = json;
-  }
-  vlm_json_document_release(&document);
-  return status;
 }
 
 static vlm_status render(const vlm_chat_template *chat_template, const vlm_model *model,
@@ -158,25 +57,19 @@ static vlm_status render(const vlm_chat_template *chat_template, const vlm_model
    * `transformers serve` hands them to the processor -- unless the template
    * reads content only as a string (vLLM's "string" format, e.g.
    * Phi-4-multimodal's '<|user|>' + message['content'] + '<|end|>'), where
-   * parts could only fail to render. */
+   * parts could only fail to render: such a template gets a message with
+   * media as one string, the family's placeholders before its text, as
+   * vLLM's "string" content format makes it. */
   bool parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR &&
                vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
   vlm_chat_template_options options = {.add_generation_prompt = true,
                                        .string_content_as_parts = parts,
                                        .max_prompt_bytes = source->max_prompt_bytes,
-                                       .prompt_limit_reached = source->prompt_limit_reached};
-  /* Such a template gets the parts as vLLM's string format makes them:
-   * media placeholders then the text (flatten_parts). */
-  char *flattened = NULL;
-  if (!parts) VLM_RETURN_IF_ERROR(flatten_messages(model, tokenizer, source->messages_json, &flattened));
-  const char *messages = flattened ? flattened : source->messages_json;
-  vlm_status status = vlm_chat_template_render(chat_template, messages, strlen(messages), &options, out_text, out_length);
-  free(flattened);
-  return status;
-}
-
-static const char *token_text(void *context, int64_t id) {
-  return id >= 0 && id <= INT32_MAX ? vlm_tokenizer_id_to_token(context, (int32_t)id) : NULL;
+                                       .prompt_limit_reached = source->prompt_limit_reached,
+                                       .image_placeholder = content_placeholder(model, tokenizer, VLM_MEDIA_IMAGE),
+                                       .audio_placeholder = content_placeholder(model, tokenizer, VLM_MEDIA_AUDIO)};
+  return vlm_chat_template_render(chat_template, source->messages_json, strlen(source->messages_json), &options,
+                                  out_text, out_length);
 }
 
 static int64_t count_occurrences(const char *text, const char *pattern) {

@@ -101,6 +101,12 @@ typedef struct vlm_family_image {
   /* The token whose text the processor replaces in the rendered prompt
    * (LLaVA's <image>, Qwen2-VL's <|image_pad|>, Gemma 3's <start_of_image>). */
   int64_t (*placeholder_token)(const vlm_model_config *config);
+  /* The text one image part stands for in a message rendered by a template
+   * that reads content as a string (vLLM's get_placeholder_str: the engine
+   * puts it before the text, vlm_chat_template_options.image_placeholder);
+   * NULL: the placeholder token's text, which is the Transformers
+   * processor's image_token (Phi-4-multimodal's). */
+  const char *(*content_placeholder)(const vlm_model_config *config);
   /* The token of the rows that take the features (masked_scatter's mask);
    * NULL: the placeholder's own (Gemma 3 expands its placeholder into
    * <image_soft_token>s between other tokens). */
@@ -145,6 +151,9 @@ struct vlm_feature_extractor_config;
 typedef struct vlm_family_audio {
   /* The token the processor replaces (Phi-4-multimodal's <|audio|>). */
   int64_t (*placeholder_token)(const vlm_model_config *config);
+  /* The text one audio part stands for under a string-content template
+   * (see vlm_family_image); NULL: the placeholder token's text. */
+  const char *(*content_placeholder)(const vlm_model_config *config);
   /* Placeholder tokens for the item (Phi-4: its audio_embed_sizes). */
   vlm_status (*token_count)(const vlm_model_config *config, const struct vlm_feature_extractor_config *extractor,
                             const struct vlm_media_item *item, int64_t *out_count);

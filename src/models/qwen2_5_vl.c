@@ -258,6 +258,7 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
 
 static const vlm_family_image image_path = {
     .placeholder_token = vlm_qwen_vl_placeholder_token,
+    .content_placeholder = vlm_qwen_vl_content_placeholder,
     .token_count = vlm_qwen_vl_token_count,
     .expand = vlm_qwen_vl_expand,
     .encoder_rows = encoder_rows,

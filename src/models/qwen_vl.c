@@ -40,6 +40,13 @@ vlm_status vlm_qwen_vl_item_grid(const vlm_vision_config *vision, const vlm_medi
 
 int64_t vlm_qwen_vl_placeholder_token(const vlm_model_config *config) { return config->image_token_id; }
 
+/* What the Qwen-VL templates print for an image part (vLLM's
+ * get_placeholder_str), for a template that reads content as a string. */
+const char *vlm_qwen_vl_content_placeholder(const vlm_model_config *config) {
+  (void)config;
+  return "<|vision_start|><|image_pad|><|vision_end|>";
+}
+
 vlm_status vlm_qwen_vl_token_count(const vlm_model_config *config, const vlm_processor_config *processor,
                                    const int64_t grid[3], int64_t *out_count) {
   (void)processor;

@@ -27,6 +27,7 @@ vlm_status vlm_qwen_vl_item_grid(const vlm_vision_config *vision, const vlm_medi
 
 /* vlm_family_image functions every Qwen-VL family uses as they are. */
 int64_t vlm_qwen_vl_placeholder_token(const vlm_model_config *config);
+const char *vlm_qwen_vl_content_placeholder(const vlm_model_config *config);
 vlm_status vlm_qwen_vl_token_count(const vlm_model_config *config, const vlm_processor_config *processor,
                                    const int64_t grid[3], int64_t *out_count);
 vlm_status vlm_qwen_vl_expand(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,

@@ -222,9 +222,9 @@ static bool check_request(const vlm_server *server, const openai_request *reques
                      info->model_type ? info->model_type : "?", image ? "image" : "audio");
     return false;
   }
-  /* A template that prints content as one string gets each media part as
-   * its placeholder before the text (the engine's prompt builder, as
-   * vLLM's string content format does). */
+  /* A template that prints content as one string gets a message with
+   * media parts as the model's placeholders before its text (the engine's
+   * prompt builder, as vLLM's "string" content format). */
   return true;
 }
 

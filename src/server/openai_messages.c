@@ -246,8 +246,9 @@ static bool parse_content(message_builder *builder, const vlm_json_value *conten
   }
   vlm_sb_append_literal(&builder->json, "]");
   /* A template that prints content as a string would print the list's
-   * repr. Parts with media stay parts: the engine's prompt builder makes
-   * them the placeholders and text such a template reads. */
+   * repr. Parts with media stay parts: the engine's prompt builder gives
+   * such a template the model's placeholders and the text as one string
+   * (vlm_chat_template_options.image_placeholder). */
   if (builder->content_format == OPENAI_CONTENT_STRING &&
       builder->request->media_count == media_before && !builder->json.failed) {
     builder->json.length = start; /* every part was text (validated above) */

@@ -95,7 +95,8 @@ typedef struct openai_request {
 typedef enum openai_content_format {
   OPENAI_CONTENT_AS_GIVEN, /* strings stay strings, parts stay parts */
   OPENAI_CONTENT_STRING,   /* text-only parts become one string, joined with "\n"
-                              (parts with media stay parts: the handler refuses them) */
+                              (parts with media stay parts: the engine makes them the
+                              model's placeholders and the text) */
   OPENAI_CONTENT_PARTS,    /* a string becomes [{"type":"text","text":...}] */
 } openai_content_format;
 

@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "io/file.h"
 #include "io/json.h"
+#include "text/chat_content.h"
 #include "text/chat_template_format.h"
 #include "text/jinja.h"
 #include "vlm/chat_template.h"
@@ -330,7 +331,8 @@ static vlm_status text_part_list(vlm_arena *arena, const vlm_json_value *text, v
 
 /* One message as Transformers hands it to the template. */
 static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *message, size_t index,
-                                  bool string_content_as_parts, vlm_json_value *out) {
+                                  bool string_content_as_parts, const chat_content_placeholders *placeholders,
+                                  vlm_json_value *out) {
   if (!message || message->type != VLM_JSON_OBJECT)
     return VLM_ERROR(INVALID_ARGUMENT, "messages[%zu]: chat messages should be objects, got %s", index,
                      vlm_json_type_name(message ? message->type : VLM_JSON_NULL));
@@ -343,10 +345,17 @@ static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *messag
     if (member->value.type == VLM_JSON_NULL) continue;
     vlm_json_value value = member->value;
     if (!strcmp(member->key, "content")) {
-      if (string_content_as_parts && value.type == VLM_JSON_STRING)
+      bool converted = false;
+      VLM_RETURN_IF_ERROR(vlm_status_annotate(
+          chat_content_parts_as_string(arena, &member->value, placeholders, &value, &converted), "messages[%zu]",
+          index));
+      if (converted) {
+        /* one string, as the template reads it */
+      } else if (string_content_as_parts && value.type == VLM_JSON_STRING) {
         VLM_RETURN_IF_ERROR(text_part_list(arena, &member->value, &value));
-      else
+      } else {
         VLM_RETURN_IF_ERROR(convert_image_url_parts(arena, &member->value, &value));
+      }
     }
     ok = object_put(&builder, member->key, member->key_length, value);
   }
@@ -357,7 +366,8 @@ static vlm_status prepare_message(vlm_arena *arena, const vlm_json_value *messag
 }
 
 static vlm_status prepare_messages(vlm_arena *arena, const vlm_json_value *messages,
-                                   bool string_content_as_parts, vlm_json_value *out) {
+                                   bool string_content_as_parts, const chat_content_placeholders *placeholders,
+                                   vlm_json_value *out) {
   if (!messages || messages->type != VLM_JSON_ARRAY)
     return VLM_ERROR(INVALID_ARGUMENT, "messages must be a JSON array of messages (or {\"messages\": [...]})");
   if (messages->as.array.count == 0)
@@ -366,7 +376,7 @@ static vlm_status prepare_messages(vlm_arena *arena, const vlm_json_value *messa
   if (!items) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing messages");
   for (size_t i = 0; i < messages->as.array.count; i++)
     VLM_RETURN_IF_ERROR(prepare_message(arena, &messages->as.array.items[i], i, string_content_as_parts,
-                                        &items[i]));
+                                        placeholders, &items[i]));
   *out = (vlm_json_value){.type = VLM_JSON_ARRAY};
   out->as.array.items = items;
   out->as.array.count = messages->as.array.count;
@@ -409,7 +419,12 @@ static vlm_status build_variables(const vlm_chat_template *chat_template, render
     if (!tools) tools = vlm_json_object_get(root, "tools");
   }
   vlm_json_value prepared;
-  VLM_RETURN_IF_ERROR(prepare_messages(&inputs->arena, messages, options->string_content_as_parts, &prepared));
+  /* Media placeholders only for a template that prints content. */
+  chat_content_placeholders placeholders = {options->image_placeholder, options->audio_placeholder};
+  bool as_string = chat_template->content_format == VLM_CHAT_CONTENT_STRING &&
+                   (placeholders.image || placeholders.audio);
+  VLM_RETURN_IF_ERROR(prepare_messages(&inputs->arena, messages, options->string_content_as_parts,
+                                       as_string ? &placeholders : NULL, &prepared));
   if (tools && tools->type != VLM_JSON_ARRAY && tools->type != VLM_JSON_NULL)
     return VLM_ERROR(INVALID_ARGUMENT, "tools must be a JSON array of tool schemas");
   object_builder builder = {.arena = &inputs->arena};

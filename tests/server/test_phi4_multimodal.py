@@ -11,6 +11,17 @@ stream Transformers' text, and text and audio requests mixed on 4 slots
 each equal the request alone. The same on xla (the decoder compiled by IREE,
 adapters and both LongRoPE factor sets in the module).
 
+The image cases (Phi4MultimodalImageServerTests, cpu): sent as image_url
+parts and the case's text, streamed and not, they give Transformers'
+greedy text, prompt length and image tokens (the chat template prints
+content as a string: the message reaches it as vLLM's string content
+format makes it, and the oracle's text already holds the placeholders);
+a placeholder the text lacks goes on a line before it (the same reply as
+the text with it there), one too many is a 400; and image requests (the
+vision adapter) interleaved with text-only ones (no adapter), 12 at once
+on 4 slots, each equal the request alone. The same on xla (the vision
+encoder compiled per crop-count bucket).
+
 Run: .venv-server/bin/python tests/server/test_phi4_multimodal.py [-v]
 Needs ../shared/fixtures (the packed Qwen3 tokenizer); skips without it."""
 import concurrent.futures
@@ -140,6 +151,119 @@ class Phi4MultimodalServerTests(unittest.TestCase):
             self.assertEqual(usage.completion_tokens, max_tokens)
 
 
+def image_cases():
+    return [(name, manifest) for name, manifest in golden_cases(FAMILY) if manifest.get("images")]
+
+
+def image_parts(names):
+    return [{"type": "image_url", "image_url": {"url": harness.data_url(os.path.join(FIXTURES, "media", "images",
+                                                                                       name))}} for name in names]
+
+
+def image_messages(manifest):
+    """The case as a client sends it: its images as image_url parts, then
+    its text, which holds the placeholders where the oracle wrote them (a
+    string template gets the parts as vLLM's string content format makes
+    them: the text as it is, no placeholder missing)."""
+    message = manifest["messages"][0]
+    return [{"role": "user", "content": image_parts(manifest["images"]) + [{"type": "text",
+                                                                            "text": message["content"]}]}]
+
+
+class Phi4MultimodalImageServerTests(unittest.TestCase):
+    # No caches: every request encodes its images and prefills its whole
+    # prompt, batched or alone.
+    arguments = ("--parallel", "4", "--ctx", "2048", "--prefill-chunk", "64", "--prefix-cache-mb", "0",
+                 "--encoder-cache-mb", "0")
+    env = None
+    start_timeout = 180
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.isdir(os.path.join(FIXTURES, "media", "images")):
+            raise unittest.SkipTest(f"no-fixtures: {FIXTURES}/media/images is absent")
+        cls.scratch = tempfile.TemporaryDirectory()
+        cls.model = unpacked_model(cls.scratch.name, FAMILY)
+        cls.server = harness.Server(VLM, cls.model, *cls.arguments, env=cls.env, start_timeout=cls.start_timeout)
+        cls.client = openai.OpenAI(base_url=cls.server.base_url(), api_key="unused", max_retries=0, timeout=600)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        status = cls.server.stop()
+        cls.scratch.cleanup()
+        if status != 0:
+            raise AssertionError(f"vlm serve exited {status} on SIGTERM:\n{cls.server.stderr()}")
+
+    stream = Phi4MultimodalServerTests.stream
+
+    def complete(self, messages, max_tokens):
+        response = self.client.chat.completions.create(model=FAMILY, messages=messages, max_tokens=max_tokens,
+                                                       temperature=0)
+        return response.choices[0].message.content, response.usage
+
+    def check_case(self, manifest, text, usage):
+        greedy = stage(manifest, "greedy_tokens")["tokens"]
+        self.assertEqual(text, stage(manifest, "text")["text"])
+        self.assertEqual(usage.completion_tokens, len(greedy))
+        self.assertEqual(usage.prompt_tokens, stage(manifest, "input_ids")["shape"][-1])
+        # the projector's rows: every image token takes a feature row
+        self.assertEqual(usage.prompt_tokens_details.model_dump().get("image_tokens"),
+                         stage(manifest, "projector")["shape"][0])
+
+    def test_image_cases_give_transformers_text_streamed_and_not(self):
+        cases = image_cases()
+        self.assertEqual(sorted(name for name, _ in cases), ["hd_crops", "one_image", "two_images"])
+        for name, manifest in cases:
+            greedy = stage(manifest, "greedy_tokens")["tokens"]
+            with self.subTest(case=name, stream=True):
+                self.check_case(manifest, *self.stream(image_messages(manifest), len(greedy)))
+            with self.subTest(case=name, stream=False):
+                self.check_case(manifest, *self.complete(image_messages(manifest), len(greedy)))
+
+    def test_a_placeholder_the_text_lacks_goes_before_it(self):
+        images = image_parts(["palette_color.png", "no_time_for_that_tiny.gif"])
+        lacking = [{"role": "user", "content": images + [{"type": "text", "text": "Compare them."}]}]
+        written = [{"role": "user", "content": images + [
+            {"type": "text", "text": "<|endoftext10|>\n<|endoftext10|>\nCompare them."}]}]
+        text, usage = self.complete(lacking, 8)
+        written_text, written_usage = self.complete(written, 8)
+        self.assertEqual(text, written_text)
+        self.assertEqual(usage.prompt_tokens, written_usage.prompt_tokens)
+        # The oracle's two_images text has no newlines: another prompt.
+        two = dict(image_cases())["two_images"]
+        self.assertEqual(usage.prompt_tokens, stage(two, "input_ids")["shape"][-1] + 2)
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.complete([{"role": "user", "content": images[:1] + [
+                {"type": "text", "text": "<|endoftext10|><|endoftext10|>Compare them."}]}], 4)
+        self.assertIn("Found more '<|endoftext10|>' placeholders", str(caught.exception))
+
+    def test_image_and_text_requests_on_four_slots_equal_each_alone(self):
+        # Image requests (the vision adapter) between text-only ones (no
+        # adapter): every slot mix of adapters, prompts of 15 to 1138 rows.
+        images, texts = image_cases(), base_cases()
+        requests = []
+        for i in range(12):
+            if i % 2:
+                requests.append((image_messages(images[i // 2 % len(images)][1]), 6 + 5 * (i % 3)))
+            else:
+                requests.append((texts[i // 2 % len(texts)][1]["messages"], 6 + 5 * (i % 3)))
+        alone = {}
+        for messages, max_tokens in requests:
+            key = (json.dumps(messages), max_tokens)
+            if key not in alone:
+                alone[key] = self.stream(messages, max_tokens)[0]
+        with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
+            results = list(pool.map(lambda request: self.stream(*request), requests))
+        for (messages, max_tokens), (text, usage) in zip(requests, results):
+            self.assertEqual(text, alone[(json.dumps(messages), max_tokens)])
+            self.assertEqual(usage.completion_tokens, max_tokens)
+        # and the image requests alone are Transformers' (a prefix of the golden text)
+        for i in range(1, 12, 2):
+            manifest = images[i // 2 % len(images)][1]
+            self.assertTrue(stage(manifest, "text")["text"].startswith(results[i][0]))
+
+
 class Phi4MultimodalPrefixCacheTests(unittest.TestCase):
     """The prefix cache keeps KV computed with one LongRoPE factor set away
     from a prompt that takes the other: a short prompt's KV (short
@@ -187,9 +311,9 @@ class Phi4MultimodalPrefixCacheTests(unittest.TestCase):
         self.assertEqual(text, self.complete(self.plain, self.LONG, 8)[0])
 
 
-class Phi4MultimodalXlaServerTests(Phi4MultimodalServerTests):
-    """--backend xla: the same on the IREE-compiled decoder."""
-    arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")
+class XlaServer:
+    """Runs a server class's tests with --backend xla, in a fresh artifact
+    cache (skipped without .venv-xla or the xla runtime)."""
     start_timeout = 600
 
     @classmethod
@@ -208,6 +332,18 @@ class Phi4MultimodalXlaServerTests(Phi4MultimodalServerTests):
     def tearDownClass(cls):
         super().tearDownClass()
         cls.cache.cleanup()
+
+
+class Phi4MultimodalXlaServerTests(XlaServer, Phi4MultimodalServerTests):
+    """--backend xla: the same on the IREE-compiled decoder."""
+    arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "128", "--prefill-chunk", "16")
+
+
+class Phi4MultimodalImageXlaServerTests(XlaServer, Phi4MultimodalImageServerTests):
+    """--backend xla: the image cases on the IREE-compiled vision encoder
+    (a module per crop-count bucket) and decoder."""
+    arguments = ("--backend", "xla", "--parallel", "4", "--ctx", "2048", "--prefill-chunk", "64",
+                 "--encoder-cache-mb", "0")
 
 
 if __name__ == "__main__":
