@@ -5,7 +5,10 @@
  * tests/goldens/phi4_multimodal/speech (43 encoder rows, one block) and
  * long_speech (535 rows: two blocks of 500, the second padded), each in
  * the speech projection (the golden's audio_projector) and, as part of a
- * request with an image, the vision+speech one (against the cpu backend).
+ * request with an image, the vision+speech one (against the cpu backend);
+ * and image_speech's clip (the item of a golden request with an image, as
+ * vlm_golden_media_items marks it) against that golden's
+ * audio_projector_vision_speech: Transformers' vision+speech rows.
  *
  * Needs the pinned IREE venv and a build with python-3.11-embed (else
  * SKIP(no-venv-xla) / SKIP(no-xla-runtime)); two modules compile. */
@@ -94,6 +97,43 @@ static void clip_matches_cpu_and_golden(const char *name, vlm_media_encoder *xla
   vlm_golden_case_close(&golden);
 }
 
+/* The clip of an image + speech golden (images first, then the clip, the
+ * items marked as a request with an image) on xla: the vision+speech
+ * projection Transformers computed. */
+static void vision_speech_clip_matches_golden(const char *name, vlm_media_encoder *xla, vlm_model *model,
+                                              const char *model_dir) {
+  char case_dir[512];
+  snprintf(case_dir, sizeof(case_dir), "%s/tests/goldens/phi4_multimodal/%s", VLM_SOURCE_DIR, name);
+  vlm_golden_case golden;
+  CHECK_OK(vlm_golden_case_open(case_dir, NULL, &golden));
+  if (TEST_CURRENT_FAILED()) return;
+  vlm_compare_context context = {.model_directory = model_dir, .model = model, .golden = &golden, .thread_count = 1};
+  vlm_media_item *items = NULL;
+  int item_count = 0;
+  CHECK_OK(vlm_golden_media_items(&context, &items, &item_count));
+  CHECK_INT_EQ(item_count, 2);
+  vlm_tensor expected;
+  CHECK_OK(vlm_golden_case_tensor(&golden, "audio_projector_vision_speech", &expected));
+  if (!TEST_CURRENT_FAILED() && item_count == 2) {
+    vlm_media_item *clip = &items[1];
+    CHECK_INT_EQ(clip->kind, VLM_MEDIA_AUDIO);
+    CHECK(clip->request_kinds & (1u << VLM_MEDIA_IMAGE));
+    int64_t values = vlm_tensor_element_count(&expected);
+    CHECK_INT_EQ(clip->token_count * expected.shape[expected.rank - 1], values);
+    float *on_xla = malloc((size_t)values * sizeof(float));
+    if (on_xla && !TEST_CURRENT_FAILED()) {
+      CHECK_OK(xla->operations->encode(xla->self, clip, on_xla));
+      double vs_golden = worst(on_xla, expected.data, values);
+      printf("  %s: the clip's %lld vision+speech rows on xla, %.3g of the tolerance vs the golden\n", name,
+             (long long)clip->token_count, vs_golden);
+      CHECK(vs_golden <= 1.0);
+    }
+    free(on_xla);
+  }
+  vlm_golden_media_items_release(items, item_count);
+  vlm_golden_case_close(&golden);
+}
+
 static void audio_encoder_matches_cpu_and_goldens(void) {
   if (!environment_ready()) return;
   char directory[512];
@@ -115,6 +155,7 @@ static void audio_encoder_matches_cpu_and_goldens(void) {
   if (xla && cpu && !TEST_CURRENT_FAILED()) {
     clip_matches_cpu_and_golden("speech", xla, cpu, model, directory);
     clip_matches_cpu_and_golden("long_speech", xla, cpu, model, directory);
+    vision_speech_clip_matches_golden("image_speech", xla, model, directory);
   }
   vlm_media_encoder_release(xla);
   vlm_cpu_encoder_release(cpu);

@@ -8,8 +8,10 @@
  *     missing fixtures FAIL the stage;
  *   audio_encoder, audio_projector: the family's audio encoder graph on
  *     the cpu backend, fed the golden's own processor outputs, as the graph
- *     names them (vlm_encoder_nodes); audio_projector_vision_speech: the
- *     projector stage with the item in a request that also has an image;
+ *     names them (vlm_encoder_nodes), audio_projector in the speech mode
+ *     (no image in the request) even in a case with an image;
+ *     audio_projector_vision_speech: the projector stage with the item in
+ *     a request that also has an image;
  *   input_embeddings of a case with audio: the decoder graph's merge of
  *     every item's features (images and clips, each kind in its own order)
  *     into the golden input_ids, captured from an embeddings_prefill. */
@@ -191,9 +193,16 @@ static vlm_status compare_encoder_stage(const vlm_compare_context *context, cons
   VLM_RETURN_IF_ERROR(vlm_golden_media_items(context, &items, &item_count));
   vlm_thread_pool *pool = NULL;
   vlm_status status = vlm_thread_pool_create(context->thread_count, context->allocator, &pool);
-  /* The vision+speech projection: the clip in a request with an image. */
+  /* Each projector stage names its mode whatever media the case holds:
+   * audio_projector the speech one (the clip in a request without an
+   * image), audio_projector_vision_speech the one of a request with an
+   * image -- so an image + speech case, whose items say "image present",
+   * records (and checks) both. */
   bool vision = strcmp(stage->name, "audio_projector_vision_speech") == 0;
-  for (int i = 0; vision && i < item_count; i++) items[i].request_kinds |= 1u << VLM_MEDIA_IMAGE;
+  for (int i = 0; i < item_count; i++) {
+    if (vision) items[i].request_kinds |= 1u << VLM_MEDIA_IMAGE;
+    else items[i].request_kinds &= ~(1u << VLM_MEDIA_IMAGE);
+  }
   audio_capture captured = {.stage = vision ? "audio_projector" : stage->name};
   float *features = NULL;
   int64_t rows = 0;

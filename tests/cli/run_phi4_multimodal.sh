@@ -8,7 +8,9 @@
 # cpu and xla; the image cases through the chat template (`--image` and
 # the case's message, whose text holds the placeholder as the oracle wrote
 # it: the string template gets it as vLLM's string content format makes
-# it) and as the rendered prompt (--raw); a placeholder the text lacks goes
+# it) and as the rendered prompt (--raw); the image + speech case (`--image`
+# and `--audio` at once: the vision adapter, the clip's vision+speech
+# projection) both ways; a placeholder the text lacks goes
 # on a line before it, and one too many is refused. Arguments: VLM
 # MAKE_TINY SOURCE_DIR.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -21,12 +23,15 @@ greedy_matches() { # greedy_matches CASE [ARGS...]: vlm run --json gives the gol
   shift
   prompt=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["messages"][0]["content"])' "$manifest")
   count=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len([s for s in m["stages"] if s["name"]=="greedy_tokens"][0]["tokens"]))' "$manifest")
-  # A speech case's message is its placeholder line, then the text; the
-  # clip goes in with --audio (the manifest's file).
+  # A speech case's message is its placeholder line(s) (an image's, then
+  # the clip's), then the text; the clip goes in with --audio (the
+  # manifest's file) and vlm puts the placeholders back as those lines.
   if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("audio") else 1)' "$manifest"; then
     local clip
     clip=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["audio"][0])' "$manifest")
-    prompt=${prompt#*$'\n'}
+    while [[ $prompt == '<|endoftext10|>'$'\n'* || $prompt == '<|endoftext11|>'$'\n'* ]]; do
+      prompt=${prompt#*$'\n'}
+    done
     set -- --audio "$fixtures_root/media/audio/$clip" "$@"
   fi
   for name in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).get("images", [])))' "$manifest"); do
@@ -52,13 +57,16 @@ if raw["tokens"] != chat["tokens"] or raw["usage"]["prompt_tokens"] != chat["usa
 PY
 }
 
-image_greedy_matches() { # image_greedy_matches CASE [ARGS...]: the rendered prompt (--raw) and the case's images
+image_greedy_matches() { # image_greedy_matches CASE [ARGS...]: the rendered prompt (--raw) and the case's images (and clip)
   local manifest=$goldens/$1/manifest.json prompt count images=() name
   shift
   prompt=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["prompt"], end="")' "$manifest")
   count=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(len([s for s in m["stages"] if s["name"]=="greedy_tokens"][0]["tokens"]))' "$manifest")
   for name in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["images"]))' "$manifest"); do
     images+=(--image "$fixtures_root/media/images/$name")
+  done
+  for name in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).get("audio", [])))' "$manifest"); do
+    images+=(--audio "$fixtures_root/media/audio/$name")
   done
   run 0 run --model "$model" --raw --prompt "$prompt" "${images[@]}" --max-tokens "$count" --temperature 0 --json "$@" \
     || return 1
@@ -88,7 +96,7 @@ if have_fixtures "run_phi4_multimodal"; then
   check "run_phi4_refuses_two_placeholders_for_one_clip" refuses 1 "Found more '<|endoftext11|>' placeholders" \
     run --model "$model" --prompt "<|endoftext11|><|endoftext11|>hi" \
     --audio "$fixtures_root/media/audio/speech_quick_fox_16k.flac"
-  for name in one_image hd_crops two_images; do
+  for name in one_image hd_crops two_images image_speech; do
     check "run_phi4_${name}_raw" image_greedy_matches "$name"
     check "run_phi4_$name" greedy_matches "$name"
   done

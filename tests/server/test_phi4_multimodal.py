@@ -19,8 +19,14 @@ format makes it, and the oracle's text already holds the placeholders);
 a placeholder the text lacks goes on a line before it (the same reply as
 the text with it there), one too many is a 400; and image requests (the
 vision adapter) interleaved with text-only ones (no adapter), 12 at once
-on 4 slots, each equal the request alone. The same on xla (the vision
-encoder compiled per crop-count bucket).
+on 4 slots, each equal the request alone. The image + speech case sent as
+image_url and input_audio parts (the vision adapter, the clip through the
+vision+speech projection) gives Transformers' text, streamed and not, and
+its image and audio token counts; and all three adapter modes at once:
+text-only, image, audio-only (the speech adapter) and image + speech
+requests interleaved, 16 at once on 4 slots, each equal the request alone
+and Transformers'. The same on xla (the vision encoder compiled per
+crop-count bucket).
 
 Run: .venv-server/bin/python tests/server/test_phi4_multimodal.py [-v]
 Needs ../shared/fixtures (the packed Qwen3 tokenizer); skips without it."""
@@ -45,23 +51,27 @@ def base_cases():
 
 
 def speech_cases():
-    """The audio cases of one fixture file (long_speech is a concatenation)."""
+    """The audio-only cases of one fixture file (long_speech is a
+    concatenation; image_speech has an image too)."""
     return [(name, manifest) for name, manifest in golden_cases(FAMILY)
-            if len(manifest.get("audio", [])) == 1 and isinstance(manifest["audio"][0], str)]
+            if len(manifest.get("audio", [])) == 1 and isinstance(manifest["audio"][0], str)
+            and not manifest.get("images")]
+
+
+def audio_part(name):
+    """A clip as the OpenAI client sends it: an input_audio part, base64."""
+    import base64
+    with open(os.path.join(FIXTURES, "media", "audio", name), "rb") as handle:
+        data = base64.b64encode(handle.read()).decode()
+    return {"type": "input_audio", "input_audio": {"data": data, "format": name.rsplit(".", 1)[1]}}
 
 
 def speech_messages(manifest):
     """The case's message as a client sends it: the clip as an input_audio
     part, then the text (the golden's content is what the template gets:
     the placeholder line, then the text)."""
-    import base64
-    name = manifest["audio"][0]
-    with open(os.path.join(FIXTURES, "media", "audio", name), "rb") as handle:
-        data = base64.b64encode(handle.read()).decode()
     text = manifest["messages"][0]["content"].split("\n", 1)[1]
-    return [{"role": "user", "content": [{"type": "input_audio",
-                                          "input_audio": {"data": data, "format": name.rsplit(".", 1)[1]}},
-                                         {"type": "text", "text": text}]}]
+    return [{"role": "user", "content": [audio_part(manifest["audio"][0]), {"type": "text", "text": text}]}]
 
 
 class Phi4MultimodalServerTests(unittest.TestCase):
@@ -152,7 +162,13 @@ class Phi4MultimodalServerTests(unittest.TestCase):
 
 
 def image_cases():
-    return [(name, manifest) for name, manifest in golden_cases(FAMILY) if manifest.get("images")]
+    return [(name, manifest) for name, manifest in golden_cases(FAMILY)
+            if manifest.get("images") and not manifest.get("audio")]
+
+
+def image_speech_cases():
+    return [(name, manifest) for name, manifest in golden_cases(FAMILY)
+            if manifest.get("images") and manifest.get("audio")]
 
 
 def image_parts(names):
@@ -168,6 +184,20 @@ def image_messages(manifest):
     message = manifest["messages"][0]
     return [{"role": "user", "content": image_parts(manifest["images"]) + [{"type": "text",
                                                                             "text": message["content"]}]}]
+
+
+def image_speech_messages(manifest):
+    """An image + speech case as a client sends it: image_url parts, the
+    clip as an input_audio part, then the text without the placeholder
+    lines the golden's content leads with (the string content format puts
+    them back: the images', then the clip's, one a line)."""
+    text = manifest["messages"][0]["content"]
+    for _ in manifest["images"] + manifest["audio"]:
+        placeholder, text = text.split("\n", 1)
+        assert placeholder in ("<|endoftext10|>", "<|endoftext11|>"), placeholder
+    return [{"role": "user", "content": image_parts(manifest["images"]) + [audio_part(name) for name in
+                                                                           manifest["audio"]]
+             + [{"type": "text", "text": text}]}]
 
 
 class Phi4MultimodalImageServerTests(unittest.TestCase):
@@ -220,6 +250,47 @@ class Phi4MultimodalImageServerTests(unittest.TestCase):
                 self.check_case(manifest, *self.stream(image_messages(manifest), len(greedy)))
             with self.subTest(case=name, stream=False):
                 self.check_case(manifest, *self.complete(image_messages(manifest), len(greedy)))
+
+    def test_image_speech_case_gives_transformers_text_streamed_and_not(self):
+        # image_url and input_audio parts at once: the vision adapter, the
+        # clip through the vision+speech projection.
+        cases = image_speech_cases()
+        self.assertEqual(sorted(name for name, _ in cases), ["image_speech"])
+        for name, manifest in cases:
+            greedy = stage(manifest, "greedy_tokens")["tokens"]
+            for streamed in (True, False):
+                with self.subTest(case=name, stream=streamed):
+                    text, usage = (self.stream if streamed else self.complete)(image_speech_messages(manifest),
+                                                                               len(greedy))
+                    self.check_case(manifest, text, usage)
+                    self.assertEqual(usage.prompt_tokens_details.audio_tokens,
+                                     stage(manifest, "audio_projector_vision_speech")["shape"][0])
+
+    def test_three_adapter_modes_on_four_slots_equal_each_alone(self):
+        # Text only (no adapter), image (vision adapter), audio only (speech
+        # adapter) and image + speech (vision adapter, vision+speech
+        # projection) interleaved, 16 at once on 4 slots: every slot holds
+        # each mode at some point, next to each other mode.
+        modes = [(base_cases(), lambda manifest: manifest["messages"]), (image_cases(), image_messages),
+                 (speech_cases(), speech_messages), (image_speech_cases(), image_speech_messages)]
+        cases, requests = [], []
+        for i in range(16):
+            mode_cases, messages = modes[i % 4]
+            cases.append(mode_cases[i // 4 % len(mode_cases)][1])
+            requests.append((messages(cases[-1]), 5 + 3 * (i % 3)))
+        alone = {}
+        for messages, max_tokens in requests:
+            key = (json.dumps(messages), max_tokens)
+            if key not in alone:
+                alone[key] = self.stream(messages, max_tokens)[0]
+        with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
+            results = list(pool.map(lambda request: self.stream(*request), requests))
+        for (messages, max_tokens), (text, usage) in zip(requests, results):
+            self.assertEqual(text, alone[(json.dumps(messages), max_tokens)])
+            self.assertEqual(usage.completion_tokens, max_tokens)
+        # and each is Transformers' (a prefix of its golden's text)
+        for i, (manifest, (text, _)) in enumerate(zip(cases, results)):
+            self.assertTrue(stage(manifest, "text")["text"].startswith(text), f"request {i}: {text!r}")
 
     def test_a_placeholder_the_text_lacks_goes_before_it(self):
         images = image_parts(["palette_color.png", "no_time_for_that_tiny.gif"])

@@ -689,6 +689,13 @@ PHI4_MULTIMODAL = Family(
         # 42 s: 525 encoder rows, unfolded into two blocks of 500 (the
         # second padded with zero rows, which the first 25 rows attend to).
         Case("long_speech", messages=PHI4_SPEECH, audio=(PHI4_LONG_CLIP,), adapter="speech-lora"),
+        # An image and a clip: the vision adapter (an image is present) and
+        # the clip through the vision+speech projection; the placeholders
+        # lead the text images first, as vLLM's string content format and
+        # `vlm run --image --audio` put them.
+        Case("image_speech", messages=[{"role": "user", "content": "<|endoftext10|>\n<|endoftext11|>\n"
+                                                                   "Describe the picture and the audio."}],
+             images=("no_time_for_that_tiny.gif",), audio=("speech_quick_fox_16k.flac",), adapter="vision-lora"),
     ])
 
 # The hub's int4 layouts on the Qwen2 decoder: GPTQ as the official
