@@ -302,32 +302,59 @@ static vlm_status read_samples(const decode_job *job, SNDFILE *file, const SF_IN
   return status;
 }
 
-static vlm_status decode_samples(const decode_job *job, const uint8_t *data, size_t size, vlm_audio_format format,
-                                 mono_buffer *mono, SF_INFO *info) {
-  memory_file memory = {data, (sf_count_t)size, 0};
+/* libsndfile over `memory` (which must outlive *out_file), the container
+ * it reads held to the sniffed one, and the header against the limits
+ * (check_header); on error nothing is left open. */
+static vlm_status open_sound(const decode_job *job, memory_file *memory, vlm_audio_format format, SF_INFO *info,
+                             int64_t *out_max_frames, SNDFILE **out_file) {
+  *out_file = NULL;
   SF_VIRTUAL_IO io = {memory_length, memory_seek, memory_read, memory_write, memory_tell};
   memset(info, 0, sizeof(*info));
-  SNDFILE *file = sf_open_virtual(&io, SFM_READ, info, &memory);
+  SNDFILE *file = sf_open_virtual(&io, SFM_READ, info, memory);
   if (!file) return VLM_ERROR(DATA_LOSS, "cannot decode the %s data: %s", vlm_audio_format_name(format), sf_strerror(NULL));
   vlm_status status = VLM_OK;
   if (!container_matches(format, info->format))
     status = VLM_ERROR(DATA_LOSS, "the data starts like %s but libsndfile reads another format (0x%x)",
                        vlm_audio_format_name(format), (unsigned)info->format);
+  if (!status) status = check_header(job, info, out_max_frames);
+  if (status) sf_close(file);
+  else *out_file = file;
+  return status;
+}
+
+static vlm_status decode_samples(const decode_job *job, const uint8_t *data, size_t size, vlm_audio_format format,
+                                 mono_buffer *mono, SF_INFO *info) {
+  memory_file memory = {data, (sf_count_t)size, 0};
   int64_t max_frames = 0;
-  if (!status) status = check_header(job, info, &max_frames);
-  if (!status) status = read_samples(job, file, info, max_frames, frame_bound(format, info, max_frames), mono);
+  SNDFILE *file = NULL;
+  VLM_RETURN_IF_ERROR(open_sound(job, &memory, format, info, &max_frames, &file));
+  vlm_status status = read_samples(job, file, info, max_frames, frame_bound(format, info, max_frames), mono);
   sf_close(file);
   return status;
 }
 
-static vlm_status decode_memory(const decode_job *job, const uint8_t *data, size_t size, vlm_audio *out) {
+/* The encoded size against its limit. */
+static vlm_status check_size(const decode_job *job, size_t size) {
   if (size > job->limits.max_encoded_bytes)
     return VLM_ERROR(OUT_OF_RANGE, "%zu encoded bytes exceed the limit of %zu bytes", size,
                      job->limits.max_encoded_bytes);
+  return VLM_OK;
+}
+
+/* The container from the bytes (and a WAV cut short), before libsndfile
+ * sees them. */
+static vlm_status sniff_container(const uint8_t *data, size_t size, vlm_audio_format *out_format) {
+  *out_format = vlm_audio_format_sniff(data, size);
+  if (*out_format == VLM_AUDIO_FORMAT_UNKNOWN) return refuse_format(data, size);
+  if (*out_format == VLM_AUDIO_FORMAT_WAV) return check_wav_data_chunk(data, size);
+  return VLM_OK;
+}
+
+static vlm_status decode_memory(const decode_job *job, const uint8_t *data, size_t size, vlm_audio *out) {
+  VLM_RETURN_IF_ERROR(check_size(job, size));
   if (cancelled(job)) return VLM_ERROR(CANCELLED, "decoding cancelled");
-  vlm_audio_format format = vlm_audio_format_sniff(data, size);
-  if (format == VLM_AUDIO_FORMAT_UNKNOWN) return refuse_format(data, size);
-  if (format == VLM_AUDIO_FORMAT_WAV) VLM_RETURN_IF_ERROR(check_wav_data_chunk(data, size));
+  vlm_audio_format format;
+  VLM_RETURN_IF_ERROR(sniff_container(data, size, &format));
   mono_buffer mono = {0};
   SF_INFO info;
   vlm_status status = decode_samples(job, data, size, format, &mono, &info);
@@ -371,24 +398,15 @@ static uint64_t decode_peak_bytes(int64_t frames, int channels, int in_rate, int
 }
 
 static vlm_status read_header(const decode_job *job, const uint8_t *data, size_t size, vlm_audio_header *out) {
-  if (size > job->limits.max_encoded_bytes)
-    return VLM_ERROR(OUT_OF_RANGE, "%zu encoded bytes exceed the limit of %zu bytes", size,
-                     job->limits.max_encoded_bytes);
-  vlm_audio_format format = vlm_audio_format_sniff(data, size);
-  if (format == VLM_AUDIO_FORMAT_UNKNOWN) return refuse_format(data, size);
-  if (format == VLM_AUDIO_FORMAT_WAV) VLM_RETURN_IF_ERROR(check_wav_data_chunk(data, size));
+  VLM_RETURN_IF_ERROR(check_size(job, size));
+  vlm_audio_format format;
+  VLM_RETURN_IF_ERROR(sniff_container(data, size, &format));
   memory_file memory = {data, (sf_count_t)size, 0};
-  SF_VIRTUAL_IO io = {memory_length, memory_seek, memory_read, memory_write, memory_tell};
   SF_INFO info;
-  memset(&info, 0, sizeof(info));
-  SNDFILE *file = sf_open_virtual(&io, SFM_READ, &info, &memory);
-  if (!file) return VLM_ERROR(DATA_LOSS, "cannot decode the %s data: %s", vlm_audio_format_name(format), sf_strerror(NULL));
-  sf_close(file);
-  if (!container_matches(format, info.format))
-    return VLM_ERROR(DATA_LOSS, "the data starts like %s but libsndfile reads another format (0x%x)",
-                     vlm_audio_format_name(format), (unsigned)info.format);
   int64_t max_frames = 0;
-  VLM_RETURN_IF_ERROR(check_header(job, &info, &max_frames));
+  SNDFILE *file = NULL;
+  VLM_RETURN_IF_ERROR(open_sound(job, &memory, format, &info, &max_frames, &file));
+  sf_close(file);
   int64_t bound = frame_bound(format, &info, max_frames);
   *out = (vlm_audio_header){
       .format = format,
@@ -416,15 +434,23 @@ static decode_job resolve_job(const vlm_audio_decode_options *options) {
   return job;
 }
 
+/* The caller's arguments, checked as both entry points need them. */
+static vlm_status prepare_job(const uint8_t *data, size_t size, const char *label,
+                              const vlm_audio_decode_options *options, decode_job *out_job) {
+  if (!data && size) return VLM_ERROR(INVALID_ARGUMENT, "%s: no data", label);
+  *out_job = resolve_job(options);
+  if (!(out_job->limits.max_seconds <= 1e7) || out_job->sample_rate > out_job->limits.max_sample_rate * 16)
+    return VLM_ERROR(INVALID_ARGUMENT, "%s: bad audio limits (%g seconds, output %d Hz)", label,
+                     out_job->limits.max_seconds, out_job->sample_rate);
+  return VLM_OK;
+}
+
 vlm_status vlm_audio_decode_memory(const uint8_t *data, size_t size, const char *name,
                                    const vlm_audio_decode_options *options, vlm_audio *out) {
   memset(out, 0, sizeof(*out));
   const char *label = name ? name : "audio";
-  if (!data && size) return VLM_ERROR(INVALID_ARGUMENT, "%s: no data", label);
-  decode_job job = resolve_job(options);
-  if (!(job.limits.max_seconds <= 1e7) || job.sample_rate > job.limits.max_sample_rate * 16)
-    return VLM_ERROR(INVALID_ARGUMENT, "%s: bad audio limits (%g seconds, output %d Hz)", label,
-                     job.limits.max_seconds, job.sample_rate);
+  decode_job job;
+  VLM_RETURN_IF_ERROR(prepare_job(data, size, label, options, &job));
   vlm_status status = decode_memory(&job, data ? data : (const uint8_t *)"", size, out);
   if (status) memset(out, 0, sizeof(*out));
   return vlm_status_annotate(status, "%s", label);
@@ -434,11 +460,8 @@ vlm_status vlm_audio_read_header(const uint8_t *data, size_t size, const char *n
                                  const vlm_audio_decode_options *options, vlm_audio_header *out) {
   memset(out, 0, sizeof(*out));
   const char *label = name ? name : "audio";
-  if (!data && size) return VLM_ERROR(INVALID_ARGUMENT, "%s: no data", label);
-  decode_job job = resolve_job(options);
-  if (!(job.limits.max_seconds <= 1e7) || job.sample_rate > job.limits.max_sample_rate * 16)
-    return VLM_ERROR(INVALID_ARGUMENT, "%s: bad audio limits (%g seconds, output %d Hz)", label,
-                     job.limits.max_seconds, job.sample_rate);
+  decode_job job;
+  VLM_RETURN_IF_ERROR(prepare_job(data, size, label, options, &job));
   vlm_status status = read_header(&job, data ? data : (const uint8_t *)"", size, out);
   if (status) memset(out, 0, sizeof(*out));
   return vlm_status_annotate(status, "%s", label);
