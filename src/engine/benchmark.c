@@ -289,31 +289,49 @@ static int64_t peak_rss_bytes(void) {
 /* The FLOPs of the family's encoder graph for the item (linear layers and
  * attention, vlm_graph_flops), or 0 when it cannot be built. */
 static double encoder_flops(const vlm_model *model, const vlm_media_item *item) {
-  const vlm_family_image *path = model->family ? model->family->image : NULL;
+  const vlm_family *family = model->family;
+  const vlm_family_image *image = family && item->kind == VLM_MEDIA_IMAGE ? family->image : NULL;
+  const vlm_family_audio *audio = family && item->kind == VLM_MEDIA_AUDIO ? family->audio : NULL;
+  if (!image && !audio) return 0;
   int64_t rows = 0;
-  if (!path || path->encoder_rows(&model->config, item, &rows)) return 0;
+  vlm_status status = image ? image->encoder_rows(&model->config, item, &rows)
+                            : audio->encoder_rows(&model->config, item, &rows);
   vlm_graph graph;
   vlm_graph_init(&graph);
   vlm_encoder_nodes nodes;
-  vlm_status status = path->build_encoder(&model->config, rows, &graph, &nodes);
+  if (!status)
+    status = image ? image->build_encoder(&model->config, rows, &graph, &nodes)
+                   : audio->build_encoder(&model->config, rows, &graph, &nodes);
   double flops = status ? 0 : vlm_graph_flops(&graph);
   vlm_status_free(status);
   vlm_graph_release(&graph);
   return flops;
 }
 
-static double audio_encoder_flops(const vlm_model *model, const vlm_media_item *item) {
-  const vlm_family_audio *path = model->family ? model->family->audio : NULL;
-  int64_t rows = 0;
-  if (!path || path->encoder_rows(&model->config, item, &rows)) return 0;
-  vlm_graph graph;
-  vlm_graph_init(&graph);
-  vlm_encoder_nodes nodes;
-  vlm_status status = path->build_encoder(&model->config, rows, &graph, &nodes);
-  double flops = status ? 0 : vlm_graph_flops(&graph);
-  vlm_status_free(status);
-  vlm_graph_release(&graph);
-  return flops;
+/* Encodes `item` repetitions + 1 times on *encoder (the cpu backend's,
+ * opened here, when NULL): the first call's wall time apart (xla compiles
+ * or loads there) and the best of the rest. */
+static vlm_status time_encode(vlm_model *model, vlm_thread_pool *pool, const vlm_media_item *item, int repetitions,
+                              vlm_media_encoder **encoder, double *out_first, bench_time *out_best) {
+  *out_first = 0;
+  *out_best = (bench_time){1e30, 1e30};
+  if (!*encoder) {
+    vlm_cpu_encoder_options cpu = {.pool = pool};
+    VLM_RETURN_IF_ERROR(vlm_media_encoder_open_cpu(model, item->kind, &cpu, encoder));
+  }
+  vlm_media_encoder *chosen = *encoder;
+  float *features = malloc((size_t)(item->token_count * chosen->operations->output_width(chosen->self)) *
+                           sizeof(float));
+  vlm_status status = features ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int r = 0; !status && r <= repetitions; r++) {
+    bench_time start = bench_now();
+    status = chosen->operations->encode(chosen->self, item, features);
+    bench_time elapsed = bench_since(start);
+    if (r == 0) *out_first = elapsed.wall;
+    else keep_best(out_best, elapsed);
+  }
+  free(features);
+  return status;
 }
 
 /* The audio file's decode + feature extractor (best of N), then its encode
@@ -339,23 +357,9 @@ static vlm_status time_audio(const vlm_benchmark_options *options, vlm_model *mo
     double elapsed = now_seconds() - start;
     if (elapsed < preprocess) preprocess = elapsed;
   }
-  if (!status && !encoder) {
-    vlm_cpu_encoder_options cpu = {.pool = pool};
-    status = vlm_media_encoder_open_cpu(model, VLM_MEDIA_AUDIO, &cpu, &encoder);
-  }
-  float *features = status ? NULL
-                           : malloc((size_t)(item.token_count * encoder->operations->output_width(encoder->self)) *
-                                    sizeof(float));
-  if (!status && !features) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (int r = 0; !status && r <= repetitions; r++) {
-    bench_time start = bench_now();
-    status = encoder->operations->encode(encoder->self, &item, features);
-    bench_time elapsed = bench_since(start);
-    if (r == 0) first = elapsed.wall;
-    else keep_best(&encode, elapsed);
-  }
+  if (!status) status = time_encode(model, pool, &item, repetitions, &encoder, &first, &encode);
   if (!status) {
-    double flops = audio_encoder_flops(model, &item);
+    double flops = encoder_flops(model, &item);
     double fraction = flops > 0 && bounds->fma_gflops.wall > 0 ? flops / encode.wall / 1e9 / bounds->fma_gflops.wall : 0;
     progress(options, "audio %.2f s -> %lld tokens: decode + features %.1f ms, encode %.1f ms on %s (first %.1f ms, "
              "%.0f%% of the fma peak)",
@@ -369,7 +373,6 @@ static vlm_status time_audio(const vlm_benchmark_options *options, vlm_model *mo
                    item.source_seconds, item.processor ? item.processor : "?", (long long)item.token_count, preprocess,
                    encoder->operations->backend, first, encode.wall, encode.cpu, flops / 1e9, fraction);
   }
-  free(features);
   vlm_media_item_release(&item);
   vlm_media_encoder_release(encoder);
   return status;
@@ -422,21 +425,7 @@ static vlm_status time_image(const vlm_benchmark_options *options, vlm_model *mo
     double elapsed = now_seconds() - start;
     if (elapsed < preprocess) preprocess = elapsed;
   }
-  if (!status && !encoder) {
-    vlm_cpu_encoder_options cpu = {.pool = pool};
-    status = vlm_media_encoder_open_cpu(model, VLM_MEDIA_IMAGE, &cpu, &encoder);
-  }
-  float *features = status ? NULL
-                           : malloc((size_t)(item.token_count * encoder->operations->output_width(encoder->self)) *
-                                    sizeof(float));
-  if (!status && !features) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (int r = 0; !status && r <= repetitions; r++) {
-    bench_time start = bench_now();
-    status = encoder->operations->encode(encoder->self, &item, features);
-    bench_time elapsed = bench_since(start);
-    if (r == 0) first = elapsed.wall;
-    else keep_best(&encode, elapsed);
-  }
+  if (!status) status = time_encode(model, pool, &item, repetitions, &encoder, &first, &encode);
   if (!status) {
     /* FLOPs of the cpu encoder graph; the fraction is of this machine's
      * cpu peak, whichever backend ran it. */
@@ -458,7 +447,6 @@ static vlm_status time_image(const vlm_benchmark_options *options, vlm_model *mo
                    (long long)item.token_count, preprocess, encoder->operations->backend, first, encode.wall,
                    encode.cpu, flops / 1e9, fraction, fraction_cpu);
   }
-  free(features);
   vlm_media_item_release(&item);
   if (encoder) collect_reports(reports, encoder->operations->module_reports, encoder->self);
   vlm_media_encoder_release(encoder);
