@@ -99,7 +99,7 @@ static void print_usage(FILE *out) {
           "Prints \"listening on http://HOST:PORT\" on stderr once it accepts requests.\n"
           "Data URLs (data:image/png|jpeg|webp|gif;base64,...) are always accepted; audio\n"
           "parts as input_audio {data, format} or audio_url (data:audio/wav|flac|ogg|mpeg).\n"
-          "No family in this version has an audio encoder yet: every model refuses audio\n"
+          "A model without an audio path (every family but Phi-4-multimodal) refuses audio\n"
           "parts with 400 naming the part. POST bodies must be sent\n"
           "with Content-Type: application/json (415 otherwise). Every answer carries\n"
           "X-Request-ID (the client's when it sends a sane one); --log-level info prints one\n"
