@@ -10,7 +10,9 @@
 # it: the string template gets it as vLLM's string content format makes
 # it) and as the rendered prompt (--raw); the image + speech case (`--image`
 # and `--audio` at once: the vision adapter, the clip's vision+speech
-# projection) both ways; a placeholder the text lacks goes
+# projection) both ways, and its bfloat16 golden (Transformers in bf16,
+# vlm in float32: the same greedy tokens) both ways on cpu and through
+# the template on xla; a placeholder the text lacks goes
 # on a line before it, and one too many is refused. Arguments: VLM
 # MAKE_TINY SOURCE_DIR.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -96,7 +98,7 @@ if have_fixtures "run_phi4_multimodal"; then
   check "run_phi4_refuses_two_placeholders_for_one_clip" refuses 1 "Found more '<|endoftext11|>' placeholders" \
     run --model "$model" --prompt "<|endoftext11|><|endoftext11|>hi" \
     --audio "$fixtures_root/media/audio/speech_quick_fox_16k.flac"
-  for name in one_image hd_crops two_images image_speech; do
+  for name in one_image hd_crops two_images image_speech image_speech_bf16; do
     check "run_phi4_${name}_raw" image_greedy_matches "$name"
     check "run_phi4_$name" greedy_matches "$name"
   done
@@ -120,6 +122,7 @@ if have_fixtures "run_phi4_multimodal"; then
     for name in text_only long_prompt crossing speech; do
       check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 96
     done
+    check "run_phi4_xla_image_speech_bf16" greedy_matches image_speech_bf16 --backend xla --context 640
   fi
 fi
 finish

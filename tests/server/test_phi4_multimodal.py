@@ -25,8 +25,10 @@ vision+speech projection) gives Transformers' text, streamed and not, and
 its image and audio token counts; and all three adapter modes at once:
 text-only, image, audio-only (the speech adapter) and image + speech
 requests interleaved, 16 at once on 4 slots, each equal the request alone
-and Transformers'. The same on xla (the vision encoder compiled per
-crop-count bucket).
+and Transformers'. The image + speech cases include image_speech_bf16:
+Transformers ran it in bfloat16 (towers, projections, adapter and decoder),
+vlm computes in float32 and gives the same greedy text. The same on xla
+(the vision encoder compiled per crop-count bucket).
 
 Run: .venv-server/bin/python tests/server/test_phi4_multimodal.py [-v]
 Needs ../shared/fixtures (the packed Qwen3 tokenizer); skips without it."""
@@ -253,9 +255,9 @@ class Phi4MultimodalImageServerTests(unittest.TestCase):
 
     def test_image_speech_case_gives_transformers_text_streamed_and_not(self):
         # image_url and input_audio parts at once: the vision adapter, the
-        # clip through the vision+speech projection.
+        # clip through the vision+speech projection; the bf16 golden too.
         cases = image_speech_cases()
-        self.assertEqual(sorted(name for name, _ in cases), ["image_speech"])
+        self.assertEqual(sorted(name for name, _ in cases), ["image_speech", "image_speech_bf16"])
         for name, manifest in cases:
             greedy = stage(manifest, "greedy_tokens")["tokens"]
             for streamed in (True, False):

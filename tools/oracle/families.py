@@ -241,7 +241,9 @@ MISTRAL_CHAT_TEMPLATE = (
 # in bfloat16. Their cases run in float32: with 32k-262k rows of 8 values,
 # bfloat16 logits tie (or come within the 0.1 bf16 margin) within a few
 # greedy steps for every prompt tried, so bfloat16 compute stays covered by
-# the tiny-vocabulary families' *_bf16 cases.
+# the tiny-vocabulary families' *_bf16 cases. (The multimodal families on
+# real vocabularies have image bf16 cases: the image's rows spread the
+# logits; Phi-4-multimodal's needs an image + speech prompt, below.)
 TINY_REAL_VOCAB = {"hidden_size": 8, "intermediate_size": 64, "num_hidden_layers": 2,
                    "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64}
 
@@ -623,8 +625,7 @@ QWEN3_VL_MOE_HUB = dataclasses.replace(
 # (original_max_position_embeddings) is 40 tokens so cases cross it cheaply;
 # max_position_embeddings 4096 makes the attention factor that of the real
 # 131072 / 4096 ratio's formula. Two PEFT adapters (rank, alpha) of different
-# scales. The vision and audio towers are the smallest the config allows
-# (their weights are in the checkpoint; vlm does not run them yet).
+# scales. The vision and audio towers are the smallest the config allows.
 PHI4_CHAT = [{"role": "user", "content": "Tell me a short story about a robot and a cat."}]
 PHI4_LONG = [{"role": "user", "content": "Write a long poem about the sea, the wind, the stars above the "
                                          "harbour, the fishing boats coming home at night, the gulls, the nets "
@@ -696,6 +697,19 @@ PHI4_MULTIMODAL = Family(
         Case("image_speech", messages=[{"role": "user", "content": "<|endoftext10|>\n<|endoftext11|>\n"
                                                                    "Describe the picture and the audio."}],
              images=("no_time_for_that_tiny.gif",), audio=("speech_quick_fox_16k.flac",), adapter="vision-lora"),
+        # bfloat16: Transformers runs the vision and audio towers, both
+        # projections, the vision adapter and the decoder in bf16. Text and
+        # speech-only prompts (the speech adapter) tie within the 0.1 bar at
+        # hidden 16 (42 tried: margins 0-0.094), and so do most image
+        # prompts; this image + speech pair's smallest greedy margin is
+        # 0.125. The image is the one_image gif: its crop has padded
+        # patches (an image with none, e.g. palette_color.png or any square
+        # photo, runs the tower with causal attention in Transformers 5.23,
+        # see README.md).
+        Case("image_speech_bf16", messages=[{"role": "user", "content": "<|endoftext10|>\n<|endoftext11|>\n"
+                                                                        "Describe the animal."}],
+             images=("no_time_for_that_tiny.gif",), audio=("speech_quick_fox_16k.flac",), adapter="vision-lora",
+             dtype="bfloat16"),
     ])
 
 # The hub's int4 layouts on the Qwen2 decoder: GPTQ as the official
