@@ -5,13 +5,15 @@
 # executions, CPU seconds, corpus growth and any finding.
 #
 #   scripts/fuzz-campaign.sh [--cpu-minutes N | --cpu-seconds S] [--jobs J] [--pause-lock FILE]
-#                            [--out DIR] [target ...]
+#                            [--out DIR] [--build-dir DIR] [target ...]
 #
 # --jobs J runs J targets at once (one per core).  --pause-lock FILE stops
 # the fuzzers (SIGSTOP) whenever someone else holds FILE with flock(1), so
 # measurements taken under that lock are not disturbed, and resumes them
 # after.  Fuzzers run under `nice -n 19`.  New inputs go to DIR/<target>/new,
 # never into fuzz/corpus (minimise and commit interesting ones by hand).
+# --build-dir (default build-fuzz) lets a campaign run while another
+# rebuilds the default one.
 # Exit status: 0 when no target found anything, 1 otherwise.
 #
 # CI does not run this (scripts/test.sh replays the corpora and fuzzes 20 s
@@ -24,6 +26,7 @@ cpu_seconds_limit=
 jobs=2
 pause_lock=
 out=
+build=build-fuzz
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,7 +35,8 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift 2 ;;
     --pause-lock) pause_lock=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build-dir) build=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz-campaign: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -43,8 +47,8 @@ mkdir -p "$out"
 cpu_limit=${cpu_seconds_limit:-$((cpu_minutes * 60))}
 ticks=$(getconf CLK_TCK)
 
-CC=clang cmake -S . -B build-fuzz -DVLM_FUZZ=ON -DVLM_TESTS=OFF >/dev/null
-cmake --build build-fuzz -j"$jobs" >/dev/null
+CC=clang cmake -S . -B "$build" -DVLM_FUZZ=ON -DVLM_TESTS=OFF >/dev/null
+cmake --build "$build" -j"$jobs" >/dev/null
 echo "fuzz-campaign: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src fuzz || echo '+dirty'), ${cpu_limit} CPU-seconds per target, $jobs at once, output in $out"
 
 # CPU seconds (user + system) a process has used so far.
@@ -62,7 +66,7 @@ lock_held() {
 
 # Runs one target to its CPU budget; writes DIR/<target>/result.
 run_target() {
-  local name=$1 dir="$out/$1" target=build-fuzz/fuzz/fuzz_$1
+  local name=$1 dir="$out/$1" target=$build/fuzz/fuzz_$1
   mkdir -p "$dir/new"
   local before
   before=$(ls "fuzz/corpus/$name" | wc -l)
@@ -99,7 +103,7 @@ run_target() {
 
 running=()
 for name in "${targets[@]}"; do
-  [ -x "build-fuzz/fuzz/fuzz_$name" ] || { echo "fuzz-campaign: no target fuzz_$name" >&2; exit 2; }
+  [ -x "$build/fuzz/fuzz_$name" ] || { echo "fuzz-campaign: no target fuzz_$name" >&2; exit 2; }
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
   echo "fuzz-campaign: $(date -u +%H:%M:%S) start fuzz_$name"
   run_target "$name" &
