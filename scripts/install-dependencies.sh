@@ -10,6 +10,7 @@ packages=(
   libonig-dev libutf8proc-dev        # tokenizer: regex engine, Unicode normalization
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev  # media: image decoding
   libsndfile1-dev libsoxr-dev       # media: audio decoding (WAV, FLAC, Ogg Vorbis, MP3) and resampling
+  libogg-dev libvorbis-dev          # media: Ogg Vorbis headers checked before libsndfile (audio_ogg.c)
   libmicrohttpd-dev libcurl4-openssl-dev  # server: HTTP/1.1, remote media fetches
   python3.11 python3.11-venv libpython3.11-dev  # xla backend: embedded CPython + IREE venv
   chromium chromium-driver           # the chat page's browser test (tests/server/test_browser.py)

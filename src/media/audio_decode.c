@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/status.h"
 #include "io/file.h"
+#include "media/audio_ogg.h"
 #include "media/audio_resample.h"
 #include "vlm/audio.h"
 
@@ -341,12 +342,14 @@ static vlm_status check_size(const decode_job *job, size_t size) {
   return VLM_OK;
 }
 
-/* The container from the bytes (and a WAV cut short), before libsndfile
- * sees them. */
+/* The container from the bytes (and a WAV cut short, or Ogg Vorbis headers
+ * libsndfile would leak on refusing: audio_ogg.c), before libsndfile sees
+ * them. */
 static vlm_status sniff_container(const uint8_t *data, size_t size, vlm_audio_format *out_format) {
   *out_format = vlm_audio_format_sniff(data, size);
   if (*out_format == VLM_AUDIO_FORMAT_UNKNOWN) return refuse_format(data, size);
   if (*out_format == VLM_AUDIO_FORMAT_WAV) return check_wav_data_chunk(data, size);
+  if (*out_format == VLM_AUDIO_FORMAT_OGG_VORBIS) return vlm_ogg_vorbis_check_headers(data, size);
   return VLM_OK;
 }
 
