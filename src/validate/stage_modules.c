@@ -41,6 +41,7 @@ struct vlm_compare_modules {
   char *encoder_errors[VLM_MEDIA_KIND_COUNT];
   int32_t *greedy;                           /* the tokens the backend decoded, once */
   int64_t greedy_count;
+  char chunk_note[128];                      /* how the case's prefill chunk was adapted, or "" */
 };
 
 vlm_compare_modules *vlm_compare_modules_create(void) { return calloc(1, sizeof(vlm_compare_modules)); }
@@ -73,6 +74,18 @@ static const vlm_json_value *golden_greedy(const vlm_golden_case *golden) {
   return NULL;
 }
 
+/* The most rows one attention block of the prompt spans (0: none). */
+static int64_t longest_block(const vlm_golden_prompt *prompt) {
+  if (!prompt->bias) return 0;
+  int64_t *reach = malloc((size_t)prompt->token_count * sizeof(int64_t)), longest = 0;
+  if (!reach) return 0;
+  vlm_prefill_bias_reach(prompt->bias, prompt->token_count, prompt->token_count, 0, reach);
+  for (int64_t r = 0; r < prompt->token_count; r++)
+    if (reach[r] - r + 1 > longest) longest = reach[r] - r + 1;
+  free(reach);
+  return longest;
+}
+
 /* One slot holding the prompt and the greedy tokens, its capacity rounded
  * up to a power of two from 128 so the cases of one model share compiled
  * artifacts (the compile is the slow part). */
@@ -82,16 +95,23 @@ static vlm_status open_decoder(const vlm_compare_context *context, vlm_text_deco
   if (modules->decoder) return VLM_OK;
   if (modules->decoder_error) return vlm_status_make(VLM_STATUS_FAILED_PRECONDITION, "%s", modules->decoder_error);
   if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
-  int32_t *ids = NULL;
-  int64_t count = 0;
-  VLM_RETURN_IF_ERROR(vlm_golden_token_ids(context->golden, &ids, &count));
-  free(ids);
+  vlm_golden_prompt prompt;
+  VLM_RETURN_IF_ERROR(vlm_golden_prompt_load(context, &prompt));
   const vlm_json_value *greedy = golden_greedy(context->golden);
-  int64_t needed = count + (greedy ? (int64_t)greedy->as.array.count : 0), capacity = 128;
+  int64_t needed = prompt.token_count + (greedy ? (int64_t)greedy->as.array.count : 0), capacity = 128;
   while (capacity < needed) capacity *= 2;
+  int64_t chunk = vlm_golden_prefill_chunk(context), block = longest_block(&prompt);
+  vlm_golden_prompt_release(&prompt);
+  /* A compiled chunk cannot stretch over an attention block as the cpu
+   * decoder's steps do (the engine refuses such a chunk on xla): the
+   * case's chunk is raised to the longest block, and the stages say so. */
+  if (chunk > 0 && block > chunk) {
+    snprintf(modules->chunk_note, sizeof(modules->chunk_note),
+             "; prefill chunk %lld raised to %lld, the longest attention block", (long long)chunk, (long long)block);
+    chunk = block;
+  }
   const vlm_compare_backend *backend = context->backend;
-  vlm_status status = backend->open_text_decoder(backend->user, context->model, capacity,
-                                                 vlm_golden_prefill_chunk(context), &modules->decoder);
+  vlm_status status = backend->open_text_decoder(backend->user, context->model, capacity, chunk, &modules->decoder);
   if (status) return remember_error(status, &modules->decoder_error);
   *out = modules->decoder;
   return VLM_OK;
@@ -334,10 +354,11 @@ vlm_status vlm_module_stage_prefill_logits(const vlm_compare_context *context, c
     if (skipped_count)
       snprintf(result->detail, sizeof(result->detail),
                "positions %s not computed on %s: inside an attention block, and the module returns the last "
-               "row's logits only", skipped, context->backend->name);
+               "row's logits only%s", skipped, context->backend->name, context->modules->chunk_note);
     else
-      snprintf(result->detail, sizeof(result->detail), "each position's prefix prefilled on %s%s",
-               context->backend->name, prompt.embeddings ? ", fed the golden input_embeddings" : "");
+      snprintf(result->detail, sizeof(result->detail), "each position's prefix prefilled on %s%s%s",
+               context->backend->name, prompt.embeddings ? ", fed the golden input_embeddings" : "",
+               context->modules->chunk_note);
   }
   free(reach);
   free(logits);
@@ -379,8 +400,8 @@ vlm_status vlm_module_stage_kv(const vlm_compare_context *context, const vlm_gol
           *cursor++ = kv[((half * length + positions[p]) * heads + head) * dim + d];
   if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, cursor - actual, result);
   if (!status && !result->detail[0])
-    snprintf(result->detail, sizeof(result->detail), "%lld layers read back from %s", (long long)layers,
-             context->backend->name);
+    snprintf(result->detail, sizeof(result->detail), "%lld layers read back from %s%s", (long long)layers,
+             context->backend->name, context->modules->chunk_note);
   free(logits);
   free(kv);
   free(actual);
@@ -456,8 +477,8 @@ vlm_status vlm_module_stage_greedy_tokens(const vlm_compare_context *context, co
       return VLM_OK; /* later tokens follow a different prefix */
     }
   }
-  snprintf(result->detail, sizeof(result->detail), "%lld tokens identical, decoded on %s", (long long)count,
-           context->backend->name);
+  snprintf(result->detail, sizeof(result->detail), "%lld tokens identical, decoded on %s%s", (long long)count,
+           context->backend->name, context->modules->chunk_note);
   return VLM_OK;
 }
 
