@@ -283,8 +283,25 @@ static void unopened_modules_fail_their_stages(void) {
   vlm_comparison_report_release(report);
 }
 
+/* A backend without an image encoder fails the encoder-output stages
+ * instead of leaving the images to the host's cpu encoder. */
+static void missing_encoder_fails_its_stages(void) {
+  vlm_compare_backend backend = {.name = "cpu-tables", .open_text_decoder = open_cpu_decoder,
+                                 .open_media_encoder = no_encoder};
+  vlm_compare_options options = {.backend = &backend, .thread_count = 1};
+  vlm_comparison_report *report = NULL;
+  CHECK_OK(vlm_compare_run(VLM_SOURCE_DIR "/tests/goldens/llava/one_image", &options, &report));
+  if (!report) return;
+  const vlm_stage_result *projector = stage_named(report, "projector");
+  CHECK(projector && projector->outcome == VLM_STAGE_FAILED);
+  CHECK(projector && strstr(projector->detail, "has no image encoder") != NULL);
+  CHECK_INT_EQ(stage_named(report, "vision_encoder")->outcome, VLM_STAGE_NOT_ON_BACKEND);
+  CHECK_INT_EQ(stage_named(report, "greedy_tokens")->outcome, VLM_STAGE_MATCH);
+  vlm_comparison_report_release(report);
+}
+
 TEST_MAIN(TEST(sha256_matches_known_digests), TEST(faithful_golden_matches),
           TEST(corrupted_digest_names_the_stage), TEST(extra_checkpoint_tensor_diverges),
           TEST(malformed_manifests_are_refused), TEST(values_follow_allclose),
           TEST(stages_are_placed_per_backend), TEST(module_stages_run_through_the_backend),
-          TEST(unopened_modules_fail_their_stages))
+          TEST(unopened_modules_fail_their_stages), TEST(missing_encoder_fails_its_stages))
