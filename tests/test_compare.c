@@ -9,6 +9,8 @@
 #include "test.h"
 #include "validate/compare.h"
 #include "core/sha256.h"
+#include "backends/cpu/cpu_modules.h"
+#include "models/model.h"
 
 static void sha256_matches_known_digests(void) {
   vlm_sha256 hash;
@@ -183,6 +185,123 @@ static void values_follow_allclose(void) {
   CHECK(strstr(result.detail, "x[3]") != NULL);
 }
 
+/* Where each kind of stage runs on a module backend: host stages keep the
+ * cpu function, module boundaries get the backend's, stages inside a
+ * compiled module none (flagged), unknown stages none (not flagged). */
+static void stages_are_placed_per_backend(void) {
+  vlm_compare_backend backend = {.name = "fake"};
+  bool inside = true;
+  CHECK(vlm_stage_function_find("checkpoint", &backend, &inside) == vlm_stage_function_find("checkpoint", NULL, NULL));
+  CHECK(!inside);
+  CHECK(vlm_stage_function_find("prefill_logits", &backend, &inside) != NULL);
+  CHECK(vlm_stage_function_find("prefill_logits", &backend, NULL) !=
+        vlm_stage_function_find("prefill_logits", NULL, NULL));
+  CHECK(!inside);
+  const char *const compiled[] = {"vision_encoder", "vision_features", "vision_embeddings", "audio_encoder",
+                                  "input_embeddings"};
+  for (size_t i = 0; i < sizeof(compiled) / sizeof(compiled[0]); i++) {
+    CHECK(vlm_stage_function_find(compiled[i], &backend, &inside) == NULL);
+    CHECK(inside);
+    CHECK(vlm_stage_function_find(compiled[i], NULL, NULL) != NULL);
+  }
+  CHECK(vlm_stage_function_find("stage_from_the_future", &backend, &inside) == NULL);
+  CHECK(!inside);
+}
+
+/* A backend whose modules are the cpu backend's own tables (as the engine
+ * drives them): the module-boundary stages of a real golden match through
+ * them; the cpu table shows no KV, so kv fails rather than falling back;
+ * input_embeddings is reported inside a compiled module. */
+static vlm_status open_cpu_decoder(void *user, vlm_model *model, int64_t capacity, int64_t prefill_chunk,
+                                   vlm_text_decoder **out) {
+  (void)user;
+  vlm_text_model_options options = {.slot_count = 1, .capacity = capacity, .prefill_chunk = prefill_chunk};
+  return vlm_text_decoder_open_cpu(model, &options, out);
+}
+
+static vlm_status no_encoder(void *user, vlm_model *model, int kind, vlm_media_encoder **out) {
+  (void)user, (void)model, (void)kind;
+  *out = NULL;
+  return VLM_OK;
+}
+
+static const vlm_stage_result *stage_named(const vlm_comparison_report *report, const char *name) {
+  for (size_t i = 0; i < vlm_comparison_report_stage_count(report); i++)
+    if (strcmp(vlm_comparison_report_stage(report, i)->name, name) == 0) return vlm_comparison_report_stage(report, i);
+  return NULL;
+}
+
+static void module_stages_run_through_the_backend(void) {
+  vlm_compare_backend backend = {.name = "cpu-tables", .open_text_decoder = open_cpu_decoder,
+                                 .open_media_encoder = no_encoder};
+  vlm_compare_options options = {.backend = &backend, .thread_count = 1};
+  vlm_comparison_report *report = NULL;
+  CHECK_OK(vlm_compare_run(VLM_SOURCE_DIR "/tests/goldens/qwen2/chat", &options, &report));
+  if (!report) return;
+  const char *const matched[] = {"checkpoint", "input_ids", "prefill_logits", "greedy_tokens", "text"};
+  for (size_t i = 0; i < sizeof(matched) / sizeof(matched[0]); i++) {
+    const vlm_stage_result *stage = stage_named(report, matched[i]);
+    CHECK(stage && stage->outcome == VLM_STAGE_MATCH);
+  }
+  CHECK(strstr(stage_named(report, "prefill_logits")->detail, "prefilled on cpu-tables") != NULL);
+  CHECK(strstr(stage_named(report, "text")->detail, "from cpu-tables's tokens") != NULL);
+  CHECK_INT_EQ(stage_named(report, "input_embeddings")->outcome, VLM_STAGE_NOT_ON_BACKEND);
+  const vlm_stage_result *kv = stage_named(report, "kv");
+  CHECK_INT_EQ(kv->outcome, VLM_STAGE_FAILED);
+  CHECK(strstr(kv->detail, "cannot show its KV") != NULL);
+  CHECK(vlm_comparison_report_first_divergent(report) == kv);
+  CHECK(strstr(vlm_comparison_report_text(report, false), "backend cpu-tables") != NULL);
+  CHECK(strstr(vlm_comparison_report_text(report, true), "\"not_on_backend\":1") != NULL);
+  vlm_comparison_report_release(report);
+}
+
+/* A backend whose modules do not open fails each module stage with its
+ * error (opened once), never computing it on the host instead. */
+static vlm_status refuse_decoder(void *user, vlm_model *model, int64_t capacity, int64_t prefill_chunk,
+                                 vlm_text_decoder **out) {
+  (void)model, (void)capacity, (void)prefill_chunk;
+  (*(int *)user)++;
+  *out = NULL;
+  return vlm_status_make(VLM_STATUS_UNIMPLEMENTED, "no decoder here");
+}
+
+static void unopened_modules_fail_their_stages(void) {
+  int opens = 0;
+  vlm_compare_backend backend = {.name = "none", .user = &opens, .open_text_decoder = refuse_decoder,
+                                 .open_media_encoder = no_encoder};
+  vlm_compare_options options = {.backend = &backend, .thread_count = 1};
+  vlm_comparison_report *report = NULL;
+  CHECK_OK(vlm_compare_run(VLM_SOURCE_DIR "/tests/goldens/qwen2/chat", &options, &report));
+  if (!report) return;
+  const char *const failed[] = {"prefill_logits", "kv", "greedy_tokens", "text"};
+  for (size_t i = 0; i < sizeof(failed) / sizeof(failed[0]); i++) {
+    const vlm_stage_result *stage = stage_named(report, failed[i]);
+    CHECK(stage && stage->outcome == VLM_STAGE_FAILED && strstr(stage->detail, "no decoder here"));
+  }
+  CHECK_INT_EQ(opens, 1);
+  CHECK_STR_EQ(vlm_comparison_report_first_divergent(report)->name, "prefill_logits");
+  vlm_comparison_report_release(report);
+}
+
+/* A backend without an image encoder fails the encoder-output stages
+ * instead of leaving the images to the host's cpu encoder. */
+static void missing_encoder_fails_its_stages(void) {
+  vlm_compare_backend backend = {.name = "cpu-tables", .open_text_decoder = open_cpu_decoder,
+                                 .open_media_encoder = no_encoder};
+  vlm_compare_options options = {.backend = &backend, .thread_count = 1};
+  vlm_comparison_report *report = NULL;
+  CHECK_OK(vlm_compare_run(VLM_SOURCE_DIR "/tests/goldens/llava/one_image", &options, &report));
+  if (!report) return;
+  const vlm_stage_result *projector = stage_named(report, "projector");
+  CHECK(projector && projector->outcome == VLM_STAGE_FAILED);
+  CHECK(projector && strstr(projector->detail, "has no image encoder") != NULL);
+  CHECK_INT_EQ(stage_named(report, "vision_encoder")->outcome, VLM_STAGE_NOT_ON_BACKEND);
+  CHECK_INT_EQ(stage_named(report, "greedy_tokens")->outcome, VLM_STAGE_MATCH);
+  vlm_comparison_report_release(report);
+}
+
 TEST_MAIN(TEST(sha256_matches_known_digests), TEST(faithful_golden_matches),
           TEST(corrupted_digest_names_the_stage), TEST(extra_checkpoint_tensor_diverges),
-          TEST(malformed_manifests_are_refused), TEST(values_follow_allclose))
+          TEST(malformed_manifests_are_refused), TEST(values_follow_allclose),
+          TEST(stages_are_placed_per_backend), TEST(module_stages_run_through_the_backend),
+          TEST(unopened_modules_fail_their_stages), TEST(missing_encoder_fails_its_stages))

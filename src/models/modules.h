@@ -163,6 +163,11 @@ typedef struct vlm_text_decoder_operations {
   /* Optional: the modules opened so far, at most `max` into `out`; returns
    * how many there are. NULL: the backend compiles nothing. */
   int (*module_reports)(void *self, vlm_module_report *out, int max);
+  /* Optional, for validation (vlm compare), with no bit-stability promise
+   * (unlike read_kv): positions [first, first + count) of the slot's
+   * keys (after RoPE) and values as f32 [layers, 2 (keys, values), count,
+   * kv_heads, head_dim]. NULL: the backend cannot show its KV. */
+  vlm_status (*inspect_kv)(void *self, int32_t slot, int64_t first, int64_t count, float *out);
   void (*release)(void *self);
 } vlm_text_decoder_operations;
 

@@ -9,10 +9,12 @@
 
 #include "core/status.h"
 #include "io/file.h"
+#include "validate/stages.h"
 
 struct vlm_comparison_report {
   vlm_golden_case golden;
   char *model_directory;
+  char *backend;          /* "cpu", "xla" */
   vlm_stage_result *results;
   size_t result_count;
   char *text;
@@ -24,6 +26,7 @@ const char *vlm_stage_outcome_name(vlm_stage_outcome outcome) {
     case VLM_STAGE_DIVERGED: return "diverged";
     case VLM_STAGE_FAILED: return "failed";
     case VLM_STAGE_NOT_IMPLEMENTED: return "not_implemented";
+    case VLM_STAGE_NOT_ON_BACKEND: return "not_on_backend";
   }
   return "unknown";
 }
@@ -113,10 +116,18 @@ static void run_stage(const vlm_compare_context *context, const vlm_golden_stage
   result->name = stage->name;
   result->dtype = stage->dtype;
   result->tolerance = stage->tolerance;
-  vlm_stage_function function = vlm_stage_function_find(stage->name);
+  bool inside_module = false;
+  vlm_stage_function function = vlm_stage_function_find(stage->name, context->backend, &inside_module);
+  if (inside_module) {
+    result->outcome = VLM_STAGE_NOT_ON_BACKEND;
+    snprintf(result->detail, sizeof(result->detail), "not computed on %s: inside a compiled module",
+             context->backend->name);
+    return;
+  }
   if (!function) {
     result->outcome = VLM_STAGE_NOT_IMPLEMENTED;
-    snprintf(result->detail, sizeof(result->detail), "not implemented yet");
+    snprintf(result->detail, sizeof(result->detail), "not implemented yet%s%s", context->backend ? " on " : "",
+             context->backend ? context->backend->name : "");
     return;
   }
   vlm_status status = function(context, stage, result);
@@ -181,7 +192,14 @@ vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *opti
       .golden = &report->golden,
       .allocator = options->allocator,
       .thread_count = options->thread_count,
+      .backend = options->backend,
   };
+  report->backend = strdup(options->backend ? options->backend->name : "cpu");
+  if (options->backend) context.modules = vlm_compare_modules_create();
+  if (!report->backend || (options->backend && !context.modules)) {
+    vlm_comparison_report_release(report);
+    return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  }
   /* The model as Transformers ran the case: in its dtype, with the call's
    * processor kwargs (e.g. pan-and-scan) when the manifest has them. */
   vlm_model_options model_options = {.allocator = options->allocator, .dtype = report->golden.dtype};
@@ -200,6 +218,7 @@ vlm_status vlm_compare_run(const char *case_dir, const vlm_compare_options *opti
   vlm_status_free(opened);
   for (size_t i = 0; i < report->golden.stage_count; i++)
     run_stage(&context, &report->golden.stages[i], &report->results[i]);
+  vlm_compare_modules_release(context.modules); /* before the model its modules hold */
   vlm_model_release(context.model);
   report->result_count = report->golden.stage_count;
   *out_report = report;
@@ -232,8 +251,8 @@ static size_t count_outcome(const vlm_comparison_report *report, vlm_stage_outco
 }
 
 static void append_text(vlm_comparison_report *report, vlm_string_builder *out) {
-  vlm_sb_appendf(out, "golden %s (%s)\nmodel  %s\n\n", report->golden.directory,
-                 report->golden.dtype, report->model_directory);
+  vlm_sb_appendf(out, "golden %s (%s)\nmodel  %s\nbackend %s\n\n", report->golden.directory,
+                 report->golden.dtype, report->model_directory, report->backend);
   vlm_sb_appendf(out, "%-28s %-9s %-11s %-11s %-19s %s\n", "stage", "dtype", "max-abs",
                  "max-rel", "tolerance abs/rel", "result");
   for (size_t i = 0; i < report->result_count; i++) {
@@ -250,20 +269,24 @@ static void append_text(vlm_comparison_report *report, vlm_string_builder *out) 
       snprintf(max_abs, sizeof(max_abs), "%.3e", result->max_abs);
       snprintf(max_rel, sizeof(max_rel), "%.3e", result->max_rel);
     }
-    const char *outcome = result->outcome == VLM_STAGE_NOT_IMPLEMENTED
-                              ? "not implemented yet"
-                              : vlm_stage_outcome_name(result->outcome);
+    const char *outcome = result->outcome == VLM_STAGE_NOT_IMPLEMENTED  ? "not implemented yet"
+                          : result->outcome == VLM_STAGE_NOT_ON_BACKEND ? "not on this backend"
+                                                                        : vlm_stage_outcome_name(result->outcome);
     vlm_sb_appendf(out, "%-28s %-9s %-11s %-11s %-19s %s", result->name, result->dtype,
                    max_abs, max_rel, tolerance, outcome);
-    if (result->outcome != VLM_STAGE_NOT_IMPLEMENTED && result->detail[0])
+    if (result->detail[0] && strcmp(result->detail, "not implemented yet") != 0)
       vlm_sb_appendf(out, " (%s)", result->detail);
     vlm_sb_append_literal(out, "\n");
   }
   const vlm_stage_result *divergent = vlm_comparison_report_first_divergent(report);
   size_t matched = count_outcome(report, VLM_STAGE_MATCH);
   size_t missing = count_outcome(report, VLM_STAGE_NOT_IMPLEMENTED);
+  size_t inside = count_outcome(report, VLM_STAGE_NOT_ON_BACKEND);
   if (divergent)
     vlm_sb_appendf(out, "\nfirst divergent stage: %s: %s\n", divergent->name, divergent->detail);
+  else if (inside)
+    vlm_sb_appendf(out, "\nall %zu stages match (%zu not implemented yet, %zu inside a compiled module on %s)\n",
+                   matched, missing, inside, report->backend);
   else
     vlm_sb_appendf(out, "\nall %zu stages match (%zu not implemented yet)\n", matched, missing);
 }
@@ -278,6 +301,8 @@ static void append_json(vlm_comparison_report *report, vlm_string_builder *out) 
   vlm_sb_append_json_string(out, report->golden.directory, strlen(report->golden.directory));
   vlm_sb_append_literal(out, ",\"model\":");
   vlm_sb_append_json_string(out, report->model_directory, strlen(report->model_directory));
+  vlm_sb_append_literal(out, ",\"backend\":");
+  vlm_sb_append_json_string(out, report->backend, strlen(report->backend));
   vlm_sb_append_literal(out, ",\"stages\":[");
   for (size_t i = 0; i < report->result_count; i++) {
     const vlm_stage_result *result = &report->results[i];
@@ -303,9 +328,9 @@ static void append_json(vlm_comparison_report *report, vlm_string_builder *out) 
   vlm_sb_append_literal(out, "],\"first_divergent_stage\":");
   if (divergent) vlm_sb_append_json_string(out, divergent->name, strlen(divergent->name));
   else vlm_sb_append_literal(out, "null");
-  vlm_sb_appendf(out, ",\"matched\":%zu,\"not_implemented\":%zu}\n",
-                 count_outcome(report, VLM_STAGE_MATCH),
-                 count_outcome(report, VLM_STAGE_NOT_IMPLEMENTED));
+  vlm_sb_appendf(out, ",\"matched\":%zu,\"not_implemented\":%zu,\"not_on_backend\":%zu}\n",
+                 count_outcome(report, VLM_STAGE_MATCH), count_outcome(report, VLM_STAGE_NOT_IMPLEMENTED),
+                 count_outcome(report, VLM_STAGE_NOT_ON_BACKEND));
 }
 
 const char *vlm_comparison_report_text(vlm_comparison_report *report, bool as_json) {
@@ -321,6 +346,7 @@ void vlm_comparison_report_release(vlm_comparison_report *report) {
   if (!report) return;
   vlm_golden_case_close(&report->golden);
   free(report->model_directory);
+  free(report->backend);
   free(report->results);
   free(report->text);
   free(report);

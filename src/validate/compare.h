@@ -27,6 +27,10 @@ typedef enum vlm_stage_outcome {
   VLM_STAGE_DIVERGED,          /* values outside the tolerance */
   VLM_STAGE_FAILED,            /* vlm could not compute the stage (an error) */
   VLM_STAGE_NOT_IMPLEMENTED,   /* no vlm code for this stage yet */
+  /* The chosen backend computes the stage only inside a compiled module
+   * (xla: the tower's hidden states, the merge of the embeddings), so it
+   * has no value of its own to compare: never a match. */
+  VLM_STAGE_NOT_ON_BACKEND,
 } vlm_stage_outcome;
 
 const char *vlm_stage_outcome_name(vlm_stage_outcome outcome);
@@ -45,14 +49,35 @@ typedef struct vlm_stage_result {
   char detail[VLM_STAGE_DETAIL_BYTES]; /* the first problem, or a summary */
 } vlm_stage_result;
 
-/* What a stage function gets: the golden case and the opened model. */
+/* A backend other than cpu for the stages that are module boundaries: the
+ * caller opens its modules (the engine's tables, src/models/modules.h), so
+ * validate never links a backend's runtime (xla embeds CPython). A stage
+ * computed through these never falls back to the cpu backend. */
 struct vlm_model;
+typedef struct vlm_text_decoder vlm_text_decoder;
+typedef struct vlm_media_encoder vlm_media_encoder;
+typedef struct vlm_compare_backend {
+  const char *name;  /* "xla" */
+  void *user;
+  /* One slot of at least `capacity` positions; prefill_chunk 0: the backend's default. */
+  vlm_status (*open_text_decoder)(void *user, struct vlm_model *model, int64_t capacity, int64_t prefill_chunk,
+                                  vlm_text_decoder **out_decoder);
+  /* kind: a vlm_media_kind. */
+  vlm_status (*open_media_encoder)(void *user, struct vlm_model *model, int kind, vlm_media_encoder **out_encoder);
+} vlm_compare_backend;
+
+/* The modules opened on that backend, shared by the stages (stage_modules.c). */
+typedef struct vlm_compare_modules vlm_compare_modules;
+
+/* What a stage function gets: the golden case and the opened model. */
 typedef struct vlm_compare_context {
   const char *model_directory;
   struct vlm_model *model;          /* opened once for every stage */
   const vlm_golden_case *golden;
   const vlm_allocator *allocator;
   int thread_count;
+  const vlm_compare_backend *backend;  /* NULL: the cpu reference path */
+  vlm_compare_modules *modules;        /* with backend */
 } vlm_compare_context;
 
 /* Computes `stage` with vlm's code and fills result->outcome, max_abs,
@@ -62,8 +87,14 @@ typedef vlm_status (*vlm_stage_function)(const vlm_compare_context *context,
                                          const vlm_golden_stage *stage,
                                          vlm_stage_result *result);
 
-/* The vlm side of a stage, or NULL when it does not exist yet (stages.c). */
-vlm_stage_function vlm_stage_function_find(const char *stage_name);
+/* The vlm side of a stage on the cpu reference path (backend NULL), or on
+ * a module backend: the same function for a host stage (processor, ids,
+ * positions: backend-independent), the backend's for a module boundary
+ * (encoder outputs, logits, KV, greedy tokens). NULL when it does not exist
+ * yet; *inside_module (may be NULL) tells a stage the backend computes only
+ * inside a compiled module apart (stages.c). */
+vlm_stage_function vlm_stage_function_find(const char *stage_name, const vlm_compare_backend *backend,
+                                           bool *inside_module);
 
 /* Element-wise comparison of `count` values, both converted to double.
  * Updates the result's max_abs, max_rel, compared and mismatched, and on the
@@ -89,6 +120,7 @@ typedef struct vlm_compare_options {
   const vlm_allocator *allocator;  /* NULL: system allocator */
   const char *model_directory;     /* NULL: the manifest's "model" */
   int thread_count;                /* <= 0: one per core */
+  const vlm_compare_backend *backend;  /* NULL: cpu */
 } vlm_compare_options;
 
 typedef struct vlm_comparison_report vlm_comparison_report;

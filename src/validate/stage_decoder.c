@@ -21,196 +21,48 @@
 #include "models/model.h"
 #include "models/modules.h"
 #include "validate/compare.h"
+#include "validate/golden_prompt.h"
 #include "validate/stages.h"
 
 typedef struct decoder_run {
   vlm_thread_pool *pool;
   vlm_text_model *model;
-  int32_t *tokens;
-  int64_t token_count;
+  vlm_golden_prompt prompt;
   float *logits;          /* [T, vocab] */
-  bool used_embeddings;
-  /* The golden's M-RoPE positions ([3, T], as Transformers' [3, 1, T])
-   * and the decode delta they imply (max + 1 - T); NULL: consecutive. */
-  int64_t *positions;
-  int64_t position_delta;
-  float *bias;            /* [T, T] of the family's attention blocks, or NULL: causal */
 } decoder_run;
 
 static void decoder_run_release(decoder_run *run) {
   vlm_text_model_release(run->model);
   vlm_thread_pool_release(run->pool);
-  free(run->tokens);
+  vlm_golden_prompt_release(&run->prompt);
   free(run->logits);
-  free(run->positions);
-  free(run->bias);
-}
-
-/* The prefill bias of the golden prompt from the family's blocks. */
-static vlm_status blocks_bias(const vlm_compare_context *context, decoder_run *run) {
-  const vlm_family *family = context->model ? context->model->family : NULL;
-  if (!family || !family->attention_blocks) return VLM_OK;
-  int32_t *blocks = malloc((size_t)run->token_count * sizeof(int32_t));
-  if (!blocks) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  bool any = false;
-  vlm_status status = family->attention_blocks(&context->model->config, run->tokens, run->token_count, blocks, &any);
-  if (!status && any) {
-    run->bias = malloc((size_t)(run->token_count * run->token_count) * sizeof(float));
-    if (!run->bias) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    else vlm_attention_blocks_bias(blocks, run->token_count, 0, run->token_count, run->bias);
-  }
-  free(blocks);
-  return status;
-}
-
-/* The case's "vlm_prefill_chunk" (0: the whole prompt at once). */
-static int64_t golden_prefill_chunk(const vlm_compare_context *context) {
-  int64_t chunk = 0;
-  vlm_json_get_int(vlm_json_object_get(context->golden->manifest.root, "vlm_prefill_chunk"), &chunk);
-  return chunk > 0 ? chunk : 0;
-}
-
-/* The golden prompt: its input_ids and, for an M-RoPE family, the
- * position_ids Transformers computed (the decoder is proven on them; the
- * position_ids stage proves vlm's own). */
-static vlm_status read_input_ids(const vlm_compare_context *context, decoder_run *run) {
-  VLM_RETURN_IF_ERROR(vlm_golden_token_ids(context->golden, &run->tokens, &run->token_count));
-  vlm_tensor positions;
-  vlm_status lookup = vlm_golden_case_tensor(context->golden, "position_ids", &positions);
-  if (lookup || positions.rank != 3 || positions.shape[0] != 3) {
-    vlm_status_free(lookup);
-    return VLM_OK;
-  }
-  if (positions.shape[2] != run->token_count)
-    return VLM_ERROR(DATA_LOSS, "position_ids cover %lld rows, input_ids %lld", (long long)positions.shape[2],
-                     (long long)run->token_count);
-  run->positions = malloc((size_t)(3 * run->token_count + 1) * sizeof(int64_t));
-  if (!run->positions) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  int64_t largest = -1;
-  for (int64_t i = 0; i < 3 * run->token_count; i++) {
-    double value = 0;
-    vlm_tensor_value_as_double(&positions, i, &value);
-    run->positions[i] = (int64_t)value;
-    if (run->positions[i] > largest) largest = run->positions[i];
-  }
-  run->position_delta = largest + 1 - run->token_count;
-  return VLM_OK;
-}
-
-/* A decoder with layer features (Qwen3-VL's DeepStack) takes them with the
- * golden's embeddings: the golden's "deepstack_features" [image tokens, L *
- * hidden] (as Transformers computed them) go to the image-token rows of an
- * [L, T, hidden] side input, zero elsewhere. *out_values stays NULL for a
- * decoder without layer features. */
-static vlm_status golden_layer_features(const vlm_compare_context *context, const decoder_run *run,
-                                        vlm_side_input *out_side, float **out_values) {
-  vlm_text_decoder_shape shape;
-  vlm_text_model_shape(run->model, &shape);
-  *out_values = NULL;
-  if (shape.layer_feature_count == 0) return VLM_OK;
-  int64_t layers = shape.layer_feature_count, width = shape.hidden_size, count = run->token_count;
-  vlm_tensor golden;
-  VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_golden_case_tensor(context->golden, "deepstack_features", &golden),
-                                          "the decoder adds %lld layer features", (long long)layers));
-  if (golden.rank != 2 || golden.shape[1] != layers * width)
-    return VLM_ERROR(DATA_LOSS, "deepstack_features must be [image tokens, %lld]", (long long)(layers * width));
-  float *values = calloc((size_t)(layers * count * width), sizeof(float));
-  if (!values) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  int64_t image_token = vlm_text_model_config(run->model)->image_token_id, next = 0;
-  for (int64_t r = 0; r < count; r++) {
-    if (run->tokens[r] != image_token) continue;
-    for (int64_t j = 0; next < golden.shape[0] && j < layers * width; j++) {
-      double value = 0;
-      vlm_tensor_value_as_double(&golden, next * layers * width + j, &value);
-      values[((j / width) * count + r) * width + j % width] = (float)value;
-    }
-    next++;
-  }
-  if (next != golden.shape[0]) {
-    free(values);
-    return VLM_ERROR(DATA_LOSS, "deepstack_features has %lld rows for %lld image tokens", (long long)golden.shape[0],
-                     (long long)next);
-  }
-  *out_side = (vlm_side_input){.name = VLM_SIDE_INPUT_LAYER_FEATURES, .values = values, .rank = 3,
-                               .shape = {layers, count, width}};
-  *out_values = values;
-  return VLM_OK;
-}
-
-/* The case's LoRA adapter (manifest "adapter": the subfolder the oracle
- * applied, null for the base model) on the one slot. An adapter the model
- * did not load fails the case rather than running the base model. */
-static vlm_status select_adapter(const vlm_compare_context *context, decoder_run *run) {
-  const vlm_json_value *value = vlm_json_object_get(context->golden->manifest.root, "adapter");
-  const char *name = vlm_json_get_string(value);
-  if (!name) return vlm_text_model_begin_request(run->model, 0, -1, run->token_count);
-  const vlm_model *model = context->model;
-  for (int k = 0; k < model->adapter_count; k++)
-    if (strcmp(model->adapters[k].name, name) == 0) {
-      if (model->adapters[k].module_count == 0)
-        return VLM_ERROR(NOT_FOUND, "the golden's adapter '%s' is not in the model directory", name);
-      return vlm_text_model_begin_request(run->model, 0, k, run->token_count);
-    }
-  return VLM_ERROR(INVALID_ARGUMENT, "the golden's adapter '%s' is not one the model's family has", name);
 }
 
 /* Opens the model and prefills the golden prompt, keeping every row's logits. */
 static vlm_status prefill_golden_prompt(const vlm_compare_context *context, int64_t extra_capacity,
                                         decoder_run *run) {
   memset(run, 0, sizeof(*run));
-  VLM_RETURN_IF_ERROR(read_input_ids(context, run));
+  VLM_RETURN_IF_ERROR(vlm_golden_prompt_load(context, &run->prompt));
+  const vlm_golden_prompt *prompt = &run->prompt;
   VLM_RETURN_IF_ERROR(vlm_thread_pool_create(context->thread_count, context->allocator, &run->pool));
-  vlm_text_model_options options = {.slot_count = 1, .capacity = run->token_count + extra_capacity,
-                                    .prefill_chunk = golden_prefill_chunk(context), .pool = run->pool,
+  vlm_text_model_options options = {.slot_count = 1, .capacity = prompt->token_count + extra_capacity,
+                                    .prefill_chunk = vlm_golden_prefill_chunk(context), .pool = run->pool,
                                     .allocator = context->allocator};
-  if (!context->model) return VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
-  VLM_RETURN_IF_ERROR(blocks_bias(context, run));
   VLM_RETURN_IF_ERROR(vlm_text_model_open(context->model, &options, &run->model));
-  VLM_RETURN_IF_ERROR(select_adapter(context, run));
+  VLM_RETURN_IF_ERROR(vlm_text_model_begin_request(run->model, 0, prompt->adapter, prompt->token_count));
   int64_t vocab = vlm_text_model_vocab_size(run->model);
-  run->logits = malloc((size_t)(run->token_count * vocab) * sizeof(float));
+  run->logits = malloc((size_t)(prompt->token_count * vocab) * sizeof(float));
   if (!run->logits) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   vlm_prefill_logits out = {.all_rows = run->logits};
-  vlm_tensor embeddings;
-  vlm_status lookup = vlm_golden_case_tensor(context->golden, "input_embeddings", &embeddings);
-  /* Rows of an image or audio placeholder take the golden's merged rows. */
-  const vlm_model_config *config = vlm_text_model_config(run->model);
-  for (int64_t i = 0; i < run->token_count; i++)
-    if ((config->image_token_id >= 0 && run->tokens[i] == config->image_token_id) ||
-        (config->audio_token_id >= 0 && run->tokens[i] == config->audio_token_id))
-      run->used_embeddings = true;
-  if (!lookup && run->used_embeddings && embeddings.dtype == VLM_DTYPE_F32) {
-    /* Every row a feature row: the SPEC's embeddings_prefill(embeds). */
-    int32_t *mask = malloc((size_t)run->token_count * sizeof(int32_t));
-    if (!mask) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    for (int64_t i = 0; i < run->token_count; i++) mask[i] = 1;
-    vlm_prefill_input input = {.row_count = run->token_count, .tokens = run->tokens, .features = embeddings.data,
-                               .feature_mask = mask, .positions = run->positions,
-                               .position_axes = run->positions ? 3 : 1, .bias = run->bias,
-                               .bias_key_count = run->bias ? run->token_count : 0};
-    vlm_side_input side = {0};
-    float *layer_features = NULL;
-    vlm_status status = golden_layer_features(context, run, &side, &layer_features);
-    if (!status && layer_features) {
-      input.side_inputs = &side;
-      input.side_input_count = 1;
-    }
-    if (!status) status = vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
-    free(layer_features);
-    free(mask);
-    return status;
-  }
-  vlm_status_free(lookup);
-  run->used_embeddings = false;
-  if (run->bias) { /* token rows under the blocks' bias */
-    vlm_prefill_input input = {.row_count = run->token_count, .tokens = run->tokens, .positions = run->positions,
-                               .position_axes = run->positions ? 3 : 1, .bias = run->bias,
-                               .bias_key_count = run->token_count};
+  vlm_prefill_input input;
+  vlm_side_input side;
+  if (prompt->embeddings || prompt->bias) {
+    vlm_golden_prompt_input(prompt, &input, &side);
     return vlm_text_model_embeddings_prefill(run->model, 0, &input, &out);
   }
-  vlm_positions positions = {.values = run->positions, .axes = 3};
-  return vlm_text_model_token_prefill(run->model, 0, run->tokens, run->token_count,
-                                      run->positions ? &positions : NULL, &out);
+  vlm_positions positions = {.values = prompt->positions, .axes = 3};
+  return vlm_text_model_token_prefill(run->model, 0, prompt->tokens, prompt->token_count,
+                                      prompt->positions ? &positions : NULL, &out);
 }
 
 /* The factor the family's decoder applies to gathered embeddings. */
@@ -272,7 +124,7 @@ vlm_status vlm_stage_prefill_logits(const vlm_compare_context *context, const vl
   double *actual = status ? NULL : malloc((size_t)(count * width + 1) * sizeof(double));
   if (!status && !actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   for (int64_t p = 0; !status && p < count; p++) {
-    if (positions[p] < 0 || positions[p] >= run.token_count) {
+    if (positions[p] < 0 || positions[p] >= run.prompt.token_count) {
       status = VLM_ERROR(DATA_LOSS, "golden position %lld is outside the prompt", (long long)positions[p]);
       break;
     }
@@ -281,7 +133,7 @@ vlm_status vlm_stage_prefill_logits(const vlm_compare_context *context, const vl
   }
   free(columns);
   if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, count * width, result);
-  if (!status && run.used_embeddings && !result->detail[0])
+  if (!status && run.prompt.embeddings && !result->detail[0])
     snprintf(result->detail, sizeof(result->detail), "decoder fed the golden input_embeddings");
   free(actual);
   decoder_run_release(&run);
@@ -338,7 +190,7 @@ vlm_status vlm_stage_greedy_tokens(const vlm_compare_context *context, const vlm
   if (!status) {
     int64_t vocab = vlm_text_model_vocab_size(run.model);
     float *logits = malloc((size_t)vocab * sizeof(float));
-    int32_t token = argmax(run.logits + (run.token_count - 1) * vocab, vocab);
+    int32_t token = argmax(run.logits + (run.prompt.token_count - 1) * vocab, vocab);
     result->outcome = VLM_STAGE_MATCH;
     for (int64_t i = 0; logits && i < wanted && !status; i++) {
       int64_t golden_token = -1;
@@ -355,7 +207,7 @@ vlm_status vlm_stage_greedy_tokens(const vlm_compare_context *context, const vlm
       if (i + 1 == wanted) break;
       int64_t position = vlm_text_model_slot_length(run.model, 0);
       int32_t slot = 0;
-      status = vlm_text_model_decode(run.model, 1, &token, &position, run.positions ? &run.position_delta : NULL,
+      status = vlm_text_model_decode(run.model, 1, &token, &position, run.prompt.positions ? &run.prompt.position_delta : NULL,
                                      &slot, logits);
       token = argmax(logits, vocab);
     }
@@ -374,7 +226,7 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
                                       const vlm_golden_stage *stage, vlm_stage_result *result) {
   decoder_run run;
   memset(&run, 0, sizeof(run));
-  vlm_status status = read_input_ids(context, &run);
+  vlm_status status = vlm_golden_token_ids(context->golden, &run.prompt.tokens, &run.prompt.token_count);
   vlm_text_model_options options = {.slot_count = 1, .capacity = 1, .allocator = context->allocator};
   if (!status && !context->model) status = VLM_ERROR(FAILED_PRECONDITION, "%s does not open", context->model_directory);
   if (!status) status = vlm_text_model_open(context->model, &options, &run.model);
@@ -382,8 +234,8 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
   if (!status) {
     const vlm_model_config *config = vlm_text_model_config(run.model);
     int64_t hidden = config->text.hidden_size;
-    for (int64_t i = 0; i < run.token_count; i++)
-      if (config->image_token_id >= 0 && run.tokens[i] == config->image_token_id) {
+    for (int64_t i = 0; i < run.prompt.token_count; i++)
+      if (config->image_token_id >= 0 && run.prompt.tokens[i] == config->image_token_id) {
         result->outcome = VLM_STAGE_NOT_IMPLEMENTED;
         snprintf(result->detail, sizeof(result->detail),
                  "the prompt has image placeholders: merging needs the vision path");
@@ -396,7 +248,7 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
         table.dtype != VLM_DTYPE_F16)
       status = VLM_ERROR(UNIMPLEMENTED, "input_embeddings: the stage reads f32, bf16 and f16 tables, got %s",
                          vlm_dtype_name(table.dtype));
-    actual = status ? NULL : malloc((size_t)(run.token_count * hidden + 1) * sizeof(double));
+    actual = status ? NULL : malloc((size_t)(run.prompt.token_count * hidden + 1) * sizeof(double));
     /* A gather is exact: round to the dtype Transformers ran in, as its
      * bf16 table holds the rounded values; families that scale the
      * embeddings (Gemma: sqrt(hidden)) do it inside embed_tokens, whose
@@ -404,9 +256,9 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
     bool bfloat16 = stage->dtype && strcmp(stage->dtype, "bfloat16") == 0;
     float scale = (float)embedding_scale(config);
     if (bfloat16) scale = vlm_bf16_to_f32(vlm_f32_to_bf16(scale));
-    for (int64_t i = 0; actual && i < run.token_count; i++)
+    for (int64_t i = 0; actual && i < run.prompt.token_count; i++)
       for (int64_t h = 0; h < hidden; h++) {
-        int64_t index = run.tokens[i] * hidden + h;
+        int64_t index = run.prompt.tokens[i] * hidden + h;
         float value = table.dtype == VLM_DTYPE_F32  ? ((const float *)table.data)[index]
                       : table.dtype == VLM_DTYPE_BF16 ? vlm_bf16_to_f32(((const uint16_t *)table.data)[index])
                                                       : vlm_f16_to_f32(((const uint16_t *)table.data)[index]);
@@ -415,7 +267,7 @@ vlm_status vlm_stage_input_embeddings(const vlm_compare_context *context,
         actual[i * hidden + h] = bfloat16 ? vlm_bf16_to_f32(vlm_f32_to_bf16(value)) : value;
       }
     if (!status && !actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-    if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, run.token_count * hidden, result);
+    if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, run.prompt.token_count * hidden, result);
   }
   free(actual);
   decoder_run_release(&run);

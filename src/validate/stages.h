@@ -75,4 +75,25 @@ vlm_status vlm_stage_audio_encoder(const vlm_compare_context *context, const vlm
 vlm_status vlm_stage_media_input_embeddings(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                             vlm_stage_result *result);
 
+/* stage_modules.c: the module-boundary stages on a backend other than cpu
+ * (vlm_compare_backend), through the backend's modules: each image's and
+ * clip's encoder output, the prefill logits, every layer's KV, greedy
+ * decoding and its text. */
+vlm_status vlm_module_stage_image_features(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                           vlm_stage_result *result);
+vlm_status vlm_module_stage_audio_features(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                           vlm_stage_result *result);
+vlm_status vlm_module_stage_prefill_logits(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                           vlm_stage_result *result);
+vlm_status vlm_module_stage_kv(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                               vlm_stage_result *result);
+vlm_status vlm_module_stage_greedy_tokens(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                          vlm_stage_result *result);
+vlm_status vlm_module_stage_text(const vlm_compare_context *context, const vlm_golden_stage *stage,
+                                 vlm_stage_result *result);
+/* The modules a comparison opens as its stages need them (NULL: out of
+ * memory); released before the model they hold. */
+vlm_compare_modules *vlm_compare_modules_create(void);
+void vlm_compare_modules_release(vlm_compare_modules *modules);
+
 #endif

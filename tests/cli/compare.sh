@@ -11,6 +11,9 @@ models=$source_dir/tests/models
 check compare_help run 0 compare --help
 check missing_golden_flag bash -c "run 2 compare && err_has '--golden CASE_DIR is required'"
 check missing_case_directory bash -c "run 1 compare --golden '$work/nowhere' && err_has 'manifest.json'"
+check unknown_backend_is_a_usage_error bash -c "run 2 compare --golden '$work/nowhere' --backend tpu && err_has \"unknown backend 'tpu' (cpu or xla)\""
+check backend_needs_a_name bash -c "run 2 compare --golden '$work/nowhere' --backend && err_has '--backend needs cpu or xla'"
+check help_names_the_backends bash -c "run 0 compare --help && out_has '--backend NAME' && out_has 'inside a compiled module'"
 
 # Every checked-in case: the stages vlm implements match, the rest are listed.
 case_count=0

@@ -178,6 +178,27 @@ static int xla_module_reports(void *self, vlm_module_report *out, int max) {
   return 1;
 }
 
+/* The runtime copies a slot's whole cache [layers, 2, capacity, kv_heads,
+ * head_dim] out of the device; the positions asked for are cut from it. */
+static vlm_status xla_inspect_kv(void *self, int32_t slot, int64_t first, int64_t count, float *out) {
+  xla_decoder *decoder = self;
+  VLM_RETURN_IF_ERROR(check_room(decoder, slot, 1));
+  if (first < 0 || count < 0 || first + count > decoder->lengths[slot])
+    return VLM_ERROR(OUT_OF_RANGE, "xla: KV positions %lld..%lld beyond the slot's %lld", (long long)first,
+                     (long long)(first + count), (long long)decoder->lengths[slot]);
+  const vlm_text_config *text = &decoder->model.config->text;
+  int64_t head_dim = text->head_dim ? text->head_dim : text->hidden_size / text->num_attention_heads;
+  int64_t row = text->num_key_value_heads * head_dim, capacity = decoder->geometry.capacity;
+  int64_t halves = 2 * (int64_t)text->num_hidden_layers;
+  float *all = malloc((size_t)(halves * capacity * row) * sizeof(float));
+  if (!all) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for the xla KV copy");
+  vlm_status status = vlm_xla_read_kv(decoder->runtime, slot, all);
+  for (int64_t half = 0; !status && half < halves; half++)
+    memcpy(out + half * count * row, all + (half * capacity + first) * row, (size_t)(count * row) * sizeof(float));
+  free(all);
+  return status;
+}
+
 static void xla_release(void *self) {
   xla_decoder *decoder = self;
   if (!decoder) return;
@@ -197,7 +218,8 @@ static void xla_release(void *self) {
   free(decoder);
 }
 
-/* No read_kv/write_kv: the KV lives in the runtime's device buffers, and
+/* No read_kv/write_kv (inspect_kv only shows it to vlm compare): the KV
+ * lives in the runtime's device buffers, and
  * IREE's compiled prefill of a chunk size is not known to give a position
  * the same bits as another chunk size or decode would (SPEC 3.5 is a cpu
  * guarantee), so the engine keeps the prefix cache off on xla and logs it.
@@ -207,7 +229,7 @@ static const vlm_text_decoder_operations xla_operations = {
     .slot_length = xla_slot_length, .clear_slot = xla_clear_slot, .begin_request = xla_begin_request,
     .token_prefill = xla_token_prefill,
     .embeddings_prefill = xla_embeddings_prefill, .decode = xla_decode, .module_reports = xla_module_reports,
-    .release = xla_release};
+    .inspect_kv = xla_inspect_kv, .release = xla_release};
 
 /* Compiles the artifact when the cache has none for this key. */
 static vlm_status ensure_artifact(xla_decoder *decoder, const vlm_xla_decoder_options *options,
