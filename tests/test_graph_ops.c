@@ -440,6 +440,13 @@ static void build_convolutions(void) {
    * time, 1, channels]. */
   build_conv2d("conv2d_causal_1d", SHAPE(2, 6, 1, 3), SHAPE(6, 1, 3, 1), false, SHAPE(1, 1), SHAPE(2, 0, 0, 0), 3,
                29);
+  /* The per-channel convs xla lowers as tap sums (stablehlo_lower_encoder.c):
+   * one input channel (Phi-4's first subsampling conv, as one matmul of the
+   * windows) and depthwise with one output per channel, causal. */
+  build_conv2d("conv2d_one_channel", SHAPE(2, 7, 5, 1), SHAPE(4, 1, 3, 3), true, SHAPE(2, 2), SHAPE(1, 1, 1, 1), 1,
+               32);
+  build_conv2d("conv2d_causal_depthwise", SHAPE(2, 6, 1, 3), SHAPE(3, 1, 3, 1), false, SHAPE(1, 1),
+               SHAPE(2, 0, 0, 0), 3, 35);
 }
 
 static void build_permute(void) {

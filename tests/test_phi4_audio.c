@@ -3,9 +3,11 @@
  * bias (adaptive_enc_mask over chunk_size / left_chunk, its values printed
  * by the pinned Transformers for three settings, including Phi-4's -1: one
  * chunk, all ones), the encoder's rows for clips whose frame counts round
- * differently, and the configurations Transformers' modules cannot run,
- * refused by name. The encoder graph itself is proven by the goldens
+ * differently, the xla length buckets and a clip's inputs padded to one,
+ * and the configurations Transformers' modules cannot run, refused by
+ * name. The encoder graph itself is proven by the goldens
  * (tests/goldens/phi4_multimodal/speech*, vlm compare). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,4 +115,114 @@ static void token_counts_and_rows(void) {
   vlm_model_config_release(&config);
 }
 
-TEST_MAIN(TEST(chunk_masks_are_transformers), TEST(refuses_what_transformers_cannot_run), TEST(token_counts_and_rows))
+static void add_clip(vlm_media_item *item, int64_t frames) {
+  memset(item, 0, sizeof(*item));
+  item->kind = VLM_MEDIA_AUDIO;
+  float *data = NULL;
+  CHECK_OK(vlm_tensor_list_add(&item->tensors, "audio_input_features", VLM_DTYPE_F32, 2,
+                               (const int64_t[]){frames, 80}, (void **)&data));
+  for (int64_t i = 0; data && i < frames * 80; i++) data[i] = 1.0f + (float)(i % 7);
+}
+
+static int64_t ones(const vlm_named_tensor *mask) {
+  int64_t count = 0;
+  for (int64_t i = 0; mask && i < mask->shape[0]; i++) count += ((const float *)mask->data)[i] == 1.0f;
+  return count;
+}
+
+static bool graph_has_input(const vlm_graph *graph, const char *name) {
+  for (int32_t i = 0; i < graph->count; i++)
+    if (graph->nodes[i].op == VLM_OP_INPUT && strcmp(graph->nodes[i].name, name) == 0) return true;
+  return false;
+}
+
+/* The xla length buckets (encoder rows 16, 32, .., 256, 500, then whole
+ * 500-row blocks, as frames), a clip's inputs padded to its bucket (zero
+ * frames, the row masks of each subsampling stage, the padded keys -inf
+ * in the one block's mask, none over two blocks) and the paddings refused.
+ * A graph at a clip's own length (the cpu backend's) has no row masks. */
+static void length_buckets_and_their_inputs(void) {
+  char text[1024];
+  config_text(text, sizeof(text), "");
+  vlm_model_config config;
+  CHECK_OK(vlm_model_config_parse(text, strlen(text), "config.json", NULL, &config));
+  static const int64_t buckets[][2] = {{1, 128},      {128, 128},    {129, 256},    {339, 512},
+                                       {512, 512},    {513, 1024},   {2048, 2048},  {2049, 4000},
+                                       {4000, 4000},  {4001, 8000},  {8000, 8000},  {8001, 12000}};
+  for (size_t i = 0; i < sizeof(buckets) / sizeof(buckets[0]); i++) {
+    int64_t bucket = 0;
+    CHECK_OK(vlm_phi4_audio_path.encoder_bucket(&config, buckets[i][0], &bucket));
+    CHECK_INT_EQ(bucket, buckets[i][1]);
+  }
+  vlm_media_item item;
+  add_clip(&item, 339);
+  vlm_tensor_list inputs = {0};
+  CHECK_OK(vlm_phi4_audio_path.encoder_inputs(&config, &item, 512, &inputs));
+  const vlm_named_tensor *features = vlm_tensor_list_find(&inputs, "audio_input_features");
+  CHECK(features && features->shape[0] == 512);
+  if (features) {
+    const float *values = features->data;
+    CHECK(values[338 * 80 + 79] == 1.0f + (float)((338 * 80 + 79) % 7) && values[339 * 80] == 0.0f &&
+          values[511 * 80 + 79] == 0.0f);
+  }
+  static const int64_t lengths[] = {512, 256, 128, 64}, kept[] = {339, 170, 85, 43};
+  for (int stage = 0; stage < 4; stage++) {
+    char name[32];
+    snprintf(name, sizeof(name), "audio_row_mask_%d", stage);
+    const vlm_named_tensor *mask = vlm_tensor_list_find(&inputs, name);
+    CHECK(mask && mask->shape[0] == lengths[stage]);
+    CHECK_INT_EQ(ones(mask), kept[stage]);
+  }
+  const vlm_named_tensor *chunk = vlm_tensor_list_find(&inputs, "audio_chunk_mask");
+  CHECK(chunk && chunk->shape[0] == 64 && chunk->shape[1] == 64);
+  int64_t masked = 0, finite = 0;
+  for (int64_t i = 0; chunk && i < 64 * 64; i++) {
+    float value = ((const float *)chunk->data)[i];
+    masked += value == -INFINITY && i % 64 >= 43;
+    finite += (value == 0.0f || value == 1.0f) && i % 64 < 43;
+  }
+  CHECK_INT_EQ(masked, 64 * 21);
+  CHECK_INT_EQ(finite, 64 * 43);
+  vlm_tensor_list_release(&inputs);
+  vlm_graph graph;
+  vlm_graph_init(&graph);
+  vlm_encoder_nodes nodes;
+  CHECK_OK(vlm_phi4_audio_path.build_encoder(&config, 512, &graph, &nodes));
+  for (int stage = 0; stage < 4; stage++) {
+    char name[32];
+    snprintf(name, sizeof(name), "audio_row_mask_%d", stage);
+    CHECK(graph_has_input(&graph, name));
+  }
+  vlm_graph_release(&graph);
+  vlm_graph_init(&graph);
+  CHECK_OK(vlm_phi4_audio_path.build_encoder(&config, 339, &graph, &nodes));
+  CHECK(!graph_has_input(&graph, "audio_row_mask_0") && !graph_has_input(&graph, "audio_row_mask_3"));
+  vlm_graph_release(&graph);
+  /* Not a bucket, fewer frames than the clip's. */
+  CHECK_ERROR(vlm_phi4_audio_path.encoder_inputs(&config, &item, 520, &inputs), VLM_STATUS_INVALID_ARGUMENT,
+              "padded to its bucket (512 frames)");
+  vlm_tensor_list_release(&inputs);
+  CHECK_ERROR(vlm_phi4_audio_path.encoder_inputs(&config, &item, 256, &inputs), VLM_STATUS_INVALID_ARGUMENT,
+              "not at 256");
+  vlm_tensor_list_release(&inputs);
+  vlm_media_item_release(&item);
+  /* One block (500 rows) stays one block. */
+  add_clip(&item, 3993);
+  CHECK_ERROR(vlm_phi4_audio_path.encoder_inputs(&config, &item, 8000, &inputs), VLM_STATUS_INVALID_ARGUMENT,
+              "padded to its bucket (4000 frames)");
+  vlm_tensor_list_release(&inputs);
+  vlm_media_item_release(&item);
+  /* Two blocks: the padded rows are Transformers' zero rows, attended. */
+  add_clip(&item, 4001);
+  CHECK_OK(vlm_phi4_audio_path.encoder_inputs(&config, &item, 8000, &inputs));
+  chunk = vlm_tensor_list_find(&inputs, "audio_chunk_mask");
+  CHECK(chunk && chunk->shape[0] == 500);
+  for (int64_t i = 0; chunk && i < 500 * 500; i++) CHECK(((const float *)chunk->data)[i] != -INFINITY);
+  CHECK_INT_EQ(ones(vlm_tensor_list_find(&inputs, "audio_row_mask_3")), 501);
+  vlm_tensor_list_release(&inputs);
+  vlm_media_item_release(&item);
+  vlm_model_config_release(&config);
+}
+
+TEST_MAIN(TEST(chunk_masks_are_transformers), TEST(refuses_what_transformers_cannot_run), TEST(token_counts_and_rows),
+          TEST(length_buckets_and_their_inputs))

@@ -10,8 +10,11 @@
  * vlm_golden_media_items marks it) against that golden's
  * audio_projector_vision_speech: Transformers' vision+speech rows.
  *
+ * Then clips cut from long_speech's features at lengths around the length
+ * buckets, against the cpu backend, counting the modules opened.
+ *
  * Needs the pinned IREE venv and a build with python-3.11-embed (else
- * SKIP(no-venv-xla) / SKIP(no-xla-runtime)); two modules compile. */
+ * SKIP(no-venv-xla) / SKIP(no-xla-runtime)); three modules compile. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +165,106 @@ static void audio_encoder_matches_cpu_and_goldens(void) {
   vlm_model_release(model);
 }
 
+/* The first `frames` frames of `source` as a clip of their own, every
+ * encoder row (ceil(frames / 8)) a token. */
+static void make_clip(const vlm_media_item *source, int64_t frames, vlm_media_item *out) {
+  memset(out, 0, sizeof(*out));
+  out->kind = VLM_MEDIA_AUDIO;
+  out->processor = source->processor;
+  const vlm_named_tensor *features = vlm_media_item_tensor(source, "audio_input_features");
+  CHECK(features && features->shape[0] >= frames);
+  if (!features || features->shape[0] < frames) return;
+  float *data = NULL;
+  int32_t *sizes = NULL;
+  CHECK_OK(vlm_tensor_list_add(&out->tensors, "audio_input_features", VLM_DTYPE_F32, 2,
+                               VLM_SHAPE(frames, features->shape[1]), (void **)&data));
+  if (data) memcpy(data, features->data, (size_t)(frames * features->shape[1]) * sizeof(float));
+  CHECK_OK(vlm_tensor_list_add(&out->tensors, "audio_embed_sizes", VLM_DTYPE_I32, 1, VLM_SHAPE(1), (void **)&sizes));
+  out->token_count = (frames + 7) / 8;
+  if (sizes) sizes[0] = (int32_t)out->token_count;
+}
+
+/* Encodes the clip on both backends; returns how many modules the xla
+ * encoder has open afterwards, and checks the one it ran is `bucket`'s. */
+static int clip_matches_cpu(const vlm_media_item *source, int64_t frames, int64_t bucket_frames,
+                            vlm_media_encoder *xla, vlm_cpu_encoder *cpu) {
+  vlm_media_item clip;
+  make_clip(source, frames, &clip);
+  int64_t values = clip.token_count * vlm_cpu_encoder_output_width(cpu);
+  float *on_xla = malloc((size_t)values * sizeof(float)), *on_cpu = malloc((size_t)values * sizeof(float));
+  CHECK(on_xla && on_cpu);
+  if (on_xla && on_cpu && !TEST_CURRENT_FAILED()) {
+    CHECK_OK(xla->operations->encode(xla->self, &clip, on_xla));
+    CHECK_OK(vlm_cpu_encoder_encode(cpu, &clip, on_cpu));
+    double vs_cpu = worst(on_xla, on_cpu, values);
+    printf("  %lld frames (%lld rows) in the %lld-frame bucket: %.3g of the tolerance vs cpu\n", (long long)frames,
+           (long long)clip.token_count, (long long)bucket_frames, vs_cpu);
+    CHECK(vs_cpu <= 1.0);
+  }
+  free(on_xla);
+  free(on_cpu);
+  vlm_media_item_release(&clip);
+  vlm_module_report reports[16];
+  int count = xla->operations->module_reports(xla->self, reports, 16);
+  char name[64];
+  snprintf(name, sizeof(name), "media_encoder[rows=%lld]", (long long)bucket_frames);
+  bool found = false;
+  for (int i = 0; i < count && i < 16; i++) found = found || !strcmp(reports[i].name, name);
+  CHECK(found);
+  return count;
+}
+
+/* Clips of different lengths share a bucket's module (the graph padded
+ * to 16, 32, .., 256, 500 encoder rows, then whole 500-row blocks) and each
+ * gives the cpu backend's unpadded rows: padding within one block (the
+ * padded keys masked out of the attention, the padded frames zeroed
+ * before every subsampling conv), at a bucket's edge (64 rows, and 500: a
+ * whole block, no padding), and a clip one row into a second block (its
+ * padded rows Transformers' zero rows). The bucket of each length is
+ * checked without IREE in test_phi4_audio.c. The speech golden (43 rows) and long_speech (535) run in the
+ * 64- and 1000-row buckets in the test above. */
+static void clips_share_length_buckets(void) {
+  if (!environment_ready()) return;
+  char directory[512], case_dir[600];
+  snprintf(directory, sizeof(directory), "%s/tests/models/phi4_multimodal", VLM_SOURCE_DIR);
+  snprintf(case_dir, sizeof(case_dir), "%s/tests/goldens/phi4_multimodal/long_speech", VLM_SOURCE_DIR);
+  vlm_model *model = NULL;
+  CHECK_OK(vlm_model_open(directory, NULL, &model));
+  if (!model) return;
+  vlm_golden_case golden;
+  CHECK_OK(vlm_golden_case_open(case_dir, NULL, &golden));
+  if (TEST_CURRENT_FAILED()) {
+    vlm_model_release(model);
+    return;
+  }
+  vlm_compare_context context = {.model_directory = directory, .model = model, .golden = &golden, .thread_count = 1};
+  vlm_media_item *items = NULL;
+  int item_count = 0;
+  CHECK_OK(vlm_golden_media_items(&context, &items, &item_count));
+  char cache[600];
+  snprintf(cache, sizeof(cache), "%s/cache", test_temp_dir());
+  vlm_xla_decoder_options options = {.cache_dir = cache, .compile_if_missing = true};
+  vlm_media_encoder *xla = NULL;
+  vlm_cpu_encoder *cpu = NULL;
+  CHECK_OK(vlm_xla_open_audio_encoder(model, &options, &xla));
+  CHECK_OK(vlm_cpu_encoder_open(model, VLM_MEDIA_AUDIO, NULL, &cpu));
+  if (xla && cpu && item_count == 1 && !TEST_CURRENT_FAILED()) {
+    const vlm_media_item *source = &items[0];
+    /* Two lengths, one module: 33 and 43 rows in the 64-row bucket. */
+    CHECK_INT_EQ(clip_matches_cpu(source, 261, 512, xla, cpu), 1);
+    CHECK_INT_EQ(clip_matches_cpu(source, 339, 512, xla, cpu), 1);
+    CHECK_INT_EQ(clip_matches_cpu(source, 512, 512, xla, cpu), 1); /* the edge: 64 rows */
+    CHECK_INT_EQ(clip_matches_cpu(source, 3993, 4000, xla, cpu), 2); /* 500 rows: one whole block */
+    CHECK_INT_EQ(clip_matches_cpu(source, 4001, 8000, xla, cpu), 3); /* 501 rows: two blocks */
+    CHECK_INT_EQ(clip_matches_cpu(source, 4100, 8000, xla, cpu), 3);
+  }
+  vlm_media_encoder_release(xla);
+  vlm_cpu_encoder_release(cpu);
+  vlm_golden_media_items_release(items, item_count);
+  vlm_golden_case_close(&golden);
+  vlm_model_release(model);
+}
+
 /* A model without an audio path has no xla audio encoder, by name. */
 static void refuses_a_model_without_audio(void) {
   char directory[512];
@@ -174,6 +277,7 @@ static void refuses_a_model_without_audio(void) {
   vlm_model_release(model);
 }
 
-TEST_MAIN(TEST(audio_encoder_matches_cpu_and_goldens), TEST(refuses_a_model_without_audio))
+TEST_MAIN(TEST(audio_encoder_matches_cpu_and_goldens), TEST(clips_share_length_buckets),
+          TEST(refuses_a_model_without_audio))
 
 #endif

@@ -50,8 +50,9 @@ vlm_status vlm_xla_open_text_decoder(vlm_model *model, const vlm_xla_decoder_opt
 vlm_status vlm_xla_open_image_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
                                       vlm_media_encoder **out_encoder);
 /* The family's audio encoder (speech encoder and projector) on the xla
- * backend, for vlm_engine_options.audio_encoder: each clip length is
- * compiled on first use (cached like the decoder's artifacts). */
+ * backend, for vlm_engine_options.audio_encoder: a clip runs in its length
+ * bucket (the family's encoder_bucket), each bucket compiled on first use
+ * (cached like the decoder's artifacts). */
 vlm_status vlm_xla_open_audio_encoder(vlm_model *model, const vlm_xla_decoder_options *options,
                                       vlm_media_encoder **out_encoder);
 

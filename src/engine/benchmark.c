@@ -334,11 +334,26 @@ static vlm_status time_encode(vlm_model *model, vlm_thread_pool *pool, const vlm
   return status;
 }
 
+#define MAX_REPORTS 32
+
+/* The modules a backend compiled or loaded for the decoder and the media
+ * encoders, each with its compile and load time ("modules" in the report). */
+typedef struct module_reports {
+  vlm_module_report items[MAX_REPORTS];
+  int count;
+} module_reports;
+
+static void collect_reports(module_reports *reports, int (*list)(void *, vlm_module_report *, int), void *self) {
+  if (!list) return;
+  int count = list(self, reports->items + reports->count, MAX_REPORTS - reports->count);
+  reports->count += count < MAX_REPORTS - reports->count ? count : MAX_REPORTS - reports->count;
+}
+
 /* The audio file's decode + feature extractor (best of N), then its encode
  * (the first call apart: xla compiles or loads there). */
 static vlm_status time_audio(const vlm_benchmark_options *options, vlm_model *model, vlm_thread_pool *pool,
                              int repetitions, vlm_media_encoder *encoder, const machine_bounds *bounds,
-                             vlm_string_builder *json) {
+                             vlm_string_builder *json, module_reports *reports) {
   double preprocess = 1e30, first = 0;
   bench_time encode = {1e30, 1e30};
   vlm_media_item item = {0};
@@ -374,23 +389,9 @@ static vlm_status time_audio(const vlm_benchmark_options *options, vlm_model *mo
                    encoder->operations->backend, first, encode.wall, encode.cpu, flops / 1e9, fraction);
   }
   vlm_media_item_release(&item);
+  if (encoder) collect_reports(reports, encoder->operations->module_reports, encoder->self);
   vlm_media_encoder_release(encoder);
   return status;
-}
-
-#define MAX_REPORTS 32
-
-/* The modules a backend compiled or loaded for the decoder and the image
- * encoder, each with its compile and load time ("modules" in the report). */
-typedef struct module_reports {
-  vlm_module_report items[MAX_REPORTS];
-  int count;
-} module_reports;
-
-static void collect_reports(module_reports *reports, int (*list)(void *, vlm_module_report *, int), void *self) {
-  if (!list) return;
-  int count = list(self, reports->items + reports->count, MAX_REPORTS - reports->count);
-  reports->count += count < MAX_REPORTS - reports->count ? count : MAX_REPORTS - reports->count;
 }
 
 static void append_module_reports(vlm_string_builder *json, const module_reports *reports) {
@@ -588,7 +589,7 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
     status = time_image(options, opened, pool, repetitions, options->image_encoder, &bounds, &json, &reports);
   else vlm_media_encoder_release(options->image_encoder);
   if (!status && options->audio_path)
-    status = time_audio(options, opened, pool, repetitions, options->audio_encoder, &bounds, &json);
+    status = time_audio(options, opened, pool, repetitions, options->audio_encoder, &bounds, &json, &reports);
   else vlm_media_encoder_release(options->audio_encoder);
   append_module_reports(&json, &reports);
   vlm_sb_appendf(&json, ",\"load_average\":[%.2f,%.2f]", load_before, load_average());

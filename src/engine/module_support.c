@@ -43,9 +43,15 @@ static void check_module(const vlm_model *model, vlm_module_support *entry) {
   bool is_audio = strcmp(entry->module, "audio_encoder") == 0;
   bool is_encoder = is_audio || strcmp(entry->module, "image_encoder") == 0;
   if (is_audio) {
-    /* A clip's graph at any length has the same ops: 16 frames. */
-    built = vlm_xla_encoder_function_build_kind(model, VLM_MEDIA_AUDIO, 16, &encoder);
-    if (built) vlm_xla_encoder_function_release(&encoder);
+    /* The smallest length bucket's graph has every op of any clip's (a
+     * bucket's adds the row masks to those of a clip's own length). */
+    const vlm_family_audio *audio = model->family->audio;
+    int64_t frames = 16;
+    built = audio && audio->encoder_bucket ? audio->encoder_bucket(&model->config, 1, &frames) : VLM_OK;
+    if (!built) {
+      built = vlm_xla_encoder_function_build_kind(model, VLM_MEDIA_AUDIO, frames, &encoder);
+      if (built) vlm_xla_encoder_function_release(&encoder);
+    }
   } else if (is_encoder) {
     int64_t buckets[VLM_XLA_MAX_ENCODER_BUCKETS], fixed = -1;
     int count = vlm_xla_encoder_buckets(model, buckets, VLM_XLA_MAX_ENCODER_BUCKETS, &fixed);

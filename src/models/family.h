@@ -168,9 +168,13 @@ typedef struct vlm_family_audio {
                                struct vlm_tensor_list *out);
   vlm_status (*build_encoder)(const vlm_model_config *config, int64_t rows, struct vlm_graph *graph,
                               vlm_encoder_nodes *out_nodes);
-  /* Row buckets for the xla backend (see vlm_family_image). */
-  int (*encoder_buckets)(const vlm_model_config *config, const struct vlm_feature_extractor_config *extractor,
-                         int64_t *out_rows, int capacity);
+  /* The rows the xla backend compiles for an item of `rows` encoder rows
+   * (>= rows: encoder_inputs pads to them, build_encoder builds them, the
+   * item's feature rows the same within the xla tolerance), so clips of
+   * different lengths share a module; clips have no bounded length, so
+   * this maps a length instead of listing buckets. NULL: a function per
+   * length. */
+  vlm_status (*encoder_bucket)(const vlm_model_config *config, int64_t rows, int64_t *out_rows);
 } vlm_family_audio;
 
 /* RoPE positions of an expanded prompt for families whose positions are

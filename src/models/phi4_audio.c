@@ -23,6 +23,7 @@
  * request_kinds (media_item.h) say whether the request has an image. */
 #include "models/phi4_audio.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,45 @@ static void plan_rows(const phi4_audio *a, int64_t frames, audio_rows *out) {
   out->padding = out->blocks * out->block - out->rows;
 }
 
+/* ---- Length buckets (the xla backend) ------------------------------------
+ *
+ * A bucket is a count of encoder rows (after the subsampling), the graph
+ * built for bucket * time_reduction frames. Within one block (<= 500
+ * rows): 16, 32, 64, 128, 256, then 500 itself (a bucket never crosses the
+ * block limit: a clip of one block must stay one block, its attention over
+ * its own rows); padding costs at most 2x on clips up to 40 s, and a
+ * server sees at most six modules for them. Beyond one block: whole
+ * blocks, ceil(rows / 500) * 500, which is exactly the rows Transformers'
+ * unfold already runs the conformer over (its last block padded with zero
+ * rows), so only the subsampling convs see extra frames: one module per
+ * block count (40 s of audio each). */
+#define MIN_BUCKET_ROWS 16
+
+static int64_t bucket_of(int64_t rows) {
+  if (rows > MAX_BLOCK_ROWS) return (rows + MAX_BLOCK_ROWS - 1) / MAX_BLOCK_ROWS * MAX_BLOCK_ROWS;
+  for (int64_t bucket = MIN_BUCKET_ROWS; bucket < MAX_BLOCK_ROWS; bucket *= 2)
+    if (rows <= bucket) return bucket;
+  return MAX_BLOCK_ROWS;
+}
+
+/* Whether a graph of `frames` frames is a bucket's, i.e. may run a shorter
+ * clip padded to it: then it takes the row masks below. A graph at any
+ * other length runs its own clip only (the cpu backend's), without them. */
+static bool is_bucket(const phi4_audio *a, int64_t frames) {
+  return frames % a->time_reduction == 0 && bucket_of(frames / a->time_reduction) == frames / a->time_reduction;
+}
+
+static vlm_status encoder_bucket(const vlm_model_config *config, int64_t frames, int64_t *out_frames) {
+  phi4_audio a;
+  VLM_RETURN_IF_ERROR(describe(config, &a));
+  if (frames < 1) return VLM_ERROR(INVALID_ARGUMENT, "an audio clip of %lld frames", (long long)frames);
+  int64_t rows = bucket_of(subsampled(&a, frames));
+  if (rows > INT64_MAX / a.time_reduction)
+    return VLM_ERROR(OUT_OF_RANGE, "an audio clip of %lld frames is too long", (long long)frames);
+  *out_frames = rows * a.time_reduction;
+  return VLM_OK;
+}
+
 static vlm_status item_frames(const vlm_model_config *config, const vlm_media_item *item, const phi4_audio *a,
                               int64_t *out_frames) {
   (void)config;
@@ -289,21 +329,54 @@ static vlm_status encoder_rows(const vlm_model_config *config, const vlm_media_i
   return item_frames(config, item, &a, out_rows);
 }
 
+/* Row masks of a bucket's graph, one per place where Transformers'
+ * unpadded run sees zeros beyond the clip's rows: mask i < sampling before
+ * subsampling conv i (the normalized features, then each activation the
+ * next stride-2 conv reads: its padding row is a zero there, and a padded
+ * frame must be one too), mask `sampling` on the subsampling's output rows
+ * (the zero rows unfold pads the last block with). 1.0 on the clip's rows,
+ * 0.0 on the bucket's padding. */
+static vlm_status add_row_masks(const phi4_audio *a, int64_t frames, int64_t bucket_frames, vlm_tensor_list *out) {
+  int64_t rows = frames, length = bucket_frames;
+  for (int64_t i = 0; i <= a->sampling; i++) {
+    char name[48];
+    snprintf(name, sizeof(name), "audio_row_mask_%lld", (long long)i);
+    float *mask = NULL;
+    VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, name, VLM_DTYPE_F32, 1, VLM_SHAPE(length), (void **)&mask));
+    for (int64_t r = 0; r < length; r++) mask[r] = r < rows ? 1.0f : 0.0f;
+    rows = (rows - 1) / 2 + 1, length = (length - 1) / 2 + 1;
+  }
+  return VLM_OK;
+}
+
+/* `rows` graph frames: the clip's own, or (xla) a bucket's >= them, the
+ * features padded with zero frames and masked as above, and the padded
+ * rows kept out of the clip's attention: within one block by a -inf key
+ * mask added to the bias with the 1/0 streaming mask (the clip's rows see
+ * the quirk's values on their own keys and nothing on the padding, as
+ * unpadded); beyond one block the clip's padded rows are Transformers'
+ * own zero rows (attended, as there) and further blocks are their own
+ * batch elements. */
 static vlm_status encoder_inputs(const vlm_model_config *config, const vlm_media_item *item, int64_t rows,
                                  vlm_tensor_list *out) {
   phi4_audio a;
   int64_t frames = 0;
   VLM_RETURN_IF_ERROR(describe(config, &a));
   VLM_RETURN_IF_ERROR(item_frames(config, item, &a, &frames));
-  if (rows != frames)
-    return VLM_ERROR(INVALID_ARGUMENT, "the audio encoder runs at the clip's %lld frames, not %lld (no padding: "
-                     "padded frames would change the subsampling)", (long long)frames, (long long)rows);
-  audio_rows plan;
-  plan_rows(&a, frames, &plan);
+  audio_rows plan, clip;
+  plan_rows(&a, rows, &plan);
+  plan_rows(&a, frames, &clip);
+  bool padded = rows != frames;
+  if (padded && (rows < frames || !is_bucket(&a, rows) || (clip.blocks == 1) != (plan.blocks == 1)))
+    return VLM_ERROR(INVALID_ARGUMENT, "the audio encoder runs a clip of %lld frames at its own length or padded to "
+                     "its bucket (%lld frames), not at %lld", (long long)frames,
+                     (long long)(bucket_of(clip.rows) * a.time_reduction), (long long)rows);
   const vlm_named_tensor *features = vlm_media_item_tensor(item, "audio_input_features");
-  void *data = NULL;
-  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "audio_input_features", VLM_DTYPE_F32, 2, features->shape, &data));
+  float *data = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "audio_input_features", VLM_DTYPE_F32, 2,
+                                          VLM_SHAPE(rows, a.input_size), (void **)&data));
   memcpy(data, features->data, vlm_named_tensor_bytes(features));
+  memset(data + frames * a.input_size, 0, (size_t)((rows - frames) * a.input_size) * sizeof(float));
   int64_t s = plan.block;
   int32_t *index = NULL;
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "audio_bias_index", VLM_DTYPE_I32, 1, VLM_SHAPE(s * s), (void **)&index));
@@ -318,12 +391,18 @@ static vlm_status encoder_inputs(const vlm_model_config *config, const vlm_media
     }
   float *mask = NULL;
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "audio_chunk_mask", VLM_DTYPE_F32, 2, VLM_SHAPE(s, s), (void **)&mask));
+  /* Over s rows the streaming mask of the clip's rows is theirs over
+   * clip.rows (its chunks do not depend on the length). */
   vlm_phi4_audio_chunk_mask(s, a.chunk_size, a.left_chunk, mask);
+  if (plan.blocks == 1)
+    for (int64_t i = 0; i < s; i++)
+      for (int64_t j = clip.rows; j < s; j++) mask[i * s + j] = -INFINITY;
   if (plan.padding > 0) {
     VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "audio_block_padding", VLM_DTYPE_F32, 2,
-                                            VLM_SHAPE(plan.padding, a.hidden), &data));
+                                            VLM_SHAPE(plan.padding, a.hidden), (void **)&data));
     memset(data, 0, (size_t)(plan.padding * a.hidden) * sizeof(float));
   }
+  if (is_bucket(&a, rows)) VLM_RETURN_IF_ERROR(add_row_masks(&a, frames, rows, out));
   int32_t *mode = NULL;
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "audio_vision_mode", VLM_DTYPE_I32, 1, VLM_SHAPE(plan.rows),
                                           (void **)&mode));
@@ -337,6 +416,7 @@ static vlm_status encoder_inputs(const vlm_model_config *config, const vlm_media
 typedef struct builder {
   vlm_graph *graph;
   const phi4_audio *a;
+  bool masked; /* a bucket's graph: the row masks (add_row_masks) */
 } builder;
 
 static int32_t weight(builder *b, int rank, const int64_t *shape, const char *format, long long layer) {
@@ -453,12 +533,35 @@ static int32_t conformer_layer(builder *b, int32_t x, int32_t bias, long long l,
   return layer_norm(b, h, ENCODER "encoders.%lld.layer_norm", l);
 }
 
-/* NemoConvSubsampling on the normalized features [frames, input_size]. */
+/* x [rows, width] times row mask `stage` in a bucket's graph; x itself
+ * otherwise. */
+static int32_t clip_rows(builder *b, int32_t x, int64_t stage, int64_t rows) {
+  if (!b->masked) return x;
+  char name[48];
+  snprintf(name, sizeof(name), "audio_row_mask_%lld", (long long)stage);
+  int32_t mask = vlm_graph_input(b->graph, VLM_DTYPE_F32, 1, VLM_SHAPE(rows), name);
+  return vlm_graph_scale_rows(b->graph, x, mask, "audio.clip_rows.%lld", (long long)stage);
+}
+
+/* The same on a [1, height, width, channels] grid, by its time rows. */
+static int32_t clip_grid(builder *b, int32_t x, int64_t stage, int64_t height, int64_t width) {
+  if (!b->masked) return x;
+  int64_t c = b->a->channels;
+  int32_t rows = vlm_graph_reshape(b->graph, x, 2, VLM_SHAPE(height, width * c), "audio.clip_grid.%lld.rows",
+                                   (long long)stage);
+  return vlm_graph_reshape(b->graph, clip_rows(b, rows, stage, height), 4, VLM_SHAPE(1, height, width, c),
+                           "audio.clip_grid.%lld", (long long)stage);
+}
+
+/* NemoConvSubsampling on the normalized features [frames, input_size]
+ * (in a bucket's graph the padded rows zeroed before each conv and after
+ * the output linear). */
 static int32_t subsampling(builder *b, int32_t x, int64_t frames) {
   const phi4_audio *a = b->a;
   vlm_graph *g = b->graph;
   int64_t height = frames, width = a->input_size, c = a->channels;
-  int32_t h = vlm_graph_reshape(g, x, 4, VLM_SHAPE(1, height, width, 1), "audio.embed.input");
+  int32_t h = vlm_graph_reshape(g, clip_rows(b, x, 0, frames), 4, VLM_SHAPE(1, height, width, 1),
+                                "audio.embed.input");
   int32_t w = weight(b, 4, VLM_SHAPE(c, 1, 3, 3), ENCODER "embed.conv.%lld.weight", 0);
   h = vlm_graph_conv2d(g, h, w, weight(b, 1, VLM_SHAPE(c), ENCODER "embed.conv.%lld.bias", 0), VLM_SHAPE(2, 2),
                        VLM_SHAPE(1, 1, 1, 1), 1, "audio.embed.conv.0");
@@ -466,6 +569,7 @@ static int32_t subsampling(builder *b, int32_t x, int64_t frames) {
   height = (height - 1) / 2 + 1, width = (width - 1) / 2 + 1;
   for (int64_t i = 1; i < a->sampling; i++) {
     long long dw = 3 * i - 1, pw = 3 * i;
+    h = clip_grid(b, h, i, height, width);
     w = weight(b, 4, VLM_SHAPE(c, 1, 3, 3), ENCODER "embed.conv.%lld.weight", dw);
     h = vlm_graph_conv2d(g, h, w, weight(b, 1, VLM_SHAPE(c), ENCODER "embed.conv.%lld.bias", dw), VLM_SHAPE(2, 2),
                          VLM_SHAPE(1, 1, 1, 1), c, "audio.embed.conv.%lld", dw);
@@ -478,7 +582,7 @@ static int32_t subsampling(builder *b, int32_t x, int64_t frames) {
   /* hidden_states.transpose(1, 2).reshape(b, t, -1): channel-major. */
   int32_t channel_major = vlm_graph_permute(g, h, (const int32_t[]){0, 1, 3, 2}, "audio.embed.transposed");
   int32_t flat = vlm_graph_reshape(g, channel_major, 2, VLM_SHAPE(height, c * width), "audio.embed.flat");
-  return linear(b, flat, ENCODER "embed.out", 0, a->hidden, c * width, 2);
+  return clip_rows(b, linear(b, flat, ENCODER "embed.out", 0, a->hidden, c * width, 2), a->sampling, height);
 }
 
 static int32_t projection(builder *b, int32_t x, const char *mode) {
@@ -499,7 +603,7 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t frames, 
   if (frames < 1) return VLM_ERROR(INVALID_ARGUMENT, "an audio clip of %lld frames", (long long)frames);
   audio_rows plan;
   plan_rows(&a, frames, &plan);
-  builder b = {graph, &a};
+  builder b = {graph, &a, is_bucket(&a, frames)};
   vlm_graph *g = graph;
   int32_t x = vlm_graph_input(g, VLM_DTYPE_F32, 2, VLM_SHAPE(frames, a.input_size), "audio_input_features");
   int32_t mean = named_weight(&b, 1, VLM_SHAPE(a.input_size), ENCODER "encoder_embedding.global_mean");
@@ -546,5 +650,5 @@ const vlm_family_audio vlm_phi4_audio_path = {
     .encoder_rows = encoder_rows,
     .encoder_inputs = encoder_inputs,
     .build_encoder = build_encoder,
-    .encoder_buckets = NULL,
+    .encoder_bucket = encoder_bucket,
 };

@@ -176,10 +176,35 @@ assert not m1["cached"] and m1["compile_seconds"] > 0, m1
 assert m2["cached"] and m2["compile_seconds"] == 0, m2
 PY
 }
+# --audio on xla lists the audio encoder's module next to the decoder's:
+# the clip's length bucket (encoder rows 16, 32, .., 256, 500 or whole
+# 500-row blocks, 8 frames each), compiled on the first call.
+bench_audio_on_xla() {
+  export VLM_XLA_CACHE="$work/xla-cache-audio"
+  export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$source_dir/tests/lsan_xla.supp:print_suppressions=0
+  "$vlm" --threads 2 bench --model "$source_dir/tests/models/phi4_multimodal" --backend xla --prefill 8 \
+    --decode-batch 1 --steps 1 --repetitions 1 --audio "$fixtures_root/media/audio/speech_quick_fox_16k.flac" \
+    >"$work/out.audio" 2>"$work/err.audio" || { cat "$work/err.audio"; return 1; }
+  python3 - "$work/out.audio" <<'PY'
+import json, re, sys
+report = json.load(open(sys.argv[1]))
+assert report["audio"]["encode_backend"] == "xla", report
+names = [m["name"] for m in report["modules"]]
+assert len(names) == 2 and names[0] == "text_decoder", names
+rows = int(re.fullmatch(r"media_encoder\[rows=(\d+)\]", names[1]).group(1))
+assert rows % 8 == 0 and (rows // 8 in (16, 32, 64, 128, 256, 500) or rows // 8 % 500 == 0), names
+encoder = report["modules"][1]
+assert not encoder["cached"] and encoder["compile_seconds"] > 0, encoder
+PY
+}
 if [ -x "$source_dir/.venv-xla/bin/iree-compile" ]; then
   check bench_times_the_xla_decoder_and_its_compile bench_on_xla
+  if have_fixtures bench_lists_the_audio_encoder_module; then
+    check bench_lists_the_audio_encoder_module bench_audio_on_xla
+  fi
 else
   skip no-venv-xla bench_times_the_xla_decoder_and_its_compile "$source_dir/.venv-xla has no iree-compile"
+  skip no-venv-xla bench_lists_the_audio_encoder_module "$source_dir/.venv-xla has no iree-compile"
 fi
 
 refuses_bad_lists() {

@@ -55,10 +55,11 @@ static vlm_status lower_function(const vlm_stablehlo_graph_function *function, c
                    .declared = declared, .input_names = names, .input_values = arguments, .input_count = count};
   e.nodes = calloc((size_t)graph->count, sizeof(*e.nodes));
   e.nodes_f32 = calloc((size_t)graph->count, sizeof(*e.nodes_f32));
-  /* Weights laid out by the runtime, linears transposed, as the text
-   * decoder's (stablehlo_internal.h): IREE then neither copies an
-   * unaligned parameter per module nor hoists transposes, and the buckets
-   * of an encoder share one copy (xla_media_encoder.c). */
+  /* Weights laid out by the runtime, as the text decoder's
+   * (stablehlo_internal.h), but linears as stored (used_by_linear,
+   * stablehlo_lower.c): IREE then never copies an unaligned parameter per
+   * module, and the buckets of an encoder share one copy
+   * (xla_media_encoder.c). */
   if (weights) {
     e.nodes_transposed = calloc((size_t)graph->count, sizeof(*e.nodes_transposed));
     e.nodes_transposed_f32 = calloc((size_t)graph->count, sizeof(*e.nodes_transposed_f32));

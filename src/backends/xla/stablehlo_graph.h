@@ -21,7 +21,7 @@
 #include "io/checkpoint.h"
 #include "vlm.h"
 
-#define VLM_XLA_GRAPH_EMITTER_VERSION 2 /* 2: weights laid out by the runtime (scope vlm.layout), linears transposed */
+#define VLM_XLA_GRAPH_EMITTER_VERSION 3 /* 2: weights laid out by the runtime (scope vlm.layout), linears transposed; 3: linears as stored */
 #define VLM_XLA_GRAPH_MAX_OUTPUTS 4
 #define VLM_XLA_GRAPH_MAX_INPUTS 16
 

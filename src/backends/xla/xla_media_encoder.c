@@ -2,10 +2,11 @@
  * (src/models/modules.h): a family's encoder graph per encoder-row bucket
  * (stablehlo_encoder.h), each bucket's artifact found or compiled on first
  * use and run through the graph runtime with the inputs the family
- * prepares on the host, exactly as for the cpu backend. An audio path has
- * no buckets: each clip length gets its own function (compiled once,
- * cached on disk by its key), the most recent VLM_XLA_MAX_ENCODER_BUCKETS
- * kept open. */
+ * prepares on the host, exactly as for the cpu backend. An audio path maps
+ * a clip's length to its bucket (vlm_family_audio.encoder_bucket; without
+ * one, each length is its own), each bucket's function compiled on first
+ * use (cached on disk by its key), the most recent
+ * VLM_XLA_MAX_ENCODER_BUCKETS kept open. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,8 +30,8 @@ typedef struct encoder_bucket {
 typedef struct xla_encoder {
   vlm_model *model;
   vlm_media_kind kind;
-  bool exact;                     /* audio: a function per clip length */
-  int next_evicted;               /* exact: the bucket replaced next once all are used */
+  bool lazy;                      /* audio: buckets made as lengths come, not listed */
+  int next_evicted;               /* lazy: the bucket replaced next once all are used */
   vlm_xla_target target;
   char cache_dir[VLM_XLA_PATH_LENGTH];
   bool has_cache_dir, compile_if_missing;
@@ -103,8 +104,8 @@ static void release_bucket(encoder_bucket *bucket) {
   memset(bucket, 0, sizeof(*bucket));
 }
 
-/* exact: the bucket of these rows, or a new one (replacing the oldest). */
-static encoder_bucket *exact_bucket(xla_encoder *encoder, int64_t rows) {
+/* lazy: the bucket of these rows, or a new one (replacing the oldest). */
+static encoder_bucket *lazy_bucket(xla_encoder *encoder, int64_t rows) {
   for (int i = 0; i < encoder->bucket_count; i++)
     if (encoder->buckets[i].rows == rows) return &encoder->buckets[i];
   encoder_bucket *bucket;
@@ -120,8 +121,13 @@ static encoder_bucket *exact_bucket(xla_encoder *encoder, int64_t rows) {
 }
 
 static vlm_status choose_bucket(xla_encoder *encoder, int64_t rows, encoder_bucket **out) {
-  if (encoder->exact) {
-    *out = exact_bucket(encoder, rows);
+  if (encoder->lazy) {
+    const vlm_family_audio *audio = encoder->model->family->audio;
+    int64_t bucket = rows;
+    if (audio->encoder_bucket) VLM_RETURN_IF_ERROR(audio->encoder_bucket(&encoder->model->config, rows, &bucket));
+    if (bucket < rows)
+      return VLM_ERROR(INTERNAL, "xla: the audio bucket of %lld rows is %lld", (long long)rows, (long long)bucket);
+    *out = lazy_bucket(encoder, bucket);
     return VLM_OK;
   }
   for (int i = 0; i < encoder->bucket_count; i++)
@@ -221,11 +227,14 @@ vlm_status vlm_xla_open_audio_encoder(vlm_model *model, const vlm_xla_decoder_op
   xla_encoder *encoder = NULL;
   vlm_media_encoder *handle = NULL;
   VLM_RETURN_IF_ERROR(new_encoder(model, VLM_MEDIA_AUDIO, options, &encoder, &handle));
-  encoder->exact = true;
-  /* The emitter refuses what it cannot lower before any request: a
-   * one-frame clip's graph has every op a longer one has. */
-  vlm_xla_encoder_function function;
-  vlm_status status = vlm_xla_encoder_function_build_kind(model, VLM_MEDIA_AUDIO, 1, &function);
+  encoder->lazy = true;
+  /* The emitter refuses what it cannot lower before any request: the
+   * smallest bucket's graph has every op a longer one has. */
+  int64_t rows = 1;
+  vlm_status status = VLM_OK;
+  if (model->family->audio->encoder_bucket) status = model->family->audio->encoder_bucket(&model->config, 1, &rows);
+  vlm_xla_encoder_function function = {0};
+  if (!status) status = vlm_xla_encoder_function_build_kind(model, VLM_MEDIA_AUDIO, rows, &function);
   char *module = NULL;
   vlm_xla_key key;
   if (!status) status = vlm_stablehlo_emit_encoder(model, &function, &module, &key);
