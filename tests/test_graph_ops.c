@@ -24,6 +24,7 @@
 
 #include "backends/cpu_graph.h"
 #include "core/alloc.h"
+#include "core/thread_pool.h"
 #include "graph/graph.h"
 #include "core/tensor_list.h"
 #include "io/config.h"
@@ -640,6 +641,49 @@ static void cpu_moe_rows_alone_equal_rows_in_a_batch(void) {
   }
 }
 
+/* Norms and element-wise nodes of prefill-sized tensors run on the pool
+ * (cpu_graph.c): split by rows or elements, each result is the bits of the
+ * single-threaded run, for 2 and 3 threads (uneven ranges). 45 rows of
+ * 1001: more than one range's worth of rows and elements, ranges that end
+ * inside a row and inside an exp block. */
+static void cpu_norms_and_elementwise_do_not_depend_on_threads(void) {
+  const int64_t rows = 45, width = 1001;
+  op_case c = {0};
+  vlm_graph_init(&c.graph);
+  add_f32(&c, "x", 2, SHAPE(rows, width), 51);
+  add_f32(&c, "g", 2, SHAPE(rows, width), 52);
+  add_f32(&c, "w", 1, SHAPE(width), 53);
+  vlm_graph *g = &c.graph;
+  int32_t x = vlm_graph_input(g, VLM_DTYPE_F32, 2, SHAPE(rows, width), "x");
+  int32_t up = vlm_graph_input(g, VLM_DTYPE_F32, 2, SHAPE(rows, width), "g");
+  int32_t w = vlm_graph_input(g, VLM_DTYPE_F32, 1, SHAPE(width), "w");
+  int32_t n = vlm_graph_rms_norm(g, x, w, 1e-6, 1.0, "rms");
+  n = vlm_graph_layer_norm(g, n, w, w, 1e-5, "layer");
+  n = vlm_graph_gated(g, n, up, VLM_ACTIVATION_SILU, "swiglu");
+  n = vlm_graph_add(g, n, x, "residual");
+  n = vlm_graph_mul(g, n, up, "product");
+  n = vlm_graph_scale(g, n, 0.37, "scaled");
+  n = vlm_graph_activation(g, n, VLM_ACTIVATION_QUICK_GELU, "quick_gelu");
+  g->output = vlm_graph_activation(g, n, VLM_ACTIVATION_GELU, "gelu");
+  CHECK_OK(vlm_graph_take_error(g));
+  size_t count = (size_t)(rows * width);
+  float *alone = calloc(count, sizeof(float)), *threaded = calloc(count, sizeof(float));
+  vlm_cpu_graph_run run = {.graph = g, .inputs = &c.inputs};
+  CHECK_OK(vlm_cpu_graph_execute(&run, alone));
+  for (int threads = 2; threads <= 3; threads++) {
+    vlm_thread_pool *pool = NULL;
+    CHECK_OK(vlm_thread_pool_create(threads, NULL, &pool));
+    run.pool = pool;
+    memset(threaded, 0, count * sizeof(float));
+    CHECK_OK(vlm_cpu_graph_execute(&run, threaded));
+    CHECK(memcmp(alone, threaded, count * sizeof(float)) == 0);
+    vlm_thread_pool_release(pool);
+  }
+  free(alone), free(threaded);
+  vlm_graph_release(&c.graph);
+  vlm_tensor_list_release(&c.inputs);
+}
+
 /* The builder refuses what the op cannot compute. */
 static void moe_refuses_bad_shapes(void) {
   vlm_graph g;
@@ -718,5 +762,6 @@ static void release_cases(void) {
 }
 
 TEST_MAIN(TEST(ops_match_float64_on_the_cpu_backend), TEST(cpu_refuses_segments_that_are_not_runs),
-          TEST(cpu_moe_rows_alone_equal_rows_in_a_batch), TEST(moe_refuses_bad_shapes),
+          TEST(cpu_moe_rows_alone_equal_rows_in_a_batch), TEST(cpu_norms_and_elementwise_do_not_depend_on_threads),
+          TEST(moe_refuses_bad_shapes),
           TEST(ops_match_float64_on_the_xla_backend), TEST(release_cases))

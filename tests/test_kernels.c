@@ -47,6 +47,13 @@ static void check_rms_norm(vlm_dtype dtype, int64_t rows, int64_t width, bool ad
   }
   CHECK_OK(cpu_rms_norm(x, rows, width, stored, dtype, eps, add_one, out));
   CHECK(test_worst_error(out, expected, NULL, rows * width, 1e-7, 1e-6) <= 1.0);
+  /* The stored weights widened to f32 by the caller give the same bits
+   * (the norm widens them once, exactly). */
+  float *widened = malloc((size_t)width * sizeof(float)), *out_f32 = malloc((size_t)(rows * width) * sizeof(float));
+  for (int64_t i = 0; i < width; i++) widened[i] = cpu_load_element(stored, dtype, i);
+  CHECK_OK(cpu_rms_norm(x, rows, width, widened, VLM_DTYPE_F32, eps, add_one, out_f32));
+  CHECK(test_bits_equal(out_f32, out, rows * width));
+  free(widened), free(out_f32);
   /* In place gives the same bits. */
   CHECK_OK(cpu_rms_norm(x, rows, width, stored, dtype, eps, add_one, x));
   CHECK(test_bits_equal(x, out, rows * width));
@@ -93,6 +100,15 @@ static void layer_norm_matches_reference(void) {
                               parameter_dtypes[d], 1e-5f, out));
       /* x - mean rounds relative to |x| (up to 5), not to the result. */
       CHECK(test_worst_error(out, expected, NULL, rows * width, 4e-6, 1e-6) <= 1.0);
+      /* Parameters widened to f32 by the caller: the same bits. */
+      float *out_f32 = malloc((size_t)(rows * width) * sizeof(float));
+      for (int64_t i = 0; i < width; i++) {
+        weight[i] = cpu_load_element(weight_stored, parameter_dtypes[d], i);
+        bias[i] = cpu_load_element(bias_stored, parameter_dtypes[d], i);
+      }
+      CHECK_OK(cpu_layer_norm(x, rows, width, weight, bias, VLM_DTYPE_F32, 1e-5f, out_f32));
+      CHECK(test_bits_equal(out_f32, out, rows * width));
+      free(out_f32);
       free(x), free(out), free(weight), free(bias), free(weight_stored), free(bias_stored),
           free(expected);
     }
