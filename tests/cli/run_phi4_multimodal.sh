@@ -8,7 +8,9 @@
 # cpu and xla; the image cases through the chat template (`--image` and
 # the case's message, whose text holds the placeholder as the oracle wrote
 # it: the string template gets it as vLLM's string content format makes
-# it) and as the rendered prompt (--raw); the image + speech case (`--image`
+# it) and as the rendered prompt (--raw), and two of them on xla (an image
+# without padding, whose tower runs causally, and one beside a padded
+# image, bidirectional); the image + speech case (`--image`
 # and `--audio` at once: the vision adapter, the clip's vision+speech
 # projection) both ways; a placeholder the text lacks goes
 # on a line before it, and one too many is refused. Arguments: VLM
@@ -96,7 +98,7 @@ if have_fixtures "run_phi4_multimodal"; then
   check "run_phi4_refuses_two_placeholders_for_one_clip" refuses 1 "Found more '<|endoftext11|>' placeholders" \
     run --model "$model" --prompt "<|endoftext11|><|endoftext11|>hi" \
     --audio "$fixtures_root/media/audio/speech_quick_fox_16k.flac"
-  for name in one_image hd_crops two_images image_speech; do
+  for name in one_image hd_crops two_images unpadded_image image_speech; do
     check "run_phi4_${name}_raw" image_greedy_matches "$name"
     check "run_phi4_$name" greedy_matches "$name"
   done
@@ -119,6 +121,11 @@ if have_fixtures "run_phi4_multimodal"; then
     export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$source_dir/tests/lsan_xla.supp:print_suppressions=0
     for name in text_only long_prompt crossing speech; do
       check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 96
+    done
+    # The tower causal (an image without padding) and bidirectional (the
+    # same image beside a padded one): one compiled function serves both.
+    for name in unpadded_image two_images; do
+      check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 512
     done
   fi
 fi
