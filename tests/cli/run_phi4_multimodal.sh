@@ -9,8 +9,8 @@
 # the case's message, whose text holds the placeholder as the oracle wrote
 # it: the string template gets it as vLLM's string content format makes
 # it) and as the rendered prompt (--raw), and two of them on xla (an image
-# without padding, whose tower runs causally, and one beside a padded
-# image, bidirectional); the image + speech case (`--image`
+# without padding, whose tower runs causally, and a padded one,
+# bidirectional); the image + speech case (`--image`
 # and `--audio` at once: the vision adapter, the clip's vision+speech
 # projection) both ways; a placeholder the text lacks goes
 # on a line before it, and one too many is refused. Arguments: VLM
@@ -122,10 +122,11 @@ if have_fixtures "run_phi4_multimodal"; then
     for name in text_only long_prompt crossing speech; do
       check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 96
     done
-    # The tower causal (an image without padding) and bidirectional (the
-    # same image beside a padded one): one compiled function serves both.
-    for name in unpadded_image two_images; do
-      check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 512
+    # The tower causal (an image without padding) and bidirectional (a
+    # padded one): one compiled encoder function (the 2-image bucket) and
+    # one decoder serve both.
+    for name in unpadded_image one_image; do
+      check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 640
     done
   fi
 fi
