@@ -9,7 +9,8 @@
  * input and by a computed value), gather from a computed table, transpose,
  * average_pool (a 2x2 kernel whose grid leaves a remainder, and a 3x3 one:
  * a divisor that is not a power of two), segment_attention (three segments
- * of different lengths; and with a key mask), RoPE at
+ * of different lengths; with a key mask; causal within segments, alone,
+ * mixed with bidirectional rows and with a key mask), RoPE at
  * positions of its own: axial 2D (vision towers) and 3-axis M-RoPE, plain
  * and interleaved (Qwen2-VL, Qwen3-VL), moe (top-k routing renormalised or
  * not, both expert layouts, rows choosing different experts; on the cpu
@@ -191,10 +192,11 @@ static void build_average_pool(const char *name, int64_t images, int64_t height,
         }
 }
 
-/* Softmax(q.k * scale) v within each segment, in float64; with a key
- * mask, over the segment's unmasked keys (all of them where it masks
- * every one: graph.h). */
-static void build_segment_attention(const char *name, const int32_t *key_mask) {
+/* Softmax(q.k * scale) v within each segment, in float64; a causal row
+ * (causal flags given and its flag not 0) over the keys of its segment up
+ * to itself; with a key mask, over the unmasked ones among the keys it may
+ * see (all of them where it may see no unmasked one: graph.h). */
+static void build_segment_attention(const char *name, const int32_t *key_mask, const int32_t *causal) {
   enum { ROWS = 9, HEADS = 2, DIM = 4 };
   op_case *c = new_case(name, ROWS * HEADS * DIM, false);
   float *q = add_f32(c, "q", 3, SHAPE(ROWS, HEADS, DIM), 8);
@@ -207,21 +209,31 @@ static void build_segment_attention(const char *name, const int32_t *key_mask) {
   int32_t nv = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "v");
   int32_t ns = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(ROWS), "segments");
   double scale = 0.5;
+  int32_t nm = -1, nc = -1;
   if (key_mask) {
     add_i32(c, "key_mask", 1, SHAPE(ROWS), key_mask);
-    int32_t nm = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(ROWS), "key_mask");
+    nm = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(ROWS), "key_mask");
+  }
+  if (causal) {
+    add_i32(c, "causal", 1, SHAPE(ROWS), causal);
+    nc = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 1, SHAPE(ROWS), "causal");
+    c->graph.output = vlm_graph_segment_attention_causal(&c->graph, nq, nk, nv, ns, nm, nc, scale, "attended");
+  } else if (key_mask) {
     c->graph.output = vlm_graph_segment_attention_masked(&c->graph, nq, nk, nv, ns, nm, scale, "attended");
   } else {
     c->graph.output = vlm_graph_segment_attention(&c->graph, nq, nk, nv, ns, scale, "attended");
   }
   for (int r = 0; r < ROWS; r++)
     for (int h = 0; h < HEADS; h++) {
-      bool any_unmasked = false;
-      for (int j = 0; j < ROWS; j++) any_unmasked |= segments[j] == segments[r] && (!key_mask || key_mask[j]);
+      bool any_unmasked = false, seen[ROWS];
+      for (int j = 0; j < ROWS; j++) {
+        seen[j] = segments[j] == segments[r] && (!causal || !causal[r] || j <= r);
+        any_unmasked |= seen[j] && (!key_mask || key_mask[j]);
+      }
       double scores[ROWS], largest = -INFINITY, sum = 0;
       for (int j = 0; j < ROWS; j++) {
         scores[j] = -INFINITY;
-        if (segments[j] != segments[r] || (any_unmasked && key_mask && !key_mask[j])) continue;
+        if (!seen[j] || (any_unmasked && key_mask && !key_mask[j])) continue;
         double dot = 0;
         for (int d = 0; d < DIM; d++) dot += (double)q[(r * HEADS + h) * DIM + d] * k[(j * HEADS + h) * DIM + d];
         scores[j] = dot * scale;
@@ -526,10 +538,26 @@ static void build_cases(void) {
   build_transpose();
   build_average_pool("average_pool_2x2", 2, 5, 4, 2, 16);
   build_average_pool("average_pool_3x3", 1, 6, 9, 3, 17);
-  build_segment_attention("segment_attention", NULL);
+  build_segment_attention("segment_attention", NULL, NULL);
   /* Masked keys in two segments (a padded crop's patches: Phi-4's NaViT
    * mask), segment 5 masking all of its keys. */
-  build_segment_attention("segment_attention_key_mask", (const int32_t[]){1, 0, 1, 0, 0, 0, 1, 1, 0});
+  build_segment_attention("segment_attention_key_mask", (const int32_t[]){1, 0, 1, 0, 0, 0, 1, 1, 0}, NULL);
+  /* Causal within each segment (Phi-4's unpadded crops under sdpa): every
+   * row causal, no mask (cpu: the causal path of every segment). */
+  build_segment_attention("segment_attention_causal", NULL, (const int32_t[]){1, 1, 1, 1, 1, 1, 1, 1, 1});
+  /* Flags off: as without them; and a segment mixing causal and not
+   * (cpu: the bias path), the others all causal or all not. */
+  build_segment_attention("segment_attention_causal_off", NULL, (const int32_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0});
+  build_segment_attention("segment_attention_causal_mixed", NULL, (const int32_t[]){1, 1, 1, 1, 0, 0, 1, 0, 1});
+  /* Causal with a key mask: segment 0's row 1 sees only unmasked row 0,
+   * segment 2's row 6 is masked itself, its row 8 sees the masked 6 and
+   * 8 and the unmasked 7; segment 5 masks everything (ignored); a causal
+   * row whose visible keys are all masked (row 0 of a segment starting
+   * masked: {0, 1, 1} as the third segment) ignores the mask. */
+  build_segment_attention("segment_attention_causal_masked", (const int32_t[]){1, 0, 1, 0, 0, 0, 0, 1, 0},
+                          (const int32_t[]){1, 1, 1, 1, 1, 1, 1, 1, 1});
+  build_segment_attention("segment_attention_mixed_masked", (const int32_t[]){1, 0, 1, 0, 0, 1, 0, 1, 1},
+                          (const int32_t[]){0, 0, 0, 0, 1, 1, 1, 1, 0});
   build_convolutions();
   build_permute();
   build_broadcasts();

@@ -4,13 +4,24 @@
  * (at the class defaults, 448 px crops of 14 px patches and dynamic_hd 36,
  * and at the tiny model's 64 / 2 / 6), its refusal of extreme aspect
  * ratios, and `vlm inspect` declaring every image_embed tensor of the
- * checkpoint (none left "unexpected"). */
+ * checkpoint (none left "unexpected"), and that a request's padding
+ * decides the tower's mode (causal without any: Transformers' sdpa) for
+ * every image of it, its digest included. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/cpu_encoder.h"
 #include "io/config.h"
+#include "io/json.h"
 #include "media/image_processor_phi4.h"
+#include "media/media_item.h"
+#include "models/model.h"
 #include "test.h"
+#include "validate/compare.h"
+#include "validate/golden.h"
+#include "validate/golden_media.h"
 #include "vlm.h"
 
 #define MODEL_DIR VLM_SOURCE_DIR "/tests/models/phi4_multimodal"
@@ -100,5 +111,86 @@ static void inspect_knows_the_vision_tensors(void) {
   vlm_model_report_release(report);
 }
 
+/* palette_color.png alone (no padded patch: Transformers' sdpa runs the
+ * tower causally) and beside a padded GIF (bidirectional): the item's
+ * request_traits, and so its digest (the encoder cache's key), differ, and
+ * each encodes to its own golden's projector rows. */
+static void open_case_items(vlm_model *model, const char *name, vlm_golden_case *golden, vlm_media_item **items,
+                            int *count) {
+  char case_dir[512];
+  snprintf(case_dir, sizeof(case_dir), "%s/tests/goldens/phi4_multimodal/%s", VLM_SOURCE_DIR, name);
+  CHECK_OK(vlm_golden_case_open(case_dir, NULL, golden));
+  vlm_compare_context context = {.model_directory = MODEL_DIR, .model = model, .golden = golden, .thread_count = 1};
+  CHECK_OK(vlm_golden_media_items(&context, items, count));
+  for (int i = 0; i < *count; i++) vlm_media_item_digest(&(*items)[i], (*items)[i].content_digest);
+}
+
+/* The manifest's images[index], or "". */
+static const char *json_string_at(const vlm_golden_case *golden, size_t index) {
+  const vlm_json_value *images = golden->manifest.root ? vlm_json_object_get(golden->manifest.root, "images") : NULL;
+  const char *name = images && images->type == VLM_JSON_ARRAY && index < images->as.array.count
+                         ? vlm_json_get_string(&images->as.array.items[index])
+                         : NULL;
+  return name ? name : "";
+}
+
+/* The first `tokens` rows of the cpu encode of `item` against the golden's
+ * projector rows from `offset`: max |a - b| / (1e-4 + 1e-4 |b|). */
+static double encode_error(vlm_cpu_encoder *cpu, const vlm_media_item *item, vlm_golden_case *golden,
+                           int64_t offset) {
+  vlm_tensor expected;
+  CHECK_OK(vlm_golden_case_tensor(golden, "projector", &expected));
+  int64_t width = vlm_cpu_encoder_output_width(cpu), values = item->token_count * width;
+  float *got = malloc((size_t)values * sizeof(float));
+  double worst = INFINITY;
+  if (got && !TEST_CURRENT_FAILED()) {
+    CHECK_OK(vlm_cpu_encoder_encode(cpu, item, got));
+    worst = 0;
+    const float *want = (const float *)expected.data + offset * width;
+    for (int64_t i = 0; i < values; i++) {
+      double ratio = fabs((double)got[i] - want[i]) / (1e-4 + 1e-4 * fabs((double)want[i]));
+      if (!(ratio <= worst)) worst = ratio;
+    }
+  }
+  free(got);
+  return worst;
+}
+
+static void a_requests_padding_decides_the_towers_mode(void) {
+  vlm_model *model = NULL;
+  CHECK_OK(vlm_model_open(MODEL_DIR, NULL, &model));
+  if (!model) return;
+  vlm_golden_case alone_case, pair_case;
+  vlm_media_item *alone = NULL, *pair = NULL;
+  int alone_count = 0, pair_count = 0;
+  open_case_items(model, "unpadded_image", &alone_case, &alone, &alone_count);
+  open_case_items(model, "two_images", &pair_case, &pair, &pair_count);
+  vlm_cpu_encoder *cpu = NULL;
+  CHECK_OK(vlm_cpu_encoder_open(model, VLM_MEDIA_IMAGE, NULL, &cpu));
+  if (alone_count == 1 && pair_count == 2 && cpu && !TEST_CURRENT_FAILED()) {
+    /* The same processed image (palette_color.png) in both requests. */
+    CHECK_STR_EQ(json_string_at(&alone_case, 0), "palette_color.png");
+    CHECK_STR_EQ(json_string_at(&pair_case, 0), "palette_color.png");
+    CHECK_INT_EQ(alone[0].request_traits, 0);
+    CHECK(pair[0].request_traits != 0 && pair[0].request_traits == pair[1].request_traits);
+    CHECK(memcmp(alone[0].content_digest, pair[0].content_digest, 32) != 0);
+    double causal = encode_error(cpu, &alone[0], &alone_case, 0);
+    double bidirectional = encode_error(cpu, &pair[0], &pair_case, 0);
+    printf("  palette_color.png alone %.3g, beside a padded image %.3g of the tolerance\n", causal, bidirectional);
+    CHECK(causal <= 1.0);
+    CHECK(bidirectional <= 1.0);
+    /* Encoded as the other request would, each misses its golden. */
+    alone[0].request_traits = pair[0].request_traits;
+    CHECK(encode_error(cpu, &alone[0], &alone_case, 0) > 1.0);
+  }
+  vlm_cpu_encoder_release(cpu);
+  vlm_golden_media_items_release(alone, alone_count);
+  vlm_golden_media_items_release(pair, pair_count);
+  vlm_golden_case_close(&alone_case);
+  vlm_golden_case_close(&pair_case);
+  vlm_model_release(model);
+}
+
 TEST_MAIN(TEST(default_layouts_match_transformers), TEST(tiny_layouts_match_transformers),
-          TEST(extreme_aspect_ratios_are_refused), TEST(inspect_knows_the_vision_tensors))
+          TEST(extreme_aspect_ratios_are_refused), TEST(inspect_knows_the_vision_tensors),
+          TEST(a_requests_padding_decides_the_towers_mode))

@@ -3,8 +3,10 @@
  * backend, through the engine's encoder table (so nothing falls back to the
  * host), against the cpu backend and the oracle's goldens: one_image (a
  * padded single crop: the 2-image bucket) and hd_crops (2x2 crops, the
- * bottom row padded: the 5-image bucket), each item's rows within float32
- * tolerance of both. */
+ * bottom row padded: the 5-image bucket), unpadded_image (no padded patch:
+ * the tower runs causally, as Transformers' sdpa does) and two_images (the
+ * same image beside a padded one: bidirectional), each item's rows within
+ * float32 tolerance of both. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,15 @@ static void padded_crops_match_cpu_and_goldens(void) {
   if (!TEST_CURRENT_FAILED()) case_matches_cpu_and_golden("hd_crops", 1);
 }
 
-TEST_MAIN(TEST(padded_crops_match_cpu_and_goldens))
+/* The tower causal (no padded patch in the request) and bidirectional (the
+ * same image beside a padded one) through one compiled function: the
+ * causal flags are an input. */
+static void causal_and_bidirectional_towers_match_cpu_and_goldens(void) {
+  if (!environment_ready()) return;
+  case_matches_cpu_and_golden("unpadded_image", 1);
+  if (!TEST_CURRENT_FAILED()) case_matches_cpu_and_golden("two_images", 2);
+}
+
+TEST_MAIN(TEST(padded_crops_match_cpu_and_goldens), TEST(causal_and_bidirectional_towers_match_cpu_and_goldens))
 
 #endif

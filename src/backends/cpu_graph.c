@@ -533,11 +533,28 @@ static void run_select_rows(executor *state, const vlm_node *node, float *out) {
 /* ---------------------------------------------------------------------- */
 
 /* Each run of consecutive rows with one segment id attends to itself with
- * cpu_attention's non-causal path: its own k/v rows serve as a cache
- * holding past_count 0 positions. A segment id that reappears after another
- * one is refused (graph.h: segments are consecutive). With a key mask, a
- * segment that masks some of its keys gets an additive bias of -inf in
- * their columns (0 elsewhere); a segment masking none runs as without. */
+ * cpu_attention: its own k/v rows serve as a cache holding past_count 0
+ * positions. A segment id that reappears after another one is refused
+ * (graph.h: segments are consecutive). A segment whose rows are all
+ * causal runs cpu_attention's causal path, one with none its non-causal
+ * path; with a key mask masking some of its keys, or causal flags that
+ * differ between its rows, it gets an additive bias instead: -inf in the
+ * columns a row may not see (segment_bias). */
+
+/* bias [count, count] of one segment (rows first..): per row, -inf after
+ * it when causal, and -inf over the masked keys it would see unless it
+ * would then see none (graph.h). */
+static void segment_bias(const int32_t *key_mask, const int32_t *causal, int64_t first, int64_t count,
+                         float *bias) {
+  for (int64_t r = 0; r < count; r++) {
+    int64_t visible = causal && causal[first + r] ? r + 1 : count;
+    bool any_unmasked = false;
+    for (int64_t j = 0; j < visible; j++) any_unmasked |= !key_mask || key_mask[first + j] != 0;
+    for (int64_t j = 0; j < count; j++)
+      bias[r * count + j] = j >= visible || (any_unmasked && key_mask && !key_mask[first + j]) ? -INFINITY : 0.0f;
+  }
+}
+
 static vlm_status run_segment_attention(executor *state, const vlm_node *node, float *out) {
   const vlm_node *query_node = &state->graph->nodes[node->inputs[0]];
   int64_t rows = query_node->shape[0], heads = query_node->shape[1], dim = query_node->shape[2];
@@ -545,7 +562,9 @@ static vlm_status run_segment_attention(executor *state, const vlm_node *node, f
   const float *queries = input_f32(state, node, 0), *keys = input_f32(state, node, 1),
               *values = input_f32(state, node, 2);
   const int32_t *segments = state->values[node->inputs[3]].data;
-  const int32_t *key_mask = node->input_count == 5 ? state->values[node->inputs[4]].data : NULL;
+  int32_t mask_input = node->params.segment_attention.key_mask, causal_input = node->params.segment_attention.causal;
+  const int32_t *key_mask = mask_input ? state->values[node->inputs[mask_input]].data : NULL;
+  const int32_t *causal = causal_input ? state->values[node->inputs[causal_input]].data : NULL;
   vlm_status status = VLM_OK;
   float *bias = NULL;
   for (int64_t first = 0, last; !status && first < rows; first = last) {
@@ -557,22 +576,27 @@ static vlm_status run_segment_attention(executor *state, const vlm_node *node, f
         break;
       }
     if (status) break;
-    int64_t count = last - first, masked = 0;
+    int64_t count = last - first, masked = 0, causal_rows = 0;
     for (int64_t j = first; key_mask && j < last; j++) masked += key_mask[j] == 0;
+    for (int64_t j = first; causal && j < last; j++) causal_rows += causal[j] != 0;
     cpu_attention_shape shape = {.query_count = count, .past_count = 0, .head_count = heads,
                                  .kv_head_count = heads, .head_dim = dim,
-                                 .scale = (float)node->params.segment_attention.scale, .causal = false};
-    if (masked > 0 && masked < count) {
+                                 .scale = (float)node->params.segment_attention.scale,
+                                 .causal = causal_rows == count};
+    /* A mask over every key of a non-causal segment is ignored; a causal
+     * one's first rows may still see only masked keys, so it takes the bias. */
+    bool mixed = causal_rows > 0 && causal_rows < count;
+    if ((masked > 0 && (masked < count || shape.causal)) || mixed) {
       free(bias);
       bias = malloc((size_t)(count * count) * sizeof(float));
       if (!bias) {
         status = VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory for a key mask", node->name);
         break;
       }
-      for (int64_t j = 0; j < count; j++) bias[j] = key_mask[first + j] ? 0.0f : -INFINITY;
-      for (int64_t r = 1; r < count; r++) memcpy(bias + r * count, bias, (size_t)count * sizeof(float));
+      segment_bias(key_mask, causal, first, count, bias);
       shape.bias = bias;
       shape.bias_stride = count;
+      shape.causal = false; /* the bias holds it */
     }
     size_t offset = (size_t)first * row_floats;
     status = cpu_attention(state->run->pool, &shape, queries + offset, keys + offset, values + offset, out + offset);

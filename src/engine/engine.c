@@ -596,24 +596,19 @@ static vlm_engine_request *request_create(vlm_engine *engine, const vlm_engine_r
   int count = images + clips;
   vlm_media_item *items = count ? calloc((size_t)count, sizeof(*items)) : NULL;
   bool complete = request && (!count || items);
-  uint32_t kinds = 0;
   for (int i = 0; i < count; i++) {
     vlm_loaded_image *loaded = i < images ? &options->images[i] : &options->audio[i - images];
-    if (loaded->item) kinds |= 1u << loaded->item->kind;
-  }
-  for (int i = 0; i < count; i++) {
-    vlm_loaded_image *loaded = i < images ? &options->images[i] : &options->audio[i - images];
-    if (items && loaded->item) {
-      items[i] = *loaded->item;
-      items[i].request_kinds = kinds; /* before the digest: an encoder may read it */
-      /* The caches' key, hashed here (on the caller's thread) for every
-       * item however it was made. */
-      vlm_media_item_digest(&items[i], items[i].content_digest);
-    } else {
-      complete = false;
-    }
+    if (items && loaded->item) items[i] = *loaded->item;
+    else complete = false;
     free(loaded->item);
     memset(loaded, 0, sizeof(*loaded));
+  }
+  if (complete && count) {
+    /* Before the digests: an encoder may read them. */
+    vlm_family_set_request_media(engine->model->family, &engine->model->config, items, count);
+    /* The caches' key, hashed here (on the caller's thread) for every
+     * item however it was made. */
+    for (int i = 0; i < count; i++) vlm_media_item_digest(&items[i], items[i].content_digest);
   }
   if (!complete) {
     for (int i = 0; items && i < count; i++) vlm_media_item_release(&items[i]);

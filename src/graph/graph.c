@@ -550,27 +550,36 @@ int32_t vlm_graph_average_pool(vlm_graph *graph, int32_t x, int64_t images, int6
   return finish(graph, node);
 }
 
-/* The shared build of both forms: the key mask is input 4 when given. */
-static vlm_node *segment_attention_node(vlm_graph *graph, vlm_node *node, double scale) {
+/* The shared build of every form: the key mask and the causal flags are
+ * integer row inputs after segments, in that order, each when given. */
+static bool row_input_ok(vlm_graph *graph, vlm_node *node, int index, int64_t rows, const char *what) {
+  const vlm_node *input = input_node(graph, node, index);
+  if (input->rank == 1 && input->dtype == VLM_DTYPE_I32 && input->shape[0] == rows) return true;
+  shape_error(graph, node, what);
+  return false;
+}
+
+static vlm_node *segment_attention_node(vlm_graph *graph, vlm_node *node, double scale, bool key_mask,
+                                        bool causal) {
   const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1),
-                 *v = input_node(graph, node, 2), *ids = input_node(graph, node, 3);
+                 *v = input_node(graph, node, 2);
   if (q->rank != 3 || !same_shape(q, k) || !same_shape(q, v)) {
     shape_error(graph, node, "needs q, k, v of one shape [rows, heads, dim]");
     return NULL;
   }
-  if (ids->rank != 1 || ids->dtype != VLM_DTYPE_I32 || ids->shape[0] != q->shape[0]) {
-    shape_error(graph, node, "needs i32 segment ids [rows]");
+  int64_t rows = q->shape[0];
+  int32_t next = 4;
+  if (!row_input_ok(graph, node, 3, rows, "needs i32 segment ids [rows]")) return NULL;
+  node->params.segment_attention.key_mask = key_mask ? next++ : 0;
+  node->params.segment_attention.causal = causal ? next++ : 0;
+  if (key_mask && !row_input_ok(graph, node, node->params.segment_attention.key_mask, rows,
+                                "needs an i32 key mask [rows]"))
     return NULL;
-  }
-  if (node->input_count == 5) {
-    const vlm_node *mask = input_node(graph, node, 4);
-    if (mask->rank != 1 || mask->dtype != VLM_DTYPE_I32 || mask->shape[0] != q->shape[0]) {
-      shape_error(graph, node, "needs an i32 key mask [rows]");
-      return NULL;
-    }
-  }
+  if (causal && !row_input_ok(graph, node, node->params.segment_attention.causal, rows,
+                              "needs i32 causal flags [rows]"))
+    return NULL;
   node->rank = 2;
-  node->shape[0] = q->shape[0];
+  node->shape[0] = rows;
   node->shape[1] = q->shape[1] * q->shape[2];
   node->params.segment_attention.scale = scale;
   return node;
@@ -580,7 +589,7 @@ int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key
                                     int32_t segments, double scale, const char *name, ...) {
   int32_t inputs[4] = {query, key, value, segments};
   BUILD(VLM_OP_SEGMENT_ATTENTION, inputs, 4);
-  if (!segment_attention_node(graph, node, scale)) return -1;
+  if (!segment_attention_node(graph, node, scale, false, false)) return -1;
   return finish(graph, node);
 }
 
@@ -588,7 +597,18 @@ int32_t vlm_graph_segment_attention_masked(vlm_graph *graph, int32_t query, int3
                                            int32_t segments, int32_t key_mask, double scale, const char *name, ...) {
   int32_t inputs[5] = {query, key, value, segments, key_mask};
   BUILD(VLM_OP_SEGMENT_ATTENTION, inputs, 5);
-  if (!segment_attention_node(graph, node, scale)) return -1;
+  if (!segment_attention_node(graph, node, scale, true, false)) return -1;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_segment_attention_causal(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                           int32_t segments, int32_t key_mask, int32_t causal, double scale,
+                                           const char *name, ...) {
+  int32_t inputs[6] = {query, key, value, segments}, count = 4;
+  if (key_mask >= 0) inputs[count++] = key_mask;
+  if (causal >= 0) inputs[count++] = causal;
+  BUILD(VLM_OP_SEGMENT_ATTENTION, inputs, count);
+  if (!segment_attention_node(graph, node, scale, key_mask >= 0, causal >= 0)) return -1;
   return finish(graph, node);
 }
 
@@ -684,7 +704,10 @@ static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
     case VLM_OP_SLICE:
       vlm_sb_appendf(out, " axis=%d start=%lld", node->params.slice.axis, (long long)node->params.slice.start);
       break;
-    case VLM_OP_SEGMENT_ATTENTION: vlm_sb_appendf(out, " scale=%.17g", node->params.segment_attention.scale); break;
+    case VLM_OP_SEGMENT_ATTENTION:
+      vlm_sb_appendf(out, " scale=%.17g key_mask=%d causal=%d", node->params.segment_attention.scale,
+                     node->params.segment_attention.key_mask, node->params.segment_attention.causal);
+      break;
     case VLM_OP_MOE:
       vlm_sb_appendf(out, " top_k=%d normalize=%d activation=%d transposed=%d,%d", node->params.moe.top_k,
                      node->params.moe.normalize, (int)node->params.moe.activation,

@@ -106,7 +106,8 @@ typedef struct vlm_node {
     struct { const int32_t *rows; int64_t count; } select;
     struct { int32_t axis; } concat;
     struct { int32_t axis; int64_t start; } slice;
-    struct { double scale; } segment_attention;
+    /* key_mask, causal: the node input holding each (0: none). */
+    struct { double scale; int32_t key_mask, causal; } segment_attention;
     /* Rows are `images` grids of height x width patches, row-major; the
      * output is each image's (height / kernel) x (width / kernel) grid. */
     struct { int64_t images, height, width, kernel; } pool;
@@ -305,6 +306,18 @@ int32_t vlm_graph_segment_attention(vlm_graph *graph, int32_t query, int32_t key
 int32_t vlm_graph_segment_attention_masked(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
                                            int32_t segments, int32_t key_mask, double scale, const char *name, ...)
     __attribute__((format(printf, 8, 9)));
+/* The same, each optional (-1: none): the key mask, and an integer input
+ * `causal` [rows]: a row whose value is not 0 attends only to the rows of
+ * its segment at or before it (causal attention within a segment,
+ * Transformers' sdpa `is_causal` over a batch of sequences, which runs a
+ * causal vision tower where no mask was built: Phi-4's unpadded crops).
+ * With both, a row's keys are those of its segment it may see (all of them,
+ * or the ones up to it), less the masked ones, unless that leaves none:
+ * then the mask is ignored for that row. An input, not a parameter, so one
+ * compiled function serves both modes. */
+int32_t vlm_graph_segment_attention_causal(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
+                                           int32_t segments, int32_t key_mask, int32_t causal, double scale,
+                                           const char *name, ...) __attribute__((format(printf, 9, 10)));
 
 /* Average pooling as torch's AvgPool2d(kernel, stride = kernel) over each
  * image's patch grid: x [images * height * width, channels], rows in

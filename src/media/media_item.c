@@ -31,6 +31,7 @@ void vlm_media_item_digest(const vlm_media_item *item, uint8_t out_digest[32]) {
   for (int i = 0; i < 3; i++) hash_int(&hash, item->grid[i]);
   hash_int(&hash, item->token_count);
   hash_int(&hash, item->request_kinds);
+  hash_int(&hash, item->request_traits);
   hash_int(&hash, item->tensors.count);
   for (int t = 0; t < item->tensors.count; t++) {
     const vlm_named_tensor *tensor = &item->tensors.items[t];

@@ -45,6 +45,12 @@ typedef struct vlm_media_item {
    * may depend on them, as Phi-4-multimodal's audio projection does on
    * whether the request also has an image. Part of the digest. */
   uint32_t request_kinds;
+  /* The OR over the request's images of what their family says each
+   * image's encoding depends on in the others (vlm_family_image's
+   * item_traits: Phi-4-multimodal's tower runs causally unless some image
+   * of the call has a padded patch), set with request_kinds. Part of the
+   * digest. */
+  uint32_t request_traits;
   /* SHA-256 of what the encoder reads (vlm_media_item_digest), set by the
    * engine when a request takes the item: the prefix and encoder caches' key. */
   uint8_t content_digest[32];
@@ -53,7 +59,7 @@ typedef struct vlm_media_item {
 /* The tensor `name`, or NULL. */
 const vlm_named_tensor *vlm_media_item_tensor(const vlm_media_item *item, const char *name);
 /* SHA-256 over everything an encoder can read of the item: its kind, the
- * processor class, grid, token count and request_kinds, and every tensor's name, dtype,
+ * processor class, grid, token count, request_kinds and request_traits, and every tensor's name, dtype,
  * shape and bytes. The processor's outputs already reflect its config, so
  * two items with equal digests give the same features on one model; a
  * different image with the same placeholder count differs in its pixels. */

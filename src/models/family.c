@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "media/media_item.h"
+
 /* Every family record, defined in its own src/models/<family>.c. Adding a
  * family means adding its file and one line here. */
 extern const vlm_family vlm_family_llama, vlm_family_mistral, vlm_family_qwen2,
@@ -163,4 +165,18 @@ const vlm_expected_tensor *vlm_manifest_find(const vlm_tensor_manifest *manifest
   for (size_t i = 0; i < manifest->count; i++)
     if (strcmp(manifest->tensors[i].name, name) == 0) return &manifest->tensors[i];
   return NULL;
+}
+
+void vlm_family_set_request_media(const vlm_family *family, const vlm_model_config *config, vlm_media_item *items,
+                                  int count) {
+  uint32_t kinds = 0, traits = 0;
+  for (int i = 0; i < count; i++) {
+    kinds |= 1u << items[i].kind;
+    if (items[i].kind == VLM_MEDIA_IMAGE && family && family->image && family->image->item_traits)
+      traits |= family->image->item_traits(config, &items[i]);
+  }
+  for (int i = 0; i < count; i++) {
+    items[i].request_kinds = kinds;
+    items[i].request_traits = traits;
+  }
 }

@@ -134,6 +134,12 @@ typedef struct vlm_family_image {
    * an image can need; count 0: compile exactly encoder_rows. */
   int (*encoder_buckets)(const vlm_model_config *config, const vlm_processor_config *processor, int64_t *out_rows,
                          int capacity);
+  /* Bits of an image that the encoding of every image of the same request
+   * depends on, when Transformers encodes a request's images in one call
+   * whose mode depends on all of them (Phi-4-multimodal: whether some patch
+   * is padding); NULL: none. vlm_family_set_request_media ORs them into
+   * each item's request_traits. */
+  uint32_t (*item_traits)(const vlm_model_config *config, const struct vlm_media_item *item);
 } vlm_family_image;
 
 /* A family's audio path, the counterpart of vlm_family_image for items of
@@ -229,6 +235,14 @@ typedef struct vlm_family {
   int adapter_count;
   int (*adapter_for)(bool has_image, bool has_audio);
 } vlm_family;
+
+/* What an item's encoding may depend on of the rest of its request, set on
+ * every item of a request when it takes them (the engine; vlm compare for
+ * a golden case), before their digests so the caches key on it:
+ * request_kinds (the kinds of media the request holds) and request_traits
+ * (the OR of the family's item_traits over its images). */
+void vlm_family_set_request_media(const vlm_family *family, const vlm_model_config *config,
+                                  struct vlm_media_item *items, int count);
 
 /* The family for a model_type, or NULL when no family declares it. */
 const vlm_family *vlm_family_find(const char *model_type);

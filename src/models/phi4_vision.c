@@ -5,7 +5,14 @@
  *   tower       Phi4MultimodalVisionModel (SigLIP) over the global image and
  *               every crop, each its own attention segment; a crop's padded
  *               patches (image_attention_mask 0) are masked as keys
- *               (create_bidirectional_mask) but still computed, and the
+ *               (create_bidirectional_mask) but still computed. The tower
+ *               runs once over every image of the request (flatten(0, 1)),
+ *               and its attention says is_causal: where no patch of that
+ *               call is padding, create_bidirectional_mask gives None and
+ *               sdpa (Transformers' default) attends causally within each
+ *               crop; vlm does the same (item_traits: the request's
+ *               images decide together; the padded crop slots of images
+ *               with fewer crops have a mask of ones, so they never do). The
  *               position ids are NaViT's: each valid patch's row and column
  *               fractions of the crop's valid extent, bucketized into the
  *               position table's grid, 0 for padded patches
@@ -80,7 +87,7 @@ static vlm_status describe_vision(const vlm_model_config *config, phi4_vision *o
     return VLM_ERROR(INVALID_ARGUMENT, "config.json: vision feature_layer %lld is outside hidden_states' %lld entries",
                      (long long)section_int(config, "feature_layer", -2), (long long)count);
   out->tower = (vlm_vision_description){.vision = vision, .kind = VLM_VIT_SIGLIP, .tower_prefix = TOWER,
-                                        .feature_layer_count = 1, .key_mask = true,
+                                        .feature_layer_count = 1, .key_mask = true, .causal = true,
                                         .text_hidden_size = config->text.hidden_size};
   out->tower.feature_layers[0] = layer;
   out->side = vision->image_height / vision->patch_size;
@@ -126,6 +133,20 @@ static vlm_status item_tensors(const vlm_model_config *config, const phi4_vision
 }
 
 /* ---- The image path (vlm_family_image) --------------------------------- */
+
+/* item_traits: some patch of the image is padding. */
+#define TRAIT_PADDED 1u
+
+static uint32_t item_traits(const vlm_model_config *config, const vlm_media_item *item) {
+  (void)config;
+  const vlm_named_tensor *masks = vlm_media_item_tensor(item, "image_attention_mask");
+  if (!masks || masks->dtype != VLM_DTYPE_F32) return 0; /* encoder_inputs refuses it */
+  const float *values = masks->data;
+  size_t count = vlm_named_tensor_bytes(masks) / sizeof(float);
+  for (size_t i = 0; i < count; i++)
+    if (values[i] == 0.0f) return TRAIT_PADDED;
+  return 0;
+}
 
 static int64_t placeholder_token(const vlm_model_config *config) { return config->image_token_id; }
 
@@ -229,8 +250,9 @@ static void stitch_rows(const phi4_vision *vision, const phi4_item *item, const 
 }
 
 /* Patches, NaViT position ids, segments (one per tower image), the key
- * mask and the stitch order; a bucket's spare images are zero patches in
- * segments of their own, unmasked. */
+ * mask, the causal flags (all set unless some image of the request has a
+ * padded patch) and the stitch order; a bucket's spare images are zero
+ * patches in segments of their own, unmasked. */
 static vlm_status encoder_inputs(const vlm_model_config *config, const vlm_media_item *item, int64_t rows,
                                  vlm_tensor_list *out) {
   phi4_vision vision;
@@ -256,8 +278,11 @@ static vlm_status encoder_inputs(const vlm_model_config *config, const vlm_media
   vlm_status status = vlm_vision_prepare_inputs(&vision.tower, list, (int)slots, out);
   free(list);
   if (status) return status;
-  int32_t *mask = NULL, *order = NULL;
+  int32_t *mask = NULL, *order = NULL, *causal = NULL;
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "key_mask", VLM_DTYPE_I32, 1, SHAPE(rows), (void **)&mask));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "causal", VLM_DTYPE_I32, 1, SHAPE(rows), (void **)&causal));
+  int32_t causal_flag = (item->request_traits & TRAIT_PADDED) || (item_traits(config, item) & TRAIT_PADDED) ? 0 : 1;
+  for (int64_t r = 0; r < rows; r++) causal[r] = causal_flag;
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(out, "stitch_rows", VLM_DTYPE_I32, 1,
                                           SHAPE(output_rows(&vision, slots)), (void **)&order));
   const vlm_named_tensor *positions = vlm_tensor_list_find(out, "position_ids"); /* after the adds move the list */
@@ -359,6 +384,7 @@ const vlm_family_image vlm_phi4_image_path = {
     .encoder_inputs = encoder_inputs,
     .build_encoder = build_encoder,
     .encoder_buckets = encoder_buckets,
+    .item_traits = item_traits,
 };
 
 void vlm_phi4_declare_vision(const vlm_model_config *config, vlm_tensor_manifest *manifest) {

@@ -185,7 +185,7 @@ static int32_t embeddings(vision_builder *builder, int64_t image_count) {
 }
 
 static int32_t encoder_layer(vision_builder *builder, int32_t residual, int32_t segments, int32_t key_mask,
-                             int64_t layer) {
+                             int32_t causal, int64_t layer) {
   const vlm_vision_config *vision = builder->vision;
   vlm_graph *graph = builder->graph;
   int64_t hidden = vision->hidden_size, heads = vision->num_attention_heads;
@@ -200,10 +200,15 @@ static int32_t encoder_layer(vision_builder *builder, int32_t residual, int32_t 
   q = vlm_graph_reshape(graph, q, 3, VLM_SHAPE(rows, heads, head_dim), "%sself_attn.q_heads", prefix);
   k = vlm_graph_reshape(graph, k, 3, VLM_SHAPE(rows, heads, head_dim), "%sself_attn.k_heads", prefix);
   v = vlm_graph_reshape(graph, v, 3, VLM_SHAPE(rows, heads, head_dim), "%sself_attn.v_heads", prefix);
-  x = key_mask >= 0 ? vlm_graph_segment_attention_masked(graph, q, k, v, segments, key_mask,
-                                                         1.0 / sqrt((double)head_dim), "%sself_attn.attention", prefix)
-                    : vlm_graph_segment_attention(graph, q, k, v, segments, 1.0 / sqrt((double)head_dim),
-                                                  "%sself_attn.attention", prefix);
+  double scale = 1.0 / sqrt((double)head_dim);
+  if (causal >= 0)
+    x = vlm_graph_segment_attention_causal(graph, q, k, v, segments, key_mask, causal, scale,
+                                           "%sself_attn.attention", prefix);
+  else if (key_mask >= 0)
+    x = vlm_graph_segment_attention_masked(graph, q, k, v, segments, key_mask, scale, "%sself_attn.attention",
+                                           prefix);
+  else
+    x = vlm_graph_segment_attention(graph, q, k, v, segments, scale, "%sself_attn.attention", prefix);
   x = linear(builder, x, prefix, "self_attn.out_proj", hidden, hidden, true);
   residual = vlm_graph_add(graph, residual, x, "%sresidual_attention", prefix);
   x = layer_norm(builder, residual, prefix, "layer_norm2");
@@ -277,9 +282,13 @@ vlm_status vlm_build_vision_graph(const vlm_vision_description *description, int
                          ? vlm_graph_input(graph, VLM_DTYPE_I32, 1,
                                            VLM_SHAPE(image_count * sequence_length(description)), "key_mask")
                          : -1;
+  int32_t causal = description->causal
+                       ? vlm_graph_input(graph, VLM_DTYPE_I32, 1,
+                                         VLM_SHAPE(image_count * sequence_length(description)), "causal")
+                       : -1;
   int32_t by_index_zero = hidden;
   for (int64_t layer = 0; layer < deepest; layer++) {
-    hidden = encoder_layer(&builder, hidden, segments, key_mask, layer);
+    hidden = encoder_layer(&builder, hidden, segments, key_mask, causal, layer);
     for (int i = 0; i < description->feature_layer_count; i++)
       if (description->feature_layers[i] == layer + 1) states[i] = hidden;
   }

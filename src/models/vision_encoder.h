@@ -40,6 +40,11 @@ typedef struct vlm_vision_description {
    * crops). The family fills it, and position_ids, after
    * vlm_vision_prepare_inputs. */
   bool key_mask;
+  /* Causal flags per sequence row: the graph input "causal" (i32 [rows],
+   * not 0: the row attends only to its image's rows up to itself), as
+   * Transformers' sdpa runs a tower whose attention says is_causal when no
+   * mask was built (Phi-4's over unpadded crops). The family fills it. */
+  bool causal;
   vlm_activation projector_activation;
   bool projector_bias;
   int64_t text_hidden_size;

@@ -262,8 +262,7 @@ vlm_status vlm_golden_media_items(const vlm_compare_context *context, vlm_media_
       status = model->family->audio->token_count(&model->config, &model->feature_extractor, &items[i],
                                                  &items[i].token_count);
   }
-  uint32_t kinds = (image_count ? 1u << VLM_MEDIA_IMAGE : 0) | (audio_count ? 1u << VLM_MEDIA_AUDIO : 0);
-  for (int i = 0; i < count; i++) items[i].request_kinds = kinds;
+  if (!status) vlm_family_set_request_media(model->family, &model->config, items, count);
   if (status) {
     vlm_golden_media_items_release(items, count);
     return status;

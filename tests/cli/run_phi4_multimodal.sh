@@ -8,7 +8,9 @@
 # cpu and xla; the image cases through the chat template (`--image` and
 # the case's message, whose text holds the placeholder as the oracle wrote
 # it: the string template gets it as vLLM's string content format makes
-# it) and as the rendered prompt (--raw); the image + speech case (`--image`
+# it) and as the rendered prompt (--raw), and two of them on xla (an image
+# without padding, whose tower runs causally, and a padded one,
+# bidirectional); the image + speech case (`--image`
 # and `--audio` at once: the vision adapter, the clip's vision+speech
 # projection) both ways, and its bfloat16 golden (Transformers in bf16,
 # vlm in float32: the same greedy tokens) both ways on cpu and through
@@ -98,7 +100,7 @@ if have_fixtures "run_phi4_multimodal"; then
   check "run_phi4_refuses_two_placeholders_for_one_clip" refuses 1 "Found more '<|endoftext11|>' placeholders" \
     run --model "$model" --prompt "<|endoftext11|><|endoftext11|>hi" \
     --audio "$fixtures_root/media/audio/speech_quick_fox_16k.flac"
-  for name in one_image hd_crops two_images image_speech image_speech_bf16; do
+  for name in one_image hd_crops two_images unpadded_image image_speech image_speech_bf16; do
     check "run_phi4_${name}_raw" image_greedy_matches "$name"
     check "run_phi4_$name" greedy_matches "$name"
   done
@@ -123,6 +125,12 @@ if have_fixtures "run_phi4_multimodal"; then
       check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 96
     done
     check "run_phi4_xla_image_speech_bf16" greedy_matches image_speech_bf16 --backend xla --context 640
+    # The tower causal (an image without padding) and bidirectional (a
+    # padded one): one compiled encoder function (the 2-image bucket) and
+    # one decoder serve both.
+    for name in unpadded_image one_image; do
+      check "run_phi4_xla_$name" greedy_matches "$name" --backend xla --context 640
+    done
   fi
 fi
 finish

@@ -245,13 +245,37 @@ class Phi4MultimodalImageServerTests(unittest.TestCase):
 
     def test_image_cases_give_transformers_text_streamed_and_not(self):
         cases = image_cases()
-        self.assertEqual(sorted(name for name, _ in cases), ["hd_crops", "one_image", "two_images"])
+        self.assertEqual(sorted(name for name, _ in cases), ["hd_crops", "one_image", "two_images", "unpadded_image"])
         for name, manifest in cases:
             greedy = stage(manifest, "greedy_tokens")["tokens"]
             with self.subTest(case=name, stream=True):
                 self.check_case(manifest, *self.stream(image_messages(manifest), len(greedy)))
             with self.subTest(case=name, stream=False):
                 self.check_case(manifest, *self.complete(image_messages(manifest), len(greedy)))
+
+    def test_encoder_cache_keeps_the_towers_modes_apart(self):
+        # palette_color.png beside a padded gif (a bidirectional tower), then
+        # alone (causal, as Transformers' sdpa runs it), then beside it again,
+        # on a server whose encoder cache is on: the item's digest covers
+        # the request's padding, so neither request gets the other's features.
+        cases = dict(image_cases())
+        arguments = list(self.arguments)
+        at = arguments.index("--encoder-cache-mb")
+        del arguments[at:at + 2]  # the default budget
+        server = harness.Server(VLM, self.model, *arguments, env=self.env, start_timeout=self.start_timeout)
+        try:
+            client = openai.OpenAI(base_url=server.base_url(), api_key="unused", max_retries=0, timeout=600)
+            for name in ("two_images", "unpadded_image", "two_images"):
+                manifest = cases[name]
+                greedy = stage(manifest, "greedy_tokens")["tokens"]
+                with self.subTest(case=name):
+                    response = client.chat.completions.create(model=FAMILY, messages=image_messages(manifest),
+                                                              max_tokens=len(greedy), temperature=0)
+                    self.check_case(manifest, response.choices[0].message.content, response.usage)
+            client.close()
+        finally:
+            status = server.stop()
+        self.assertEqual(status, 0, server.stderr())
 
     def test_image_speech_case_gives_transformers_text_streamed_and_not(self):
         # image_url and input_audio parts at once: the vision adapter, the

@@ -682,6 +682,12 @@ PHI4_MULTIMODAL = Family(
              images=("horse.png",), adapter="vision-lora"),
         Case("two_images", messages=[{"role": "user", "content": "<|endoftext10|><|endoftext10|>Compare them."}],
              images=("palette_color.png", "no_time_for_that_tiny.gif"), adapter="vision-lora"),
+        # No patch of the tower call is padding: create_bidirectional_mask
+        # gives None and sdpa runs the tower causally within each crop
+        # (Phi4MultimodalVisionAttention.is_causal); two_images has the same
+        # palette beside a padded image, so its tower is bidirectional.
+        Case("unpadded_image", messages=[{"role": "user", "content": "<|endoftext10|>What colours are these?"}],
+             images=("palette_color.png",), adapter="vision-lora"),
         # Audio only: the speech adapter, the speech projection. The
         # placeholder leads the text as vLLM's string content format puts
         # it (what `vlm run --audio` and input_audio parts become).

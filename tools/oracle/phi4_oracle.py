@@ -179,6 +179,9 @@ def _image_stages(golden, model, inputs, num_img_tokens):
     crop = embed.crop_size
     real = torch.cat([torch.arange(1 + (int(h) // crop) * (int(w) // crop)) + i * pixels.shape[1]
                       for i, (h, w) in enumerate(sizes.tolist())])
+    # The padding crop slots' masks are ones, so leaving them out keeps the
+    # tower's mode that the model's call has: causal under sdpa
+    # (Phi4MultimodalVisionAttention.is_causal) unless a real patch is padded.
     flat = pixels.flatten(0, 1).to(embed.img_processor.embeddings.patch_embedding.weight.dtype)[real]
     flat_mask = masks.flatten(0, 1).to(torch.bool)[real]
     positions = {}

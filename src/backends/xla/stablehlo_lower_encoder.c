@@ -59,6 +59,18 @@ static xla_value masked_keys(xla_emitter *e, xla_value same, xla_value key_mask,
   return xla_select(e, xla_broadcast(e, any, 2, pair, (int64_t[]){0}), keep, same);
 }
 
+/* same [query, key] AND (causal[query] == 0 OR key <= query): segments
+ * are runs of consecutive rows, so a key at or before the query in the
+ * whole sequence is one at or before it in its segment. */
+static xla_value causal_keys(xla_emitter *e, xla_value same, xla_value causal, int64_t rows) {
+  int64_t pair[2] = {rows, rows};
+  xla_value query = xla_iota(e, "i32", 2, pair, 0), key = xla_iota(e, "i32", 2, pair, 1);
+  xla_value before = xla_compare(e, key, query, "LE");
+  xla_value off = xla_compare(e, causal, xla_splat(e, 0, "i32", 1, causal.shape), "EQ");
+  xla_value seen = XLA_OP(e, "or", NULL, &before, before, xla_broadcast(e, off, 2, pair, (int64_t[]){0}));
+  return XLA_OP(e, "and", NULL, &same, same, seen);
+}
+
 static vlm_status lower_segment_attention(xla_emitter *e, const vlm_node *node, xla_value *out) {
   xla_value q = xla_input_f32(e, node, 0), k = xla_input_f32(e, node, 1), v = xla_input_f32(e, node, 2);
   xla_value segments = e->nodes[node->inputs[3]];
@@ -66,7 +78,9 @@ static vlm_status lower_segment_attention(xla_emitter *e, const vlm_node *node, 
   int64_t pair[2] = {rows, rows};
   xla_value same = xla_compare(e, xla_broadcast(e, segments, 2, pair, (int64_t[]){0}),
                                xla_broadcast(e, segments, 2, pair, (int64_t[]){1}), "EQ");
-  if (node->input_count == 5) same = masked_keys(e, same, e->nodes[node->inputs[4]], rows);
+  int32_t mask_input = node->params.segment_attention.key_mask, causal_input = node->params.segment_attention.causal;
+  if (causal_input) same = causal_keys(e, same, e->nodes[node->inputs[causal_input]], rows);
+  if (mask_input) same = masked_keys(e, same, e->nodes[node->inputs[mask_input]], rows);
   xla_value bias = xla_select(e, same, xla_splat(e, 0.0, "f32", 2, pair), xla_splat(e, -INFINITY, "f32", 2, pair));
   /* [head, query, key] */
   int64_t score_shape[3] = {heads, rows, rows};
