@@ -124,7 +124,8 @@ avx512_weights(const uint8_t *block, cpu_quant_format format, const __m512 *scal
   for (int v = 0; v < half; v++) {
     const void *p = row + avx512_column(format, vectors, pass, v);
     __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
-    __m512i low = _mm512_and_si512(bytes, nibble), high = _mm512_and_si512(_mm512_srli_epi32(bytes, 4), nibble);
+    /* Bytes zero-extended: the shift alone leaves the high nibble. */
+    __m512i low = _mm512_and_si512(bytes, nibble), high = _mm512_srli_epi32(bytes, 4);
     w[v] = _mm512_fmsub_ps(_mm512_cvtepi32_ps(low), scale[v], offset[v]);
     w[v + half] = _mm512_fmsub_ps(_mm512_cvtepi32_ps(high), scale[v + half], offset[v + half]);
   }
@@ -260,7 +261,8 @@ avx2_weights(const uint8_t *block, cpu_quant_format format, const __m256 *scale,
   for (int v = 0; v < half; v++) {
     const void *p = row + avx2_column(format, vectors, pass, v);
     __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
-    __m256i low = _mm256_and_si256(bytes, nibble), high = _mm256_and_si256(_mm256_srli_epi32(bytes, 4), nibble);
+    /* Bytes zero-extended: the shift alone leaves the high nibble. */
+    __m256i low = _mm256_and_si256(bytes, nibble), high = _mm256_srli_epi32(bytes, 4);
     w[v] = _mm256_fmsub_ps(_mm256_cvtepi32_ps(low), scale[v], offset[v]);
     w[v + half] = _mm256_fmsub_ps(_mm256_cvtepi32_ps(high), scale[v + half], offset[v + half]);
   }
