@@ -75,8 +75,43 @@ assert none["positions"] > 40 and none["cases"] == 2, none
 assert 0 < q8["mean_kl"] < q4["mean_kl"], (q8, q4)
 PY
 }
+# On the tokens of a llama.cpp --kl-divergence-base file (llama_kld_file.h):
+# against a uniform base, the perplexity is the vocabulary size; the
+# reference written back in that format and read again is itself up to the
+# 16-bit log-probabilities; q4 against it is what q4 against the reference is.
+measures_against_a_llama_base() {
+  python3 - "$work/uniform.bin" <<'PY'
+import math, random, struct, sys
+n_ctx, vocab, chunks = 24, 512, 2
+random.seed(7)
+with open(sys.argv[1], "wb") as f:
+    f.write(b"_logits_" + struct.pack("<Iii", n_ctx, vocab, chunks))
+    f.write(struct.pack(f"<{n_ctx * chunks}i", *(random.randrange(vocab) for _ in range(n_ctx * chunks))))
+    row = struct.pack("<ff", 0.0, -math.log(vocab)) + bytes(2 * vocab)
+    f.write(row * ((n_ctx - 1 - n_ctx // 2) * chunks))
+PY
+  "$accuracy" --model "$work/model" --llama-base "$work/uniform.bin" --write-llama-base "$work/vlm.bin" \
+    >"$work/uniform.json" 2>"$work/err" &&
+  "$accuracy" --model "$work/model" --quantize q4 --llama-base "$work/vlm.bin" >"$work/q4.json" 2>>"$work/err" ||
+    { cat "$work/err"; return 1; }
+  printf 'not a base file' >"$work/bad.bin"
+  ! "$accuracy" --model "$work/model" --llama-base "$work/bad.bin" >/dev/null 2>"$work/err" &&
+    grep -q "not a llama.cpp --kl-divergence-base file" "$work/err" || { cat "$work/err"; return 1; }
+  python3 - "$work/uniform.json" "$work/q4.json" <<'PY'
+import json, math, sys
+uniform, q4 = (json.load(open(path)) for path in sys.argv[1:])
+u, b = uniform["llama_base"], q4["llama_base"]
+assert uniform["positions"] == u["positions"] == 2 * 11 and uniform["cases"] == 2, uniform
+assert abs(u["ppl_base"] / 512 - 1) < 1e-5 and u["kl_base_reference"] > 0.01, uniform
+assert u["kl_base_reference"] == u["kl_base_candidate"] and uniform["mean_kl"] == 0, uniform
+assert b["kl_base_reference"] < 1e-5 and abs(b["ppl_base"] / b["ppl_reference"] - 1) < 1e-3, q4
+assert b["top1_base_reference"] == 1, q4
+assert q4["mean_kl"] > 0 and abs(b["kl_base_candidate"] / q4["mean_kl"] - 1) < 0.05, q4
+PY
+}
 if [ -x "$accuracy" ]; then
   check quant_accuracy_measures_kl_and_agreement measures_accuracy
+  check quant_accuracy_measures_against_a_llama_base measures_against_a_llama_base
 else
   check quant_accuracy_is_built false
 fi
