@@ -19,9 +19,11 @@
 #include "io/json.h"
 #include "io/safetensors.h"
 #include "media/image_processor_clip.h"
+#include "media/image_processors.h"
 #include "test.h"
 #include "validate/golden.h"
 #include "core/sha256.h"
+#include "core/status.h"
 #include "vlm/media.h"
 
 #define MEDIA_GOLDENS VLM_SOURCE_DIR "/tests/goldens/media"
@@ -330,7 +332,73 @@ static void test_normalize_matches_llava_golden(void) {
   vlm_safetensors_close(&tensors);
 }
 
+/* A batch of processor outputs held in a tensor list (as the oracle's
+ * goldens hold Transformers' batched outputs). */
+static vlm_status list_get(void *context, const char *name, vlm_tensor *out) {
+  const vlm_named_tensor *t = vlm_tensor_list_find((const vlm_tensor_list *)context, name);
+  if (!t) return VLM_ERROR(NOT_FOUND, "no %s", name);
+  return vlm_tensor_borrow(t->dtype, t->rank, t->shape, t->data, out);
+}
+
+static float *batch_add(vlm_tensor_list *batch, const char *name, vlm_dtype dtype, int rank, const int64_t *shape) {
+  void *data = NULL;
+  CHECK_OK(vlm_tensor_list_add(batch, name, dtype, rank, shape, &data));
+  return data;
+}
+
+static const vlm_image_processor_class *processor_class(const char *type) {
+  vlm_processor_config config = {.image_processor_type = type};
+  const vlm_image_processor_class *processor = NULL;
+  CHECK_OK(vlm_image_processor_find(&config, &processor));
+  return processor;
+}
+
+/* Each class cuts image `index` out of its own batch layout, as its
+ * preprocess would have made it alone, and refuses a batch laid out
+ * otherwise. */
+static void test_processors_split_their_batches(void) {
+  vlm_tensor_list batch = {0};
+  vlm_processor_outputs outputs = {&batch, list_get};
+  vlm_media_item item = {0};
+  /* Qwen2-VL: grids [1,2,2] then [1,2,4]: image 1 is rows 4..11. */
+  const vlm_image_processor_class *qwen = processor_class("Qwen2VLImageProcessor");
+  float *rows = batch_add(&batch, "pixel_values", VLM_DTYPE_F32, 2, (const int64_t[]){12, 3});
+  for (int i = 0; i < 36; i++) rows[i] = (float)(i / 3);
+  int32_t *grids = (int32_t *)batch_add(&batch, "image_grid_thw", VLM_DTYPE_I32, 2, (const int64_t[]){2, 3});
+  memcpy(grids, (const int32_t[]){1, 2, 2, 1, 2, 4}, sizeof(int32_t[6]));
+  CHECK_OK(qwen->item_from_batch(&outputs, 1, &item));
+  const vlm_named_tensor *pixels = vlm_media_item_tensor(&item, "pixel_values");
+  CHECK(pixels && pixels->shape[0] == 8 && ((float *)pixels->data)[0] == 4 && ((float *)pixels->data)[23] == 11);
+  CHECK(item.grid[0] == 1 && item.grid[1] == 2 && item.grid[2] == 4);
+  vlm_media_item_release(&item);
+  grids[5] = 5; /* 4 + 10 rows > 12 */
+  CHECK_ERROR(qwen->item_from_batch(&outputs, 1, &item), VLM_STATUS_DATA_LOSS, "more rows");
+  vlm_media_item_release(&item);
+  vlm_tensor_list_release(&batch);
+  /* Gemma 3: num_crops [0, 2]: image 1 is the global image and 2 crops. */
+  const vlm_image_processor_class *gemma = processor_class("Gemma3ImageProcessor");
+  float *images = batch_add(&batch, "pixel_values", VLM_DTYPE_F32, 4, (const int64_t[]){4, 1, 2, 2});
+  for (int i = 0; i < 16; i++) images[i] = (float)(i / 4);
+  int32_t *crops = (int32_t *)batch_add(&batch, "num_crops", VLM_DTYPE_I32, 1, (const int64_t[]){2});
+  crops[0] = 0, crops[1] = 2;
+  CHECK_OK(gemma->item_from_batch(&outputs, 1, &item));
+  pixels = vlm_media_item_tensor(&item, "pixel_values");
+  const vlm_named_tensor *count = vlm_media_item_tensor(&item, "num_crops");
+  CHECK(pixels && pixels->shape[0] == 3 && ((float *)pixels->data)[0] == 1 && count && *(int32_t *)count->data == 2);
+  CHECK(item.grid[0] == 3);
+  vlm_media_item_release(&item);
+  /* CLIP stacks [C, H, W] per image: image 3 of the same pixels. */
+  CHECK_OK(processor_class("CLIPImageProcessor")->item_from_batch(&outputs, 3, &item));
+  pixels = vlm_media_item_tensor(&item, "pixel_values");
+  CHECK(pixels && pixels->rank == 3 && ((float *)pixels->data)[0] == 3 && item.grid[1] == 2);
+  vlm_media_item_release(&item);
+  CHECK_ERROR(processor_class("Phi4MultimodalImageProcessor")->item_from_batch(&outputs, 0, &item),
+              VLM_STATUS_NOT_FOUND, "image_pixel_values");
+  vlm_media_item_release(&item);
+  vlm_tensor_list_release(&batch);
+}
+
 TEST_MAIN(TEST(test_fixture_images_match_transformers), TEST(test_bad_inputs_give_clear_errors),
           TEST(test_limits_are_checked_before_allocating), TEST(test_cancellation),
           TEST(test_exif_orientation), TEST(test_seed_corpus_and_sniffing),
-          TEST(test_normalize_matches_llava_golden))
+          TEST(test_normalize_matches_llava_golden), TEST(test_processors_split_their_batches))

@@ -82,6 +82,10 @@ void vlm_tensor_release(vlm_tensor *tensor);
 const char *vlm_shape_format(const int64_t *shape, int rank, char *buffer,
                              size_t buffer_size);
 
+/* Element `index` (in storage order) widened to double, whatever its
+ * dtype (unaligned data allowed); false for a dtype without a value. */
+bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double *out);
+
 /* Scalar conversions used by tests and reference paths. */
 float vlm_bf16_to_f32(uint16_t value);
 uint16_t vlm_f32_to_bf16(float value); /* round to nearest even */

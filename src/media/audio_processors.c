@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "core/tensor.h"
 #include "media/audio_features_phi4.h"
 
 /* ---- Phi4MultimodalFeatureExtractor (Phi-4-multimodal) ----------------- */
@@ -30,8 +31,31 @@ static vlm_status phi4_preprocess(const vlm_feature_extractor_config *config, co
   return status;
 }
 
+/* One clip's audio_input_features [frames, feature_size] (the oracle
+ * records a single clip's; its batch axis dropped) and audio_embed_sizes. */
+static vlm_status phi4_item_from_batch(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out) {
+  vlm_tensor features, sizes;
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "audio_input_features", &features));
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "audio_embed_sizes", &sizes));
+  if (index != 0 || features.dtype != VLM_DTYPE_F32 || features.rank != 2 || vlm_tensor_element_count(&sizes) != 1)
+    return VLM_ERROR(DATA_LOSS, "audio_input_features is not one clip's f32 [frames, mels]");
+  out->processor = "Phi4MultimodalFeatureExtractor";
+  void *data = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "audio_input_features", VLM_DTYPE_F32, 2, features.shape,
+                                          &data));
+  memcpy(data, features.data, (size_t)vlm_tensor_element_count(&features) * sizeof(float));
+  out->grid[0] = 1, out->grid[1] = features.shape[0], out->grid[2] = features.shape[1];
+  int32_t *size = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "audio_embed_sizes", VLM_DTYPE_I32, 1, (const int64_t[]){1},
+                                          (void **)&size));
+  double value = 0;
+  vlm_tensor_value_as_double(&sizes, 0, &value);
+  *size = (int32_t)value;
+  return VLM_OK;
+}
+
 static const vlm_audio_processor_class processors[] = {
-    {"Phi4MultimodalFeatureExtractor", phi4_preprocess},
+    {"Phi4MultimodalFeatureExtractor", phi4_preprocess, phi4_item_from_batch},
 };
 
 vlm_status vlm_audio_processor_find(const vlm_feature_extractor_config *config,

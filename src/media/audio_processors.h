@@ -21,6 +21,10 @@ typedef struct vlm_audio_processor_class {
    * `samples` are at config->sampling_rate. */
   vlm_status (*preprocess)(const vlm_feature_extractor_config *config, const float *samples, int64_t count,
                            const vlm_allocator *allocator, vlm_media_item *out);
+  /* Clip `index` of a batch of this class's outputs (media_item.h), as
+   * `preprocess` makes it for that clip alone (tensors, grid, processor;
+   * the caller sets the token count). */
+  vlm_status (*item_from_batch)(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out);
 } vlm_audio_processor_class;
 
 /* The class for `config` (its feature_extractor_type), or UNIMPLEMENTED

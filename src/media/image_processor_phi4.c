@@ -299,3 +299,42 @@ vlm_status vlm_phi4_image_preprocess(const vlm_processor_config *config, const v
   out->grid[0] = images, out->grid[1] = layout.useful_h, out->grid[2] = layout.useful_w;
   return status;
 }
+
+static int64_t batch_value(const vlm_tensor *t, int64_t index) {
+  double value = 0;
+  vlm_tensor_value_as_double(t, index, &value);
+  return (int64_t)value;
+}
+
+vlm_status vlm_phi4_image_item_from_batch(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out) {
+  vlm_tensor pixels, masks, sizes;
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "image_pixel_values", &pixels));
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "image_attention_mask", &masks));
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "image_sizes", &sizes));
+  if (pixels.dtype != VLM_DTYPE_F32 || masks.dtype != VLM_DTYPE_F32 || pixels.rank != 5 || masks.rank != 4 ||
+      sizes.rank != 2 || sizes.shape[1] != 2 || index >= pixels.shape[0] || masks.shape[0] != pixels.shape[0] ||
+      masks.shape[1] != pixels.shape[1] || sizes.shape[0] != pixels.shape[0] || masks.shape[2] != masks.shape[3])
+    return VLM_ERROR(DATA_LOSS, "image_pixel_values, image_attention_mask and image_sizes do not have Phi-4's layout");
+  int64_t crop = pixels.shape[4], m = masks.shape[2];
+  int64_t height = batch_value(&sizes, 2 * index), width = batch_value(&sizes, 2 * index + 1);
+  int64_t images = crop > 0 && height % crop == 0 && width % crop == 0 ? 1 + (height / crop) * (width / crop) : 0;
+  if (images < 2 || images > pixels.shape[1])
+    return VLM_ERROR(DATA_LOSS, "image_sizes %lldx%lld do not fit %lld crops of %lld px", (long long)height,
+                     (long long)width, (long long)pixels.shape[1] - 1, (long long)crop);
+  int64_t image_floats = pixels.shape[2] * pixels.shape[3] * crop, mask_floats = m * m;
+  void *data = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "image_pixel_values", VLM_DTYPE_F32, 4,
+                                          (const int64_t[]){images, pixels.shape[2], pixels.shape[3], crop}, &data));
+  memcpy(data, (const float *)pixels.data + index * pixels.shape[1] * image_floats,
+         (size_t)(images * image_floats) * sizeof(float));
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "image_attention_mask", VLM_DTYPE_F32, 3,
+                                          (const int64_t[]){images, m, m}, &data));
+  const float *mask = (const float *)masks.data + index * masks.shape[1] * mask_floats;
+  memcpy(data, mask, (size_t)(images * mask_floats) * sizeof(float));
+  int32_t *hw = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "image_sizes", VLM_DTYPE_I32, 1, (const int64_t[]){2},
+                                          (void **)&hw));
+  hw[0] = (int32_t)height, hw[1] = (int32_t)width;
+  int64_t tokens = 0;
+  return vlm_phi4_image_grid_from_mask(mask, images, m, height, width, crop, out->grid, &tokens);
+}

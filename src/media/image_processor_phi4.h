@@ -63,6 +63,13 @@ vlm_status vlm_phi4_image_grid_from_mask(const float *mask, int64_t images, int6
                                          int64_t height, int64_t width, int64_t crop_size, int64_t out_grid[3],
                                          int64_t *out_tokens);
 
+/* Image `index` of the class's batched outputs (image_processors.h'
+ * item_from_batch): image_pixel_values [images, 1 + max crops, 3, S, S]
+ * and image_attention_mask [images, 1 + max crops, M, M], images with
+ * fewer crops padded; image_sizes [images, 2] (the HD image's height,
+ * width) says how many are the image's own. */
+vlm_status vlm_phi4_image_item_from_batch(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out);
+
 /* The grid of a width x height image (image_processors.h). */
 vlm_status vlm_phi4_image_grid(const vlm_processor_config *config, int64_t width, int64_t height,
                                int64_t out_grid[3]);

@@ -10,6 +10,27 @@
 #include "media/image_processor_phi4.h"
 #include "media/image_processor_qwen2_vl.h"
 
+static int64_t batch_value(const vlm_tensor *t, int64_t index) {
+  double value = 0;
+  vlm_tensor_value_as_double(t, index, &value);
+  return (int64_t)value;
+}
+
+/* pixel_values [images, C, H, W] (a processor whose outputs for one image
+ * are [C, H, W], stacked): image `index`'s. */
+static vlm_status stacked_item_from_batch(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out) {
+  vlm_tensor pixels;
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "pixel_values", &pixels));
+  if (pixels.dtype != VLM_DTYPE_F32 || pixels.rank != 4 || index >= pixels.shape[0])
+    return VLM_ERROR(DATA_LOSS, "pixel_values is not f32 [images, channels, height, width]");
+  int64_t values = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];
+  void *data = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 3, pixels.shape + 1, &data));
+  memcpy(data, (const float *)pixels.data + index * values, (size_t)values * sizeof(float));
+  out->grid[0] = 1, out->grid[1] = pixels.shape[2], out->grid[2] = pixels.shape[3];
+  return VLM_OK;
+}
+
 /* ---- CLIPImageProcessor (LLaVA-1.5) ------------------------------------ */
 
 /* The crop (or the fixed size) is what the tower sees; a shortest-edge
@@ -63,6 +84,32 @@ static vlm_status qwen2_vl_preprocess(const vlm_processor_config *config, const 
   return status;
 }
 
+/* pixel_values [sum of t*h*w, C*T*P*P] with image_grid_thw [images, 3]. */
+static vlm_status qwen2_vl_item_from_batch(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out) {
+  vlm_tensor pixels, grids;
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "pixel_values", &pixels));
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "image_grid_thw", &grids));
+  if (pixels.dtype != VLM_DTYPE_F32 || grids.rank != 2 || grids.shape[1] != 3 || pixels.rank != 2 ||
+      index >= grids.shape[0])
+    return VLM_ERROR(DATA_LOSS, "image_grid_thw and pixel_values do not have Qwen2-VL's layout");
+  int64_t first = 0;
+  for (int64_t i = 0; i < index; i++)
+    first += batch_value(&grids, 3 * i) * batch_value(&grids, 3 * i + 1) * batch_value(&grids, 3 * i + 2);
+  for (int a = 0; a < 3; a++) out->grid[a] = batch_value(&grids, 3 * index + a);
+  int64_t rows = out->grid[0] * out->grid[1] * out->grid[2], width = pixels.shape[1];
+  if (first < 0 || rows < 0 || first + rows > pixels.shape[0])
+    return VLM_ERROR(DATA_LOSS, "the grids cover more rows than pixel_values");
+  void *data = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 2,
+                                          (const int64_t[]){rows, width}, &data));
+  memcpy(data, (const float *)pixels.data + first * width, (size_t)(rows * width) * sizeof(float));
+  int32_t *grid = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "image_grid_thw", VLM_DTYPE_I32, 1, (const int64_t[]){3},
+                                          (void **)&grid));
+  for (int a = 0; a < 3; a++) grid[a] = (int32_t)out->grid[a];
+  return VLM_OK;
+}
+
 /* ---- Gemma3ImageProcessor (Gemma 3) -------------------------------------- */
 
 /* 1 + the pan-and-scan crops of a width x height image, each of `size`. */
@@ -96,6 +143,37 @@ static vlm_status gemma3_preprocess(const vlm_processor_config *config, const vl
   return status;
 }
 
+/* pixel_values [sum of 1 + crops, 3, H, W] with num_crops [images]: image
+ * `index` is rows [sum of 1 + earlier crops, + 1 + its crops). Without
+ * num_crops, the stacked layout (no crops). */
+static vlm_status gemma3_item_from_batch(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out) {
+  vlm_tensor pixels, crops;
+  vlm_status has_crops = batch->get(batch->context, "num_crops", &crops);
+  if (has_crops) {
+    vlm_status_free(has_crops);
+    return stacked_item_from_batch(batch, index, out);
+  }
+  VLM_RETURN_IF_ERROR(batch->get(batch->context, "pixel_values", &pixels));
+  if (pixels.dtype != VLM_DTYPE_F32 || crops.rank != 1 || index >= crops.shape[0] || pixels.rank != 4)
+    return VLM_ERROR(DATA_LOSS, "num_crops and pixel_values do not have Gemma 3's layout");
+  int64_t first = 0;
+  for (int64_t i = 0; i < index; i++) first += 1 + batch_value(&crops, i);
+  int64_t images = 1 + batch_value(&crops, index), values = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];
+  if (first < 0 || images < 1 || first + images > pixels.shape[0])
+    return VLM_ERROR(DATA_LOSS, "num_crops covers more images than pixel_values");
+  void *data = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "pixel_values", VLM_DTYPE_F32, 4,
+                                          (const int64_t[]){images, pixels.shape[1], pixels.shape[2], pixels.shape[3]},
+                                          &data));
+  memcpy(data, (const float *)pixels.data + first * values, (size_t)(images * values) * sizeof(float));
+  int32_t *count = NULL;
+  VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "num_crops", VLM_DTYPE_I32, 1, (const int64_t[]){1},
+                                          (void **)&count));
+  *count = (int32_t)(images - 1);
+  out->grid[0] = images, out->grid[1] = pixels.shape[2], out->grid[2] = pixels.shape[3];
+  return VLM_OK;
+}
+
 /* ---- Phi4MultimodalImageProcessor (Phi-4-multimodal) ---------------------- */
 
 /* The grid and token count follow from the image's size (crops, padding). */
@@ -113,10 +191,10 @@ static vlm_status phi4_preprocess(const vlm_processor_config *config, const vlm_
 }
 
 static const vlm_image_processor_class processors[] = {
-    {"CLIPImageProcessor", clip_grid, clip_preprocess},
-    {"Qwen2VLImageProcessor", qwen2_vl_grid, qwen2_vl_preprocess},
-    {"Gemma3ImageProcessor", gemma3_grid, gemma3_preprocess},
-    {"Phi4MultimodalImageProcessor", phi4_grid, phi4_preprocess},
+    {"CLIPImageProcessor", clip_grid, clip_preprocess, "pixel_values", stacked_item_from_batch},
+    {"Qwen2VLImageProcessor", qwen2_vl_grid, qwen2_vl_preprocess, "pixel_values", qwen2_vl_item_from_batch},
+    {"Gemma3ImageProcessor", gemma3_grid, gemma3_preprocess, "pixel_values", gemma3_item_from_batch},
+    {"Phi4MultimodalImageProcessor", phi4_grid, phi4_preprocess, "image_pixel_values", vlm_phi4_image_item_from_batch},
 };
 
 vlm_status vlm_image_processor_find(const vlm_processor_config *config, const vlm_image_processor_class **out) {

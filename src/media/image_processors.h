@@ -33,6 +33,14 @@ typedef struct vlm_image_processor_class {
    * and the token count. */
   vlm_status (*preprocess)(const vlm_processor_config *config, const vlm_image *image, vlm_image_backend backend,
                            const vlm_allocator *allocator, vlm_media_item *out);
+  /* Transformers' name for this class's pixels ("pixel_values"): whether
+   * a batch (media_item.h) holds its outputs at all. */
+  const char *pixels_name;
+  /* Image `index` of a batch of this class's outputs, as `preprocess`
+   * makes it for that image alone (tensors and grid; the caller sets the
+   * kind and the token count); DATA_LOSS when the batch is not laid out as
+   * the class lays it out. */
+  vlm_status (*item_from_batch)(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out);
 } vlm_image_processor_class;
 
 /* The class for `config` (its image_processor_type), or UNIMPLEMENTED

@@ -56,6 +56,18 @@ typedef struct vlm_media_item {
   uint8_t content_digest[32];
 } vlm_media_item;
 
+/* A batch of processor outputs as Transformers' processor returns them for
+ * several items at once (its __call__ keys: pixel_values [images, ...],
+ * image_grid_thw [images, 3], ...), read by name through `get` (NOT_FOUND
+ * when the batch has no such tensor). Each processor class says how item
+ * `index` of such a batch is laid out (its item_from_batch), so items made
+ * elsewhere (the oracle's goldens) come back as vlm's own without anyone
+ * else knowing a class's layout. */
+typedef struct vlm_processor_outputs {
+  void *context;
+  vlm_status (*get)(void *context, const char *name, vlm_tensor *out);
+} vlm_processor_outputs;
+
 /* The tensor `name`, or NULL. */
 const vlm_named_tensor *vlm_media_item_tensor(const vlm_media_item *item, const char *name);
 /* SHA-256 over everything an encoder can read of the item: its kind, the

@@ -31,22 +31,6 @@ const char *vlm_stage_outcome_name(vlm_stage_outcome outcome) {
   return "unknown";
 }
 
-bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double *out) {
-  const uint8_t *base = (const uint8_t *)tensor->data + (size_t)index * vlm_dtype_size(tensor->dtype);
-  /* memcpy: golden and checkpoint bytes need not be aligned for their type. */
-  switch (tensor->dtype) {
-    case VLM_DTYPE_F32: { float v; memcpy(&v, base, 4); *out = v; return true; }
-    case VLM_DTYPE_F64: { double v; memcpy(&v, base, 8); *out = v; return true; }
-    case VLM_DTYPE_BF16: { uint16_t v; memcpy(&v, base, 2); *out = vlm_bf16_to_f32(v); return true; }
-    case VLM_DTYPE_F16: { uint16_t v; memcpy(&v, base, 2); *out = vlm_f16_to_f32(v); return true; }
-    case VLM_DTYPE_I64: { int64_t v; memcpy(&v, base, 8); *out = (double)v; return true; }
-    case VLM_DTYPE_I32: { int32_t v; memcpy(&v, base, 4); *out = v; return true; }
-    case VLM_DTYPE_U8: *out = *base; return true;
-    case VLM_DTYPE_BOOL: *out = *base != 0; return true;
-    default: return false;
-  }
-}
-
 void vlm_compare_values(const double *expected, const double *actual, int64_t count,
                         const char *label, vlm_stage_result *result) {
   for (int64_t i = 0; i < count; i++) {

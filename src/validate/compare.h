@@ -114,7 +114,6 @@ vlm_status vlm_golden_token_ids(const vlm_golden_case *golden, int32_t **out_ids
                                 int64_t *out_count);
 /* How many images the case's prompt holds (its manifest "images"). */
 int vlm_golden_image_count(const vlm_golden_case *golden);
-bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double *out);
 
 typedef struct vlm_compare_options {
   const vlm_allocator *allocator;  /* NULL: system allocator */
