@@ -307,6 +307,28 @@ static void text_chunks_cost_no_work(void) {
   free(png);
 }
 
+/* libpng mallocs an ancillary chunk's declared length before reading it
+ * (its length check is only a warning on read): a 64 KB file whose iTXt
+ * claimed 1.29 GB cost a 1.29 GB allocation (fuzz_image_decode). A chunk
+ * before the pixels that claims more than the file holds is refused first,
+ * for the decoder and the header reader alike. */
+static void chunk_lengths_past_the_file_are_refused_first(void) {
+  bit_writer png = {0};
+  static const uint8_t signature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  for (size_t i = 0; i < sizeof(signature); i++) put_byte(&png, signature[i]);
+  static const uint8_t ihdr[] = {0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0};
+  put_chunk(&png, "IHDR", ihdr, sizeof(ihdr));
+  static const uint8_t claim[] = {0x4d, 0x00, 0x00, 0x0d, 'i', 'T', 'X', 't', 'k', 0, 1, 0, 0, 0, 'x', 'y'};
+  for (size_t i = 0; i < sizeof(claim); i++) put_byte(&png, claim[i]);
+  vlm_image image;
+  CHECK_ERROR(vlm_image_decode_memory(png.data, png.length, "claim.png", NULL, &image), VLM_STATUS_DATA_LOSS,
+              "chunk iTXt claims 1291845645 bytes, past the end of the file");
+  vlm_image_header header;
+  CHECK_ERROR(vlm_image_read_header(png.data, png.length, "claim.png", NULL, &header), VLM_STATUS_DATA_LOSS,
+              "past the end of the file");
+  free(png.data);
+}
+
 /* vlm_image_read_header gives what decoding will find (dimensions as
  * stored), refuses what decoding refuses from the header, and allocates
  * nothing through the caller's allocator; on every seed of the corpus. */
@@ -352,4 +374,5 @@ static void headers_read_without_decoding(void) {
 
 TEST_MAIN(TEST(every_container_refuses_its_bombs_from_the_header), TEST(the_byte_limit_applies_from_the_header),
           TEST(headers_read_without_decoding), TEST(text_chunks_cost_no_work),
+          TEST(chunk_lengths_past_the_file_are_refused_first),
           TEST(jpeg_scans_are_bounded))

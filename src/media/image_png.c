@@ -128,8 +128,36 @@ static vlm_status read_rows(vlm_decode_job *job, png_structp png, png_infop info
   return VLM_OK;
 }
 
+/* libpng allocates an ancillary chunk's declared length before reading it
+ * (png_read_buffer), and its check of that length against
+ * png_set_chunk_malloc_max is a benign error, which a read struct only
+ * warns about: a 64 KB file whose last iTXt claimed 1.29 GB had libpng
+ * malloc 1.29 GB (found by fuzz_image_decode). The file is all in memory,
+ * so every chunk before the first IDAT (what png_read_info reads) must fit
+ * in it; one that does not is refused before libpng sees it, as Pillow
+ * refuses the same file (its chunk read comes up short). */
+static vlm_status check_chunk_lengths(const uint8_t *data, size_t size) {
+  size_t at = 8;
+  while (at + 8 <= size) {
+    uint32_t length = (uint32_t)data[at] << 24 | (uint32_t)data[at + 1] << 16 | (uint32_t)data[at + 2] << 8 | data[at + 3];
+    const uint8_t *type = data + at + 4;
+    /* IDAT is streamed, not allocated: a short one is a truncated image. */
+    if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) break;
+    if (length > 0x7fffffffu || (uint64_t)length + 12 > size - at) {
+      char name[5];
+      for (int i = 0; i < 4; i++) name[i] = (type[i] | 32) >= 'a' && (type[i] | 32) <= 'z' ? (char)type[i] : '?';
+      name[4] = '\0';
+      return VLM_ERROR(DATA_LOSS, "corrupt PNG data: chunk %s claims %u bytes, past the end of the file", name,
+                       length);
+    }
+    at += 12 + (size_t)length;
+  }
+  return VLM_OK;
+}
+
 vlm_status vlm_decode_png(vlm_decode_job *job, vlm_raster *raster) {
   memset(raster, 0, sizeof(*raster));
+  VLM_RETURN_IF_ERROR(check_chunk_lengths(job->data, job->size));
   png_memory_reader reader = {.data = job->data, .size = job->size};
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, on_png_error, on_png_warning);
   if (!png) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");

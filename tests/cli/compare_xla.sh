@@ -96,18 +96,7 @@ done
 # A wrong value fails naming the stage, on xla: one golden KV value nudged
 # well past the tolerance (the decoder's artifact is cached from above)...
 corrupt_kv_on_xla() {
-  cp -r "$source_dir/tests/goldens/qwen2/chat" "$work/corrupt"
-  python3 - "$work/corrupt/tensors.safetensors" <<'PY'
-import json, struct, sys
-path = sys.argv[1]
-data = bytearray(open(path, "rb").read())
-header_length = struct.unpack("<Q", data[:8])[0]
-header = json.loads(data[8:8 + header_length])
-begin = 8 + header_length + header["kv"]["data_offsets"][0] + 4 * 100
-value = struct.unpack("<f", data[begin:begin + 4])[0]
-data[begin:begin + 4] = struct.pack("<f", value + 0.5)
-open(path, "wb").write(data)
-PY
+  corrupt_golden_kv "$source_dir/tests/goldens/qwen2/chat" "$work/corrupt"
   "$vlm" compare --backend xla --model "$source_dir/tests/models/qwen2" --golden "$work/corrupt" >"$work/out" 2>&1
   [ $? -eq 1 ] && grep -q "first divergent stage: kv" "$work/out" && grep -qE "^kv .* diverged" "$work/out" ||
     { cat "$work/out"; return 1; }

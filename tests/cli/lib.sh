@@ -79,6 +79,23 @@ refuses() {
 export vlm make_tiny source_dir work
 export -f run out_has err_has one_line_error refuses
 
+# corrupt_golden_kv SRC DST: a copy of golden case SRC in DST with one KV
+# value nudged well past any tolerance (the stage `vlm compare` must name).
+corrupt_golden_kv() {
+  cp -r "$1" "$2"
+  python3 - "$2/tensors.safetensors" <<'PY'
+import json, struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+header_length = struct.unpack("<Q", data[:8])[0]
+header = json.loads(data[8:8 + header_length])
+begin = 8 + header_length + header["kv"]["data_offsets"][0] + 4 * 100
+value = struct.unpack("<f", data[begin:begin + 4])[0]
+data[begin:begin + 4] = struct.pack("<f", value + 0.5)
+open(path, "wb").write(data)
+PY
+}
+
 finish() {
   echo "$passed passed, $failed failed, $skipped skipped"
   if [ "$failed" -ne 0 ]; then exit 1; fi
