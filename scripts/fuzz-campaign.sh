@@ -5,7 +5,7 @@
 # executions, CPU seconds, corpus growth and any finding.
 #
 #   scripts/fuzz-campaign.sh [--cpu-minutes N | --cpu-seconds S] [--jobs J] [--pause-lock FILE]
-#                            [--out DIR] [--build-dir DIR] [target ...]
+#                            [--out DIR] [--build-dir DIR] [--malloc-limit-mb M] [target ...]
 #
 # --jobs J runs J targets at once (one per core).  --pause-lock FILE stops
 # the fuzzers (SIGSTOP) whenever someone else holds FILE with flock(1), so
@@ -13,7 +13,10 @@
 # after.  Fuzzers run under `nice -n 19`.  New inputs go to DIR/<target>/new,
 # never into fuzz/corpus (minimise and commit interesting ones by hand).
 # --build-dir (default build-fuzz) lets a campaign run while another
-# rebuilds the default one.
+# rebuilds the default one.  --malloc-limit-mb M (default 512) makes any
+# single allocation over M a finding with its stack: libFuzzer's default
+# (its 2048 MB RSS limit) caught libpng's 1.29 GB chunk buffer only as an
+# out-of-memory blamed on whatever input ran next.
 # Exit status: 0 when no target found anything, 1 otherwise.
 #
 # CI does not run this (scripts/test.sh replays the corpora and fuzzes 20 s
@@ -27,6 +30,7 @@ jobs=2
 pause_lock=
 out=
 build=build-fuzz
+malloc_limit=512
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -36,6 +40,7 @@ while [ $# -gt 0 ]; do
     --pause-lock) pause_lock=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
+    --malloc-limit-mb) malloc_limit=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz-campaign: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
@@ -70,7 +75,7 @@ run_target() {
   mkdir -p "$dir/new"
   local before
   before=$(ls "fuzz/corpus/$name" | wc -l)
-  nice -n 19 "$target" -print_final_stats=1 -max_total_time=$((cpu_limit * 100)) \
+  nice -n 19 "$target" -print_final_stats=1 -max_total_time=$((cpu_limit * 100)) -malloc_limit_mb="$malloc_limit" \
     -artifact_prefix="$dir/" "$dir/new" "fuzz/corpus/$name" >"$dir/log" 2>&1 &
   local pid=$! used=0 stopped=0
   while kill -0 "$pid" 2>/dev/null; do
