@@ -65,8 +65,11 @@ cpu_seconds() {
   echo $(( (${12} + ${13}) / ticks ))
 }
 
+# A shared lock to test with: two monitors testing at once must not see
+# each other's test as someone holding the lock (an exclusive test did,
+# stopping a fuzzer for 5 s).
 lock_held() {
-  [ -n "$pause_lock" ] && ! flock -n "$pause_lock" true 2>/dev/null
+  [ -n "$pause_lock" ] && ! flock -n -s "$pause_lock" true 2>/dev/null
 }
 
 # Runs one target to its CPU budget; writes DIR/<target>/result.
