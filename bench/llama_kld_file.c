@@ -6,6 +6,10 @@
 
 static const char magic[8] = {'_', 'l', 'o', 'g', 'i', 't', 's', '_'};
 
+/* uint16 units of a row: the float scale and minimum, then the vocabulary
+ * rounded up to an even count. */
+static int64_t row_units(int32_t n_vocab) { return 4 + 2 * (((int64_t)n_vocab + 1) / 2); }
+
 vlm_status llama_kld_open(const char *path, int64_t model_vocab, llama_kld_file *out) {
   memset(out, 0, sizeof(*out));
   out->file = fopen(path, "rb");
@@ -26,7 +30,7 @@ vlm_status llama_kld_open(const char *path, int64_t model_vocab, llama_kld_file 
     return status;
   }
   size_t count = (size_t)out->n_chunk * n_ctx;
-  out->row_units = 4 + 2 * (((int64_t)out->n_vocab + 1) / 2);
+  out->row_units = row_units(out->n_vocab);
   out->tokens = malloc(count * sizeof(int32_t));
   out->row = malloc((size_t)out->row_units * sizeof(uint16_t));
   if (!out->tokens || !out->row) {
@@ -79,7 +83,7 @@ vlm_status llama_kld_create(const char *path, const llama_kld_file *like, FILE *
 /* As llama.cpp's log_softmax(n_vocab, logits, log_prob, tok) that writes the
  * base file: float arithmetic, range clamped to 16 below the top. */
 vlm_status llama_kld_write_row(FILE *file, const float *logits, int32_t n_vocab) {
-  int64_t units = 4 + 2 * (((int64_t)n_vocab + 1) / 2);
+  int64_t units = row_units(n_vocab);
   uint16_t *row = calloc((size_t)units, sizeof(uint16_t));
   if (!row) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   float max_logit = logits[0], min_logit = logits[0];

@@ -254,3 +254,9 @@ bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double 
     default: return false;
   }
 }
+
+int64_t vlm_tensor_value_as_int64(const vlm_tensor *tensor, int64_t index) {
+  double value = 0;
+  vlm_tensor_value_as_double(tensor, index, &value);
+  return (int64_t)value;
+}

@@ -85,6 +85,9 @@ const char *vlm_shape_format(const int64_t *shape, int rank, char *buffer,
 /* Element `index` (in storage order) widened to double, whatever its
  * dtype (unaligned data allowed); false for a dtype without a value. */
 bool vlm_tensor_value_as_double(const vlm_tensor *tensor, int64_t index, double *out);
+/* The same truncated to an integer (counts, grids, sizes); 0 for a dtype
+ * without a value. */
+int64_t vlm_tensor_value_as_int64(const vlm_tensor *tensor, int64_t index);
 
 /* Scalar conversions used by tests and reference paths. */
 float vlm_bf16_to_f32(uint16_t value);

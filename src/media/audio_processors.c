@@ -48,9 +48,7 @@ static vlm_status phi4_item_from_batch(const vlm_processor_outputs *batch, int64
   int32_t *size = NULL;
   VLM_RETURN_IF_ERROR(vlm_tensor_list_add(&out->tensors, "audio_embed_sizes", VLM_DTYPE_I32, 1, (const int64_t[]){1},
                                           (void **)&size));
-  double value = 0;
-  vlm_tensor_value_as_double(&sizes, 0, &value);
-  *size = (int32_t)value;
+  *size = (int32_t)vlm_tensor_value_as_int64(&sizes, 0);
   return VLM_OK;
 }
 

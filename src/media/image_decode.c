@@ -164,7 +164,7 @@ static uint32_t read_u16(const uint8_t *p, bool big_endian) {
   return big_endian ? (uint32_t)(p[0] << 8 | p[1]) : (uint32_t)(p[1] << 8 | p[0]);
 }
 
-static uint32_t read_u32(const uint8_t *p, bool big_endian) {
+uint32_t vlm_decode_read_u32(const uint8_t *p, bool big_endian) {
   return big_endian ? ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3])
                     : ((uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]);
 }
@@ -176,7 +176,7 @@ int vlm_exif_orientation(const uint8_t *data, size_t size) {
   if (memcmp(data, "MM\0*", 4) == 0) big_endian = true;
   else if (memcmp(data, "II*\0", 4) == 0) big_endian = false;
   else return 0;
-  uint32_t ifd = read_u32(data + 4, big_endian);
+  uint32_t ifd = vlm_decode_read_u32(data + 4, big_endian);
   if (ifd > size - 2) return 0;
   uint32_t count = read_u16(data + ifd, big_endian);
   for (uint32_t i = 0; i < count; i++) {
@@ -185,7 +185,7 @@ int vlm_exif_orientation(const uint8_t *data, size_t size) {
     if (read_u16(data + entry, big_endian) != 0x0112) continue;
     uint32_t type = read_u16(data + entry + 2, big_endian);
     uint32_t value = type == 3 ? read_u16(data + entry + 8, big_endian)
-                   : type == 4 ? read_u32(data + entry + 8, big_endian) : 0;
+                   : type == 4 ? vlm_decode_read_u32(data + entry + 8, big_endian) : 0;
     return value >= 1 && value <= 8 ? (int)value : 0;
   }
   return 0;

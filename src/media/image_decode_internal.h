@@ -60,6 +60,9 @@ void vlm_raster_release(const vlm_decode_job *job, vlm_raster *raster);
 bool vlm_decode_cancelled(const vlm_decode_job *job);
 vlm_status vlm_decode_cancelled_status(void);
 
+/* A 32-bit unsigned integer stored in either byte order (TIFF/EXIF, PNG). */
+uint32_t vlm_decode_read_u32(const uint8_t *p, bool big_endian);
+
 /* Orientation 1..8 from an EXIF block (with or without the "Exif\0\0"
  * prefix), or 0 when there is none or the block is malformed. */
 int vlm_exif_orientation(const uint8_t *data, size_t size);

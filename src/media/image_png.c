@@ -139,7 +139,7 @@ static vlm_status read_rows(vlm_decode_job *job, png_structp png, png_infop info
 static vlm_status check_chunk_lengths(const uint8_t *data, size_t size) {
   size_t at = 8;
   while (at + 8 <= size) {
-    uint32_t length = (uint32_t)data[at] << 24 | (uint32_t)data[at + 1] << 16 | (uint32_t)data[at + 2] << 8 | data[at + 3];
+    uint32_t length = vlm_decode_read_u32(data + at, true);
     const uint8_t *type = data + at + 4;
     /* IDAT is streamed, not allocated: a short one is a truncated image. */
     if (memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) break;

@@ -300,12 +300,6 @@ vlm_status vlm_phi4_image_preprocess(const vlm_processor_config *config, const v
   return status;
 }
 
-static int64_t batch_value(const vlm_tensor *t, int64_t index) {
-  double value = 0;
-  vlm_tensor_value_as_double(t, index, &value);
-  return (int64_t)value;
-}
-
 vlm_status vlm_phi4_image_item_from_batch(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out) {
   vlm_tensor pixels, masks, sizes;
   VLM_RETURN_IF_ERROR(batch->get(batch->context, "image_pixel_values", &pixels));
@@ -316,7 +310,7 @@ vlm_status vlm_phi4_image_item_from_batch(const vlm_processor_outputs *batch, in
       masks.shape[1] != pixels.shape[1] || sizes.shape[0] != pixels.shape[0] || masks.shape[2] != masks.shape[3])
     return VLM_ERROR(DATA_LOSS, "image_pixel_values, image_attention_mask and image_sizes do not have Phi-4's layout");
   int64_t crop = pixels.shape[4], m = masks.shape[2];
-  int64_t height = batch_value(&sizes, 2 * index), width = batch_value(&sizes, 2 * index + 1);
+  int64_t height = vlm_tensor_value_as_int64(&sizes, 2 * index), width = vlm_tensor_value_as_int64(&sizes, 2 * index + 1);
   int64_t images = crop > 0 && height % crop == 0 && width % crop == 0 ? 1 + (height / crop) * (width / crop) : 0;
   if (images < 2 || images > pixels.shape[1])
     return VLM_ERROR(DATA_LOSS, "image_sizes %lldx%lld do not fit %lld crops of %lld px", (long long)height,

@@ -10,12 +10,6 @@
 #include "media/image_processor_phi4.h"
 #include "media/image_processor_qwen2_vl.h"
 
-static int64_t batch_value(const vlm_tensor *t, int64_t index) {
-  double value = 0;
-  vlm_tensor_value_as_double(t, index, &value);
-  return (int64_t)value;
-}
-
 /* pixel_values [images, C, H, W] (a processor whose outputs for one image
  * are [C, H, W], stacked): image `index`'s. */
 static vlm_status stacked_item_from_batch(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out) {
@@ -94,8 +88,8 @@ static vlm_status qwen2_vl_item_from_batch(const vlm_processor_outputs *batch, i
     return VLM_ERROR(DATA_LOSS, "image_grid_thw and pixel_values do not have Qwen2-VL's layout");
   int64_t first = 0;
   for (int64_t i = 0; i < index; i++)
-    first += batch_value(&grids, 3 * i) * batch_value(&grids, 3 * i + 1) * batch_value(&grids, 3 * i + 2);
-  for (int a = 0; a < 3; a++) out->grid[a] = batch_value(&grids, 3 * index + a);
+    first += vlm_tensor_value_as_int64(&grids, 3 * i) * vlm_tensor_value_as_int64(&grids, 3 * i + 1) * vlm_tensor_value_as_int64(&grids, 3 * i + 2);
+  for (int a = 0; a < 3; a++) out->grid[a] = vlm_tensor_value_as_int64(&grids, 3 * index + a);
   int64_t rows = out->grid[0] * out->grid[1] * out->grid[2], width = pixels.shape[1];
   if (first < 0 || rows < 0 || first + rows > pixels.shape[0])
     return VLM_ERROR(DATA_LOSS, "the grids cover more rows than pixel_values");
@@ -157,8 +151,8 @@ static vlm_status gemma3_item_from_batch(const vlm_processor_outputs *batch, int
   if (pixels.dtype != VLM_DTYPE_F32 || crops.rank != 1 || index >= crops.shape[0] || pixels.rank != 4)
     return VLM_ERROR(DATA_LOSS, "num_crops and pixel_values do not have Gemma 3's layout");
   int64_t first = 0;
-  for (int64_t i = 0; i < index; i++) first += 1 + batch_value(&crops, i);
-  int64_t images = 1 + batch_value(&crops, index), values = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];
+  for (int64_t i = 0; i < index; i++) first += 1 + vlm_tensor_value_as_int64(&crops, i);
+  int64_t images = 1 + vlm_tensor_value_as_int64(&crops, index), values = pixels.shape[1] * pixels.shape[2] * pixels.shape[3];
   if (first < 0 || images < 1 || first + images > pixels.shape[0])
     return VLM_ERROR(DATA_LOSS, "num_crops covers more images than pixel_values");
   void *data = NULL;
