@@ -37,10 +37,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--isa native|avx2] [--threads N] [--rounds N] [--image FILE] [--lock FILE]" >&2; exit 2 ;;
   esac
 done
-version=0.3.36
-work=${LLAMA_CPP_WORK:-${XDG_CACHE_HOME:-/tmp}/vlm-llama-cpp-$version}
-vlm_build=${VLM_BUILD:-build}
-convert_python=${CONVERT_PYTHON:-$(pwd)/.venv-oracle/bin/python}
+source bench/llama_cpp_env.sh
 log() { echo "[clip-side-by-side] $*" >&2; }
 bench/llama_cpp_side_by_side.sh --build-only --isa "$isa" >&2
 llama=$work/llama_cpp_python-$version/vendor/llama.cpp
@@ -68,14 +65,8 @@ fi
 
 # 2. The tower and projector, llama.cpp's legacy LLaVA route.
 venv=$work/venv-legacy
-if ! "$venv/bin/python" -c "import transformers, gguf, torch; assert transformers.__version__ == '4.57.6'" 2>/dev/null
-then
-  log "throwaway venv for convert_image_encoder_to_gguf.py in $venv"
-  "$convert_python" -m venv --clear "$venv"
-  "$convert_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > \
-    "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/convert-deps.pth"
-  "$venv/bin/python" -m pip install --quiet "transformers==4.57.6" "gguf==0.19.0" >&2
-fi
+throwaway_venv "$venv" "import transformers, gguf, torch; assert transformers.__version__ == '4.57.6'" \
+  "transformers==4.57.6" "gguf==0.19.0"
 mmproj=$clip/mmproj/mmproj-model-f16.gguf
 if [ ! -f "$mmproj" ]; then
   # The oracle's Transformers (5.x) reads the checkpoint; the tower is saved

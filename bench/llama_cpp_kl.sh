@@ -31,9 +31,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--text FILE] [--ctx N] [--chunks N] [--threads N]" >&2; exit 2 ;;
   esac
 done
-version=0.3.36
-work=${LLAMA_CPP_WORK:-${XDG_CACHE_HOME:-/tmp}/vlm-llama-cpp-$version}
-vlm_build=${VLM_BUILD:-build}
+source bench/llama_cpp_env.sh
 log() { echo "[llama-cpp-kl] $*" >&2; }
 bench/llama_cpp_side_by_side.sh --build-only >&2
 llama_build=$work/build-native

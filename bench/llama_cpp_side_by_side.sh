@@ -37,7 +37,6 @@
 # build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$(pwd)
 
 isa=native threads=2 rounds=3 lock='' build_only=0
 while [ $# -gt 0 ]; do
@@ -52,12 +51,8 @@ while [ $# -gt 0 ]; do
 done
 case $isa in native|avx2) ;; *) echo "--isa: native or avx2" >&2; exit 2 ;; esac
 
-version=0.3.36
-work=${LLAMA_CPP_WORK:-${XDG_CACHE_HOME:-/tmp}/vlm-llama-cpp-$version}
-vlm_build=${VLM_BUILD:-build}
-convert_python=${CONVERT_PYTHON:-$repo/.venv-oracle/bin/python}
+source bench/llama_cpp_env.sh
 jobs=${JOBS:-2}
-case $work in "$repo"|"$repo"/*) echo "LLAMA_CPP_WORK must be outside the repository" >&2; exit 2 ;; esac
 mkdir -p "$work"
 log() { echo "[side-by-side] $*" >&2; }
 log "work directory $work; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -87,13 +82,7 @@ fi
 
 # 3. The converter's environment.
 venv=$work/venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import gguf, sentencepiece, torch, transformers" 2>/dev/null; then
-  log "throwaway venv for convert_hf_to_gguf.py in $venv"
-  "$convert_python" -m venv --clear "$venv"
-  "$convert_python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > \
-    "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/convert-deps.pth"
-  "$venv/bin/python" -m pip install --quiet "gguf==0.19.0" "sentencepiece>=0.1.98,<0.3.0" >&2
-fi
+throwaway_venv "$venv" "import gguf, sentencepiece, torch, transformers" "gguf==0.19.0" "sentencepiece>=0.1.98,<0.3.0"
 
 # 4. The checkpoint and its GGUF files.
 model=$work/qwen2-0.5b-bf16
