@@ -28,9 +28,19 @@ fuzz_seconds=${FUZZ_SECONDS:-20}
 [ -x .venv-xla/bin/iree-compile ] || { /usr/bin/python3.11 -m venv .venv-xla && .venv-xla/bin/pip install --quiet -r tools/xla/requirements.txt; }
 
 echo "== build and test (release with debug info)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVLM_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 scripts/check-skips.sh build -j"$jobs"
+
+# Every build type a user may pick, with both compilers we support, builds
+# warning-free (the tests included); a packager's first try is Release.
+echo "== build types: Release and Debug with gcc, Release with clang (warnings are errors)"
+for variant in gcc:Release gcc:Debug clang:Release; do
+  compiler=${variant%%:*} type=${variant#*:}
+  CC=$compiler cmake -S . -B "build-types/$compiler-$type" -DCMAKE_BUILD_TYPE="$type" -DVLM_WERROR=ON >/dev/null
+  cmake --build "build-types/$compiler-$type" -j"$jobs" >/dev/null
+  echo "$compiler $type: built"
+done
 
 # Oracle harness (tools/oracle): vlm's tables of Transformers defaults against
 # the pinned Transformers classes. Needs no torch; the venv is reused when present.
@@ -39,13 +49,13 @@ echo "== oracle: config defaults against transformers (tools/oracle/check_config
 .venv-ci/bin/python tools/oracle/check_config_defaults.py build/vlm-dump-config-defaults
 
 echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVLM_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVLM_SANITIZE=ON -DVLM_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   scripts/check-skips.sh build-asan -j"$jobs"
 
 echo "== fuzz targets: replay corpora, then ${fuzz_seconds}s of fresh inputs each"
-CC=clang cmake -S . -B build-fuzz -DVLM_FUZZ=ON -DVLM_TESTS=OFF >/dev/null
+CC=clang cmake -S . -B build-fuzz -DVLM_FUZZ=ON -DVLM_TESTS=OFF -DVLM_WERROR=ON >/dev/null
 cmake --build build-fuzz -j"$jobs"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

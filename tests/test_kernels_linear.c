@@ -286,7 +286,8 @@ static void reference_tile(const cpu_gemm_tile *t, const float *w_values, int ro
 static void gemm_tile_follows_the_contract_on_every_path(void) {
   enum { MAX_K = 131, X_STRIDE = 140, OUT_STRIDE = 70 };
   static float x[CPU_GEMM_MAX_ROWS * X_STRIDE], w_values[MAX_K * 80], bias[64];
-  static uint16_t w_halves[MAX_K * 80];
+  /* f32-sized: test_store_as may store any of the three dtypes. */
+  static float w_stored[MAX_K * 80];
   static float initial[CPU_GEMM_MAX_ROWS * OUT_STRIDE], expected[CPU_GEMM_MAX_ROWS * OUT_STRIDE],
       got[CPU_GEMM_MAX_ROWS * OUT_STRIDE];
   test_random random = {17};
@@ -300,8 +301,8 @@ static void gemm_tile_follows_the_contract_on_every_path(void) {
     test_random_fill(&random, w_values, MAX_K * 80, -1.0f, 1.0f);
     const void *w = w_values;
     if (weight_dtypes[d] != VLM_DTYPE_F32) {
-      test_store_as(weight_dtypes[d], w_values, MAX_K * 80, w_halves);
-      w = w_halves;
+      test_store_as(weight_dtypes[d], w_values, MAX_K * 80, w_stored);
+      w = w_stored;
     }
     for (int path = 0; path < CPU_KERNEL_PATH_COUNT; path++) {
       if (!test_force_kernel_path((cpu_kernel_path)path)) continue;

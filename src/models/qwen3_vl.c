@@ -59,13 +59,16 @@ static void declare_merger(const vlm_vision_config *vision, vlm_tensor_manifest 
                            bool postshuffle) {
   const vlm_component projector = VLM_COMPONENT_PROJECTOR;
   int64_t embed = vision->hidden_size, merged = embed * vision->spatial_merge_size * vision->spatial_merge_size;
-  char name[128];
-  snprintf(name, sizeof(name), "%snorm", prefix);
-  declare_norm(manifest, projector, postshuffle ? merged : embed, name);
-  snprintf(name, sizeof(name), "%slinear_fc1", prefix);
-  declare_linear(manifest, projector, merged, merged, name);
-  snprintf(name, sizeof(name), "%slinear_fc2", prefix);
-  declare_linear(manifest, projector, vision->out_hidden_size, merged, name);
+  char norm[128], fc1[128], fc2[128];
+  /* The prefixes are this file's short literals; a truncated name would only
+   * declare a tensor no checkpoint has, which the manifest check refuses. */
+  if (snprintf(norm, sizeof(norm), "%snorm", prefix) >= (int)sizeof(norm) ||
+      snprintf(fc1, sizeof(fc1), "%slinear_fc1", prefix) >= (int)sizeof(fc1) ||
+      snprintf(fc2, sizeof(fc2), "%slinear_fc2", prefix) >= (int)sizeof(fc2))
+    norm[0] = fc1[0] = fc2[0] = '\0';
+  declare_norm(manifest, projector, postshuffle ? merged : embed, norm);
+  declare_linear(manifest, projector, merged, merged, fc1);
+  declare_linear(manifest, projector, vision->out_hidden_size, merged, fc2);
 }
 
 void vlm_qwen3_vl_declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest *manifest) {

@@ -167,7 +167,8 @@ const vlm_rope_config *vlm_qwen_vl_vision_rope(const vlm_vision_config *vision, 
 
 static int32_t weight(vlm_graph *graph, const char *module, const char *leaf, int rank, const int64_t *shape) {
   char name[VLM_GRAPH_NAME_LENGTH];
-  snprintf(name, sizeof(name), "%s.%s", module, leaf);
+  /* A name too long for the buffer would match no weight; refuse it as one. */
+  if (snprintf(name, sizeof(name), "%s.%s", module, leaf) >= (int)sizeof(name)) name[0] = '\0';
   return vlm_graph_weight(graph, name, VLM_DTYPE_INVALID, rank, shape);
 }
 
