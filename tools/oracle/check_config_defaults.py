@@ -1,4 +1,4 @@
-"""Cross-checks vlm's tables of Transformers defaults (src/io/config_defaults.c,
+"""Cross-checks vlm's tables of Transformers defaults (the config records of src/io/configs,
 printed by the vlm-dump-config-defaults tool) against the pinned Transformers
 classes themselves, field by field.
 
