@@ -4,7 +4,11 @@
  * pinned Transformers classes. A development tool, not part of `vlm`:
  *
  *   {"models": {"llama": {...}, ...}, "image_processors": {...},
- *    "processors": {...}, "generation": {...}} */
+ *    "processors": {...}, "generation": {...},
+ *    "tokenizers": {"qwen2": {"class": "Qwen2Tokenizer",
+ *                             "hub_class_incorrect": true}, ...}}
+ * where "tokenizers" holds every record's tokenizer registration (class
+ * null when it registers none). */
 #include <stdio.h>
 
 #include "io/config.h"
@@ -28,6 +32,13 @@ int main(void) {
   printf("\n  },\n");
   print_classes("image_processors", VLM_CLASS_IMAGE_PROCESSOR);
   print_classes("processors", VLM_CLASS_PROCESSOR);
-  printf("  \"generation\": %s\n}\n", vlm_generation_defaults_json());
+  printf("  \"generation\": %s,\n  \"tokenizers\": {", vlm_generation_defaults_json());
+  for (size_t i = 0; i < vlm_config_record_count(); i++) {
+    const vlm_config_record *record = vlm_config_record_at(i);
+    printf("%s\n    \"%s\": {\"class\": ", i ? "," : "", record->model_type);
+    printf(record->tokenizer_class ? "\"%s\"" : "%snull", record->tokenizer_class ? record->tokenizer_class : "");
+    printf(", \"hub_class_incorrect\": %s}", record->hub_tokenizer_class_incorrect ? "true" : "false");
+  }
+  printf("\n  }\n}\n");
   return 0;
 }

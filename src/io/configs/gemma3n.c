@@ -79,8 +79,9 @@ static vlm_status read_gemma3n_audio(const vlm_config_section *section, vlm_audi
 }
 
 static const vlm_config_record configs[] = {
-    {.model_type = "gemma3n", .defaults = gemma3n_defaults, .composite = true},
-    {.model_type = "gemma3n_text", .defaults = gemma3n_text_defaults, .text = &gemma3n_text},
+    {.model_type = "gemma3n", .defaults = gemma3n_defaults, .composite = true, .tokenizer_class = "GemmaTokenizer"},
+    {.model_type = "gemma3n_text", .defaults = gemma3n_text_defaults, .text = &gemma3n_text,
+     .tokenizer_class = "GemmaTokenizer"},
     {.model_type = "gemma3n_vision", .defaults = gemma3n_vision_defaults, .read_vision = read_gemma3n_vision},
     {.model_type = "gemma3n_audio", .defaults = gemma3n_audio_defaults, .read_audio = read_gemma3n_audio},
 };

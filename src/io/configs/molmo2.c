@@ -112,7 +112,8 @@ static vlm_status read_feature_layers(const vlm_config_parts *parts, vlm_model_c
 
 static const vlm_config_record configs[] = {
     {.model_type = "molmo2", .defaults = molmo2_defaults, .composite = true, .legacy_vision_key = "vit_config",
-     .read_feature_layers = read_feature_layers},
+     .read_feature_layers = read_feature_layers, .tokenizer_class = "TokenizersBackend",
+     .hub_tokenizer_class_incorrect = true},
     {.model_type = "molmo2_text", .defaults = molmo2_text_defaults, .text = &molmo2_text},
     {.model_type = "molmo2_vision", .defaults = molmo2_vision_defaults, .read_vision = read_molmo2_vision},
     {.model_type = "molmo2_adapter", .defaults = molmo2_adapter_defaults},

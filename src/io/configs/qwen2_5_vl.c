@@ -48,7 +48,7 @@ static vlm_status read_qwen2_5_vl_vision(const vlm_config_section *section, vlm_
 /* Qwen2_5_VLTextConfig reads as Qwen2VLTextConfig (modular: a copy). */
 static const vlm_config_record configs[] = {
     {.model_type = "qwen2_5_vl", .defaults = qwen2_5_vl_defaults, .composite = true, .flat_text_fallback = true,
-     .tie_from_text = true},
+     .tie_from_text = true, .tokenizer_class = "Qwen2Tokenizer"},
     {.model_type = "qwen2_5_vl_text", .defaults = qwen2_5_vl_text_defaults, .text = &vlm_qwen2_vl_text_rules},
     {.model_type = "qwen2_5_vl_vision", .defaults = qwen2_5_vl_vision_defaults,
      .read_vision = read_qwen2_5_vl_vision},

@@ -54,7 +54,7 @@ vlm_status vlm_qwen3_vl_read_vision(const vlm_config_section *section, vlm_visio
 }
 
 static const vlm_config_record configs[] = {
-    {.model_type = "qwen3_vl", .defaults = qwen3_vl_defaults, .composite = true},
+    {.model_type = "qwen3_vl", .defaults = qwen3_vl_defaults, .composite = true, .tokenizer_class = "Qwen2Tokenizer"},
     {.model_type = "qwen3_vl_text", .defaults = qwen3_vl_text_defaults, .text = &vlm_qwen3_vl_text_rules},
     {.model_type = "qwen3_vl_vision", .defaults = qwen3_vl_vision_defaults, .read_vision = vlm_qwen3_vl_read_vision},
 };

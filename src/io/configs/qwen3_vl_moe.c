@@ -34,7 +34,8 @@ static const char qwen3_vl_moe_vision_defaults[] =
 
 /* The text and vision configs read as Qwen3-VL's (modular: derived). */
 static const vlm_config_record configs[] = {
-    {.model_type = "qwen3_vl_moe", .defaults = qwen3_vl_moe_defaults, .composite = true},
+    {.model_type = "qwen3_vl_moe", .defaults = qwen3_vl_moe_defaults, .composite = true,
+     .tokenizer_class = "Qwen2Tokenizer"},
     {.model_type = "qwen3_vl_moe_text", .defaults = qwen3_vl_moe_text_defaults, .text = &vlm_qwen3_vl_text_rules},
     {.model_type = "qwen3_vl_moe_vision", .defaults = qwen3_vl_moe_vision_defaults,
      .read_vision = vlm_qwen3_vl_read_vision},
