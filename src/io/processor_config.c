@@ -128,12 +128,13 @@ static vlm_status read_size(const vlm_config_section *section, const char *key,
 
 /* A class with min_pixels / max_pixels fields (Qwen2VLImageProcessor's
  * __init__): the file's `size` (or the class's), whose shortest_edge /
- * longest_edge a top-level min_pixels / max_pixels replace (dropping a legacy size.min_pixels / max_pixels), must be a valid
- * size dict. As in Transformers, a size without shortest_edge and
- * longest_edge still loads (min_pixels / max_pixels stay 0) and the
- * processor refuses the first image, and min_pixels above max_pixels is
- * accepted (smart_resize then honours max_pixels when the rounded size
- * exceeds it, min_pixels otherwise). */
+ * longest_edge a top-level min_pixels / max_pixels replace (dropping a
+ * legacy size.min_pixels / max_pixels), must be a valid size dict. As in
+ * Transformers, a size without shortest_edge and longest_edge still loads
+ * (min_pixels / max_pixels stay 0) and the processor refuses the first
+ * image, and min_pixels above max_pixels is accepted (smart_resize then
+ * honours max_pixels when the rounded size exceeds it, min_pixels
+ * otherwise). */
 static vlm_status read_pixel_bounded_size(const vlm_config_section *section, vlm_processor_config *out) {
   size_keys keys;
   VLM_RETURN_IF_ERROR(read_size_keys(section, "size", false, &keys));

@@ -48,6 +48,7 @@
 #include "media/image_processor_phi4.h"
 #include "media/media_item.h"
 #include "models/blocks.h"
+#include "models/nn.h"
 #include "models/vision_encoder.h"
 #include "vlm/generate.h"
 
@@ -339,16 +340,9 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   int32_t table = vlm_graph_concat(graph, (int32_t[]){pooled, sub, glb}, 3, 0, IMAGE_EMBED "stitch_table");
   int32_t order = vlm_graph_input(graph, VLM_DTYPE_I32, 1, SHAPE(output_rows(&vision, images)), "stitch_rows");
   x = vlm_graph_gather(graph, table, order, IMAGE_EMBED "stitched");
-  int32_t up = vlm_graph_weight(graph, IMAGE_EMBED "img_projection_up.weight", VLM_DTYPE_INVALID, 2,
-                                SHAPE(hidden, width));
-  int32_t up_bias = vlm_graph_weight(graph, IMAGE_EMBED "img_projection_up.bias", VLM_DTYPE_INVALID, 1, SHAPE(hidden));
-  x = vlm_graph_linear(graph, x, up, up_bias, IMAGE_EMBED "img_projection_up");
+  x = vlm_nn_linear(graph, x, IMAGE_EMBED "img_projection_up", hidden, width, true);
   x = vlm_graph_activation(graph, x, VLM_ACTIVATION_GELU, IMAGE_EMBED "img_projection_gelu");
-  int32_t down = vlm_graph_weight(graph, IMAGE_EMBED "img_projection_down.weight", VLM_DTYPE_INVALID, 2,
-                                  SHAPE(hidden, hidden));
-  int32_t down_bias = vlm_graph_weight(graph, IMAGE_EMBED "img_projection_down.bias", VLM_DTYPE_INVALID, 1,
-                                       SHAPE(hidden));
-  x = vlm_graph_linear(graph, x, down, down_bias, IMAGE_EMBED "img_projection_down");
+  x = vlm_nn_linear(graph, x, IMAGE_EMBED "img_projection_down", hidden, hidden, true);
   graph->output = x;
   *out_nodes = (vlm_encoder_nodes){.output = x, .stage_count = 3};
   out_nodes->stages[0].stage = "vision_encoder";
