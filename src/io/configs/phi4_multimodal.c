@@ -1,4 +1,5 @@
-/* models/phi4_multimodal: Phi4MultimodalConfig, its vision and audio configs, Phi4MultimodalImageProcessor and Phi4MultimodalFeatureExtractor. */
+/* models/phi4_multimodal: Phi4MultimodalConfig, its vision and audio configs,
+ * Phi4MultimodalImageProcessor and Phi4MultimodalFeatureExtractor. */
 #include "io/configs/configs.h"
 
 /* transformers 5.23.0 Phi4MultimodalConfig() */
