@@ -248,11 +248,10 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   projection = vlm_graph_transpose(graph, projection, PROJECTOR "mm_input_projection_weight_transposed");
   x = vlm_graph_linear(graph, x, projection, -1, PROJECTOR "projected");
   graph->output = x;
-  *out_nodes = (vlm_encoder_nodes){.output = x, .stage_count = 2};
-  out_nodes->stages[0].stage = "vision_encoder";
-  out_nodes->stages[0].node = nodes.features;
-  out_nodes->stages[1].stage = "projector";
-  out_nodes->stages[1].node = x;
+  *out_nodes = (vlm_encoder_nodes){.output = x,
+                                   .stage_count = 2,
+                                   .stages = {{"vision_encoder", nodes.features},
+                                              {"projector", x}}};
   return vlm_graph_take_error(graph);
 }
 

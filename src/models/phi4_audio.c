@@ -310,15 +310,6 @@ static vlm_status token_count(const vlm_model_config *config, const struct vlm_f
   return VLM_OK;
 }
 
-/* replace_audio_token: the audio token audio_embed_sizes times. */
-static vlm_status expand(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,
-                         vlm_token_text_fn token_text, void *context, vlm_string_builder *out) {
-  (void)config, (void)token_text, (void)context;
-  size_t length = strlen(placeholder);
-  for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
-  return VLM_OK;
-}
-
 static vlm_status encoder_rows(const vlm_model_config *config, const vlm_media_item *item, int64_t *out_rows) {
   phi4_audio a;
   VLM_RETURN_IF_ERROR(describe(config, &a));
@@ -615,19 +606,15 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t frames, 
   int32_t mode = vlm_graph_input(g, VLM_DTYPE_I32, 1, VLM_SHAPE(plan.rows), "audio_vision_mode");
   int32_t projected = vlm_graph_row_select(g, mode, vision, speech, "audio.projection");
   VLM_RETURN_IF_ERROR(vlm_graph_take_error(g));
-  out_nodes->output = projected;
-  out_nodes->stage_count = 2;
-  out_nodes->stages[0].stage = "audio_encoder";
-  out_nodes->stages[0].node = encoder;
-  out_nodes->stages[1].stage = "audio_projector";
-  out_nodes->stages[1].node = projected;
+  *out_nodes = (vlm_encoder_nodes){
+      .output = projected, .stage_count = 2, .stages = {{"audio_encoder", encoder}, {"audio_projector", projected}}};
   return VLM_OK;
 }
 
 const vlm_family_audio vlm_phi4_audio_path = {
     .placeholder_token = placeholder_token,
     .token_count = token_count,
-    .expand = expand,
+    .expand = vlm_expand_repeated, /* replace_audio_token: audio_embed_sizes copies */
     .encoder_rows = encoder_rows,
     .encoder_inputs = encoder_inputs,
     .build_encoder = build_encoder,

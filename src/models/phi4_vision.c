@@ -171,15 +171,6 @@ static vlm_status token_count(const vlm_model_config *config, const vlm_processo
   return VLM_OK;
 }
 
-/* Phi4MultimodalProcessor.replace_image_token: num_img_tokens copies. */
-static vlm_status expand(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,
-                         vlm_token_text_fn token_text, void *context, vlm_string_builder *out) {
-  (void)config, (void)token_text, (void)context;
-  size_t length = strlen(placeholder);
-  for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
-  return VLM_OK;
-}
-
 static vlm_status encoder_rows(const vlm_model_config *config, const vlm_media_item *item, int64_t *out_rows) {
   phi4_vision vision;
   phi4_item tensors;
@@ -344,13 +335,11 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   x = vlm_graph_activation(graph, x, VLM_ACTIVATION_GELU, IMAGE_EMBED "img_projection_gelu");
   x = vlm_nn_linear(graph, x, IMAGE_EMBED "img_projection_down", hidden, hidden, true);
   graph->output = x;
-  *out_nodes = (vlm_encoder_nodes){.output = x, .stage_count = 3};
-  out_nodes->stages[0].stage = "vision_encoder";
-  out_nodes->stages[0].node = nodes.features;
-  out_nodes->stages[1].stage = "vision_features";
-  out_nodes->stages[1].node = pooled;
-  out_nodes->stages[2].stage = "projector";
-  out_nodes->stages[2].node = x;
+  *out_nodes = (vlm_encoder_nodes){.output = x,
+                                   .stage_count = 3,
+                                   .stages = {{"vision_encoder", nodes.features},
+                                              {"vision_features", pooled},
+                                              {"projector", x}}};
   return vlm_graph_take_error(graph);
 }
 
@@ -373,7 +362,7 @@ static int encoder_buckets(const vlm_model_config *config, const vlm_processor_c
 const vlm_family_image vlm_phi4_image_path = {
     .placeholder_token = placeholder_token,
     .token_count = token_count,
-    .expand = expand,
+    .expand = vlm_expand_repeated, /* replace_image_token: num_img_tokens copies */
     .encoder_rows = encoder_rows,
     .encoder_inputs = encoder_inputs,
     .build_encoder = build_encoder,

@@ -163,11 +163,10 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
     return VLM_ERROR(INVALID_ARGUMENT, "config.json: the merger gives %lld-wide features, the decoder takes %lld",
                      (long long)vision->out_hidden_size, (long long)config->text.hidden_size);
   graph->output = x;
-  *out_nodes = (vlm_encoder_nodes){.output = x, .stage_count = 2};
-  out_nodes->stages[0].stage = "vision_encoder";
-  out_nodes->stages[0].node = encoded;
-  out_nodes->stages[1].stage = "projector";
-  out_nodes->stages[1].node = x;
+  *out_nodes = (vlm_encoder_nodes){.output = x,
+                                   .stage_count = 2,
+                                   .stages = {{"vision_encoder", encoded},
+                                              {"projector", x}}};
   return vlm_graph_take_error(graph);
 }
 

@@ -307,13 +307,11 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
     output = vlm_graph_concat(graph, parts, part_count, 1, VISUAL "features_and_deepstack");
   }
   graph->output = output;
-  *out_nodes = (vlm_encoder_nodes){.output = output, .stage_count = 3};
-  out_nodes->stages[0].stage = "vision_embeddings";
-  out_nodes->stages[0].node = embedded;
-  out_nodes->stages[1].stage = "vision_encoder";
-  out_nodes->stages[1].node = encoded;
-  out_nodes->stages[2].stage = "projector";
-  out_nodes->stages[2].node = parts[0];
+  *out_nodes = (vlm_encoder_nodes){.output = output,
+                                   .stage_count = 3,
+                                   .stages = {{"vision_embeddings", embedded},
+                                              {"vision_encoder", encoded},
+                                              {"projector", parts[0]}}};
   if (deepstack) {
     out_nodes->stages[3].stage = "deepstack_features";
     out_nodes->stages[3].node = layer_features;
