@@ -42,6 +42,11 @@ for variant in gcc:Release gcc:Debug clang:Release; do
   echo "$compiler $type: built"
 done
 
+# The .deb of the Release build, installed with dpkg -i and run from the
+# installed paths (cpu and xla), then removed.
+echo "== package: cpack's .deb installed and run (scripts/check-package.sh)"
+scripts/check-package.sh build-types/gcc-Release
+
 # Oracle harness (tools/oracle): vlm's tables of Transformers defaults against
 # the pinned Transformers classes. Needs no torch; the venv is reused when present.
 echo "== oracle: config defaults against transformers (tools/oracle/check_config_defaults.py)"
