@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the Kubernetes manifests in deploy/kubernetes (docs/DEPLOY.md).
 
-1. Schema: every document against the Kubernetes JSON schemas that
+1. Schema: every document (examples/ too) against the Kubernetes JSON schemas that
    kubernetes-validate bundles (strict: unknown fields are errors), for the
    oldest and the newest release the manifests target. Nothing is fetched.
 2. Values the schemas leave as strings: resource quantities.
@@ -61,6 +61,40 @@ def load_documents():
                 if document:
                     documents.append((os.path.basename(path), document))
     return documents
+
+
+def load_examples():
+    documents = []
+    for path in sorted(glob.glob(os.path.join(MANIFESTS, "examples", "*.yaml"))):
+        with open(path) as file:
+            for document in yaml.safe_load_all(file):
+                if document:
+                    documents.append((os.path.join("examples", os.path.basename(path)), document))
+    return documents
+
+
+def check_pull_example(documents):
+    """The init-container example: `vlm pull ORG/NAME` into the models
+    volume, HF_HOME on that volume in both containers, the server offline."""
+    for name, document in documents:
+        pod = document.get("spec", {}).get("template", {}).get("spec", {})
+        for init in pod.get("initContainers", []):
+            if init.get("args", [None])[0] != "pull":
+                continue
+            model = init["args"][1]
+            env = lambda container: {e["name"]: e.get("value") for e in container.get("env", [])}
+            mounts = lambda container: {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
+            server = pod["containers"][0]
+            home = env(init).get("HF_HOME", "")
+            check(f"{name}: the init container pulls ORG/NAME", re.match(r"^[\w.-]+/[\w.-]+$", model) is not None, model)
+            check(f"{name}: HF_HOME is on the models volume in both containers",
+                  home and home == env(server).get("HF_HOME")
+                  and home.startswith(mounts(init).get("models", "//") + "/")
+                  and mounts(init).get("models") == mounts(server).get("models"), home)
+            arguments = server["args"]
+            check(f"{name}: the server opens the pulled id, offline",
+                  model in arguments and arguments[arguments.index(model) - 1] == "--model"
+                  and env(server).get("HF_HUB_OFFLINE") == "1")
 
 
 def check_schemas(documents):
@@ -252,6 +286,10 @@ def main():
     documents = load_documents()
     check("manifests found", len(documents) > 0)
     check_schemas(documents)
+    examples = load_examples()
+    check("examples found", len(examples) > 0)
+    check_schemas(examples)
+    check_pull_example(examples)
     together = check_together(documents)
     if arguments.vlm and together:
         check_with_vlm(arguments.vlm, arguments.model, *together)

@@ -19,7 +19,7 @@ fuzz_seconds=${FUZZ_SECONDS:-20}
 # are checked against the schemas kubernetes-validate bundles (no network
 # beyond PyPI).
 [ -x .venv-browser/bin/python ] || { python3 -m venv .venv-browser && .venv-browser/bin/pip install --quiet -r tests/server/requirements-browser.txt; }
-[ -x .venv-deploy/bin/kubernetes-validate ] || { python3 -m venv .venv-deploy && .venv-deploy/bin/pip install --quiet -r deploy/requirements.txt; }
+[ -x .venv-deploy/bin/kubernetes-validate ] && [ -x .venv-deploy/bin/hadolint ] || { python3 -m venv .venv-deploy && .venv-deploy/bin/pip install --quiet -r deploy/requirements.txt; }
 
 # xla backend: the pinned IREE compiler and runtime (tools/xla/requirements.txt,
 # ~600 MB, paid once per machine). The venv must come from Debian's
