@@ -9,6 +9,7 @@
 #include "backends/xla/xla_runtime_internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,10 +83,13 @@ static PyObject *keep_view(PyObject *view) {
   return view;
 }
 
+static vlm_xla_paths default_paths;
+static void read_default_paths(void) { vlm_xla_paths_get(&default_paths); }
+
 const char *xla_default_venv(void) {
-  static vlm_xla_paths paths; /* written once, before any thread starts the runtime */
-  if (!paths.venv[0]) vlm_xla_paths_get(&paths);
-  return paths.venv;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, read_default_paths);
+  return default_paths.venv;
 }
 
 bool vlm_xla_runtime_available(const char *venv) {
