@@ -6,19 +6,19 @@
 # backend whose bridge must come from PREFIX/share/vlm/xla and whose venv is
 # the documented default, /usr/lib/vlm/xla-venv (here a link to the source
 # tree's .venv-xla, made and removed by this script). Then removes the
-# package. Needs root (scripts/test.sh runs it in CI). Prints one line per
+# package. Needs root or sudo (as scripts/install-dependencies.sh). Prints one line per
 # check and "N passed, N failed"; exits 1 on a failure.
 # Usage: scripts/check-package.sh BUILD_DIR
 set -uo pipefail
 build=$(cd "${1:?usage: scripts/check-package.sh BUILD_DIR}" && pwd)
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
-[ "$(id -u)" -eq 0 ] || { echo "check-package: needs root (dpkg -i)" >&2; exit 1; }
+if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
 work=$(mktemp -d)
 venv_link=/usr/lib/vlm/xla-venv
 made_link=false
 cleanup() {
-  $made_link && rm -f "$venv_link" && rmdir --ignore-fail-on-non-empty /usr/lib/vlm 2>/dev/null
-  dpkg -s vlm >/dev/null 2>&1 && dpkg -r vlm >/dev/null
+  $made_link && $sudo rm -f "$venv_link" && $sudo rmdir --ignore-fail-on-non-empty /usr/lib/vlm 2>/dev/null
+  dpkg -s vlm >/dev/null 2>&1 && $sudo dpkg -r vlm >/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -35,7 +35,7 @@ check() { # check NAME COMMAND...
 deb=$(ls "$build"/vlm_*.deb)
 echo "package: $(basename "$deb"), $(du -h "$deb" | cut -f1)"
 check deb_depends_on_its_libraries bash -c "dpkg-deb --field '$deb' Depends | grep -q libmicrohttpd12"
-check deb_installs dpkg -i "$deb"
+check deb_installs $sudo dpkg -i "$deb"
 check installed_files bash -c 'for file in /usr/bin/vlm /usr/lib/libvlm.a /usr/include/vlm.h /usr/include/vlm/engine.h \
   /usr/share/vlm/xla/vlm_xla_bridge.py /usr/share/vlm/xla/requirements.txt; do [ -e "$file" ] || { echo "missing $file"; exit 1; }; done'
 cd "$work" || exit 1
@@ -48,12 +48,12 @@ check vlm_run_cpu bash -c "/usr/bin/vlm run --model '$model' --prompt Hi --max-t
 # --backend xla from the installed paths: the bridge beside the binary, the
 # venv at its documented default.
 if [ -x "$source_dir/.venv-xla/bin/python3" ] && [ ! -e "$venv_link" ]; then
-  mkdir -p "$(dirname "$venv_link")" && ln -s "$source_dir/.venv-xla" "$venv_link" && made_link=true
+  $sudo mkdir -p "$(dirname "$venv_link")" && $sudo ln -s "$source_dir/.venv-xla" "$venv_link" && made_link=true
 fi
 check vlm_run_xla bash -c "/usr/bin/vlm --log-level debug run --backend xla --model '$model' --prompt Hi --max-tokens 2 \
   --json 2>'$work/xla.err' | python3 -c '$tokens_check' \
   && grep -q 'xla runtime: Python from $venv_link, the bridge from /usr/share/vlm/xla' '$work/xla.err' \
   || { cat '$work/xla.err' | tail -5; exit 1; }"
-check deb_removes bash -c 'dpkg -r vlm && [ ! -e /usr/bin/vlm ]'
+check deb_removes bash -c "$sudo dpkg -r vlm && [ ! -e /usr/bin/vlm ]"
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
