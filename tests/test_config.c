@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "io/config.h"
+#include "io/config_record.h"
 #include "test.h"
 
 static vlm_status parse(const char *text, vlm_model_config *config) {
@@ -1004,7 +1005,7 @@ static void refuses_malformed_configs_with_the_key_path(void) {
       {"{\"model_type\": \"llava\", \"vision_config\": {\"model_type\": \"dinov2\"}}",
        VLM_STATUS_UNIMPLEMENTED,
        "vision_config.model_type \"dinov2\" is not supported for llava (supported: "
-       "clip_vision_model, siglip_vision_model)"},
+       "clip_vision_model, siglip_vision_model, qwen2_vl_vision, "},
       {"{\"model_type\": \"llava\", \"text_config\": [1]}", VLM_STATUS_INVALID_ARGUMENT,
        "text_config must be an object, got [1]"},
       {"{\"model_type\": \"llama\", \"rope_scaling\": {\"rope_type\": \"magic\"}}",
@@ -1082,29 +1083,88 @@ static void loads_from_a_model_directory(void) {
               "broken/config.json: head_dim must be a positive integer, got 0");
 }
 
+/* The sub-config key a model_type may fill, as config.c reads it. */
+static bool record_fits_role(const char *key, const vlm_config_record *record) {
+  if (strcmp(key, "text_config") == 0) return vlm_config_record_is_text(record);
+  if (strcmp(key, "vision_config") == 0) return vlm_config_record_is_vision(record);
+  if (strcmp(key, "audio_config") == 0) return vlm_config_record_is_audio(record);
+  return true;
+}
+
 static void every_defaults_table_parses_and_names_its_class(void) {
-  const char *const *names = NULL;
-  size_t count = vlm_config_default_model_types(&names);
+  size_t count = vlm_config_record_count();
   CHECK(count >= 30);
   for (size_t i = 0; i < count; i++) {
-    const char *table = vlm_config_defaults_json(names[i]);
-    CHECK(table != NULL);
+    const vlm_config_record *record = vlm_config_record_at(i);
+    const char *table = record->defaults;
+    CHECK(table != NULL && vlm_config_defaults_json(record->model_type) == table);
+    CHECK(vlm_config_record_find(record->model_type) == record); /* each model_type once */
     vlm_json_document document;
-    CHECK_OK(vlm_json_parse(table, strlen(table), NULL, NULL, names[i], &document));
-    CHECK(vlm_json_string_equals(vlm_json_object_get(document.root, "model_type"), names[i]));
+    CHECK_OK(vlm_json_parse(table, strlen(table), NULL, NULL, record->model_type, &document));
+    CHECK(vlm_json_string_equals(vlm_json_object_get(document.root, "model_type"), record->model_type));
     CHECK(vlm_json_get_string(vlm_json_object_get(document.root, "class")) != NULL);
     const vlm_json_value *fields = vlm_json_object_get(document.root, "fields");
     CHECK(fields && fields->type == VLM_JSON_OBJECT);
+    /* A composite is what has sub-configs, and each one names a record
+     * that can fill its role. */
+    const vlm_json_value *subs = vlm_json_object_get(document.root, "sub_configs");
+    CHECK_INT_EQ(record->composite, subs != NULL);
+    for (size_t s = 0; subs && s < subs->as.object.count; s++) {
+      const vlm_json_member *sub = &subs->as.object.members[s];
+      const vlm_config_record *target =
+          vlm_config_record_find(vlm_json_get_string(vlm_json_object_get(&sub->value, "model_type")));
+      CHECK(target != NULL);
+      if (target) CHECK(record_fits_role(sub->key, target));
+    }
+    /* Only a whole model registers a tokenizer class. */
+    if (record->tokenizer_class) CHECK(vlm_config_record_is_model(record));
     vlm_json_document_release(&document);
   }
+  CHECK(vlm_config_record_at(count) == NULL);
   CHECK(strstr(vlm_config_defaults_json("llama"), "\"class\": \"LlamaConfig\"") != NULL);
   CHECK(vlm_config_defaults_json("gpt2") == NULL);
   CHECK(vlm_config_defaults_json(NULL) == NULL);
-  count = vlm_image_processor_default_classes(&names);
-  for (size_t i = 0; i < count; i++) CHECK(vlm_image_processor_defaults_json(names[i]) != NULL);
-  count = vlm_processor_default_classes(&names);
-  for (size_t i = 0; i < count; i++) CHECK(vlm_processor_defaults_json(names[i]) != NULL);
+  const vlm_class_kind kinds[] = {VLM_CLASS_IMAGE_PROCESSOR, VLM_CLASS_PROCESSOR, VLM_CLASS_FEATURE_EXTRACTOR};
+  for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+    CHECK(vlm_class_defaults_count(kinds[k]) >= 1);
+    for (size_t i = 0; i < vlm_class_defaults_count(kinds[k]); i++) {
+      const vlm_class_defaults *entry = vlm_class_defaults_at(kinds[k], i);
+      CHECK(vlm_class_defaults_find(kinds[k], entry->class_name) == entry->defaults); /* each class once */
+      char quoted[160];
+      snprintf(quoted, sizeof(quoted), "\"class\": \"%s\"", entry->class_name);
+      CHECK(strstr(entry->defaults, quoted) != NULL);
+    }
+  }
+  CHECK(vlm_image_processor_defaults_json("CLIPImageProcessor") != NULL);
+  CHECK(vlm_processor_defaults_json("LlavaProcessor") != NULL);
   CHECK(vlm_generation_defaults_json() != NULL);
+}
+
+/* The names an error lists come from the records, so they cannot drift
+ * from what is accepted. */
+static bool listed(const char *names, const char *name) {
+  char wrapped[2100], item[160];
+  snprintf(wrapped, sizeof(wrapped), ", %s,", names);
+  snprintf(item, sizeof(item), ", %s,", name);
+  return strstr(wrapped, item) != NULL;
+}
+
+static void supported_lists_come_from_the_records(void) {
+  char names[2048];
+  vlm_config_record_names(vlm_config_record_is_vision, names, sizeof(names));
+  for (size_t i = 0; i < vlm_config_record_count(); i++) {
+    const vlm_config_record *record = vlm_config_record_at(i);
+    CHECK_INT_EQ(listed(names, record->model_type), record->read_vision != NULL);
+  }
+  CHECK(listed(names, "siglip_vision_model") && !listed(names, "qwen2_vl"));
+  vlm_model_config config;
+  CHECK_ERROR(parse("{\"model_type\": \"gpt2\"}", &config), VLM_STATUS_UNIMPLEMENTED,
+              "(supported: llama, mistral, qwen2, qwen3, llava, qwen2_vl, qwen2_vl_text, ");
+  CHECK_ERROR(parse("{\"model_type\": \"clip_vision_model\"}", &config), VLM_STATUS_UNIMPLEMENTED,
+              "model_type \"clip_vision_model\" is not supported");
+  /* A list that would not fit is cut, never overrun. */
+  char small[8];
+  CHECK_STR_EQ(vlm_config_record_names(NULL, small, sizeof(small)), "llama, ");
 }
 
 TEST_MAIN(TEST(llava_1_5_fills_llama_and_clip_defaults),
@@ -1125,4 +1185,5 @@ TEST_MAIN(TEST(llava_1_5_fills_llama_and_clip_defaults),
           TEST(bare_model_types_get_class_defaults),
           TEST(refuses_malformed_configs_with_the_key_path),
           TEST(refuses_long_strings_and_huge_sections), TEST(loads_from_a_model_directory),
-          TEST(every_defaults_table_parses_and_names_its_class))
+          TEST(every_defaults_table_parses_and_names_its_class),
+          TEST(supported_lists_come_from_the_records))

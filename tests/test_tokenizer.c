@@ -137,7 +137,7 @@ static void chat_flows_add_special_tokens_as_transformers_does(void) {
  * generic TokenizersBackend (tokenizer.json's Metaspace "always"), of a llama
  * checkpoint (or none) as LlamaTokenizer (rebuilt: "first", legacy false).
  * Expected ids from transformers 5.23 AutoTokenizer on the same files with
- * config.json {"model_type": ...}. */
+ * config.json {"model_type": ...}, with and without the tokenizer_class. */
 static void model_type_picks_the_tokenizer_class(void) {
   static const char tokenizer_json[] =
       "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, "
@@ -157,17 +157,33 @@ static void model_type_picks_the_tokenizer_class(void) {
       "\"b\"]]}}";
   static const char config[] = "{\"tokenizer_class\": \"LlamaTokenizer\", \"bos_token\": \"<s>\", "
                                "\"unk_token\": \"<unk>\"}";
+  static const char unnamed[] = "{\"bos_token\": \"<s>\", \"unk_token\": \"<unk>\"}";
+  /* The ids of "a<image>b": the Llama class ("first": 5 "▁a" ... 4 "b"),
+   * the generic one ("always": ... 6 "▁b"), or a class registered for the
+   * model_type and rebuilt in code (Qwen2Tokenizer / GemmaTokenizer: 3 "a"
+   * ... 4 "b"). Every model_type with a config record that registers a
+   * class (TOKENIZER_MAPPING_NAMES) is here. */
   static const struct {
     const char *model_type;
-    int32_t b; /* id of the piece after <image>: 6 "▁b" (always), 4 "b" (first) */
-  } cases[] = {{NULL, 4}, {"llama", 4}, {"llava", 6}, {"mistral", 6}, {"gemma3", 4}};
+    bool hub_class;   /* tokenizer_config.json names LlamaTokenizer */
+    int32_t a, b;
+  } cases[] = {{NULL, true, 5, 4},          {"llama", true, 5, 4},        {"llava", true, 5, 6},
+               {"mistral", true, 5, 6},     {"gemma3", true, 5, 4},       {"molmo2", true, 5, 6},
+               {"qwen2_5_vl", true, 5, 4},  {"phi4_multimodal", true, 5, 4}, {"qwen2", true, 3, 4},
+               {NULL, false, 5, 6},         {"llama", false, 5, 6},       {"llava", false, 5, 6},
+               {"mistral", false, 5, 6},    {"molmo2", false, 5, 6},      {"phi4_multimodal", false, 5, 6},
+               {"qwen2", false, 3, 4},      {"qwen3", false, 3, 4},       {"qwen2_vl", false, 3, 4},
+               {"qwen2_5_vl", false, 3, 4}, {"qwen3_vl", false, 3, 4},    {"qwen3_vl_moe", false, 3, 4},
+               {"gemma3", false, 3, 4},     {"gemma3_text", false, 3, 4}, {"gemma3n", false, 3, 4},
+               {"gemma3n_text", false, 3, 4}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     vlm_tokenizer_options options = {.model_type = cases[i].model_type};
     vlm_tokenizer *tokenizer = NULL;
-    CHECK_OK(vlm_tokenizer_create_from_json(tokenizer_json, strlen(tokenizer_json), config, strlen(config),
-                                            "inline", &options, &tokenizer));
+    const char *file = cases[i].hub_class ? config : unnamed;
+    CHECK_OK(vlm_tokenizer_create_from_json(tokenizer_json, strlen(tokenizer_json), file, strlen(file), "inline",
+                                            &options, &tokenizer));
     if (!tokenizer) continue;
-    const int32_t expected[] = {5, 7, cases[i].b};
+    const int32_t expected[] = {cases[i].a, 7, cases[i].b};
     check_encode(tokenizer, "a<image>b", false, expected, 3);
     vlm_tokenizer_release(tokenizer);
   }

@@ -1,5 +1,6 @@
 /* config.json: which class each section is, how the sections are found
- * (nested, flat or legacy), and the model-level multimodal values. */
+ * (nested, flat or legacy), and the model-level multimodal values. What a
+ * class does beyond its defaults table is in its record (io/config_record.h). */
 #include "io/config.h"
 
 #include <stdio.h>
@@ -7,44 +8,18 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "io/config_families.h"
 #include "io/config_reader.h"
-
-/* The composite (multimodal) model types; their sections come from the
- * class's sub_configs. Text decoder types are read as a single section. */
-static const char *const composite_model_types[] = {
-    "llava", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe",
-    "gemma3", "gemma3n", "phi4_multimodal", "molmo2",
-};
-
-static const char composite_names[] =
-    "llava, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, gemma3, gemma3n, molmo2";
-
-static bool is_composite(const char *model_type) {
-  for (size_t i = 0; i < sizeof(composite_model_types) / sizeof(composite_model_types[0]); i++)
-    if (strcmp(composite_model_types[i], model_type) == 0) return true;
-  return false;
-}
-
-static bool is_model_type(const char *model_type, const char *name) {
-  return strcmp(model_type, name) == 0;
-}
-
-/* Qwen2VLConfig / Qwen2_5_VLConfig.__post_init__ accept the text fields at
- * the top level when text_config is absent (as the released Qwen2-VL and
- * Qwen2.5-VL config.json files have them). */
-static bool has_flat_text_fallback(const char *model_type) {
-  return is_model_type(model_type, "qwen2_vl") || is_model_type(model_type, "qwen2_5_vl");
-}
+#include "io/config_record.h"
 
 /* Everything being assembled for one config.json. */
 typedef struct model_parse {
   vlm_config_storage *storage;
   const char *source_name;
   const vlm_json_value *file_root;
+  const vlm_config_record *record; /* the top level's */
   vlm_config_class root_class;
   vlm_config_section root;
-  bool used_legacy_vit_config; /* Molmo2 */
+  bool used_legacy_vision_key; /* the record's legacy_vision_key stood in */
   vlm_config_section text, vision, audio, adapter;
   vlm_config_class text_class, vision_class, audio_class, adapter_class;
   bool has_text, has_vision, has_audio, has_adapter;
@@ -64,22 +39,20 @@ static section_role role_of(const char *key) {
   return ROLE_ADAPTER;
 }
 
-static bool role_accepts(section_role role, const char *model_type) {
+static vlm_config_record_filter role_filter(section_role role) {
   switch (role) {
-    case ROLE_TEXT: return vlm_config_is_text_model_type(model_type);
-    case ROLE_VISION: return vlm_config_is_vision_model_type(model_type);
-    case ROLE_AUDIO: return vlm_config_is_audio_model_type(model_type);
-    case ROLE_ADAPTER: return vlm_config_defaults_json(model_type) != NULL;
+    case ROLE_TEXT: return vlm_config_record_is_text;
+    case ROLE_VISION: return vlm_config_record_is_vision;
+    case ROLE_AUDIO: return vlm_config_record_is_audio;
+    case ROLE_ADAPTER: break;
   }
-  return false;
+  return NULL; /* any class with a record */
 }
 
-static const char *role_supported_types(section_role role) {
-  switch (role) {
-    case ROLE_TEXT: return vlm_config_text_model_types();
-    case ROLE_VISION: return "clip_vision_model, siglip_vision_model";
-    default: return "none";
-  }
+static bool role_accepts(section_role role, const char *model_type) {
+  const vlm_config_record *record = vlm_config_record_find(model_type);
+  vlm_config_record_filter filter = role_filter(role);
+  return record && (!filter || filter(record));
 }
 
 /* The class a sub-config resolves to (SubConfigSpec.create_subconfig): an
@@ -99,10 +72,11 @@ static vlm_status resolve_sub_class(model_parse *parse, const char *key, const v
       return vlm_config_type_error(&where, path, "a model type name", declared);
     model_type = vlm_json_get_string(declared);
     section_role role = role_of(key);
+    char names[1024];
     if (!role_accepts(role, model_type))
       return VLM_ERROR(UNIMPLEMENTED, "%s: %s \"%s\" is not supported for %s (supported: %s)",
                        parse->source_name, path, model_type, parse->root_class.model_type,
-                       role_supported_types(role));
+                       vlm_config_record_names(role_filter(role), names, sizeof(names)));
   }
   return vlm_config_class_load(parse->storage, model_type, out);
 }
@@ -148,15 +122,15 @@ static vlm_status build_sub_section(model_parse *parse, const char *key, const v
   const vlm_json_value *file_section = vlm_json_object_get(parse->file_root, key);
   char prefix[64];
   snprintf(prefix, sizeof(prefix), "%s.", key);
-  /* Molmo2Config.__post_init__: the remote-code name vit_config stands in for
-   * an absent vision_config. */
-  if (is_model_type(parse->root_class.model_type, "molmo2") && strcmp(key, "vision_config") == 0 &&
-      (!file_section || file_section->type == VLM_JSON_NULL)) {
-    const vlm_json_value *legacy = vlm_json_object_get(parse->file_root, "vit_config");
+  /* A remote-code name standing in for an absent vision_config (Molmo2's
+   * vit_config). */
+  const char *legacy_key = parse->record->legacy_vision_key;
+  if (legacy_key && strcmp(key, "vision_config") == 0 && (!file_section || file_section->type == VLM_JSON_NULL)) {
+    const vlm_json_value *legacy = vlm_json_object_get(parse->file_root, legacy_key);
     if (legacy && legacy->type != VLM_JSON_NULL) {
       file_section = legacy;
-      snprintf(prefix, sizeof(prefix), "vit_config.");
-      parse->used_legacy_vit_config = true;
+      snprintf(prefix, sizeof(prefix), "%s.", legacy_key);
+      parse->used_legacy_vision_key = true;
     }
   }
   if (file_section && file_section->type == VLM_JSON_NULL) file_section = NULL;
@@ -170,7 +144,7 @@ static vlm_status build_sub_section(model_parse *parse, const char *key, const v
   if (!key_prefix) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory reading a config");
   /* init_kwargs apply only when the section is absent. */
   const vlm_json_value *init_kwargs = file_section ? NULL : vlm_json_object_get(spec, "init_kwargs");
-  if (!file_section && role_of(key) == ROLE_TEXT && has_flat_text_fallback(parse->root_class.model_type)) {
+  if (!file_section && role_of(key) == ROLE_TEXT && parse->record->flat_text_fallback) {
     VLM_RETURN_IF_ERROR(flat_text_object(parse, config_class, &file_section));
     key_prefix = "";
   }
@@ -200,44 +174,50 @@ static vlm_status build_sections(model_parse *parse) {
 /* Model-level values                                                      */
 /* ---------------------------------------------------------------------- */
 
-/* The first of `keys` present (non-null) in `section`, read as a token id. */
-static vlm_status first_token_id(const vlm_config_section *section, const char *const *keys,
-                                 int64_t *out) {
+/* The first of `keys` present (non-null) in `section`, read as a token id.
+ * A key the top-level class aliases (its attribute_map: Molmo2's
+ * video_token_id is image_patch_id) reads the field it names, as the
+ * attribute does in Transformers; the merged section holds only fields. */
+static vlm_status first_token_id(const model_parse *parse, const vlm_config_section *section,
+                                 const char *const *keys, int64_t *out) {
   *out = -1;
-  for (size_t i = 0; keys[i]; i++)
-    if (vlm_config_get(section, keys[i])) return vlm_config_read_token_id(section, keys[i], out);
+  for (size_t i = 0; keys[i]; i++) {
+    const char *key = keys[i];
+    const vlm_json_value *target =
+        section == &parse->root ? vlm_json_object_get(parse->root_class.attribute_map, key) : NULL;
+    if (vlm_json_get_string(target)) key = vlm_json_get_string(target);
+    if (vlm_config_get(section, key)) return vlm_config_read_token_id(section, key, out);
+  }
   return VLM_OK;
 }
 
 static vlm_status read_token_ids(model_parse *parse, vlm_model_config *out) {
   const vlm_config_section *root = &parse->root;
   VLM_RETURN_IF_ERROR(first_token_id(
-      root, (const char *const[]){"image_token_index", "image_token_id", "image_patch_id", NULL},
+      parse, root, (const char *const[]){"image_token_index", "image_token_id", "image_patch_id", NULL},
       &out->image_token_id));
   if (out->image_token_id < 0 && parse->has_vision)
-    VLM_RETURN_IF_ERROR(first_token_id(&parse->vision, (const char *const[]){"image_token_id", NULL},
+    VLM_RETURN_IF_ERROR(first_token_id(parse, &parse->vision, (const char *const[]){"image_token_id", NULL},
                                        &out->image_token_id));
-  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"video_token_id", NULL},
+  VLM_RETURN_IF_ERROR(first_token_id(parse, root, (const char *const[]){"video_token_id", NULL},
                                      &out->video_token_id));
-  /* Molmo2Config.attribute_map: video_token_id is image_patch_id too. */
-  if (is_model_type(out->model_type, "molmo2")) out->video_token_id = out->image_token_id;
-  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"audio_token_id", NULL},
+  VLM_RETURN_IF_ERROR(first_token_id(parse, root, (const char *const[]){"audio_token_id", NULL},
                                      &out->audio_token_id));
   if (out->audio_token_id < 0 && parse->has_audio)
-    VLM_RETURN_IF_ERROR(first_token_id(&parse->audio, (const char *const[]){"audio_token_id", NULL},
+    VLM_RETURN_IF_ERROR(first_token_id(parse, &parse->audio, (const char *const[]){"audio_token_id", NULL},
                                        &out->audio_token_id));
   VLM_RETURN_IF_ERROR(first_token_id(
-      root, (const char *const[]){"vision_start_token_id", "image_start_token_id", NULL},
+      parse, root, (const char *const[]){"vision_start_token_id", "image_start_token_id", NULL},
       &out->vision_start_token_id));
   VLM_RETURN_IF_ERROR(first_token_id(
-      root, (const char *const[]){"vision_end_token_id", "image_end_token_id", NULL},
+      parse, root, (const char *const[]){"vision_end_token_id", "image_end_token_id", NULL},
       &out->vision_end_token_id));
-  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"boi_token_index", "boi_token_id", NULL},
+  VLM_RETURN_IF_ERROR(first_token_id(parse, root, (const char *const[]){"boi_token_index", "boi_token_id", NULL},
                                      &out->boi_token_id));
-  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"eoi_token_index", "eoi_token_id", NULL},
+  VLM_RETURN_IF_ERROR(first_token_id(parse, root, (const char *const[]){"eoi_token_index", "eoi_token_id", NULL},
                                      &out->eoi_token_id));
-  VLM_RETURN_IF_ERROR(first_token_id(root, (const char *const[]){"boa_token_id", NULL}, &out->boa_token_id));
-  return first_token_id(root, (const char *const[]){"eoa_token_id", NULL}, &out->eoa_token_id);
+  VLM_RETURN_IF_ERROR(first_token_id(parse, root, (const char *const[]){"boa_token_id", NULL}, &out->boa_token_id));
+  return first_token_id(parse, root, (const char *const[]){"eoa_token_id", NULL}, &out->eoa_token_id);
 }
 
 static vlm_status read_sequence_lengths(model_parse *parse, vlm_model_config *out) {
@@ -250,41 +230,19 @@ static vlm_status read_sequence_lengths(model_parse *parse, vlm_model_config *ou
                                 &out->audio_seq_length);
 }
 
-/* Molmo2Config: with a legacy vit_config, the adapter's layer indexes are
- * made non-negative and the encoder is cut after the deepest one used;
- * validate_architecture then checks they index the encoder. */
-static vlm_status apply_molmo2_layers(model_parse *parse, vlm_model_config *out) {
-  int64_t layers = out->vision.num_hidden_layers;
-  vlm_index_list *indexes = &out->vision_feature_layers;
-  if (parse->used_legacy_vit_config && indexes->count) {
-    int64_t deepest = 0;
-    for (size_t i = 0; i < indexes->count; i++) {
-      indexes->values[i] = ((indexes->values[i] % layers) + layers) % layers;
-      if (indexes->values[i] > deepest) deepest = indexes->values[i];
-    }
-    out->vision.num_hidden_layers = layers = deepest + 1;
-  }
-  for (size_t i = 0; i < indexes->count; i++)
-    if (indexes->values[i] < -layers || indexes->values[i] >= layers)
-      return vlm_config_error(&parse->adapter, VLM_STATUS_INVALID_ARGUMENT, "vision_feature_layer",
-                              "entry %lld does not index the %lld vision layers",
-                              (long long)indexes->values[i], (long long)layers);
-  return VLM_OK;
-}
-
 static vlm_status read_feature_layers(model_parse *parse, vlm_model_config *out) {
-  const int64_t bound = VLM_CONFIG_MAX_LAYERS;
-  if (is_model_type(out->model_type, "molmo2")) {
-    /* Molmo2AdapterConfig.__post_init__: [24, 18] when unset. */
-    VLM_RETURN_IF_ERROR(vlm_config_read_index_list(&parse->adapter, "vision_feature_layer", -bound,
-                                                   bound, false, &out->vision_feature_layers, NULL));
-    if (!out->vision_feature_layers.count) out->vision_feature_layers = (vlm_index_list){{24, 18}, 2};
-    out->vision_feature_layer_is_list = true;
-    return apply_molmo2_layers(parse, out);
+  if (parse->record->read_feature_layers) {
+    vlm_config_parts parts = {
+        .root = &parse->root,
+        .text = &parse->text,
+        .vision = parse->has_vision ? &parse->vision : NULL,
+        .audio = parse->has_audio ? &parse->audio : NULL,
+        .adapter = parse->has_adapter ? &parse->adapter : NULL,
+        .used_legacy_vision_key = parse->used_legacy_vision_key,
+    };
+    return parse->record->read_feature_layers(&parts, out);
   }
-  if (is_model_type(out->model_type, "phi4_multimodal"))
-    return vlm_config_read_index_list(&parse->vision, "feature_layer", -bound, bound, true,
-                                      &out->vision_feature_layers, NULL);
+  const int64_t bound = VLM_CONFIG_MAX_LAYERS;
   return vlm_config_read_index_list(&parse->root, "vision_feature_layer", -bound, bound, true,
                                     &out->vision_feature_layers, &out->vision_feature_layer_is_list);
 }
@@ -303,8 +261,7 @@ static vlm_status read_tie(model_parse *parse, vlm_model_config *out) {
                                               &out->tie_word_embeddings));
   /* LlavaConfig / Qwen2VLConfig.__post_init__: a text config that ties
    * turns tying on for the whole model. */
-  bool forwards = is_model_type(out->model_type, "llava") || has_flat_text_fallback(out->model_type);
-  if (!forwards || out->tie_word_embeddings || parse->text.object == parse->root.object)
+  if (!parse->record->tie_from_text || out->tie_word_embeddings || parse->text.object == parse->root.object)
     return VLM_OK;
   return vlm_config_read_bool_or(&parse->text, "tie_word_embeddings", false,
                                  &out->tie_word_embeddings);
@@ -353,13 +310,15 @@ static vlm_status read_model_type(model_parse *parse) {
     return VLM_ERROR(INVALID_ARGUMENT, "%s: the top level must be a JSON object", parse->source_name);
   const char *model_type = NULL;
   VLM_RETURN_IF_ERROR(vlm_config_read_string_or(&file, "model_type", NULL, &model_type));
+  char names[1024];
   if (!model_type)
-    return VLM_ERROR(INVALID_ARGUMENT, "%s: model_type is missing (supported: %s, %s)",
-                     parse->source_name, vlm_config_text_model_types(), composite_names);
-  if (!is_composite(model_type) && !vlm_config_is_text_model_type(model_type))
-    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type \"%s\" is not supported (supported: %s, %s)",
-                     parse->source_name, model_type, vlm_config_text_model_types(),
-                     composite_names);
+    return VLM_ERROR(INVALID_ARGUMENT, "%s: model_type is missing (supported: %s)", parse->source_name,
+                     vlm_config_record_names(vlm_config_record_is_model, names, sizeof(names)));
+  parse->record = vlm_config_record_find(model_type);
+  if (!parse->record || !vlm_config_record_is_model(parse->record))
+    return VLM_ERROR(UNIMPLEMENTED, "%s: model_type \"%s\" is not supported (supported: %s)",
+                     parse->source_name, model_type,
+                     vlm_config_record_names(vlm_config_record_is_model, names, sizeof(names)));
   return vlm_config_class_load(parse->storage, model_type, &parse->root_class);
 }
 

@@ -5,7 +5,8 @@
  * Why typed structs with Transformers' defaults: a config.json names only the
  * values that differ from its Transformers class's defaults, so reading the
  * file alone gives the wrong model. Every section is therefore the class's
- * defaults (kept as data in config_defaults.c, pinned to transformers 5.23.0)
+ * defaults (kept as data in the class's record, io/config_record.h, pinned to
+ * transformers 5.23.0)
  * overlaid key by key with the file, and then the derived values Transformers
  * computes in code (head_dim, layer_types, RoPE parameters, ...) are filled in.
  *
@@ -319,18 +320,16 @@ vlm_status vlm_processor_config_parse_with(const char *preprocessor_text, size_t
                                            vlm_processor_config *out);
 void vlm_processor_config_release(vlm_processor_config *config);
 
-/* The Transformers defaults tables (see config_defaults.c). Each is a JSON
- * object {"class", "model_type", "fields", optional "default_theta",
+/* The Transformers defaults tables, one per class, kept in the classes'
+ * records (io/config_record.h, src/io/configs): each a JSON object
+ * {"class", "model_type", "fields", optional "default_theta",
  * "attribute_map", "legacy_keys", "sub_configs"} describing one class, so a
  * test can cross-check it against the class itself. NULL if unknown. */
 const char *vlm_config_defaults_json(const char *model_type);
-size_t vlm_config_default_model_types(const char *const **out_names);
 /* Image processor classes ("CLIPImageProcessor", ...) and processor classes
  * ("LlavaProcessor", ...), same shape. */
 const char *vlm_image_processor_defaults_json(const char *class_name);
-size_t vlm_image_processor_default_classes(const char *const **out_names);
 const char *vlm_processor_defaults_json(const char *class_name);
-size_t vlm_processor_default_classes(const char *const **out_names);
 /* GenerationConfig._get_default_generation_params, the subset we read. */
 const char *vlm_generation_defaults_json(void);
 

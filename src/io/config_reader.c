@@ -73,7 +73,7 @@ vlm_status vlm_config_class_parse(vlm_config_storage *storage, const char *table
   memset(out_class, 0, sizeof(*out_class));
   const vlm_json_value *table = NULL;
   VLM_RETURN_IF_ERROR(vlm_config_storage_parse(storage, table_json, strlen(table_json),
-                                               "config_defaults", &table));
+                                               "defaults table", &table));
   out_class->class_name = vlm_json_get_string(vlm_json_object_get(table, "class"));
   out_class->model_type = vlm_json_get_string(vlm_json_object_get(table, "model_type"));
   out_class->fields = optional_object(table, "fields");
@@ -82,7 +82,7 @@ vlm_status vlm_config_class_parse(vlm_config_storage *storage, const char *table
   out_class->sub_configs = optional_object(table, "sub_configs");
   out_class->default_theta = vlm_json_object_get(table, "default_theta");
   if (!out_class->class_name || !out_class->fields)
-    return VLM_ERROR(INTERNAL, "config_defaults: table without class or fields");
+    return VLM_ERROR(INTERNAL, "defaults table without class or fields");
   return VLM_OK;
 }
 

@@ -1,8 +1,8 @@
 /* Internal machinery shared by the config parsers (config.c, config_text.c,
  * config_encoders.c, generation_config.c, processor_config.c): the storage a
- * parsed config owns, the Transformers class descriptions of
- * config_defaults.c, the defaults-then-file merge, and typed readers whose
- * errors name the file and the key path. */
+ * parsed config owns, the Transformers class descriptions of the config
+ * records (io/config_record.h), the defaults-then-file merge, and typed
+ * readers whose errors name the file and the key path. */
 #ifndef VLM_IO_CONFIG_READER_H
 #define VLM_IO_CONFIG_READER_H
 
@@ -34,7 +34,7 @@ void *vlm_config_storage_allocate(vlm_config_storage *storage, size_t size, size
 /* A copy of `text` in the storage, or NULL when out of memory. */
 const char *vlm_config_storage_copy_string(vlm_config_storage *storage, const char *text);
 
-/* One class table of config_defaults.c, parsed. */
+/* One class's defaults table (io/config_record.h), parsed. */
 typedef struct vlm_config_class {
   const char *class_name;
   const char *model_type;

@@ -45,7 +45,7 @@ typedef struct rope_request {
   double partial_fallback;      /* partial_rotary_factor when the dict has none */
   bool override_original_max;   /* Phi-4: the top-level field wins */
   int64_t original_max_override;
-  vlm_rope_style style;
+  const vlm_rope_rules *rules;
 } rope_request;
 
 static vlm_status out_of_memory(void) {
@@ -83,14 +83,22 @@ static vlm_status rope_dict(const vlm_config_section *section, const char *key,
 /* Reading one dict                                                        */
 /* ---------------------------------------------------------------------- */
 
+/* The class's rename of a legacy type name (Qwen2-VL: "mrope" is plain
+ * RoPE, its sections from mrope_section; Phi-4: "su" and "yarn" are
+ * longrope), before or after standardize_rope_params as the class does it. */
+static const char *alias_type(const vlm_rope_rules *rules, const char *name, bool after_standardize) {
+  for (size_t i = 0; i < VLM_ROPE_MAX_ALIASES && rules->aliases[i].legacy; i++)
+    if (rules->aliases[i].after_standardize == after_standardize &&
+        strcmp(rules->aliases[i].legacy, name) == 0)
+      return rules->aliases[i].type;
+  return name;
+}
+
 static vlm_status read_type_name(const rope_request *request, const char **out_name) {
   /* standardize_rope_params: rope_type, else the legacy "type", else default. */
   const char *key = vlm_config_get(&request->dict, "rope_type") ? "rope_type" : "type";
   VLM_RETURN_IF_ERROR(vlm_config_read_string_or(&request->dict, key, "default", out_name));
-  /* Qwen2VLTextConfig.convert_rope_params_to_dict: the legacy "mrope" type
-   * is plain RoPE; the sections come from mrope_section. */
-  if (request->style == VLM_ROPE_STYLE_QWEN2_VL && strcmp(*out_name, "mrope") == 0)
-    *out_name = "default";
+  *out_name = alias_type(request->rules, *out_name, false);
   return VLM_OK;
 }
 
@@ -222,8 +230,11 @@ static vlm_status read_mrope(const rope_request *request, vlm_rope_config *rope)
   vlm_index_list sections;
   VLM_RETURN_IF_ERROR(vlm_config_read_index_list(&request->dict, "mrope_section", 1,
                                                  VLM_CONFIG_MAX_HEADS, false, &sections, NULL));
-  if (request->style == VLM_ROPE_STYLE_QWEN3_VL && !vlm_config_get(&request->dict, "mrope_section"))
-    sections = (vlm_index_list){{24, 20, 20}, 3};
+  const vlm_rope_rules *rules = request->rules;
+  if (!vlm_config_get(&request->dict, "mrope_section")) {
+    sections.count = rules->default_mrope_section_count;
+    for (size_t i = 0; i < sections.count; i++) sections.values[i] = rules->default_mrope_section[i];
+  }
   if (sections.count > VLM_CONFIG_MAX_MROPE_SECTIONS)
     return vlm_config_error(&request->dict, VLM_STATUS_OUT_OF_RANGE, "mrope_section",
                             "has %zu sections; at most %d are supported", sections.count,
@@ -242,8 +253,8 @@ static vlm_status read_mrope(const rope_request *request, vlm_rope_config *rope)
   /* The flag is still type-checked when present. */
   VLM_RETURN_IF_ERROR(vlm_config_read_bool_or(&request->dict, "mrope_interleaved", false,
                                               &rope->mrope_interleaved));
-  if (request->style == VLM_ROPE_STYLE_QWEN2_VL) rope->mrope_interleaved = false;
-  if (request->style == VLM_ROPE_STYLE_QWEN3_VL) rope->mrope_interleaved = true;
+  if (rules->mrope_layout == VLM_MROPE_CONTIGUOUS) rope->mrope_interleaved = false;
+  if (rules->mrope_layout == VLM_MROPE_INTERLEAVED) rope->mrope_interleaved = true;
   return VLM_OK;
 }
 
@@ -255,10 +266,7 @@ static vlm_status read_rope_dict(const rope_request *request, const vlm_text_con
   const char *type_name = NULL;
   VLM_RETURN_IF_ERROR(read_type_name(request, &type_name));
   VLM_RETURN_IF_ERROR(read_original_max(request, type_name, text, rope));
-  /* Phi4MultimodalConfig: the legacy "su" and "yarn" types are longrope. */
-  if (request->style == VLM_ROPE_STYLE_PHI4 &&
-      (strcmp(type_name, "su") == 0 || strcmp(type_name, "yarn") == 0))
-    type_name = "longrope";
+  type_name = alias_type(request->rules, type_name, true);
   if (!parse_rope_type(type_name, &rope->type))
     return vlm_config_error(&request->dict, VLM_STATUS_UNIMPLEMENTED, "rope_type",
                             "\"%.64s\" is not supported (supported: default, linear, dynamic, "
@@ -298,10 +306,10 @@ static vlm_status legacy_number(const vlm_config_section *section, const char *k
 }
 
 static vlm_status base_request(const vlm_config_section *section,
-                               const vlm_config_class *config_class, vlm_rope_style style,
+                               const vlm_config_class *config_class, const vlm_rope_rules *rules,
                                rope_request *out) {
   memset(out, 0, sizeof(*out));
-  out->style = style;
+  out->rules = rules;
   out->partial_fallback = 1.0;
   /* standardize_rope_params moves the pretraining length into the dict from
    * the class's own field when the class has one (Phi-4). */
@@ -319,7 +327,7 @@ static vlm_status base_request(const vlm_config_section *section,
  * then the top-level rope_theta / partial_rotary_factor fill what the dict
  * lacks. */
 static vlm_status read_flat_style(const vlm_config_section *section,
-                                  const vlm_config_class *config_class, vlm_rope_style style,
+                                  const vlm_config_class *config_class, const vlm_rope_rules *rules,
                                   vlm_text_config *text) {
   const vlm_json_value *scaling = NULL, *parameters = NULL;
   VLM_RETURN_IF_ERROR(rope_dict(section, "rope_scaling", &scaling));
@@ -327,11 +335,10 @@ static vlm_status read_flat_style(const vlm_config_section *section,
   const char *name = scaling ? "rope_scaling" : "rope_parameters";
   const vlm_json_value *dict = scaling ? scaling : parameters;
   rope_request request;
-  VLM_RETURN_IF_ERROR(base_request(section, config_class, style, &request));
+  VLM_RETURN_IF_ERROR(base_request(section, config_class, rules, &request));
   VLM_RETURN_IF_ERROR(legacy_number(section, "rope_theta", 1e15, class_theta(config_class, "global"),
                                     &request.theta_fallback));
-  /* Qwen2-VL's converter does not pick up partial_rotary_factor. */
-  if (style != VLM_ROPE_STYLE_QWEN2_VL)
+  if (!rules->ignores_partial_rotary_factor)
     VLM_RETURN_IF_ERROR(
         legacy_number(section, "partial_rotary_factor", 1.0, 1.0, &request.partial_fallback));
   /* A dict nested by layer type (a v5 file of a family with layer_types). */
@@ -392,8 +399,9 @@ static vlm_status update_dict(const vlm_config_section *section, const vlm_json_
 /* Gemma3TextConfig.convert_rope_params_to_dict: rope_parameters nested by
  * layer type; a legacy rope_scaling updates the full-attention dict;
  * rope_theta defaults the global theta and rope_local_base_freq the local. */
-static vlm_status read_gemma_style(const vlm_config_section *section,
-                                   const vlm_config_class *config_class, vlm_text_config *text) {
+static vlm_status read_per_layer_type_style(const vlm_config_section *section,
+                                            const vlm_config_class *config_class,
+                                            const vlm_rope_rules *rules, vlm_text_config *text) {
   const vlm_json_value *parameters = vlm_config_get(section, "rope_parameters");
   if (parameters && parameters->type != VLM_JSON_OBJECT)
     return vlm_config_type_error(section, "rope_parameters", "an object", parameters);
@@ -404,7 +412,7 @@ static vlm_status read_gemma_style(const vlm_config_section *section,
     return vlm_config_type_error(section, "rope_scaling", "an object", scaling);
   if (scaling) VLM_RETURN_IF_ERROR(update_dict(section, full, scaling, &full));
   rope_request request;
-  VLM_RETURN_IF_ERROR(base_request(section, config_class, VLM_ROPE_STYLE_GEMMA, &request));
+  VLM_RETURN_IF_ERROR(base_request(section, config_class, rules, &request));
   VLM_RETURN_IF_ERROR(legacy_number(section, "rope_theta", 1e15, class_theta(config_class, "global"),
                                     &request.theta_fallback));
   VLM_RETURN_IF_ERROR(child_section(section, full,
@@ -420,8 +428,8 @@ static vlm_status read_gemma_style(const vlm_config_section *section,
 }
 
 vlm_status vlm_rope_config_read(const vlm_config_section *section,
-                                const vlm_config_class *config_class, vlm_rope_style style,
+                                const vlm_config_class *config_class, const vlm_rope_rules *rules,
                                 vlm_text_config *text) {
-  if (style == VLM_ROPE_STYLE_GEMMA) return read_gemma_style(section, config_class, text);
-  return read_flat_style(section, config_class, style, text);
+  if (rules->per_layer_type) return read_per_layer_type_style(section, config_class, rules, text);
+  return read_flat_style(section, config_class, rules, text);
 }

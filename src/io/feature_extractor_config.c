@@ -7,35 +7,10 @@
 
 #include "core/status.h"
 #include "io/config_reader.h"
-
-/* transformers 5.23.0 Phi4MultimodalFeatureExtractor.__init__
- * (models/phi4_multimodal/feature_extraction_phi4_multimodal.py);
- * tests/goldens/media_audio/manifest.json records the signature the oracle
- * saw, and tests/test_audio.c compares. */
-static const char phi4_multimodal_defaults[] =
-    "{\"class\": \"Phi4MultimodalFeatureExtractor\","
-    "\"fields\": {\"feature_size\": 80, \"sampling_rate\": 16000, \"hop_length\": 160, \"n_fft\": 512,"
-    "\"win_length\": 400, \"preemphasis\": 0.97, \"padding_value\": 0.0, \"audio_compression_rate\": 8,"
-    "\"audio_downsample_rate\": 1, \"audio_feat_stride\": 1, \"mel_min_frequency\": 0,"
-    "\"mel_max_frequency\": 7690}}";
-
-static const struct {
-  const char *name;
-  const char *defaults;
-} classes[] = {
-    {"Phi4MultimodalFeatureExtractor", phi4_multimodal_defaults},
-};
-static const char *const class_names[] = {"Phi4MultimodalFeatureExtractor"};
-
-size_t vlm_feature_extractor_default_classes(const char *const **out_names) {
-  *out_names = class_names;
-  return sizeof(class_names) / sizeof(class_names[0]);
-}
+#include "io/config_record.h"
 
 const char *vlm_feature_extractor_defaults_json(const char *class_name) {
-  for (size_t i = 0; class_name && i < sizeof(classes) / sizeof(classes[0]); i++)
-    if (strcmp(classes[i].name, class_name) == 0) return classes[i].defaults;
-  return NULL;
+  return vlm_class_defaults_find(VLM_CLASS_FEATURE_EXTRACTOR, class_name);
 }
 
 /* "CLIPFeatureExtractor" and its kind are legacy names of image

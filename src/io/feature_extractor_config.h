@@ -48,9 +48,8 @@ vlm_status vlm_feature_extractor_config_parse(const char *preprocessor_text, siz
                                               const vlm_allocator *allocator, vlm_feature_extractor_config *out);
 void vlm_feature_extractor_config_release(vlm_feature_extractor_config *config);
 
-/* The feature extractor classes vlm has defaults for, and one's defaults
- * table ({"class", "fields"}; NULL if unknown), for the oracle cross-check. */
-size_t vlm_feature_extractor_default_classes(const char *const **out_names);
+/* A feature extractor class's defaults table ({"class", "fields"}; NULL if
+ * vlm has none), kept in its record (io/config_record.h). */
 const char *vlm_feature_extractor_defaults_json(const char *class_name);
 
 #endif

@@ -8,6 +8,18 @@
 #include "io/config.h"
 #include "io/config_reader.h"
 
+/* transformers 5.23.0 GenerationConfig._get_default_generation_params(): what
+ * generate() uses for a value neither generation_config.json nor the caller
+ * sets (GenerationConfig() itself leaves them all None). */
+static const char generation_defaults[] =
+    "{\"class\": \"GenerationConfig\","
+    "\"fields\": {\"max_length\": 20,\"max_new_tokens\": null,\"do_sample\": false,"
+    "\"temperature\": 1.0,\"top_k\": 50,\"top_p\": 1.0,\"min_p\": null,"
+    "\"repetition_penalty\": 1.0,\"bos_token_id\": null,\"eos_token_id\": null,"
+    "\"pad_token_id\": null}}";
+
+const char *vlm_generation_defaults_json(void) { return generation_defaults; }
+
 static vlm_status read_sampling(const vlm_config_section *section, vlm_generation_config *out) {
   VLM_RETURN_IF_ERROR(vlm_config_read_bool_or(section, "do_sample", false, &out->do_sample));
   VLM_RETURN_IF_ERROR(

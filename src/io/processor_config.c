@@ -22,6 +22,7 @@
 #include "core/status.h"
 #include "io/config.h"
 #include "io/config_reader.h"
+#include "io/config_record.h"
 #include "io/feature_extractor_config.h"
 
 static vlm_status out_of_memory(void) {
@@ -125,15 +126,16 @@ static vlm_status read_size(const vlm_config_section *section, const char *key,
   return classify_size(section, key, &keys, out);
 }
 
-/* Qwen2VLImageProcessor.__init__: the file's `size` (or the class's),
- * whose shortest_edge / longest_edge a top-level min_pixels / max_pixels
- * replace (dropping a legacy size.min_pixels / max_pixels), must be a valid
- * size dict. As in Transformers, a size without shortest_edge and
- * longest_edge still loads (min_pixels / max_pixels stay 0) and the
- * processor refuses the first image, and min_pixels above max_pixels is
- * accepted (smart_resize then honours max_pixels when the rounded size
- * exceeds it, min_pixels otherwise). */
-static vlm_status read_qwen2_vl_size(const vlm_config_section *section, vlm_processor_config *out) {
+/* A class with min_pixels / max_pixels fields (Qwen2VLImageProcessor's
+ * __init__): the file's `size` (or the class's), whose shortest_edge /
+ * longest_edge a top-level min_pixels / max_pixels replace (dropping a
+ * legacy size.min_pixels / max_pixels), must be a valid size dict. As in
+ * Transformers, a size without shortest_edge and longest_edge still loads
+ * (min_pixels / max_pixels stay 0) and the processor refuses the first
+ * image, and min_pixels above max_pixels is accepted (smart_resize then
+ * honours max_pixels when the rounded size exceeds it, min_pixels
+ * otherwise). */
+static vlm_status read_pixel_bounded_size(const vlm_config_section *section, vlm_processor_config *out) {
   size_keys keys;
   VLM_RETURN_IF_ERROR(read_size_keys(section, "size", false, &keys));
   int64_t min_pixels = 0, max_pixels = 0;
@@ -196,14 +198,14 @@ static vlm_status read_normalization(const vlm_config_section *section, vlm_proc
   return vlm_config_read_bool_or(section, "do_convert_rgb", false, &out->do_convert_rgb);
 }
 
-static vlm_status read_geometry(const vlm_config_section *section, const char *class_name,
+static vlm_status read_geometry(const vlm_config_section *section, const vlm_config_class *defaults,
                                 vlm_processor_config *out) {
   bool default_to_square = true;
   VLM_RETURN_IF_ERROR(vlm_config_read_bool_or(section, "do_resize", false, &out->do_resize));
   VLM_RETURN_IF_ERROR(
       vlm_config_read_bool_or(section, "default_to_square", true, &default_to_square));
-  if (strcmp(class_name, "Qwen2VLImageProcessor") == 0)
-    VLM_RETURN_IF_ERROR(read_qwen2_vl_size(section, out));
+  if (vlm_config_class_has_field(defaults, "min_pixels") && vlm_config_class_has_field(defaults, "max_pixels"))
+    VLM_RETURN_IF_ERROR(read_pixel_bounded_size(section, out));
   else
     VLM_RETURN_IF_ERROR(read_size(section, "size", default_to_square, &out->size));
   /* PIL's resampling enum: NEAREST 0 ... HAMMING 5. */
@@ -260,11 +262,9 @@ static vlm_status image_processor_class(vlm_config_storage *storage, const vlm_c
     return VLM_ERROR(NOT_FOUND, "no image processor: %s names the feature extractor %s", file->source_name, name);
   VLM_RETURN_IF_ERROR(normalize_class_name(storage, name, out_name));
   if (vlm_image_processor_defaults_json(*out_name)) return VLM_OK;
-  return vlm_config_error(file, VLM_STATUS_UNIMPLEMENTED, key,
-                          "\"%s\" is not supported (supported: CLIPImageProcessor, "
-                          "Qwen2VLImageProcessor, Gemma3ImageProcessor, SiglipImageProcessor, "
-                          "Phi4MultimodalImageProcessor)",
-                          name);
+  char names[1024];
+  return vlm_config_error(file, VLM_STATUS_UNIMPLEMENTED, key, "\"%s\" is not supported (supported: %s)", name,
+                          vlm_class_defaults_names(VLM_CLASS_IMAGE_PROCESSOR, names, sizeof(names)));
 }
 
 /* The object without its null members (null means "class default"). */
@@ -282,8 +282,8 @@ static vlm_status without_nulls(vlm_config_storage *storage, const vlm_json_valu
   return status;
 }
 
-/* Gemma3ImageProcessor's pan-and-scan settings. A null crop setting is
- * what the class has; Transformers then fails comparing None once an image
+/* Pan-and-scan settings, of a class that has them (Gemma3ImageProcessor).
+ * A null crop setting is what the class has; Transformers then fails comparing None once an image
  * is cropped, so with do_pan_and_scan on each must be given. */
 static vlm_status read_pan_and_scan(const vlm_config_section *section, vlm_processor_config *out) {
   VLM_RETURN_IF_ERROR(vlm_config_read_bool_or(section, "do_pan_and_scan", false, &out->do_pan_and_scan));
@@ -334,10 +334,13 @@ static vlm_status read_image_processor(vlm_config_storage *storage, const vlm_co
                                            "the processor's images_kwargs", false));
   VLM_RETURN_IF_ERROR(overlay_image_kwargs(&section, &defaults, call_kwargs, "processor kwargs", true));
   out->image_processor_section = section.object;
-  VLM_RETURN_IF_ERROR(read_geometry(&section, out->image_processor_type, out));
-  if (strcmp(out->image_processor_type, "Gemma3ImageProcessor") == 0)
+  VLM_RETURN_IF_ERROR(read_geometry(&section, &defaults, out));
+  /* Settings only some classes have are read where the class has the field
+   * (its defaults table lists it): Gemma3ImageProcessor's pan-and-scan,
+   * Phi4MultimodalImageProcessor's dynamic_hd. */
+  if (vlm_config_class_has_field(&defaults, "do_pan_and_scan"))
     VLM_RETURN_IF_ERROR(read_pan_and_scan(&section, out));
-  if (strcmp(out->image_processor_type, "Phi4MultimodalImageProcessor") == 0)
+  if (vlm_config_class_has_field(&defaults, "dynamic_hd"))
     VLM_RETURN_IF_ERROR(vlm_config_read_int_or(&section, "dynamic_hd", 1, 1024, 0, &out->dynamic_hd));
   return read_normalization(&section, out);
 }

@@ -1,6 +1,7 @@
 #include <stdio.h>
 
 #include "models/blocks.h"
+#include "models/nn.h"
 
 #define SHAPE VLM_SHAPE
 #define ADD(component, rank, shape, ...) \
@@ -14,18 +15,6 @@ const vlm_name_rename vlm_composite_v4_renames[VLM_COMPOSITE_V4_RENAME_COUNT] = 
     {"vision_tower.", "model.vision_tower."},
     {"multi_modal_projector.", "model.multi_modal_projector."},
 };
-
-static void declare_linear(vlm_tensor_manifest *manifest, vlm_component component,
-                           const char *name, int64_t out, int64_t in, bool bias) {
-  ADD(component, 2, SHAPE(out, in), "%s.weight", name);
-  if (bias) ADD(component, 1, SHAPE(out), "%s.bias", name);
-}
-
-static void declare_layer_norm(vlm_tensor_manifest *manifest, vlm_component component,
-                               const char *name, int64_t size) {
-  ADD(component, 1, SHAPE(size), "%s.weight", name);
-  ADD(component, 1, SHAPE(size), "%s.bias", name);
-}
 
 static void declare_decoder_layer(vlm_tensor_manifest *manifest, const vlm_text_config *text,
                                   const char *prefix, int64_t layer,
@@ -47,15 +36,14 @@ static void declare_decoder_layer(vlm_tensor_manifest *manifest, const vlm_text_
     ADD(decoder, 1, SHAPE(hidden), "%s", LAYER("post_feedforward_layernorm.weight"));
   }
   if (layout->fused_qkv) {
-    declare_linear(manifest, decoder, LAYER("self_attn.qkv_proj"), query + 2 * key_value, hidden,
-                   text->attention_bias);
+    vlm_nn_declare_linear(manifest, decoder, LAYER("self_attn.qkv_proj"), query + 2 * key_value, hidden,
+                          text->attention_bias);
   } else {
-    declare_linear(manifest, decoder, LAYER("self_attn.q_proj"), query, hidden, text->attention_bias);
-    declare_linear(manifest, decoder, LAYER("self_attn.k_proj"), key_value, hidden, text->attention_bias);
-    declare_linear(manifest, decoder, LAYER("self_attn.v_proj"), key_value, hidden, text->attention_bias);
+    vlm_nn_declare_linear(manifest, decoder, LAYER("self_attn.q_proj"), query, hidden, text->attention_bias);
+    vlm_nn_declare_linear(manifest, decoder, LAYER("self_attn.k_proj"), key_value, hidden, text->attention_bias);
+    vlm_nn_declare_linear(manifest, decoder, LAYER("self_attn.v_proj"), key_value, hidden, text->attention_bias);
   }
-  declare_linear(manifest, decoder, LAYER("self_attn.o_proj"), hidden, query,
-                 text->attention_output_bias);
+  vlm_nn_declare_linear(manifest, decoder, LAYER("self_attn.o_proj"), hidden, query, text->attention_output_bias);
   if (layout->qk_norm) {
     ADD(decoder, 1, SHAPE(head_dim), "%s", LAYER("self_attn.q_norm.weight"));
     ADD(decoder, 1, SHAPE(head_dim), "%s", LAYER("self_attn.k_norm.weight"));
@@ -68,13 +56,13 @@ static void declare_decoder_layer(vlm_tensor_manifest *manifest, const vlm_text_
     ADD(decoder, 3, SHAPE(experts, hidden, inner), "%s", LAYER("mlp.experts.down_proj"));
     vlm_manifest_allow_shape(manifest, 3, SHAPE(experts, inner, hidden));
   } else if (layout->fused_gate_up) {
-    declare_linear(manifest, decoder, LAYER("mlp.gate_up_proj"), 2 * intermediate, hidden, text->mlp_bias);
+    vlm_nn_declare_linear(manifest, decoder, LAYER("mlp.gate_up_proj"), 2 * intermediate, hidden, text->mlp_bias);
   } else {
-    declare_linear(manifest, decoder, LAYER("mlp.gate_proj"), intermediate, hidden, text->mlp_bias);
-    declare_linear(manifest, decoder, LAYER("mlp.up_proj"), intermediate, hidden, text->mlp_bias);
+    vlm_nn_declare_linear(manifest, decoder, LAYER("mlp.gate_proj"), intermediate, hidden, text->mlp_bias);
+    vlm_nn_declare_linear(manifest, decoder, LAYER("mlp.up_proj"), intermediate, hidden, text->mlp_bias);
   }
   if (!layout->sparse_layers || !layout->sparse_layers[layer])
-    declare_linear(manifest, decoder, LAYER("mlp.down_proj"), hidden, intermediate, text->mlp_bias);
+    vlm_nn_declare_linear(manifest, decoder, LAYER("mlp.down_proj"), hidden, intermediate, text->mlp_bias);
 #undef LAYER
 }
 
@@ -100,14 +88,14 @@ static void declare_encoder_layer(vlm_tensor_manifest *manifest,
   char name[256];
 #define LAYER(suffix) (snprintf(name, sizeof(name), "%sencoder.layers.%lld." suffix, prefix, \
                                 (long long)layer), name)
-  declare_layer_norm(manifest, tower, LAYER("layer_norm1"), hidden);
-  declare_linear(manifest, tower, LAYER("self_attn.q_proj"), hidden, hidden, true);
-  declare_linear(manifest, tower, LAYER("self_attn.k_proj"), hidden, hidden, true);
-  declare_linear(manifest, tower, LAYER("self_attn.v_proj"), hidden, hidden, true);
-  declare_linear(manifest, tower, LAYER("self_attn.out_proj"), hidden, hidden, true);
-  declare_layer_norm(manifest, tower, LAYER("layer_norm2"), hidden);
-  declare_linear(manifest, tower, LAYER("mlp.fc1"), intermediate, hidden, true);
-  declare_linear(manifest, tower, LAYER("mlp.fc2"), hidden, intermediate, true);
+  vlm_nn_declare_layer_norm(manifest, tower, LAYER("layer_norm1"), hidden);
+  vlm_nn_declare_linear(manifest, tower, LAYER("self_attn.q_proj"), hidden, hidden, true);
+  vlm_nn_declare_linear(manifest, tower, LAYER("self_attn.k_proj"), hidden, hidden, true);
+  vlm_nn_declare_linear(manifest, tower, LAYER("self_attn.v_proj"), hidden, hidden, true);
+  vlm_nn_declare_linear(manifest, tower, LAYER("self_attn.out_proj"), hidden, hidden, true);
+  vlm_nn_declare_layer_norm(manifest, tower, LAYER("layer_norm2"), hidden);
+  vlm_nn_declare_linear(manifest, tower, LAYER("mlp.fc1"), intermediate, hidden, true);
+  vlm_nn_declare_linear(manifest, tower, LAYER("mlp.fc2"), hidden, intermediate, true);
 #undef LAYER
 }
 
@@ -120,13 +108,13 @@ static void declare_siglip_head(vlm_tensor_manifest *manifest, const vlm_vision_
   ADD(tower, 2, SHAPE(3 * hidden, hidden), "%shead.attention.in_proj_weight", prefix);
   ADD(tower, 1, SHAPE(3 * hidden), "%shead.attention.in_proj_bias", prefix);
   snprintf(name, sizeof(name), "%shead.attention.out_proj", prefix);
-  declare_linear(manifest, tower, name, hidden, hidden, true);
+  vlm_nn_declare_linear(manifest, tower, name, hidden, hidden, true);
   snprintf(name, sizeof(name), "%shead.layernorm", prefix);
-  declare_layer_norm(manifest, tower, name, hidden);
+  vlm_nn_declare_layer_norm(manifest, tower, name, hidden);
   snprintf(name, sizeof(name), "%shead.mlp.fc1", prefix);
-  declare_linear(manifest, tower, name, vision->intermediate_size, hidden, true);
+  vlm_nn_declare_linear(manifest, tower, name, vision->intermediate_size, hidden, true);
   snprintf(name, sizeof(name), "%shead.mlp.fc2", prefix);
-  declare_linear(manifest, tower, name, hidden, vision->intermediate_size, true);
+  vlm_nn_declare_linear(manifest, tower, name, hidden, vision->intermediate_size, true);
 }
 
 void vlm_declare_vision_transformer(vlm_tensor_manifest *manifest,
@@ -146,11 +134,11 @@ void vlm_declare_vision_transformer(vlm_tensor_manifest *manifest,
   if (kind == VLM_VIT_CLIP) {
     /* Sic: Transformers' CLIP spells it "pre_layrnorm". */
     snprintf(name, sizeof(name), "%spre_layrnorm", prefix);
-    declare_layer_norm(manifest, tower, name, hidden);
+    vlm_nn_declare_layer_norm(manifest, tower, name, hidden);
   }
   for (int64_t layer = 0; layer < vision->num_hidden_layers; layer++)
     declare_encoder_layer(manifest, vision, prefix, layer);
   snprintf(name, sizeof(name), "%spost_layernorm", prefix);
-  declare_layer_norm(manifest, tower, name, hidden);
+  vlm_nn_declare_layer_norm(manifest, tower, name, hidden);
   if (kind == VLM_VIT_SIGLIP && vision->vision_use_head) declare_siglip_head(manifest, vision, prefix);
 }

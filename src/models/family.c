@@ -183,3 +183,11 @@ void vlm_family_set_request_media(const vlm_family *family, const vlm_model_conf
     items[i].request_traits = traits;
   }
 }
+
+vlm_status vlm_expand_repeated(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,
+                               vlm_token_text_fn token_text, void *context, vlm_string_builder *out) {
+  (void)config, (void)token_text, (void)context;
+  size_t length = strlen(placeholder);
+  for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
+  return VLM_OK;
+}

@@ -93,6 +93,13 @@ typedef struct vlm_encoder_nodes {
 /* Token text by id, for building an expansion (the tokenizer's). */
 typedef const char *(*vlm_token_text_fn)(void *context, int64_t id);
 
+/* An `expand` for a processor that repeats its placeholder once per token
+ * (LlavaProcessor, Phi4MultimodalProcessor's replace_image_token and
+ * replace_audio_token): the item's token_count copies of `placeholder`. */
+vlm_status vlm_expand_repeated(const vlm_model_config *config, const struct vlm_media_item *item,
+                               const char *placeholder, vlm_token_text_fn token_text, void *context,
+                               struct vlm_string_builder *out);
+
 /* A family's image path: how an image's placeholder expands in the prompt
  * (as its Transformers processor does to the text), how many tokens that
  * is, and its encoder graph (tower + projector) built on the shared blocks.

@@ -31,6 +31,7 @@
 #include "io/json.h"
 #include "media/media_item.h"
 #include "models/decoder.h"
+#include "models/nn.h"
 #include "models/vision_encoder.h"
 #include "vlm/generate.h"
 
@@ -241,19 +242,16 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   int64_t vision_hidden = config->vision.hidden_size, text_hidden = config->text.hidden_size;
   int64_t side = vision.patches_per_side;
   int32_t x = vlm_graph_average_pool(graph, nodes.features, images, side, side, vision.kernel, PROJECTOR "avg_pool");
-  int32_t norm = vlm_graph_weight(graph, PROJECTOR "mm_soft_emb_norm.weight", VLM_DTYPE_INVALID, 1,
-                                  SHAPE(vision_hidden));
-  x = vlm_graph_rms_norm(graph, x, norm, config->vision.layer_norm_eps, 1.0, PROJECTOR "mm_soft_emb_norm");
+  x = vlm_nn_rms_norm(graph, x, PROJECTOR "mm_soft_emb_norm", vision_hidden, config->vision.layer_norm_eps, 1.0);
   int32_t projection = vlm_graph_weight(graph, PROJECTOR "mm_input_projection_weight", VLM_DTYPE_INVALID, 2,
                                         SHAPE(vision_hidden, text_hidden));
   projection = vlm_graph_transpose(graph, projection, PROJECTOR "mm_input_projection_weight_transposed");
   x = vlm_graph_linear(graph, x, projection, -1, PROJECTOR "projected");
   graph->output = x;
-  *out_nodes = (vlm_encoder_nodes){.output = x, .stage_count = 2};
-  out_nodes->stages[0].stage = "vision_encoder";
-  out_nodes->stages[0].node = nodes.features;
-  out_nodes->stages[1].stage = "projector";
-  out_nodes->stages[1].node = x;
+  *out_nodes = (vlm_encoder_nodes){.output = x,
+                                   .stage_count = 2,
+                                   .stages = {{"vision_encoder", nodes.features},
+                                              {"projector", x}}};
   return vlm_graph_take_error(graph);
 }
 

@@ -88,14 +88,6 @@ static vlm_status token_count(const vlm_model_config *config, const vlm_processo
   return VLM_OK;
 }
 
-static vlm_status expand(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,
-                         vlm_token_text_fn token_text, void *context, vlm_string_builder *out) {
-  (void)config, (void)token_text, (void)context;
-  size_t length = strlen(placeholder);
-  for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
-  return VLM_OK;
-}
-
 static vlm_status encoder_rows(const vlm_model_config *config, const vlm_media_item *item, int64_t *out_rows) {
   (void)item;
   vlm_vision_description description;
@@ -125,20 +117,18 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   (void)rows;
   vlm_vision_graph_nodes nodes;
   VLM_RETURN_IF_ERROR(vlm_build_vision_graph(&description, 1, graph, &nodes));
-  *out_nodes = (vlm_encoder_nodes){.output = nodes.projector, .stage_count = 3};
-  out_nodes->stages[0].stage = "vision_encoder";
-  out_nodes->stages[0].node = nodes.hidden_states[0];
-  out_nodes->stages[1].stage = "vision_features";
-  out_nodes->stages[1].node = nodes.features;
-  out_nodes->stages[2].stage = "projector";
-  out_nodes->stages[2].node = nodes.projector;
+  *out_nodes = (vlm_encoder_nodes){.output = nodes.projector,
+                                   .stage_count = 3,
+                                   .stages = {{"vision_encoder", nodes.hidden_states[0]},
+                                              {"vision_features", nodes.features},
+                                              {"projector", nodes.projector}}};
   return VLM_OK;
 }
 
 static const vlm_family_image image_path = {
     .placeholder_token = placeholder_token,
     .token_count = token_count,
-    .expand = expand,
+    .expand = vlm_expand_repeated, /* LlavaProcessor: image_seq_length copies */
     .encoder_rows = encoder_rows,
     .encoder_inputs = encoder_inputs,
     .build_encoder = build_encoder,

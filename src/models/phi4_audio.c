@@ -34,6 +34,7 @@
 #include "io/json.h"
 #include "media/media_item.h"
 #include "models/blocks.h"
+#include "models/nn.h"
 
 #define PREFIX "model.embed_tokens_extend.audio_embed."
 #define ENCODER PREFIX "encoder."
@@ -124,12 +125,6 @@ static vlm_status describe(const vlm_model_config *config, phi4_audio *a) {
 /* Tensors                                                                 */
 /* ---------------------------------------------------------------------- */
 
-static void declare_linear(vlm_tensor_manifest *m, vlm_component component, const char *name, int64_t out,
-                           int64_t in) {
-  vlm_manifest_add(m, component, 2, VLM_SHAPE(out, in), "%s.weight", name);
-  vlm_manifest_add(m, component, 1, VLM_SHAPE(out), "%s.bias", name);
-}
-
 static void declare_norm(vlm_tensor_manifest *m, int64_t width, const char *format, int64_t layer);
 
 static void declare_mlp(vlm_tensor_manifest *m, const phi4_audio *a, int64_t layer, const char *which) {
@@ -137,9 +132,9 @@ static void declare_mlp(vlm_tensor_manifest *m, const phi4_audio *a, int64_t lay
   snprintf(format, sizeof(format), ENCODER "encoders.%%lld.%s.layer_norm", which);
   declare_norm(m, a->hidden, format, layer);
   snprintf(name, sizeof(name), ENCODER "encoders.%lld.%s.gate_up_proj", (long long)layer, which);
-  declare_linear(m, VLM_COMPONENT_AUDIO_TOWER, name, 2 * a->intermediate, a->hidden);
+  vlm_nn_declare_linear(m, VLM_COMPONENT_AUDIO_TOWER, name, 2 * a->intermediate, a->hidden, true);
   snprintf(name, sizeof(name), ENCODER "encoders.%lld.%s.down_proj", (long long)layer, which);
-  declare_linear(m, VLM_COMPONENT_AUDIO_TOWER, name, a->hidden, a->intermediate);
+  vlm_nn_declare_linear(m, VLM_COMPONENT_AUDIO_TOWER, name, a->hidden, a->intermediate, true);
 }
 
 static void declare_norm(vlm_tensor_manifest *m, int64_t width, const char *format, int64_t layer) {
@@ -158,7 +153,7 @@ static void declare_layer(vlm_tensor_manifest *m, const phi4_audio *a, int64_t l
   char name[128];
   for (int i = 0; i < 4; i++) {
     snprintf(name, sizeof(name), ENCODER "encoders.%lld.self_attn.%s", (long long)l, projections[i]);
-    declare_linear(m, c, name, h, h);
+    vlm_nn_declare_linear(m, c, name, h, h, true);
   }
   declare_norm(m, h, ENCODER "encoders.%lld.conv.layer_norm", l);
   vlm_manifest_add(m, c, 3, VLM_SHAPE(2 * h, h, 1), ENCODER "encoders.%lld.conv.glu.ext_pw_conv_1d.weight", (long long)l);
@@ -192,13 +187,14 @@ vlm_status vlm_phi4_declare_audio_tensors(const vlm_model_config *config, vlm_te
     vlm_manifest_add(m, c, 4, VLM_SHAPE(a.channels, a.channels, 1, 1), ENCODER "embed.conv.%lld.weight", (long long)pw);
     vlm_manifest_add(m, c, 1, VLM_SHAPE(a.channels), ENCODER "embed.conv.%lld.bias", (long long)pw);
   }
-  declare_linear(m, c, ENCODER "embed.out", a.hidden, a.channels * a.final_size);
+  vlm_nn_declare_linear(m, c, ENCODER "embed.out", a.hidden, a.channels * a.final_size, true);
   vlm_manifest_add(m, c, 2, VLM_SHAPE(a.buckets, a.heads), ENCODER "relative_attention_bias_layer.bias_values.weight");
   for (int64_t l = 0; l < a.blocks; l++) declare_layer(m, &a, l);
-  declare_linear(m, VLM_COMPONENT_PROJECTOR, PREFIX "up_proj_for_speech", a.text_hidden, a.hidden);
-  declare_linear(m, VLM_COMPONENT_PROJECTOR, PREFIX "down_proj_for_speech", a.text_hidden, a.text_hidden);
-  declare_linear(m, VLM_COMPONENT_PROJECTOR, PREFIX "up_proj_for_vision_speech", a.text_hidden, a.hidden);
-  declare_linear(m, VLM_COMPONENT_PROJECTOR, PREFIX "down_proj_for_vision_speech", a.text_hidden, a.text_hidden);
+  vlm_component projector = VLM_COMPONENT_PROJECTOR;
+  vlm_nn_declare_linear(m, projector, PREFIX "up_proj_for_speech", a.text_hidden, a.hidden, true);
+  vlm_nn_declare_linear(m, projector, PREFIX "down_proj_for_speech", a.text_hidden, a.text_hidden, true);
+  vlm_nn_declare_linear(m, projector, PREFIX "up_proj_for_vision_speech", a.text_hidden, a.hidden, true);
+  vlm_nn_declare_linear(m, projector, PREFIX "down_proj_for_vision_speech", a.text_hidden, a.text_hidden, true);
   return VLM_OK;
 }
 
@@ -314,15 +310,6 @@ static vlm_status token_count(const vlm_model_config *config, const struct vlm_f
   return VLM_OK;
 }
 
-/* replace_audio_token: the audio token audio_embed_sizes times. */
-static vlm_status expand(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,
-                         vlm_token_text_fn token_text, void *context, vlm_string_builder *out) {
-  (void)config, (void)token_text, (void)context;
-  size_t length = strlen(placeholder);
-  for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
-  return VLM_OK;
-}
-
 static vlm_status encoder_rows(const vlm_model_config *config, const vlm_media_item *item, int64_t *out_rows) {
   phi4_audio a;
   VLM_RETURN_IF_ERROR(describe(config, &a));
@@ -419,41 +406,26 @@ typedef struct builder {
   bool masked; /* a bucket's graph: the row masks (add_row_masks) */
 } builder;
 
-static int32_t weight(builder *b, int rank, const int64_t *shape, const char *format, long long layer) {
-  char name[VLM_GRAPH_NAME_LENGTH];
-  snprintf(name, sizeof(name), format, layer);
-  return vlm_graph_weight(b->graph, name, VLM_DTYPE_INVALID, rank, shape);
-}
-
-static int32_t named_weight(builder *b, int rank, const int64_t *shape, const char *name) {
-  return vlm_graph_weight(b->graph, name, VLM_DTYPE_INVALID, rank, shape);
-}
-
-/* A Linear, or a kernel-1 Conv1d / 1x1 Conv2d stored [out, in, 1(, 1)]. */
+/* A Linear, or a kernel-1 Conv1d / 1x1 Conv2d stored [out, in, 1(, 1)]; the
+ * node named "audio.<module>" (the module's name without PREFIX). */
 static int32_t linear(builder *b, int32_t x, const char *module, long long layer, int64_t out, int64_t in,
                       int stored_rank) {
-  char name[VLM_GRAPH_NAME_LENGTH], bias[VLM_GRAPH_NAME_LENGTH + 8];
+  char name[VLM_GRAPH_NAME_LENGTH];
   snprintf(name, sizeof(name), module, layer);
-  snprintf(bias, sizeof(bias), "%s.bias", name);
   int64_t shape[4] = {out, in, 1, 1};
-  char weight_name[VLM_GRAPH_NAME_LENGTH + 8];
-  snprintf(weight_name, sizeof(weight_name), "%s.weight", name);
-  int32_t w = vlm_graph_weight(b->graph, weight_name, VLM_DTYPE_INVALID, stored_rank, shape);
+  int32_t w = vlm_nn_weight(b->graph, stored_rank, shape, "%s.weight", name);
   if (stored_rank != 2) w = vlm_graph_reshape(b->graph, w, 2, shape, "%s.weight.2d", name);
-  int32_t bias_node = vlm_graph_weight(b->graph, bias, VLM_DTYPE_INVALID, 1, VLM_SHAPE(out));
-  return vlm_graph_linear(b->graph, x, w, bias_node, "audio.%s", name + strlen(PREFIX));
+  int32_t bias = vlm_nn_weight(b->graph, 1, VLM_SHAPE(out), "%s.bias", name);
+  return vlm_graph_linear(b->graph, x, w, bias, "audio.%s", name + strlen(PREFIX));
 }
 
 static int32_t layer_norm(builder *b, int32_t x, const char *module, long long layer) {
   char name[VLM_GRAPH_NAME_LENGTH];
   snprintf(name, sizeof(name), module, layer);
-  char w[VLM_GRAPH_NAME_LENGTH + 8], bias[VLM_GRAPH_NAME_LENGTH + 8];
-  snprintf(w, sizeof(w), "%s.weight", name);
-  snprintf(bias, sizeof(bias), "%s.bias", name);
   int64_t width = b->a->hidden;
-  return vlm_graph_layer_norm(b->graph, x, vlm_graph_weight(b->graph, w, VLM_DTYPE_INVALID, 1, VLM_SHAPE(width)),
-                              vlm_graph_weight(b->graph, bias, VLM_DTYPE_INVALID, 1, VLM_SHAPE(width)), 1e-5,
-                              "audio.%s", name + strlen(PREFIX));
+  int32_t w = vlm_nn_weight(b->graph, 1, VLM_SHAPE(width), "%s.weight", name);
+  int32_t bias = vlm_nn_weight(b->graph, 1, VLM_SHAPE(width), "%s.bias", name);
+  return vlm_graph_layer_norm(b->graph, x, w, bias, 1e-5, "audio.%s", name + strlen(PREFIX));
 }
 
 /* Phi4MultimodalAudioMLP: layer_norm, gate_up_proj, up * act(gate), down_proj. */
@@ -494,9 +466,9 @@ static int32_t conv_module(builder *b, int32_t x, long long l, int64_t rows, int
   int64_t h = a->hidden, dw = a->hidden * a->multiplier;
   int32_t normed = layer_norm(b, x, ENCODER "encoders.%lld.conv.layer_norm", l);
   int32_t glu = linear(b, normed, ENCODER "encoders.%lld.conv.glu.ext_pw_conv_1d", l, 2 * h, h, 3);
-  int32_t b1 = vlm_graph_reshape(g, weight(b, 3, VLM_SHAPE(1, h, 1), ENCODER "encoders.%lld.conv.glu.b1", l), 1,
+  int32_t b1 = vlm_graph_reshape(g, vlm_nn_weight(g, 3, VLM_SHAPE(1, h, 1), ENCODER "encoders.%lld.conv.glu.b1", l), 1,
                                  VLM_SHAPE(h), "audio.encoders.%lld.conv.glu.b1", l);
-  int32_t b2 = vlm_graph_reshape(g, weight(b, 3, VLM_SHAPE(1, h, 1), ENCODER "encoders.%lld.conv.glu.b2", l), 1,
+  int32_t b2 = vlm_graph_reshape(g, vlm_nn_weight(g, 3, VLM_SHAPE(1, h, 1), ENCODER "encoders.%lld.conv.glu.b2", l), 1,
                                  VLM_SHAPE(h), "audio.encoders.%lld.conv.glu.b2", l);
   int32_t first = vlm_graph_add(g, vlm_graph_slice(g, glu, 1, 0, h, "audio.encoders.%lld.conv.glu.first", l), b1,
                                 "audio.encoders.%lld.conv.glu.first_b1", l);
@@ -507,10 +479,10 @@ static int32_t conv_module(builder *b, int32_t x, long long l, int64_t rows, int
    * a causal depthwise conv over each block's rows. */
   int32_t blocks = vlm_graph_reshape(g, gated, 4, VLM_SHAPE(rows / block, block, 1, h),
                                      "audio.encoders.%lld.conv.blocks", l);
-  int32_t kernel = vlm_graph_reshape(g, weight(b, 3, VLM_SHAPE(dw, 1, a->kernel),
-                                               ENCODER "encoders.%lld.conv.dw_sep_conv_1d.dw_conv.weight", l),
-                                     4, VLM_SHAPE(dw, 1, a->kernel, 1), "audio.encoders.%lld.conv.dw_kernel", l);
-  int32_t dw_bias = weight(b, 1, VLM_SHAPE(dw), ENCODER "encoders.%lld.conv.dw_sep_conv_1d.dw_conv.bias", l);
+  int32_t kernel = vlm_graph_reshape(
+      g, vlm_nn_weight(g, 3, VLM_SHAPE(dw, 1, a->kernel), ENCODER "encoders.%lld.conv.dw_sep_conv_1d.dw_conv.weight", l),
+      4, VLM_SHAPE(dw, 1, a->kernel, 1), "audio.encoders.%lld.conv.dw_kernel", l);
+  int32_t dw_bias = vlm_nn_weight(g, 1, VLM_SHAPE(dw), ENCODER "encoders.%lld.conv.dw_sep_conv_1d.dw_conv.bias", l);
   int32_t depthwise = vlm_graph_conv2d(g, blocks, kernel, dw_bias, VLM_SHAPE(1, 1), VLM_SHAPE(a->kernel - 1, 0, 0, 0),
                                        h, "audio.encoders.%lld.conv.dw_sep_conv_1d.dw_conv", l);
   int32_t flat = vlm_graph_reshape(g, depthwise, 2, VLM_SHAPE(rows, dw), "audio.encoders.%lld.conv.dw_rows", l);
@@ -562,16 +534,16 @@ static int32_t subsampling(builder *b, int32_t x, int64_t frames) {
   int64_t height = frames, width = a->input_size, c = a->channels;
   int32_t h = vlm_graph_reshape(g, clip_rows(b, x, 0, frames), 4, VLM_SHAPE(1, height, width, 1),
                                 "audio.embed.input");
-  int32_t w = weight(b, 4, VLM_SHAPE(c, 1, 3, 3), ENCODER "embed.conv.%lld.weight", 0);
-  h = vlm_graph_conv2d(g, h, w, weight(b, 1, VLM_SHAPE(c), ENCODER "embed.conv.%lld.bias", 0), VLM_SHAPE(2, 2),
+  int32_t w = vlm_nn_weight(g, 4, VLM_SHAPE(c, 1, 3, 3), ENCODER "embed.conv.0.weight");
+  h = vlm_graph_conv2d(g, h, w, vlm_nn_weight(g, 1, VLM_SHAPE(c), ENCODER "embed.conv.0.bias"), VLM_SHAPE(2, 2),
                        VLM_SHAPE(1, 1, 1, 1), 1, "audio.embed.conv.0");
   h = vlm_graph_activation(g, h, a->nemo_activation, "audio.embed.conv.1");
   height = (height - 1) / 2 + 1, width = (width - 1) / 2 + 1;
   for (int64_t i = 1; i < a->sampling; i++) {
     long long dw = 3 * i - 1, pw = 3 * i;
     h = clip_grid(b, h, i, height, width);
-    w = weight(b, 4, VLM_SHAPE(c, 1, 3, 3), ENCODER "embed.conv.%lld.weight", dw);
-    h = vlm_graph_conv2d(g, h, w, weight(b, 1, VLM_SHAPE(c), ENCODER "embed.conv.%lld.bias", dw), VLM_SHAPE(2, 2),
+    w = vlm_nn_weight(g, 4, VLM_SHAPE(c, 1, 3, 3), ENCODER "embed.conv.%lld.weight", dw);
+    h = vlm_graph_conv2d(g, h, w, vlm_nn_weight(g, 1, VLM_SHAPE(c), ENCODER "embed.conv.%lld.bias", dw), VLM_SHAPE(2, 2),
                          VLM_SHAPE(1, 1, 1, 1), c, "audio.embed.conv.%lld", dw);
     height = (height - 1) / 2 + 1, width = (width - 1) / 2 + 1;
     int32_t rows = vlm_graph_reshape(g, h, 2, VLM_SHAPE(height * width, c), "audio.embed.conv.%lld.rows", dw);
@@ -606,8 +578,8 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t frames, 
   builder b = {graph, &a, is_bucket(&a, frames)};
   vlm_graph *g = graph;
   int32_t x = vlm_graph_input(g, VLM_DTYPE_F32, 2, VLM_SHAPE(frames, a.input_size), "audio_input_features");
-  int32_t mean = named_weight(&b, 1, VLM_SHAPE(a.input_size), ENCODER "encoder_embedding.global_mean");
-  int32_t invstd = named_weight(&b, 1, VLM_SHAPE(a.input_size), ENCODER "encoder_embedding.global_invstd");
+  int32_t mean = vlm_nn_weight(g, 1, VLM_SHAPE(a.input_size), ENCODER "encoder_embedding.global_mean");
+  int32_t invstd = vlm_nn_weight(g, 1, VLM_SHAPE(a.input_size), ENCODER "encoder_embedding.global_invstd");
   /* (x - mean) * invstd; x + (-mean) is the same float as x - mean. */
   x = vlm_graph_add(g, x, vlm_graph_scale(g, mean, -1.0, "audio.encoder_embedding.negated_mean"),
                     "audio.encoder_embedding.centred");
@@ -620,8 +592,8 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t frames, 
   }
   int64_t s = plan.block;
   int32_t index = vlm_graph_input(g, VLM_DTYPE_I32, 1, VLM_SHAPE(s * s), "audio_bias_index");
-  int32_t table = named_weight(&b, 2, VLM_SHAPE(a.buckets, a.heads),
-                               ENCODER "relative_attention_bias_layer.bias_values.weight");
+  int32_t table =
+      vlm_nn_weight(g, 2, VLM_SHAPE(a.buckets, a.heads), ENCODER "relative_attention_bias_layer.bias_values.weight");
   int32_t bias = vlm_graph_gather(g, table, index, "audio.relative_attention_bias_layer.rows");
   bias = vlm_graph_reshape(g, vlm_graph_transpose(g, bias, "audio.relative_attention_bias_layer.by_head"), 3,
                            VLM_SHAPE(a.heads, s, s), "audio.relative_attention_bias_layer");
@@ -634,19 +606,15 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t frames, 
   int32_t mode = vlm_graph_input(g, VLM_DTYPE_I32, 1, VLM_SHAPE(plan.rows), "audio_vision_mode");
   int32_t projected = vlm_graph_row_select(g, mode, vision, speech, "audio.projection");
   VLM_RETURN_IF_ERROR(vlm_graph_take_error(g));
-  out_nodes->output = projected;
-  out_nodes->stage_count = 2;
-  out_nodes->stages[0].stage = "audio_encoder";
-  out_nodes->stages[0].node = encoder;
-  out_nodes->stages[1].stage = "audio_projector";
-  out_nodes->stages[1].node = projected;
+  *out_nodes = (vlm_encoder_nodes){
+      .output = projected, .stage_count = 2, .stages = {{"audio_encoder", encoder}, {"audio_projector", projected}}};
   return VLM_OK;
 }
 
 const vlm_family_audio vlm_phi4_audio_path = {
     .placeholder_token = placeholder_token,
     .token_count = token_count,
-    .expand = expand,
+    .expand = vlm_expand_repeated, /* replace_audio_token: audio_embed_sizes copies */
     .encoder_rows = encoder_rows,
     .encoder_inputs = encoder_inputs,
     .build_encoder = build_encoder,

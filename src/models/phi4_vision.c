@@ -48,6 +48,7 @@
 #include "media/image_processor_phi4.h"
 #include "media/media_item.h"
 #include "models/blocks.h"
+#include "models/nn.h"
 #include "models/vision_encoder.h"
 #include "vlm/generate.h"
 
@@ -167,15 +168,6 @@ static vlm_status token_count(const vlm_model_config *config, const vlm_processo
     return VLM_ERROR(INVALID_ARGUMENT, "an image item without its crop grid");
   int64_t b = PROCESSOR_TOKENS_PER_SIDE;
   *out_count = b * b + 1 + grid[1] * grid[2] + grid[1] + b;
-  return VLM_OK;
-}
-
-/* Phi4MultimodalProcessor.replace_image_token: num_img_tokens copies. */
-static vlm_status expand(const vlm_model_config *config, const vlm_media_item *item, const char *placeholder,
-                         vlm_token_text_fn token_text, void *context, vlm_string_builder *out) {
-  (void)config, (void)token_text, (void)context;
-  size_t length = strlen(placeholder);
-  for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
   return VLM_OK;
 }
 
@@ -339,24 +331,15 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   int32_t table = vlm_graph_concat(graph, (int32_t[]){pooled, sub, glb}, 3, 0, IMAGE_EMBED "stitch_table");
   int32_t order = vlm_graph_input(graph, VLM_DTYPE_I32, 1, SHAPE(output_rows(&vision, images)), "stitch_rows");
   x = vlm_graph_gather(graph, table, order, IMAGE_EMBED "stitched");
-  int32_t up = vlm_graph_weight(graph, IMAGE_EMBED "img_projection_up.weight", VLM_DTYPE_INVALID, 2,
-                                SHAPE(hidden, width));
-  int32_t up_bias = vlm_graph_weight(graph, IMAGE_EMBED "img_projection_up.bias", VLM_DTYPE_INVALID, 1, SHAPE(hidden));
-  x = vlm_graph_linear(graph, x, up, up_bias, IMAGE_EMBED "img_projection_up");
+  x = vlm_nn_linear(graph, x, IMAGE_EMBED "img_projection_up", hidden, width, true);
   x = vlm_graph_activation(graph, x, VLM_ACTIVATION_GELU, IMAGE_EMBED "img_projection_gelu");
-  int32_t down = vlm_graph_weight(graph, IMAGE_EMBED "img_projection_down.weight", VLM_DTYPE_INVALID, 2,
-                                  SHAPE(hidden, hidden));
-  int32_t down_bias = vlm_graph_weight(graph, IMAGE_EMBED "img_projection_down.bias", VLM_DTYPE_INVALID, 1,
-                                       SHAPE(hidden));
-  x = vlm_graph_linear(graph, x, down, down_bias, IMAGE_EMBED "img_projection_down");
+  x = vlm_nn_linear(graph, x, IMAGE_EMBED "img_projection_down", hidden, hidden, true);
   graph->output = x;
-  *out_nodes = (vlm_encoder_nodes){.output = x, .stage_count = 3};
-  out_nodes->stages[0].stage = "vision_encoder";
-  out_nodes->stages[0].node = nodes.features;
-  out_nodes->stages[1].stage = "vision_features";
-  out_nodes->stages[1].node = pooled;
-  out_nodes->stages[2].stage = "projector";
-  out_nodes->stages[2].node = x;
+  *out_nodes = (vlm_encoder_nodes){.output = x,
+                                   .stage_count = 3,
+                                   .stages = {{"vision_encoder", nodes.features},
+                                              {"vision_features", pooled},
+                                              {"projector", x}}};
   return vlm_graph_take_error(graph);
 }
 
@@ -379,7 +362,7 @@ static int encoder_buckets(const vlm_model_config *config, const vlm_processor_c
 const vlm_family_image vlm_phi4_image_path = {
     .placeholder_token = placeholder_token,
     .token_count = token_count,
-    .expand = expand,
+    .expand = vlm_expand_repeated, /* replace_image_token: num_img_tokens copies */
     .encoder_rows = encoder_rows,
     .encoder_inputs = encoder_inputs,
     .build_encoder = build_encoder,

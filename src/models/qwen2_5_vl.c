@@ -32,16 +32,11 @@
 #include "graph/graph.h"
 #include "media/media_item.h"
 #include "models/decoder.h"
+#include "models/nn.h"
 #include "models/qwen_vl.h"
 
 #define SHAPE VLM_SHAPE
 #define VISUAL "model.visual."
-
-static void declare_linear(vlm_tensor_manifest *manifest, vlm_component component, int64_t out, int64_t in,
-                           const char *name) {
-  vlm_manifest_add(manifest, component, 2, SHAPE(out, in), "%s.weight", name);
-  vlm_manifest_add(manifest, component, 1, SHAPE(out), "%s.bias", name);
-}
 
 static void declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest *manifest) {
   const vlm_component tower = VLM_COMPONENT_VISION_TOWER;
@@ -53,18 +48,18 @@ static void declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest 
 #define BLOCK(suffix) (snprintf(name, sizeof(name), VISUAL "blocks.%lld." suffix, (long long)block), name)
     vlm_manifest_add(manifest, tower, 1, SHAPE(embed), "%s", BLOCK("norm1.weight"));
     vlm_manifest_add(manifest, tower, 1, SHAPE(embed), "%s", BLOCK("norm2.weight"));
-    declare_linear(manifest, tower, 3 * embed, embed, BLOCK("attn.qkv"));
-    declare_linear(manifest, tower, embed, embed, BLOCK("attn.proj"));
-    declare_linear(manifest, tower, inner, embed, BLOCK("mlp.gate_proj"));
-    declare_linear(manifest, tower, inner, embed, BLOCK("mlp.up_proj"));
-    declare_linear(manifest, tower, embed, inner, BLOCK("mlp.down_proj"));
+    vlm_nn_declare_linear(manifest, tower, BLOCK("attn.qkv"), 3 * embed, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("attn.proj"), embed, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("mlp.gate_proj"), inner, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("mlp.up_proj"), inner, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("mlp.down_proj"), embed, inner, true);
 #undef BLOCK
   }
   const vlm_component projector = VLM_COMPONENT_PROJECTOR;
   int64_t merged = embed * vision->spatial_merge_size * vision->spatial_merge_size;
   vlm_manifest_add(manifest, projector, 1, SHAPE(embed), VISUAL "merger.ln_q.weight");
-  declare_linear(manifest, projector, merged, merged, VISUAL "merger.mlp.0");
-  declare_linear(manifest, projector, vision->out_hidden_size, merged, VISUAL "merger.mlp.2");
+  vlm_nn_declare_linear(manifest, projector, VISUAL "merger.mlp.0", merged, merged, true);
+  vlm_nn_declare_linear(manifest, projector, VISUAL "merger.mlp.2", vision->out_hidden_size, merged, true);
 }
 
 static vlm_status declare_tensors(const vlm_model_config *config, vlm_tensor_manifest *manifest) {
@@ -192,16 +187,16 @@ static int32_t vision_block(const vlm_vision_config *vision, vlm_graph *graph, i
   char prefix[64], module[VLM_GRAPH_NAME_LENGTH];
   snprintf(prefix, sizeof(prefix), VISUAL "blocks.%lld.", (long long)block);
 #define MODULE(suffix) (snprintf(module, sizeof(module), "%s" suffix, prefix), module)
-  int32_t x = vlm_qwen_vl_rms_norm(graph, residual, MODULE("norm1"), embed, eps);
+  int32_t x = vlm_nn_rms_norm(graph, residual, MODULE("norm1"), embed, eps, 0.0);
   x = vlm_qwen_vl_attention(graph, vision, x, positions, segments, prefix);
   residual = vlm_graph_add(graph, residual, x, "%sresidual_attention", prefix);
-  x = vlm_qwen_vl_rms_norm(graph, residual, MODULE("norm2"), embed, eps);
-  int32_t gate = vlm_qwen_vl_linear(graph, x, MODULE("mlp.gate_proj"), inner, embed, true);
-  int32_t up = vlm_qwen_vl_linear(graph, x, MODULE("mlp.up_proj"), inner, embed, true);
+  x = vlm_nn_rms_norm(graph, residual, MODULE("norm2"), embed, eps, 0.0);
+  int32_t gate = vlm_nn_linear(graph, x, MODULE("mlp.gate_proj"), inner, embed, true);
+  int32_t up = vlm_nn_linear(graph, x, MODULE("mlp.up_proj"), inner, embed, true);
   vlm_activation activation = VLM_ACTIVATION_SILU;
   vlm_activation_from_name(vision->hidden_act, &activation);
   x = vlm_graph_gated(graph, gate, up, activation, "%smlp.act_times_up", prefix);
-  x = vlm_qwen_vl_linear(graph, x, MODULE("mlp.down_proj"), embed, inner, true);
+  x = vlm_nn_linear(graph, x, MODULE("mlp.down_proj"), embed, inner, true);
 #undef MODULE
   return vlm_graph_add(graph, residual, x, VISUAL "blocks.%lld", (long long)block);
 }
@@ -241,18 +236,17 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
   for (int64_t b = 0; b < vision->num_hidden_layers; b++)
     hidden = vision_block(vision, graph, hidden, positions, full_attention_block(vision, b) ? frames : windows, b);
   int32_t encoded = hidden;
-  int32_t x = vlm_qwen_vl_rms_norm(graph, hidden, VISUAL "merger.ln_q", embed, vision->layer_norm_eps);
+  int32_t x = vlm_nn_rms_norm(graph, hidden, VISUAL "merger.ln_q", embed, vision->layer_norm_eps, 0.0);
   x = vlm_graph_reshape(graph, x, 2, SHAPE(slots, merged), VISUAL "merger.grouped");
-  x = vlm_qwen_vl_linear(graph, x, VISUAL "merger.mlp.0", merged, merged, true);
+  x = vlm_nn_linear(graph, x, VISUAL "merger.mlp.0", merged, merged, true);
   x = vlm_graph_activation(graph, x, VLM_ACTIVATION_GELU, VISUAL "merger.mlp.1");
-  x = vlm_qwen_vl_linear(graph, x, VISUAL "merger.mlp.2", vision->out_hidden_size, merged, true);
+  x = vlm_nn_linear(graph, x, VISUAL "merger.mlp.2", vision->out_hidden_size, merged, true);
   x = vlm_graph_gather(graph, x, restore, VISUAL "merger.restored");
   graph->output = x;
-  *out_nodes = (vlm_encoder_nodes){.output = x, .stage_count = 2};
-  out_nodes->stages[0].stage = "vision_encoder";
-  out_nodes->stages[0].node = encoded;
-  out_nodes->stages[1].stage = "projector";
-  out_nodes->stages[1].node = x;
+  *out_nodes = (vlm_encoder_nodes){.output = x,
+                                   .stage_count = 2,
+                                   .stages = {{"vision_encoder", encoded},
+                                              {"projector", x}}};
   return vlm_graph_take_error(graph);
 }
 

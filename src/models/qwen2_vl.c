@@ -23,16 +23,11 @@
 #include "graph/graph.h"
 #include "media/media_item.h"
 #include "models/decoder.h"
+#include "models/nn.h"
 #include "models/qwen_vl.h"
 
 #define SHAPE VLM_SHAPE
 #define VISUAL "model.visual."
-
-static void declare_linear(vlm_tensor_manifest *manifest, vlm_component component,
-                           int64_t out, int64_t in, const char *name) {
-  vlm_manifest_add(manifest, component, 2, SHAPE(out, in), "%s.weight", name);
-  vlm_manifest_add(manifest, component, 1, SHAPE(out), "%s.bias", name);
-}
 
 static void declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest *manifest) {
   const vlm_component tower = VLM_COMPONENT_VISION_TOWER;
@@ -47,18 +42,18 @@ static void declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest 
     vlm_manifest_add(manifest, tower, 1, SHAPE(embed), "%s", BLOCK("norm1.bias"));
     vlm_manifest_add(manifest, tower, 1, SHAPE(embed), "%s", BLOCK("norm2.weight"));
     vlm_manifest_add(manifest, tower, 1, SHAPE(embed), "%s", BLOCK("norm2.bias"));
-    declare_linear(manifest, tower, 3 * embed, embed, BLOCK("attn.qkv"));
-    declare_linear(manifest, tower, embed, embed, BLOCK("attn.proj"));
-    declare_linear(manifest, tower, vision->intermediate_size, embed, BLOCK("mlp.fc1"));
-    declare_linear(manifest, tower, embed, vision->intermediate_size, BLOCK("mlp.fc2"));
+    vlm_nn_declare_linear(manifest, tower, BLOCK("attn.qkv"), 3 * embed, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("attn.proj"), embed, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("mlp.fc1"), vision->intermediate_size, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("mlp.fc2"), embed, vision->intermediate_size, true);
 #undef BLOCK
   }
   const vlm_component projector = VLM_COMPONENT_PROJECTOR;
   int64_t merged = embed * vision->spatial_merge_size * vision->spatial_merge_size;
   vlm_manifest_add(manifest, projector, 1, SHAPE(embed), VISUAL "merger.ln_q.weight");
   vlm_manifest_add(manifest, projector, 1, SHAPE(embed), VISUAL "merger.ln_q.bias");
-  declare_linear(manifest, projector, merged, merged, VISUAL "merger.mlp.0");
-  declare_linear(manifest, projector, vision->out_hidden_size, merged, VISUAL "merger.mlp.2");
+  vlm_nn_declare_linear(manifest, projector, VISUAL "merger.mlp.0", merged, merged, true);
+  vlm_nn_declare_linear(manifest, projector, VISUAL "merger.mlp.2", vision->out_hidden_size, merged, true);
 }
 
 static vlm_status declare_tensors(const vlm_model_config *config,
@@ -122,13 +117,13 @@ static int32_t vision_block(const vlm_vision_config *vision, vlm_graph *graph, v
   char prefix[64], module[VLM_GRAPH_NAME_LENGTH];
   snprintf(prefix, sizeof(prefix), VISUAL "blocks.%lld.", (long long)block);
 #define MODULE(suffix) (snprintf(module, sizeof(module), "%s" suffix, prefix), module)
-  int32_t x = vlm_qwen_vl_layer_norm(graph, residual, MODULE("norm1"), embed, eps);
+  int32_t x = vlm_nn_layer_norm(graph, residual, MODULE("norm1"), embed, eps);
   x = vlm_qwen_vl_attention(graph, vision, x, positions, segments, prefix);
   residual = vlm_graph_add(graph, residual, x, "%sresidual_attention", prefix);
-  x = vlm_qwen_vl_layer_norm(graph, residual, MODULE("norm2"), embed, eps);
-  x = vlm_qwen_vl_linear(graph, x, MODULE("mlp.fc1"), vision->intermediate_size, embed, true);
+  x = vlm_nn_layer_norm(graph, residual, MODULE("norm2"), embed, eps);
+  x = vlm_nn_linear(graph, x, MODULE("mlp.fc1"), vision->intermediate_size, embed, true);
   x = vlm_graph_activation(graph, x, activation, "%smlp.act", prefix);
-  x = vlm_qwen_vl_linear(graph, x, MODULE("mlp.fc2"), embed, vision->intermediate_size, true);
+  x = vlm_nn_linear(graph, x, MODULE("mlp.fc2"), embed, vision->intermediate_size, true);
 #undef MODULE
   return vlm_graph_add(graph, residual, x, VISUAL "blocks.%lld", (long long)block);
 }
@@ -159,20 +154,19 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
     hidden = vision_block(vision, graph, activation, hidden, positions, segments, block);
   int32_t encoded = hidden;
   int64_t merged = embed * merge * merge;
-  int32_t x = vlm_qwen_vl_layer_norm(graph, hidden, VISUAL "merger.ln_q", embed, vision->layer_norm_eps);
+  int32_t x = vlm_nn_layer_norm(graph, hidden, VISUAL "merger.ln_q", embed, vision->layer_norm_eps);
   x = vlm_graph_reshape(graph, x, 2, SHAPE(rows / (merge * merge), merged), VISUAL "merger.grouped");
-  x = vlm_qwen_vl_linear(graph, x, VISUAL "merger.mlp.0", merged, merged, true);
+  x = vlm_nn_linear(graph, x, VISUAL "merger.mlp.0", merged, merged, true);
   x = vlm_graph_activation(graph, x, VLM_ACTIVATION_GELU, VISUAL "merger.mlp.1");
-  x = vlm_qwen_vl_linear(graph, x, VISUAL "merger.mlp.2", vision->out_hidden_size, merged, true);
+  x = vlm_nn_linear(graph, x, VISUAL "merger.mlp.2", vision->out_hidden_size, merged, true);
   if (vision->out_hidden_size != config->text.hidden_size)
     return VLM_ERROR(INVALID_ARGUMENT, "config.json: the merger gives %lld-wide features, the decoder takes %lld",
                      (long long)vision->out_hidden_size, (long long)config->text.hidden_size);
   graph->output = x;
-  *out_nodes = (vlm_encoder_nodes){.output = x, .stage_count = 2};
-  out_nodes->stages[0].stage = "vision_encoder";
-  out_nodes->stages[0].node = encoded;
-  out_nodes->stages[1].stage = "projector";
-  out_nodes->stages[1].node = x;
+  *out_nodes = (vlm_encoder_nodes){.output = x,
+                                   .stage_count = 2,
+                                   .stages = {{"vision_encoder", encoded},
+                                              {"projector", x}}};
   return vlm_graph_take_error(graph);
 }
 

@@ -35,6 +35,7 @@
 #include "graph/graph.h"
 #include "media/media_item.h"
 #include "models/decoder.h"
+#include "models/nn.h"
 #include "models/qwen_vl.h"
 
 #define SHAPE VLM_SHAPE
@@ -42,17 +43,6 @@
 #define TAPS 4
 /* Every LayerNorm of the tower and mergers: nn.LayerNorm(..., eps=1e-6) in code. */
 #define VISION_EPS 1e-6
-
-static void declare_linear(vlm_tensor_manifest *manifest, vlm_component component, int64_t out, int64_t in,
-                           const char *name) {
-  vlm_manifest_add(manifest, component, 2, SHAPE(out, in), "%s.weight", name);
-  vlm_manifest_add(manifest, component, 1, SHAPE(out), "%s.bias", name);
-}
-
-static void declare_norm(vlm_tensor_manifest *manifest, vlm_component component, int64_t width, const char *name) {
-  vlm_manifest_add(manifest, component, 1, SHAPE(width), "%s.weight", name);
-  vlm_manifest_add(manifest, component, 1, SHAPE(width), "%s.bias", name);
-}
 
 /* merger (norm before the view) or a DeepStack merger (after it). */
 static void declare_merger(const vlm_vision_config *vision, vlm_tensor_manifest *manifest, const char *prefix,
@@ -66,9 +56,9 @@ static void declare_merger(const vlm_vision_config *vision, vlm_tensor_manifest 
       snprintf(fc1, sizeof(fc1), "%slinear_fc1", prefix) >= (int)sizeof(fc1) ||
       snprintf(fc2, sizeof(fc2), "%slinear_fc2", prefix) >= (int)sizeof(fc2))
     norm[0] = fc1[0] = fc2[0] = '\0';
-  declare_norm(manifest, projector, postshuffle ? merged : embed, norm);
-  declare_linear(manifest, projector, merged, merged, fc1);
-  declare_linear(manifest, projector, vision->out_hidden_size, merged, fc2);
+  vlm_nn_declare_layer_norm(manifest, projector, norm, postshuffle ? merged : embed);
+  vlm_nn_declare_linear(manifest, projector, fc1, merged, merged, true);
+  vlm_nn_declare_linear(manifest, projector, fc2, vision->out_hidden_size, merged, true);
 }
 
 void vlm_qwen3_vl_declare_vision(const vlm_vision_config *vision, vlm_tensor_manifest *manifest) {
@@ -81,12 +71,12 @@ void vlm_qwen3_vl_declare_vision(const vlm_vision_config *vision, vlm_tensor_man
   char name[128];
   for (int64_t block = 0; block < vision->num_hidden_layers; block++) {
 #define BLOCK(suffix) (snprintf(name, sizeof(name), VISUAL "blocks.%lld." suffix, (long long)block), name)
-    declare_norm(manifest, tower, embed, BLOCK("norm1"));
-    declare_norm(manifest, tower, embed, BLOCK("norm2"));
-    declare_linear(manifest, tower, 3 * embed, embed, BLOCK("attn.qkv"));
-    declare_linear(manifest, tower, embed, embed, BLOCK("attn.proj"));
-    declare_linear(manifest, tower, inner, embed, BLOCK("mlp.linear_fc1"));
-    declare_linear(manifest, tower, embed, inner, BLOCK("mlp.linear_fc2"));
+    vlm_nn_declare_layer_norm(manifest, tower, BLOCK("norm1"), embed);
+    vlm_nn_declare_layer_norm(manifest, tower, BLOCK("norm2"), embed);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("attn.qkv"), 3 * embed, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("attn.proj"), embed, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("mlp.linear_fc1"), inner, embed, true);
+    vlm_nn_declare_linear(manifest, tower, BLOCK("mlp.linear_fc2"), embed, inner, true);
 #undef BLOCK
   }
   declare_merger(vision, manifest, VISUAL "merger.", false);
@@ -239,13 +229,13 @@ static int32_t vision_block(const vlm_vision_config *vision, vlm_graph *graph, v
   char prefix[64], module[VLM_GRAPH_NAME_LENGTH];
   snprintf(prefix, sizeof(prefix), VISUAL "blocks.%lld.", (long long)block);
 #define MODULE(suffix) (snprintf(module, sizeof(module), "%s" suffix, prefix), module)
-  int32_t x = vlm_qwen_vl_layer_norm(graph, residual, MODULE("norm1"), embed, VISION_EPS);
+  int32_t x = vlm_nn_layer_norm(graph, residual, MODULE("norm1"), embed, VISION_EPS);
   x = vlm_qwen_vl_attention(graph, vision, x, positions, segments, prefix);
   residual = vlm_graph_add(graph, residual, x, "%sresidual_attention", prefix);
-  x = vlm_qwen_vl_layer_norm(graph, residual, MODULE("norm2"), embed, VISION_EPS);
-  x = vlm_qwen_vl_linear(graph, x, MODULE("mlp.linear_fc1"), inner, embed, true);
+  x = vlm_nn_layer_norm(graph, residual, MODULE("norm2"), embed, VISION_EPS);
+  x = vlm_nn_linear(graph, x, MODULE("mlp.linear_fc1"), inner, embed, true);
   x = vlm_graph_activation(graph, x, activation, "%smlp.act", prefix);
-  x = vlm_qwen_vl_linear(graph, x, MODULE("mlp.linear_fc2"), embed, inner, true);
+  x = vlm_nn_linear(graph, x, MODULE("mlp.linear_fc2"), embed, inner, true);
 #undef MODULE
   return vlm_graph_add(graph, residual, x, VISUAL "blocks.%lld", (long long)block);
 }
@@ -258,14 +248,14 @@ static int32_t merger(const vlm_vision_config *vision, vlm_graph *graph, int32_t
   int64_t rows = vlm_graph_node(graph, x) ? vlm_graph_node(graph, x)->shape[0] : 0;
   char module[VLM_GRAPH_NAME_LENGTH];
   snprintf(module, sizeof(module), "%snorm", prefix);
-  if (!postshuffle) x = vlm_qwen_vl_layer_norm(graph, x, module, embed, VISION_EPS);
+  if (!postshuffle) x = vlm_nn_layer_norm(graph, x, module, embed, VISION_EPS);
   x = vlm_graph_reshape(graph, x, 2, SHAPE(rows * embed / merged, merged), "%sgrouped", prefix);
-  if (postshuffle) x = vlm_qwen_vl_layer_norm(graph, x, module, merged, VISION_EPS);
+  if (postshuffle) x = vlm_nn_layer_norm(graph, x, module, merged, VISION_EPS);
   snprintf(module, sizeof(module), "%slinear_fc1", prefix);
-  x = vlm_qwen_vl_linear(graph, x, module, merged, merged, true);
+  x = vlm_nn_linear(graph, x, module, merged, merged, true);
   x = vlm_graph_activation(graph, x, VLM_ACTIVATION_GELU, "%sact_fn", prefix);
   snprintf(module, sizeof(module), "%slinear_fc2", prefix);
-  return vlm_qwen_vl_linear(graph, x, module, vision->out_hidden_size, merged, true);
+  return vlm_nn_linear(graph, x, module, vision->out_hidden_size, merged, true);
 }
 
 static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vlm_graph *graph,
@@ -317,13 +307,11 @@ static vlm_status build_encoder(const vlm_model_config *config, int64_t rows, vl
     output = vlm_graph_concat(graph, parts, part_count, 1, VISUAL "features_and_deepstack");
   }
   graph->output = output;
-  *out_nodes = (vlm_encoder_nodes){.output = output, .stage_count = 3};
-  out_nodes->stages[0].stage = "vision_embeddings";
-  out_nodes->stages[0].node = embedded;
-  out_nodes->stages[1].stage = "vision_encoder";
-  out_nodes->stages[1].node = encoded;
-  out_nodes->stages[2].stage = "projector";
-  out_nodes->stages[2].node = parts[0];
+  *out_nodes = (vlm_encoder_nodes){.output = output,
+                                   .stage_count = 3,
+                                   .stages = {{"vision_embeddings", embedded},
+                                              {"vision_encoder", encoded},
+                                              {"projector", parts[0]}}};
   if (deepstack) {
     out_nodes->stages[3].stage = "deepstack_features";
     out_nodes->stages[3].node = layer_features;

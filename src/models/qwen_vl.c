@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "io/json.h"
 #include "models/decoder.h"
+#include "models/nn.h"
 
 #define SHAPE VLM_SHAPE
 
@@ -165,27 +166,6 @@ const vlm_rope_config *vlm_qwen_vl_vision_rope(const vlm_vision_config *vision, 
   return rope;
 }
 
-static int32_t weight(vlm_graph *graph, const char *module, const char *leaf, int rank, const int64_t *shape) {
-  char name[VLM_GRAPH_NAME_LENGTH];
-  /* A name too long for the buffer would match no weight; refuse it as one. */
-  if (snprintf(name, sizeof(name), "%s.%s", module, leaf) >= (int)sizeof(name)) name[0] = '\0';
-  return vlm_graph_weight(graph, name, VLM_DTYPE_INVALID, rank, shape);
-}
-
-int32_t vlm_qwen_vl_linear(vlm_graph *graph, int32_t x, const char *module, int64_t out, int64_t in, bool bias) {
-  return vlm_graph_linear(graph, x, weight(graph, module, "weight", 2, SHAPE(out, in)),
-                          bias ? weight(graph, module, "bias", 1, SHAPE(out)) : -1, "%s", module);
-}
-
-int32_t vlm_qwen_vl_layer_norm(vlm_graph *graph, int32_t x, const char *module, int64_t width, double epsilon) {
-  return vlm_graph_layer_norm(graph, x, weight(graph, module, "weight", 1, SHAPE(width)),
-                              weight(graph, module, "bias", 1, SHAPE(width)), epsilon, "%s", module);
-}
-
-int32_t vlm_qwen_vl_rms_norm(vlm_graph *graph, int32_t x, const char *module, int64_t width, double epsilon) {
-  return vlm_graph_rms_norm(graph, x, weight(graph, module, "weight", 1, SHAPE(width)), epsilon, 0.0, "%s", module);
-}
-
 int32_t vlm_qwen_vl_attention(vlm_graph *graph, const vlm_vision_config *vision, int32_t x, int32_t positions,
                               int32_t segments, const char *prefix) {
   int64_t embed = vision->hidden_size, heads = vision->num_attention_heads, head_dim = vision->head_dim;
@@ -194,7 +174,7 @@ int32_t vlm_qwen_vl_attention(vlm_graph *graph, const vlm_vision_config *vision,
   int64_t rows = node->shape[0];
   char module[VLM_GRAPH_NAME_LENGTH];
   snprintf(module, sizeof(module), "%sattn.qkv", prefix);
-  int32_t qkv = vlm_qwen_vl_linear(graph, x, module, 3 * embed, embed, true);
+  int32_t qkv = vlm_nn_linear(graph, x, module, 3 * embed, embed, true);
   int32_t parts[3];
   static const char *const names[3] = {"q", "k", "v"};
   for (int i = 0; i < 3; i++) {
@@ -207,7 +187,7 @@ int32_t vlm_qwen_vl_attention(vlm_graph *graph, const vlm_vision_config *vision,
   int32_t attended = vlm_graph_segment_attention(graph, parts[0], parts[1], parts[2], segments,
                                                  1.0 / sqrt((double)head_dim), "%sattn.attention", prefix);
   snprintf(module, sizeof(module), "%sattn.proj", prefix);
-  return vlm_qwen_vl_linear(graph, attended, module, embed, embed, true);
+  return vlm_nn_linear(graph, attended, module, embed, embed, true);
 }
 
 void vlm_qwen_vl_describe_decoder(const vlm_model_config *config, vlm_decoder_description *out) {

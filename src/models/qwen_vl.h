@@ -53,10 +53,6 @@ void vlm_qwen_vl_patch_positions(const int64_t grid[3], int64_t merge, int32_t *
  * head_dim / 2, one half per axis; allocated in the graph's arena. */
 const vlm_rope_config *vlm_qwen_vl_vision_rope(const vlm_vision_config *vision, vlm_graph *graph);
 
-/* Graph pieces under a module name: "<module>.weight" (+ ".bias"). */
-int32_t vlm_qwen_vl_linear(vlm_graph *graph, int32_t x, const char *module, int64_t out, int64_t in, bool bias);
-int32_t vlm_qwen_vl_layer_norm(vlm_graph *graph, int32_t x, const char *module, int64_t width, double epsilon);
-int32_t vlm_qwen_vl_rms_norm(vlm_graph *graph, int32_t x, const char *module, int64_t width, double epsilon);
 /* A tower block's attention: fused qkv (with bias), q/k rotated at
  * `positions` (rope set 0), attention within `segments`, proj (with bias);
  * nodes under `prefix` ("model.visual.blocks.3."). */

@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "core/tensor_list.h"
 #include "models/blocks.h"
+#include "models/nn.h"
 #include "models/vision_encoder.h"
 #include "vlm/generate.h"
 
@@ -56,37 +57,20 @@ void vlm_vision_patchify(const float *pixel_values, int64_t channels, int64_t he
     }
 }
 
-static int32_t weight(vision_builder *builder, const char *prefix, const char *suffix, int rank,
-                      const int64_t *shape) {
-  char name[2 * VLM_GRAPH_NAME_LENGTH];
-  snprintf(name, sizeof(name), "%s%s", prefix, suffix);
-  return vlm_graph_weight(builder->graph, name, VLM_DTYPE_INVALID, rank, shape);
-}
-
+/* The tower's modules sit under a prefix ("model.vision_tower."). */
 static int32_t linear(vision_builder *builder, int32_t x, const char *prefix, const char *module,
                       int64_t out, int64_t in, bool bias) {
-  char suffix[VLM_GRAPH_NAME_LENGTH];
-  snprintf(suffix, sizeof(suffix), "%s.weight", module);
-  int32_t weight_node = weight(builder, prefix, suffix, 2, VLM_SHAPE(out, in));
-  int32_t bias_node = -1;
-  if (bias) {
-    snprintf(suffix, sizeof(suffix), "%s.bias", module);
-    bias_node = weight(builder, prefix, suffix, 1, VLM_SHAPE(out));
-  }
-  return vlm_graph_linear(builder->graph, x, weight_node, bias_node, "%s%s", prefix, module);
+  char name[2 * VLM_GRAPH_NAME_LENGTH];
+  snprintf(name, sizeof(name), "%s%s", prefix, module);
+  return vlm_nn_linear(builder->graph, x, name, out, in, bias);
 }
 
 static bool is_siglip(const vlm_vision_description *description) { return description->kind == VLM_VIT_SIGLIP; }
 
 static int32_t layer_norm(vision_builder *builder, int32_t x, const char *prefix, const char *module) {
-  char suffix[VLM_GRAPH_NAME_LENGTH];
-  int64_t width = builder->vision->hidden_size;
-  snprintf(suffix, sizeof(suffix), "%s.weight", module);
-  int32_t weight_node = weight(builder, prefix, suffix, 1, VLM_SHAPE(width));
-  snprintf(suffix, sizeof(suffix), "%s.bias", module);
-  int32_t bias_node = weight(builder, prefix, suffix, 1, VLM_SHAPE(width));
-  return vlm_graph_layer_norm(builder->graph, x, weight_node, bias_node, builder->vision->layer_norm_eps,
-                              "%s%s", prefix, module);
+  char name[2 * VLM_GRAPH_NAME_LENGTH];
+  snprintf(name, sizeof(name), "%s%s", prefix, module);
+  return vlm_nn_layer_norm(builder->graph, x, name, builder->vision->hidden_size, builder->vision->layer_norm_eps);
 }
 
 /* Rows of the embedded sequence: per image, its class token (CLIP) then
@@ -160,24 +144,26 @@ static int32_t embeddings(vision_builder *builder, int64_t image_count) {
   bool siglip = is_siglip(description);
   int32_t order = siglip ? -1 : vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(rows), "token_order");
   int32_t position_ids = vlm_graph_input(graph, VLM_DTYPE_I32, 1, VLM_SHAPE(rows), "position_ids");
-  int32_t kernel = weight(builder, prefix, "embeddings.patch_embedding.weight", 4,
-                          VLM_SHAPE(hidden, vision->num_channels, patch, patch));
+  int32_t kernel = vlm_nn_weight(builder->graph, 4, VLM_SHAPE(hidden, vision->num_channels, patch, patch),
+                                 "%sembeddings.patch_embedding.weight", prefix);
   kernel = vlm_graph_reshape(graph, kernel, 2, VLM_SHAPE(hidden, width),
                              "%sembeddings.patch_embedding.weight_as_matrix", prefix);
-  int32_t patch_bias = siglip ? weight(builder, prefix, "embeddings.patch_embedding.bias", 1, VLM_SHAPE(hidden)) : -1;
+  int32_t patch_bias =
+      siglip ? vlm_nn_weight(builder->graph, 1, VLM_SHAPE(hidden), "%sembeddings.patch_embedding.bias", prefix) : -1;
   int32_t x = vlm_graph_linear(graph, input, kernel, patch_bias, "%sembeddings.patch_embedding", prefix);
   if (siglip) {
-    int32_t table = weight(builder, prefix, "embeddings.position_embedding.weight", 2, VLM_SHAPE(patches, hidden));
+    int32_t table =
+        vlm_nn_weight(builder->graph, 2, VLM_SHAPE(patches, hidden), "%sembeddings.position_embedding.weight", prefix);
     int32_t position_rows = vlm_graph_gather(graph, table, position_ids, "%sembeddings.position_embedding", prefix);
     return vlm_graph_add(graph, x, position_rows, "%sembeddings", prefix);
   }
-  int32_t class_token = weight(builder, prefix, "embeddings.class_embedding", 1, VLM_SHAPE(hidden));
+  int32_t class_token = vlm_nn_weight(builder->graph, 1, VLM_SHAPE(hidden), "%sembeddings.class_embedding", prefix);
   class_token = vlm_graph_reshape(graph, class_token, 2, VLM_SHAPE(1, hidden), "%sembeddings.class_embedding_row",
                                   prefix);
   int32_t table = vlm_graph_concat(graph, (int32_t[]){class_token, x}, 2, 0, "%sembeddings.class_and_patches", prefix);
   x = vlm_graph_gather(graph, table, order, "%sembeddings.with_class_token", prefix);
-  int32_t position_table = weight(builder, prefix, "embeddings.position_embedding.weight", 2,
-                                  VLM_SHAPE(patches + 1, hidden));
+  int32_t position_table = vlm_nn_weight(builder->graph, 2, VLM_SHAPE(patches + 1, hidden),
+                                         "%sembeddings.position_embedding.weight", prefix);
   int32_t position_rows = vlm_graph_gather(graph, position_table, position_ids, "%sembeddings.position_embedding",
                                            prefix);
   x = vlm_graph_add(graph, x, position_rows, "%sembeddings", prefix);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "io/config_record.h"
 #include "text/tokenizer_internal.h"
 
 /* Token ids must fit comfortably in int32 and in an id-indexed array. */
@@ -820,22 +821,11 @@ static void mark_config_specials(vlm_tokenizer *tokenizer, const vlm_json_value 
 }
 
 /* AutoTokenizer.from_pretrained's class choice for a model directory
- * (transformers 5.23 models/auto/tokenization_auto.py). The class a
- * model_type registers (TOKENIZER_MAPPING_NAMES, as the pinned environment
- * resolves it: no mistral_common), for the model types vlm has families for,
- * and whether the model_type is in MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS.
- * A model_type not listed here registers nothing, so the hub's class holds. */
-static const struct {
-  const char *model_type;
-  const char *registered;
-  bool hub_class_incorrect;
-} auto_tokenizer_registry[] = {
-    {"mistral", "TokenizersBackend", false}, {"llava", "TokenizersBackend", true},
-    {"qwen2", "Qwen2Tokenizer", true},       {"qwen3", "Qwen2Tokenizer", false},
-    {"qwen2_vl", "Qwen2Tokenizer", false},   {"gemma3", "GemmaTokenizer", false},
-    {"gemma3_text", "GemmaTokenizer", false},
-};
-
+ * (transformers 5.23 models/auto/tokenization_auto.py): the class a
+ * model_type registers (TOKENIZER_MAPPING_NAMES) and whether the model_type
+ * is in MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS are in its config record
+ * (io/config_record.h). A model_type that registers nothing leaves the
+ * hub's class. */
 static bool is_generic_class(const char *name) {
   return !strcmp(name, "TokenizersBackend") || !strcmp(name, "PythonBackend") ||
          !strcmp(name, "PreTrainedTokenizerFast") || !strcmp(name, "MistralCommonBackend");
@@ -857,16 +847,14 @@ static bool same_class(const char *a, const char *b) {
 static const char *auto_tokenizer_class(const char *hub_class, const char *model_type,
                                         bool *out_hub_class_incorrect) {
   *out_hub_class_incorrect = false;
-  for (size_t i = 0; model_type && i < sizeof(auto_tokenizer_registry) / sizeof(auto_tokenizer_registry[0]); i++) {
-    if (strcmp(auto_tokenizer_registry[i].model_type, model_type) != 0) continue;
-    const char *registered = auto_tokenizer_registry[i].registered;
-    *out_hub_class_incorrect = auto_tokenizer_registry[i].hub_class_incorrect;
-    if (!hub_class) return registered; /* type(config) in TOKENIZER_MAPPING */
-    if (same_class(registered, hub_class)) return hub_class;
-    if (is_generic_class(registered)) return "TokenizersBackend";
-    return *out_hub_class_incorrect ? registered : hub_class;
-  }
-  return hub_class;
+  const vlm_config_record *record = vlm_config_record_find(model_type);
+  if (!record || !record->tokenizer_class) return hub_class;
+  const char *registered = record->tokenizer_class;
+  *out_hub_class_incorrect = record->hub_tokenizer_class_incorrect;
+  if (!hub_class) return registered; /* type(config) in TOKENIZER_MAPPING */
+  if (same_class(registered, hub_class)) return hub_class;
+  if (is_generic_class(registered)) return "TokenizersBackend";
+  return *out_hub_class_incorrect ? registered : hub_class;
 }
 
 static vlm_status apply_config(vlm_tokenizer *tokenizer, const vlm_json_value *config,

@@ -24,11 +24,14 @@ case_matches() { # case_matches DIR MODEL: every stage of the golden is implemen
 # Every oracle case of every family, split over ctest entries so each stays
 # inside ctest's timeout under the sanitizers: goldens_<group>.sh run the
 # families of VLM_GOLDEN_FAMILIES; this script runs every other family (so a
-# new one is never left out) and the corruption check. Models with a real
-# tokenizer keep it packed (tools/oracle/tokenizer_files.py): unpacked here
-# into a scratch model directory; one packed as a patch against
+# new one is never left out) and the corruption check. Which families the
+# goldens_<group>.sh entries run is read from them, so the two cannot drift.
+# Models with a real tokenizer keep it packed (tools/oracle/tokenizer_files.py):
+# unpacked here into a scratch model directory; one packed as a patch against
 # ../shared/fixtures is skipped (and reported) on a checkout without them.
-elsewhere=" llava llava_realtok llava_v4 qwen2_vl qwen2_vl_v4 qwen2_5_vl qwen3_vl qwen3_vl_moe qwen3_vl_moe_hub gemma3 gemma3_v4 "
+elsewhere=" $(sed -n 's/^VLM_GOLDEN_FAMILIES="\([^"]*\)".*/\1/p' "$(dirname "$0")"/goldens_*.sh | tr '\n' ' ') "
+declare -A found # golden cases found per family (run or skipped)
+found_total=0
 for manifest in "$source_dir"/tests/goldens/*/*/manifest.json; do
   grep -q '"format": "vlm-golden/1"' "$manifest" || continue
   case_dir=$(dirname "$manifest")
@@ -39,6 +42,8 @@ for manifest in "$source_dir"/tests/goldens/*/*/manifest.json; do
     case "$elsewhere" in *" $family "*) continue ;; esac
   fi
   name=$family/$(basename "$case_dir")
+  found[$family]=$((${found[$family]:-0} + 1))
+  found_total=$((found_total + 1))
   model=$(cd "$case_dir" && cd "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["model"])' "$manifest")" && pwd)
   unpacked="$work/models/$(basename "$model")"
   if [ ! -d "$unpacked" ]; then
@@ -59,7 +64,19 @@ for manifest in "$source_dir"/tests/goldens/*/*/manifest.json; do
   check "golden_$name" case_matches "$case_dir" "$unpacked"
 done
 
-[ -n "${VLM_GOLDEN_FAMILIES:-}" ] && finish
+# An entry that runs no case proves nothing: a renamed or emptied golden
+# folder fails here instead of passing with "0 passed" (as compare.sh
+# counts its cases).
+has_cases() { # has_cases COUNT WHAT
+  [ "$1" -gt 0 ] || { echo "  no golden case found for $2 under $source_dir/tests/goldens"; return 1; }
+}
+if [ -n "${VLM_GOLDEN_FAMILIES:-}" ]; then
+  for family in $VLM_GOLDEN_FAMILIES; do
+    check "goldens_found_$family" has_cases "${found[$family]:-0}" "$family"
+  done
+  finish
+fi
+check goldens_found has_cases "$found_total" "the families no goldens_<group>.sh runs"
 
 # A corrupted golden: one KV value nudged well past the tolerance.
 corrupt_kv() {

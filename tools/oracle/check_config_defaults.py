@@ -1,4 +1,4 @@
-"""Cross-checks vlm's tables of Transformers defaults (src/io/config_defaults.c,
+"""Cross-checks vlm's tables of Transformers defaults (the config records of src/io/configs,
 printed by the vlm-dump-config-defaults tool) against the pinned Transformers
 classes themselves, field by field.
 
@@ -12,7 +12,10 @@ flag and init_kwargs. For every image processor and processor class: each
 listed field against the class attribute or __init__ default (and a
 processor's images_kwargs against its class attribute). For
 GenerationConfig: each field against _get_default_generation_params(), or the
-dataclass default where generate() has no fallback. Prints one line per table
+dataclass default where generate() has no fallback. For every record's
+tokenizer registration: the class against TOKENIZER_MAPPING_NAMES (as this
+environment resolves it) and the flag against
+MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS. Prints one line per table
 and "N passed, N failed"; exits 1 on any difference.
 """
 import dataclasses
@@ -176,6 +179,20 @@ def check_generation(table):
     return problems
 
 
+def check_tokenizers(registrations):
+    from transformers.models.auto import tokenization_auto
+    problems = []
+    incorrect = set(getattr(tokenization_auto, "MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS", ()))
+    for model_type, entry in registrations.items():
+        registered = tokenization_auto.TOKENIZER_MAPPING_NAMES.get(model_type)
+        if entry["class"] != registered:
+            problems.append(f"{model_type}: vlm registers {entry['class']}, TOKENIZER_MAPPING_NAMES {registered}")
+        if entry["hub_class_incorrect"] != (model_type in incorrect):
+            problems.append(f"{model_type}: vlm has hub_class_incorrect={entry['hub_class_incorrect']}, "
+                            f"Transformers {model_type in incorrect}")
+    return problems
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
@@ -187,6 +204,7 @@ def main():
     checks += [(f"processor {name}", lambda n=name, t=table: check_processor(n, t))
                for name, table in tables["processors"].items()]
     checks.append(("generation config", lambda: check_generation(tables["generation"])))
+    checks.append(("tokenizer registrations", lambda: check_tokenizers(tables["tokenizers"])))
     passed = failed = 0
     print(f"transformers {transformers.__version__}")
     for label, check in checks:
