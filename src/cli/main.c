@@ -32,7 +32,7 @@ static const command commands[] = {
 
 static void print_usage(FILE *out) {
   fprintf(out,
-          "usage: vlm [--threads N] [--log-level LEVEL] <command> [options]\n"
+          "usage: vlm [--threads N] [--log-level LEVEL] [--log-format F] <command> [options]\n"
           "\n"
           "Inference engine for vision- and audio-language models (version %s).\n"
           "\n"
@@ -45,6 +45,9 @@ static void print_usage(FILE *out) {
           "global options:\n"
           "  --threads N         worker threads (default: one per available core, %d here)\n"
           "  --log-level LEVEL   debug, info, warn (default) or error; also $VLM_LOG\n"
+          "                      (info: model loading, prefill progress, each request)\n"
+          "  --log-format F      text (default: a UTC time, the level, the message) or\n"
+          "                      json (one object per line); also $VLM_LOG_FORMAT\n"
           "  --version           print the version and exit\n"
           "  -h, --help          print this help; `vlm <command> --help` for a command\n",
           vlm_cpu_count());
@@ -135,6 +138,12 @@ int main(int argc, char **argv) {
       if (index + 1 >= argc || !vlm_log_level_parse(argv[index + 1], &level))
         return cli_usage_error("--log-level needs one of debug, info, warn, error, off");
       vlm_log_set_level(level);
+      index++;
+    } else if (strcmp(argument, "--log-format") == 0) {
+      vlm_log_format format;
+      if (index + 1 >= argc || !vlm_log_format_parse(argv[index + 1], &format))
+        return cli_usage_error("--log-format needs text or json");
+      vlm_log_set_format(format);
       index++;
     } else {
       return cli_usage_error("unknown option '%s' (see vlm --help)", argument);
