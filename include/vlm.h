@@ -110,6 +110,11 @@ void vlm_log_set_format(vlm_log_format format);
 vlm_log_format vlm_log_get_format(void);
 /* Parses "text" or "json"; returns false for an unknown name. */
 bool vlm_log_format_parse(const char *name, vlm_log_format *out);
+/* A line a program prints whatever the level ("listening on ...", its
+ * final error): in the text format `message` as it is (no time, no level,
+ * nothing escaped: scripts read these lines), in JSON an object like every
+ * other line. */
+void vlm_log_print(vlm_log_level level, const char *message);
 
 /* ------------------------------------------------------------------------ */
 /* Allocator                                                                 */

@@ -64,7 +64,9 @@ int cli_usage_error(const char *format, ...) {
 }
 
 int cli_report_status(vlm_status status) {
-  fprintf(stderr, "vlm: error: %s\n", vlm_status_message(status));
+  char line[4096];
+  snprintf(line, sizeof(line), "vlm: error: %s", vlm_status_message(status));
+  vlm_log_print(VLM_LOG_ERROR, line); /* in --log-format json, an object like the log's */
   vlm_status_free(status);
   return 1;
 }

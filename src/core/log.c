@@ -191,6 +191,16 @@ static void write_line(vlm_log_level level, const char *message) {
   fwrite(out.text, 1, out.length, stderr);
 }
 
+void vlm_log_print(vlm_log_level level, const char *message) {
+  if (vlm_log_get_format() == VLM_LOG_FORMAT_JSON) {
+    write_line(level, message);
+    return;
+  }
+  /* As the program always printed it (an error may quote a tool's
+   * output over several lines). */
+  fprintf(stderr, "%s\n", message);
+}
+
 void vlm_log(vlm_log_level level, const char *format, ...) {
   if (level < vlm_log_get_level() || level >= VLM_LOG_OFF) return;
   char buffer[1024];
