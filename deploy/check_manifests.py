@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """Checks the Kubernetes manifests in deploy/kubernetes (docs/DEPLOY.md).
 
-1. Schema: every document against the Kubernetes JSON schemas that
+1. Schema: every document (examples/ too) against the Kubernetes JSON schemas that
    kubernetes-validate bundles (strict: unknown fields are errors), for the
    oldest and the newest release the manifests target. Nothing is fetched.
 2. Values the schemas leave as strings: resource quantities.
 3. The pieces fit together: the Service and the PodDisruptionBudget select
    the Deployment's pods, the Service's targetPort is a container port, the
    HPA scales the Deployment on the metric the Prometheus Adapter rule
-   exposes, the PVC the Deployment mounts exists.
+   exposes, the PVC the Deployment mounts exists, the endpoint picker's
+   configuration (epp-config.yaml) names vlm's metrics in an engineConfigs
+   entry that the pods' engine label selects.
 4. With --vlm: the container's arguments are ones `vlm` parses, and a
    `vlm serve` started with them (on a given model, on loopback) answers
    the probes' paths with 200 once ready and exports the HPA's metric as a
-   gauge, with the Deployment's container port rewritten to a free one.
+   gauge, with the Deployment's container port rewritten to a free one,
+   and exports every metric the EPP config names as the EPP reads it
+   (gauges; the cache info's block_size and num_gpu_blocks labels).
 
 Usage: check_manifests.py [--vlm VLM --model DIR]
 Runs in .venv-deploy (deploy/requirements.txt). Exit status 0 when every
@@ -59,6 +63,40 @@ def load_documents():
     return documents
 
 
+def load_examples():
+    documents = []
+    for path in sorted(glob.glob(os.path.join(MANIFESTS, "examples", "*.yaml"))):
+        with open(path) as file:
+            for document in yaml.safe_load_all(file):
+                if document:
+                    documents.append((os.path.join("examples", os.path.basename(path)), document))
+    return documents
+
+
+def check_pull_example(documents):
+    """The init-container example: `vlm pull ORG/NAME` into the models
+    volume, HF_HOME on that volume in both containers, the server offline."""
+    for name, document in documents:
+        pod = document.get("spec", {}).get("template", {}).get("spec", {})
+        for init in pod.get("initContainers", []):
+            if init.get("args", [None])[0] != "pull":
+                continue
+            model = init["args"][1]
+            env = lambda container: {e["name"]: e.get("value") for e in container.get("env", [])}
+            mounts = lambda container: {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
+            server = pod["containers"][0]
+            home = env(init).get("HF_HOME", "")
+            check(f"{name}: the init container pulls ORG/NAME", re.match(r"^[\w.-]+/[\w.-]+$", model) is not None, model)
+            check(f"{name}: HF_HOME is on the models volume in both containers",
+                  home and home == env(server).get("HF_HOME")
+                  and home.startswith(mounts(init).get("models", "//") + "/")
+                  and mounts(init).get("models") == mounts(server).get("models"), home)
+            arguments = server["args"]
+            check(f"{name}: the server opens the pulled id, offline",
+                  model in arguments and arguments[arguments.index(model) - 1] == "--model"
+                  and env(server).get("HF_HUB_OFFLINE") == "1")
+
+
 def check_schemas(documents):
     for name, document in documents:
         for version in VERSIONS:
@@ -88,9 +126,19 @@ def quantities(value, path=""):
             yield from quantities(item, f"{path}[{index}]")
 
 
-def by_kind(documents, kind):
-    found = [document for _, document in documents if document["kind"] == kind]
+def by_kind(documents, kind, name=None):
+    found = [document for _, document in documents
+             if document["kind"] == kind and (name is None or document["metadata"]["name"] == name)]
     return found[0] if found else None
+
+
+def epp_engine(epp):
+    """The EndpointPickerConfig in epp-config.yaml and its engineConfigs entry for vlm."""
+    config = yaml.safe_load(epp["data"]["config.yaml"])
+    extractors = [plugin for plugin in config.get("plugins", []) if plugin.get("type") == "core-metrics-extractor"]
+    engines = extractors[0].get("parameters", {}).get("engineConfigs", []) if extractors else []
+    engine = next((entry for entry in engines if entry.get("name") == "vlm"), None)
+    return config, extractors[0] if extractors else None, engine
 
 
 def check_together(documents):
@@ -102,10 +150,11 @@ def check_together(documents):
     hpa = by_kind(documents, "HorizontalPodAutoscaler")
     pdb = by_kind(documents, "PodDisruptionBudget")
     pvc = by_kind(documents, "PersistentVolumeClaim")
-    adapter = by_kind(documents, "ConfigMap")
-    check("a Deployment, Service, HPA, PDB, PVC and adapter rule are there",
-          all((deployment, service, hpa, pdb, pvc, adapter)))
-    if not all((deployment, service, hpa, pdb, pvc, adapter)):
+    adapter = by_kind(documents, "ConfigMap", "vlm-prometheus-adapter-rules")
+    epp = by_kind(documents, "ConfigMap", "vlm-epp-config")
+    check("a Deployment, Service, HPA, PDB, PVC, adapter rule and EPP config are there",
+          all((deployment, service, hpa, pdb, pvc, adapter, epp)))
+    if not all((deployment, service, hpa, pdb, pvc, adapter, epp)):
         return None
     pod = deployment["spec"]["template"]
     labels = pod["metadata"]["labels"]
@@ -127,7 +176,23 @@ def check_together(documents):
     claims = [volume["persistentVolumeClaim"]["claimName"] for volume in pod["spec"]["volumes"]
               if "persistentVolumeClaim" in volume]
     check("the mounted PVC is defined", claims == [pvc["metadata"]["name"]])
-    return deployment, hpa_metric
+    # The endpoint picker: current versions take the metric names from the
+    # core-metrics-extractor's engineConfigs (the old flags are refused),
+    # picked per pod by the engine label.
+    config, extractor, engine = epp_engine(epp)
+    check("the EPP config is an EndpointPickerConfig", config.get("kind") == "EndpointPickerConfig")
+    check("the EPP config has an engineConfigs entry named vlm", engine is not None)
+    if engine is None:
+        return None
+    label_key = extractor["parameters"].get("engineLabelKey", "llm-d.ai/engine-type")
+    check(f"the pods carry {label_key}: vlm", labels.get(label_key) == "vlm")
+    plugin_types = {plugin.get("type") for plugin in config["plugins"]}
+    referenced = [reference["pluginRef"] for profile in config.get("schedulingProfiles", [])
+                  for reference in profile.get("plugins", [])]
+    referenced += [source["pluginRef"] for source in config.get("dataLayer", {}).get("sources", [])]
+    check("every plugin the EPP config refers to is declared", all(name in plugin_types for name in referenced),
+          str(referenced))
+    return deployment, hpa_metric, engine
 
 
 def get(url):
@@ -138,7 +203,38 @@ def get(url):
         return error.code, error.read().decode()
 
 
-def check_with_vlm(vlm, model, deployment, hpa_metric):
+def metric_families(text):
+    """{name: (type, [labels dict of each sample])} of a Prometheus text exposition."""
+    families = {}
+    for line in text.splitlines():
+        match = re.match(r"^# TYPE (\S+) (\S+)$", line)
+        if match:
+            families.setdefault(match.group(1), [match.group(2), []])[0] = match.group(2)
+            continue
+        match = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? \S+$", line)
+        if match:
+            labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"', match.group(3) or ""))
+            families.setdefault(match.group(1), [None, []])[1].append(labels)
+    return families
+
+
+def check_engine_metrics(engine, text):
+    """What the EPP's extractor reads of vlm's /metrics, as it reads vLLM's."""
+    families = metric_families(text)
+    for key in ("queuedRequestsSpec", "runningRequestsSpec", "kvUsageSpec"):
+        name = engine.get(key, "")
+        check(f"EPP {key} {name} is a gauge vlm exports", families.get(name, [None])[0] == "gauge"
+              and len(families[name][1]) == 1)
+    name = engine.get("cacheInfoSpec", "")
+    samples = families.get(name, [None, []])[1]
+    block_label = engine.get("cacheBlockSizeLabelName") or "block_size"
+    blocks_label = engine.get("cacheNumBlocksLabelName") or "num_gpu_blocks"
+    check(f"EPP cacheInfoSpec {name} carries integer labels {block_label} and {blocks_label}",
+          len(samples) == 1 and all(samples[0].get(label, "").isdigit() for label in (block_label, blocks_label)),
+          str(samples))
+
+
+def check_with_vlm(vlm, model, deployment, hpa_metric, engine):
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     arguments = list(container["args"])
     # Parsed: `vlm ARGS --help` exits 0 only when every option before --help
@@ -171,6 +267,7 @@ def check_with_vlm(vlm, model, deployment, hpa_metric):
         check("/metrics answers without the key (--public-metrics)", status == 200, f"got {status}")
         check(f"/metrics exports {hpa_metric} as a gauge", f"# TYPE {hpa_metric} gauge\n" in text)
         check(f"{hpa_metric} has a value", re.search(rf"^{hpa_metric} [0-9.e+-]+$", text, re.M) is not None)
+        check_engine_metrics(engine, text)
     finally:
         process.terminate()
         try:
@@ -189,6 +286,10 @@ def main():
     documents = load_documents()
     check("manifests found", len(documents) > 0)
     check_schemas(documents)
+    examples = load_examples()
+    check("examples found", len(examples) > 0)
+    check_schemas(examples)
+    check_pull_example(examples)
     together = check_together(documents)
     if arguments.vlm and together:
         check_with_vlm(arguments.vlm, arguments.model, *together)

@@ -19,7 +19,7 @@ fuzz_seconds=${FUZZ_SECONDS:-20}
 # are checked against the schemas kubernetes-validate bundles (no network
 # beyond PyPI).
 [ -x .venv-browser/bin/python ] || { python3 -m venv .venv-browser && .venv-browser/bin/pip install --quiet -r tests/server/requirements-browser.txt; }
-[ -x .venv-deploy/bin/kubernetes-validate ] || { python3 -m venv .venv-deploy && .venv-deploy/bin/pip install --quiet -r deploy/requirements.txt; }
+[ -x .venv-deploy/bin/kubernetes-validate ] && [ -x .venv-deploy/bin/hadolint ] || { python3 -m venv .venv-deploy && .venv-deploy/bin/pip install --quiet -r deploy/requirements.txt; }
 
 # xla backend: the pinned IREE compiler and runtime (tools/xla/requirements.txt,
 # ~600 MB, paid once per machine). The venv must come from Debian's
@@ -41,6 +41,11 @@ for variant in gcc:Release gcc:Debug clang:Release; do
   cmake --build "build-types/$compiler-$type" -j"$jobs" >/dev/null
   echo "$compiler $type: built"
 done
+
+# The .deb of the Release build, installed with dpkg -i and run from the
+# installed paths (cpu and xla), then removed.
+echo "== package: cpack's .deb installed and run (scripts/check-package.sh)"
+scripts/check-package.sh build-types/gcc-Release
 
 # Oracle harness (tools/oracle): vlm's tables of Transformers defaults against
 # the pinned Transformers classes. Needs no torch; the venv is reused when present.

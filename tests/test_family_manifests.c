@@ -145,4 +145,41 @@ static void every_registered_family_has_goldens(void) {
   free(cases);
 }
 
-TEST_MAIN(TEST(manifests_use_transformers_names), TEST(every_registered_family_has_goldens))
+/* Every checkpoint layout a family claims (vlm families, the README's
+ * table) names a golden directory whose cases all use a model of the
+ * family's model_type, and there is at least one. */
+static void every_claimed_layout_has_its_goldens(void) {
+  for (size_t i = 0; i < vlm_family_count(); i++) {
+    const vlm_family *family = vlm_family_at(i);
+    if (vlm_family_runs(family) && family->layout_count < 1) {
+      fprintf(stderr, "  %s claims no checkpoint layout (vlm_family.layouts)\n", family->model_type);
+      test_failures++;
+    }
+    for (int k = 0; k < family->layout_count; k++) {
+      const vlm_family_layout *layout = &family->layouts[k];
+      char family_dir[1024];
+      snprintf(family_dir, sizeof(family_dir), "%s/tests/goldens/%s", VLM_SOURCE_DIR, layout->goldens);
+      DIR *case_dirs = opendir(family_dir);
+      int cases = 0, others = 0;
+      for (struct dirent *entry; case_dirs && (entry = readdir(case_dirs));) {
+        if (entry->d_name[0] == '.') continue;
+        char case_dir[2048];
+        snprintf(case_dir, sizeof(case_dir), "%s/%s", family_dir, entry->d_name);
+        char *model_type = case_model_type(case_dir);
+        if (model_type && !strcmp(model_type, family->model_type)) cases++;
+        else others++;
+        free(model_type);
+      }
+      if (case_dirs) closedir(case_dirs);
+      printf("  %-12s %-26s tests/goldens/%s: %d case(s)\n", family->model_type, layout->name, layout->goldens, cases);
+      if (cases == 0 || others != 0) {
+        fprintf(stderr, "  %s claims layout '%s' by tests/goldens/%s, which has %d case(s) of that model_type "
+                "and %d other entries\n", family->model_type, layout->name, layout->goldens, cases, others);
+        test_failures++;
+      }
+    }
+  }
+}
+
+TEST_MAIN(TEST(manifests_use_transformers_names), TEST(every_registered_family_has_goldens),
+          TEST(every_claimed_layout_has_its_goldens))

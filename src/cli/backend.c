@@ -14,6 +14,14 @@
 #include "vlm/xla.h"
 #endif
 
+const char *cli_backend_choices(void) {
+#ifdef VLM_HAVE_XLA_RUNTIME
+  return "cpu (default) or xla";
+#else
+  return "cpu (this build has no xla runtime: libpython3.11-dev at build time)";
+#endif
+}
+
 vlm_status cli_open_text_decoder(const char *backend, vlm_model *model, int32_t slot_count, int64_t capacity,
                                  int64_t prefill_chunk, int thread_count, vlm_text_decoder **out_decoder) {
   *out_decoder = NULL;

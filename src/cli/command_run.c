@@ -16,13 +16,14 @@ static void print_usage(FILE *out) {
   fprintf(out,
           "usage: vlm run --model DIR --prompt TEXT [options]\n"
           "\n"
-          "Generates a reply with the model's chat template and text decoder on the cpu\n"
-          "backend, streaming it to stdout.\n"
+          "Generates a reply with the model's chat template, its text decoder and, for\n"
+          "images and audio, its encoders, on the cpu or xla backend (--backend, below),\n"
+          "streaming it to stdout.\n"
           "\n"
           "  --model DIR            the checkpoint directory\n"
           "  --prompt TEXT          the user's message\n"
           "  --image PATH           an image (JPEG, PNG, WebP, GIF; repeatable, up to %d) for\n"
-          "                         models with a vision path (LLaVA-1.5); with the chat\n"
+          "                         models with an image path (listed below); with the chat\n"
           "                         template the images come before the text (a template\n"
           "                         that reads content as a string, Phi-4-multimodal's, gets\n"
           "                         each image's placeholder on a line before the text unless\n"
@@ -49,8 +50,10 @@ static void print_usage(FILE *out) {
           "  --processor-kwargs JSON  the image processor's call kwargs, as Transformers'\n"
           "                         processor(images, text, **kwargs): e.g.\n"
           "                         '{\"do_pan_and_scan\": true}' for Gemma 3\n"
-          "  --backend B            cpu (default) or xla: the text decoder compiled by IREE\n"
-          "                         (compiled on first use and cached; see vlm compile)\n"
+          "  --backend B            cpu (default) or xla: the text decoder and the image and\n"
+          "                         audio encoders compiled by IREE (on first use, then\n"
+          "                         cached; see vlm compile). Models with quantized weights\n"
+          "                         run on cpu only\n"
           "  --quantize q8|q4       quantize the text decoder's linear weights at load\n"
           "                         (groups of 32 with f16 scales; cpu backend; vision and\n"
           "                         audio towers stay as stored). GPTQ/AWQ checkpoints load\n"
@@ -60,6 +63,7 @@ static void print_usage(FILE *out) {
           "\n"
           "Exit status: 0 on success, 1 on any failure (one line on stderr), 2 for usage.\n",
           MAX_IMAGES, MAX_AUDIO, MAX_STOP_STRINGS);
+  cli_print_families_note(out);
 }
 
 static bool parse_float(const char *text, float *out) {

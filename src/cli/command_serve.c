@@ -14,7 +14,8 @@ static void print_usage(FILE *out) {
           "usage: vlm serve --model DIR [options]\n"
           "\n"
           "Serves the model over HTTP/1.1 with OpenAI's API: POST /v1/chat/completions\n"
-          "(text and, for models with a vision path, images; streaming with SSE),\n"
+          "(text and, for models with an image or audio path, images and audio; streaming\n"
+          "with SSE),\n"
           "POST /v1/completions (raw prompts), GET /v1/models (with what the model accepts),\n"
           "GET /health, /health/live, /health/ready, GET /metrics (Prometheus) and a chat\n"
           "page at / (in the binary; it uses the API above). Requests share the model\n"
@@ -32,8 +33,9 @@ static void print_usage(FILE *out) {
           "  --processor-kwargs JSON  the image processor's call kwargs for every request,\n"
           "                           as Transformers' processor(images, text, **kwargs):\n"
           "                           e.g. '{\"do_pan_and_scan\": true}' for Gemma 3\n"
-          "  --backend B              cpu (default) or xla: the text decoder compiled by IREE\n"
-          "                           (compiled on first use and cached; see vlm compile)\n"
+          "  --backend B              cpu (default) or xla: the text decoder and the image and\n"
+          "                           audio encoders compiled by IREE (on first use, then\n"
+          "                           cached; see vlm compile); quantized weights: cpu only\n"
           "  --quantize q8|q4         quantize the text decoder's linear weights at load\n"
           "                           (groups of 32, f16 scales; cpu backend; vision and\n"
           "                           audio towers stay as stored)\n"
@@ -99,13 +101,14 @@ static void print_usage(FILE *out) {
           "Prints \"listening on http://HOST:PORT\" on stderr once it accepts requests.\n"
           "Data URLs (data:image/png|jpeg|webp|gif;base64,...) are always accepted; audio\n"
           "parts as input_audio {data, format} or audio_url (data:audio/wav|flac|ogg|mpeg).\n"
-          "A model without an audio path (every family but Phi-4-multimodal) refuses audio\n"
-          "parts with 400 naming the part. POST bodies must be sent\n"
+          "A model without an audio path (below) refuses audio parts with 400 naming the\n"
+          "part, and one without an image path image parts. POST bodies must be sent\n"
           "with Content-Type: application/json (415 otherwise). Every answer carries\n"
           "X-Request-ID (the client's when it sends a sane one); --log-level info prints one\n"
           "access line per request. Limits, statuses and what to put in front (TLS):\n"
           "docs/SECURITY.md.\n"
           "Exit status: 0 after SIGINT/SIGTERM, 1 on failure (one line on stderr), 2 for usage.\n");
+  cli_print_families_note(out);
 }
 
 /* Seconds with a fraction ("0.5"), in [minimum, maximum]. */

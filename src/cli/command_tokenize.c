@@ -27,7 +27,9 @@ static void print_usage(FILE *out) {
           "  --skip-special     with --decode: drop special tokens from the text\n"
           "  --hf-tokenizers    follow tokenizer.json alone (tokenizers.Tokenizer), not\n"
           "                     Transformers' AutoTokenizer\n"
-          "  --chat FILE        render the model's chat template for MESSAGES.json\n");
+          "  --chat FILE        render the model's chat template for MESSAGES.json (below)\n"
+          "\n");
+  cli_tokenize_chat_usage(out);
 }
 
 /* Parses "[1, 2, 3]" into ids. */

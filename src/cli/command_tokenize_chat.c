@@ -8,7 +8,9 @@
 #include "cli/commands.h"
 #include "vlm.h"
 
-static void print_chat_usage(FILE *out) {
+void cli_tokenize_chat_usage(FILE *out) {
+  char processor[512];
+  cli_family_names(CLI_FAMILY_PROCESSOR_FLOW, processor, sizeof(processor));
   fprintf(out,
           "usage: vlm tokenize --model DIR --chat MESSAGES.json [--add-generation-prompt]\n"
           "                    [--tools TOOLS.json] [--ids]\n"
@@ -27,7 +29,11 @@ static void print_chat_usage(FILE *out) {
           "                           models through their processor (special tokens added\n"
           "                           unless the prompt starts with bos_token), text-only\n"
           "                           models through the tokenizer (none added); needs\n"
-          "                           DIR/config.json\n");
+          "                           DIR/config.json\n"
+          "\n"
+          "Prompts go through the processor for:\n");
+  cli_print_wrapped(out, "", processor);
+  fprintf(out, "and through the tokenizer for every other model_type.\n");
 }
 
 /* The ids the model is given for the rendered prompt, in its family's flow. */
@@ -55,7 +61,7 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options) 
   for (int i = 0; i < argc; i++) {
     const char *argument = argv[i];
     if (cli_is_help(argument)) {
-      print_chat_usage(stdout);
+      cli_tokenize_chat_usage(stdout);
       return 0;
     } else if (!strcmp(argument, "--model") || !strcmp(argument, "--chat") || !strcmp(argument, "--tools")) {
       if (i + 1 >= argc) return cli_usage_error("tokenize: %s needs a value", argument);

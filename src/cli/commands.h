@@ -51,5 +51,30 @@ vlm_status cli_open_text_decoder(const char *backend, vlm_model *model, int32_t 
 vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, int thread_count,
                                   vlm_media_encoder **out_encoder);
 int command_compile(int argc, char **argv, const global_options *options);
+int command_families(int argc, char **argv, const global_options *options);
+
+/* Which families the help texts name (src/cli/command_families.c, from the
+ * family registry): those with an image path, an audio path, either, only
+ * text, those whose prompts go through the processor, or all that run. */
+typedef enum cli_family_input {
+  CLI_FAMILY_IMAGE,
+  CLI_FAMILY_AUDIO,
+  CLI_FAMILY_MEDIA,
+  CLI_FAMILY_TEXT_ONLY,
+  CLI_FAMILY_PROCESSOR_FLOW, /* prompts tokenized through the processor */
+  CLI_FAMILY_ANY
+} cli_family_input;
+/* The families' display names, comma-separated ("LLaVA-1.5, Qwen2-VL"). */
+void cli_family_names(cli_family_input input, char *out, size_t size);
+/* The help texts' closing lines: which families take images, audio and
+ * only text, and the backends of this build. */
+void cli_print_families_note(FILE *out);
+/* "  LABEL    a, b, c" wrapped at 80 columns between the list's items. */
+void cli_print_wrapped(FILE *out, const char *label, const char *list);
+/* vlm tokenize --chat's options (tokenize --help prints them too). */
+void cli_tokenize_chat_usage(FILE *out);
+/* The --backend values this build runs: "cpu or xla", or "cpu" (with why
+ * not xla) in a build without the xla runtime (src/cli/backend.c). */
+const char *cli_backend_choices(void);
 
 #endif

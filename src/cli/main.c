@@ -21,13 +21,14 @@ typedef struct command {
 
 /* Subcommands, listed only once they work (vlm --help prints this table). */
 static const command commands[] = {
-    {"run", "generate a reply to a prompt, with images for LLaVA (streams to stdout)", command_run},
+    {"run", "generate a reply to a prompt with text, images or audio (streams to stdout)", command_run},
     {"inspect", "validate a checkpoint directory and describe what it holds", command_inspect},
     {"compare", "check vlm stage by stage against a Transformers golden case", command_compare},
     {"tokenize", "tokenize text, decode ids or render a chat template", command_tokenize},
     {"bench", "measure prefill and decode throughput (JSON report)", command_bench},
     {"serve", "serve the model over HTTP with OpenAI's API (chat, completions, streaming)", command_serve},
     {"compile", "emit StableHLO and compile it with IREE into the artifact cache (--backend xla)", command_compile},
+    {"families", "list the model families this vlm runs (--json, --markdown)", command_families},
 };
 
 static void print_usage(FILE *out) {
@@ -40,6 +41,16 @@ static void print_usage(FILE *out) {
           VLM_VERSION_STRING);
   for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  /* From the family registry (vlm families has the whole table). */
+  char images[512], audio[256], text[256];
+  cli_family_names(CLI_FAMILY_IMAGE, images, sizeof(images));
+  cli_family_names(CLI_FAMILY_AUDIO, audio, sizeof(audio));
+  cli_family_names(CLI_FAMILY_TEXT_ONLY, text, sizeof(text));
+  fprintf(out,
+          "\n"
+          "families (vlm families): images: %s; audio: %s; text only: %s.\n"
+          "backends: %s.\n",
+          images, audio[0] ? audio : "none", text, cli_backend_choices());
   fprintf(out,
           "\n"
           "global options:\n"

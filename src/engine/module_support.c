@@ -63,6 +63,9 @@ static void check_module(const vlm_model *model, vlm_module_support *entry) {
     built = decoder_graph(model, entry->module, &graph);
   }
   const vlm_graph *subject = is_encoder ? &encoder.graph : &graph;
+  /* What --backend xla refuses before it builds a graph (quantized
+   * weights, dynamic RoPE) is refused here by the same check. */
+  vlm_status xla_gate = is_encoder || built ? VLM_OK : vlm_xla_text_decoder_check(model);
   if (built) {
     char reason[256];
     snprintf(reason, sizeof(reason), "%s", vlm_status_message(built));
@@ -71,7 +74,8 @@ static void check_module(const vlm_model *model, vlm_module_support *entry) {
     snprintf(entry->xla_reason, sizeof(entry->xla_reason), "%s", reason);
   } else {
     record(vlm_cpu_graph_check(subject), &entry->cpu, entry->cpu_reason, sizeof(entry->cpu_reason));
-    record(vlm_stablehlo_check_graph(subject), &entry->xla, entry->xla_reason, sizeof(entry->xla_reason));
+    record(xla_gate ? xla_gate : vlm_stablehlo_check_graph(subject), &entry->xla, entry->xla_reason,
+           sizeof(entry->xla_reason));
     if (is_encoder) vlm_xla_encoder_function_release(&encoder);
   }
   vlm_graph_release(&graph);

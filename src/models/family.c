@@ -32,13 +32,16 @@ const vlm_family *vlm_family_at(size_t index) {
   return index < vlm_family_count() ? families[index] : NULL;
 }
 
+bool vlm_family_runs(const vlm_family *family) { return family && family->describe_decoder; }
+
 const char *vlm_family_supported_list(void) {
   static char list[512];
   if (!list[0]) {
     size_t used = 0;
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]) && used < sizeof(list); i++)
-      used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
-                               families[i]->model_type);
+      if (vlm_family_runs(families[i]))
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
+                                 families[i]->model_type);
   }
   return list;
 }

@@ -199,9 +199,22 @@ typedef vlm_status (*vlm_family_positions_fn)(const vlm_model_config *config, co
 typedef vlm_status (*vlm_family_attention_blocks_fn)(const vlm_model_config *config, const int32_t *ids,
                                                     int64_t count, int32_t *out_blocks, bool *out_any);
 
+/* A checkpoint layout the family loads, proven by the golden cases under
+ * tests/goldens/<goldens> (test_families checks they exist and use a model
+ * of the family's model_type). `vlm families` and the README's table list
+ * them, so a claim there is one a test stands behind. */
+typedef struct vlm_family_layout {
+  const char *name;    /* "Transformers 5.23", "hub 4.x", "GPTQ int4" */
+  const char *goldens; /* the golden family directory that proves it */
+  bool quantized;      /* a pre-quantized checkpoint format (GPTQ, AWQ) */
+} vlm_family_layout;
+
 typedef struct vlm_family {
   const char *model_type;   /* config.json model_type */
   const char *display_name; /* "LLaVA-1.5" */
+  /* The checkpoint layouts the goldens prove (see vlm_family_layout). */
+  const vlm_family_layout *layouts;
+  int layout_count;
   bool has_vision, has_audio;
   /* How Transformers turns a rendered chat prompt into ids for this model:
    * through its processor (multimodal families: special tokens added unless
@@ -249,8 +262,12 @@ const vlm_family *vlm_family_find(const char *model_type);
 /* The registry in order: families [0, vlm_family_count()). */
 size_t vlm_family_count(void);
 const vlm_family *vlm_family_at(size_t index);
-/* Comma-separated model_types with a family, for error messages. */
+/* Comma-separated model_types with a family that runs (a text decoder),
+ * for error messages. */
 const char *vlm_family_supported_list(void);
+/* Whether the family runs at all (its text decoder is wired); what it
+ * takes beyond text: its image and audio paths. */
+bool vlm_family_runs(const vlm_family *family);
 
 /* Guesses a tensor's component from its canonical name, for tensors no
  * manifest declares (unexpected ones, or families without a manifest yet). */

@@ -300,9 +300,15 @@ static vlm_status attention_blocks(const vlm_model_config *config, const int32_t
   return VLM_OK;
 }
 
+static const vlm_family_layout layouts[] = {
+    {"Transformers 5.23", "gemma3", false},
+    {"hub 4.x", "gemma3_v4", false},
+};
+
 const vlm_family vlm_family_gemma3 = {
     .model_type = "gemma3",
     .display_name = "Gemma 3",
+    .layouts = layouts, .layout_count = 2,
     .has_vision = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = vlm_composite_v4_renames,
@@ -313,8 +319,13 @@ const vlm_family vlm_family_gemma3 = {
     .attention_blocks = attention_blocks,
 };
 
+static const vlm_family_layout text_layouts[] = {
+    {"Transformers 5.23", "gemma3_text", false},
+};
+
 const vlm_family vlm_family_gemma3_text = {
     .model_type = "gemma3_text", .display_name = "Gemma 3 (text)",
+    .layouts = text_layouts, .layout_count = 1,
     .declare_tensors = declare_text_only,
     .describe_decoder = describe_text_only,
 };

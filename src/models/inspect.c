@@ -543,7 +543,7 @@ void vlm_model_report_release(vlm_model_report *report) {
 vlm_status vlm_model_prompt_flow(const char *model_dir, vlm_prompt_flow *out_flow) {
   *out_flow = VLM_PROMPT_FLOW_TOKENIZER;
   vlm_model_config config;
-  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, NULL, &config));
+  VLM_RETURN_IF_ERROR(vlm_model_config_load_runnable(model_dir, NULL, &config));
   const vlm_family *family = vlm_family_find(config.model_type);
   vlm_status status = family ? VLM_OK
                              : VLM_ERROR(UNIMPLEMENTED, "%s: model_type '%s' has no family (supported: %s)",

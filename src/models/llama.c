@@ -18,12 +18,24 @@ static void describe_plain(const vlm_model_config *config, vlm_decoder_descripti
                                    .prefix = "model.", .embedding_scale = 1.0};
 }
 
+static const vlm_family_layout llama_layouts[] = {
+    {"Transformers 5.23", "llama", false},
+};
+
 const vlm_family vlm_family_llama = {
-    .model_type = "llama", .display_name = "Llama", .declare_tensors = declare_tensors,
+    .model_type = "llama", .display_name = "Llama",
+    .layouts = llama_layouts, .layout_count = 1,
+    .declare_tensors = declare_tensors,
     .describe_decoder = describe_plain,
 };
 
+static const vlm_family_layout mistral_layouts[] = {
+    {"Transformers 5.23", "mistral", false},
+};
+
 const vlm_family vlm_family_mistral = {
-    .model_type = "mistral", .display_name = "Mistral", .declare_tensors = declare_tensors,
+    .model_type = "mistral", .display_name = "Mistral",
+    .layouts = mistral_layouts, .layout_count = 1,
+    .declare_tensors = declare_tensors,
     .describe_decoder = describe_plain,
 };

@@ -144,9 +144,15 @@ static const vlm_family_image image_path = {
     .build_encoder = build_encoder,
 };
 
+static const vlm_family_layout layouts[] = {
+    {"Transformers 5.23", "llava", false},
+    {"hub 4.x", "llava_v4", false},
+};
+
 const vlm_family vlm_family_llava = {
     .model_type = "llava",
     .display_name = "LLaVA-1.5",
+    .layouts = layouts, .layout_count = 2,
     .has_vision = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = vlm_composite_v4_renames,

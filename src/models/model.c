@@ -1,20 +1,43 @@
 /* See include/vlm/model.h and src/models/model.h. */
 #include "models/model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/log.h"
 #include "core/status.h"
+#include "io/json.h"
 #include "media/audio_processors.h"
 #include "models/decoder.h"
 #include "media/image_processors.h"
 #include "media/media_item.h"
 #include "vlm/audio.h"
 
+vlm_status vlm_model_config_load_runnable(const char *model_dir, const vlm_allocator *allocator,
+                                          vlm_model_config *out) {
+  vlm_status status = vlm_model_config_load(model_dir, allocator, out);
+  if (vlm_status_code_of(status) != VLM_STATUS_UNIMPLEMENTED) return status;
+  /* The config reader refused something: when it is the model_type, say
+   * which ones run instead of which configs io can read. */
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/config.json", model_dir);
+  vlm_json_document document;
+  vlm_status read = vlm_json_parse_file(path, 1 << 24, NULL, &document);
+  const char *model_type = read ? NULL : vlm_json_get_string(vlm_json_object_get(document.root, "model_type"));
+  if (model_type && !vlm_family_runs(vlm_family_find(model_type)) && strlen(model_type) < 128) {
+    vlm_status_free(status);
+    status = VLM_ERROR(UNIMPLEMENTED, "%s: model_type \"%s\" is not supported (supported: %s)", path, model_type,
+                       vlm_family_supported_list());
+  }
+  if (!read) vlm_json_document_release(&document);
+  vlm_status_free(read);
+  return status;
+}
+
 static vlm_status open_parts(vlm_model *model, const char *model_dir, const vlm_model_options *model_options) {
-  VLM_RETURN_IF_ERROR(vlm_model_config_load(model_dir, model->allocator, &model->config));
+  VLM_RETURN_IF_ERROR(vlm_model_config_load_runnable(model_dir, model->allocator, &model->config));
   if (model_options && model_options->dtype) {
     vlm_dtype dtype = vlm_dtype_from_torch_name(model_options->dtype);
     if (dtype != VLM_DTYPE_F32 && dtype != VLM_DTYPE_BF16 && dtype != VLM_DTYPE_F16)

@@ -101,6 +101,11 @@ vlm_status vlm_model_audio_item(const vlm_model *model, const struct vlm_audio *
 /* The family, or UNIMPLEMENTED naming the model_type and the supported
  * ones ("the text decoder of model_type 'x' is not supported"). */
 vlm_status vlm_model_require_family(const vlm_model *model, const char *what);
+/* vlm_model_config_load, except that a config.json whose model_type no
+ * family runs is refused naming the model_types that do (io's reader lists
+ * the config classes it parses, some of which no family runs yet). */
+vlm_status vlm_model_config_load_runnable(const char *model_dir, const vlm_allocator *allocator,
+                                          vlm_model_config *out);
 
 /* Values per row a media encoder of the model gives: the text hidden size,
  * times 1 + the decoder's layer features (models/decoder.h). */

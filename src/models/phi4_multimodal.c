@@ -39,9 +39,14 @@ static int adapter_for(bool has_image, bool has_audio) {
   return -1;
 }
 
+static const vlm_family_layout layouts[] = {
+    {"Transformers 5.23", "phi4_multimodal", false},
+};
+
 const vlm_family vlm_family_phi4_multimodal = {
     .model_type = "phi4_multimodal",
     .display_name = "Phi-4-multimodal",
+    .layouts = layouts, .layout_count = 1,
     .has_vision = true,
     .has_audio = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,

@@ -30,12 +30,27 @@ static void describe_qwen3(const vlm_model_config *config, vlm_decoder_descripti
   out->layout.qk_norm = true;
 }
 
+static const vlm_family_layout qwen2_layouts[] = {
+    {"Transformers 5.23", "qwen2", false},
+    {"GPTQ int4", "qwen2_gptq", true},
+    {"GPTQ int4 (act-order)", "qwen2_gptq_act", true},
+    {"AWQ int4 (GEMM)", "qwen2_awq", true},
+};
+
 const vlm_family vlm_family_qwen2 = {
-    .model_type = "qwen2", .display_name = "Qwen2", .declare_tensors = declare_qwen2,
+    .model_type = "qwen2", .display_name = "Qwen2",
+    .layouts = qwen2_layouts, .layout_count = 4,
+    .declare_tensors = declare_qwen2,
     .describe_decoder = describe_qwen2,
 };
 
+static const vlm_family_layout qwen3_layouts[] = {
+    {"Transformers 5.23", "qwen3", false},
+};
+
 const vlm_family vlm_family_qwen3 = {
-    .model_type = "qwen3", .display_name = "Qwen3", .declare_tensors = declare_qwen3,
+    .model_type = "qwen3", .display_name = "Qwen3",
+    .layouts = qwen3_layouts, .layout_count = 1,
+    .declare_tensors = declare_qwen3,
     .describe_decoder = describe_qwen3,
 };

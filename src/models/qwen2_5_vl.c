@@ -267,9 +267,14 @@ static const vlm_family_image image_path = {
     .encoder_buckets = vlm_qwen_vl_encoder_buckets,
 };
 
+static const vlm_family_layout layouts[] = {
+    {"Transformers 5.23", "qwen2_5_vl", false},
+};
+
 const vlm_family vlm_family_qwen2_5_vl = {
     .model_type = "qwen2_5_vl",
     .display_name = "Qwen2.5-VL",
+    .layouts = layouts, .layout_count = 1,
     .has_vision = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = vlm_qwen_vl_v4_renames,

@@ -187,9 +187,15 @@ static const vlm_family_image image_path = {
     .encoder_buckets = vlm_qwen_vl_encoder_buckets,
 };
 
+static const vlm_family_layout layouts[] = {
+    {"Transformers 5.23", "qwen2_vl", false},
+    {"hub 4.x", "qwen2_vl_v4", false},
+};
+
 const vlm_family vlm_family_qwen2_vl = {
     .model_type = "qwen2_vl",
     .display_name = "Qwen2-VL",
+    .layouts = layouts, .layout_count = 2,
     .has_vision = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .renames = vlm_qwen_vl_v4_renames,

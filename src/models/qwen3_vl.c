@@ -345,9 +345,14 @@ const vlm_family_image vlm_qwen3_vl_image = {
 
 /* The hub's Qwen3-VL checkpoints already use the canonical
  * model.language_model.* / model.visual.* names: no renames. */
+static const vlm_family_layout layouts[] = {
+    {"Transformers 5.23", "qwen3_vl", false},
+};
+
 const vlm_family vlm_family_qwen3_vl = {
     .model_type = "qwen3_vl",
     .display_name = "Qwen3-VL",
+    .layouts = layouts, .layout_count = 1,
     .has_vision = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .declare_tensors = declare_tensors,

@@ -94,9 +94,15 @@ static void describe_decoder(const vlm_model_config *config, vlm_decoder_descrip
   vlm_status_free(status);
 }
 
+static const vlm_family_layout layouts[] = {
+    {"Transformers 5.23 experts", "qwen3_vl_moe", false},
+    {"hub experts", "qwen3_vl_moe_hub", false},
+};
+
 const vlm_family vlm_family_qwen3_vl_moe = {
     .model_type = "qwen3_vl_moe",
     .display_name = "Qwen3-VL-MoE",
+    .layouts = layouts, .layout_count = 2,
     .has_vision = true,
     .prompt_flow = VLM_PROMPT_FLOW_PROCESSOR,
     .declare_tensors = declare_tensors,

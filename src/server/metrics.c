@@ -120,8 +120,10 @@ static void append_load(vlm_string_builder *out, const vlm_engine_metrics *metri
  * zeros when off). As vLLM's vllm:prefix_cache_queries/hits, queries and
  * hits count prompt tokens (hits: positions copied from the cache instead
  * of prefilled); vlm_cache_config_info gives the Gateway API Inference
- * Extension's prefix-aware scorer the block size and count (as
- * vllm:cache_config_info does). */
+ * Extension's prefix-aware scorer the block size and count under the label
+ * names its endpoint picker reads from vllm:cache_config_info (block_size,
+ * num_gpu_blocks: the blocks the prefix cache's budget holds, which is what
+ * the picker sizes its per-server prefix index by; "gpu" is vLLM's word). */
 static void append_prefix_cache(vlm_string_builder *out, const vlm_engine_metrics *metrics) {
   append_counter(out, "vlm_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.",
                  metrics->prefix_cache_query_tokens);
@@ -147,7 +149,7 @@ static void append_prefix_cache(vlm_string_builder *out, const vlm_engine_metric
                    ? (double)metrics->prefix_cache_bytes_used / (double)metrics->prefix_cache_budget_bytes : 0.0);
   append_header(out, "vlm_cache_config_info", "gauge",
                 "The prefix cache's block size (positions) and the blocks its budget holds (labels; 1).");
-  vlm_sb_appendf(out, "vlm_cache_config_info{block_size=\"%lld\",num_blocks=\"%lld\"} 1\n",
+  vlm_sb_appendf(out, "vlm_cache_config_info{block_size=\"%lld\",num_gpu_blocks=\"%lld\"} 1\n",
                  (long long)metrics->prefix_cache_block_positions, (long long)metrics->prefix_cache_block_capacity);
 }
 

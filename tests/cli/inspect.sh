@@ -120,4 +120,35 @@ check modules_table bash -c "run 0 inspect --model '$work/llava' && out_has 'tok
 check phi4_audio_declared bash -c "run 0 inspect --model '$source_dir/tests/models/phi4_multimodal' && out_has 'audio_encoder        yes   yes' && ! grep -q 'audio_embed' '$work/out'"
 check modules_json bash -c "run 0 inspect --model '$work/llava' --json && python3 -c 'import json,sys; m={e[\"module\"]: e for e in json.load(open(sys.argv[1]))[\"modules\"]}; assert m[\"decode\"][\"xla\"] and m[\"decode\"][\"cpu\"] and m[\"image_encoder\"][\"xla\"], m' '$work/out'"
 
+# vlm inspect asks the gates --backend xla asks before it builds anything
+# (vlm_xla_text_decoder_check): a quantized checkpoint (GPTQ, AWQ) and
+# dynamic RoPE are "xla no" in inspect, with the very reason `vlm run
+# --backend xla` exits with.
+cp -r "$source_dir/tests/models/qwen2" "$work/dynamic"
+python3 -c 'import json, sys
+path = sys.argv[1] + "/config.json"
+config = json.load(open(path))
+config["rope_scaling"] = {"rope_type": "dynamic", "factor": 2.0}
+json.dump(config, open(path, "w"))' "$work/dynamic"
+inspect_gate() { # inspect_gate MODEL_DIR: inspect's decode row refuses xla with run's reason
+  run 0 inspect --model "$1" --json || return 1
+  local reason
+  reason=$(python3 -c 'import json, sys
+modules = {e["module"]: e for e in json.load(open(sys.argv[1]))["modules"]}
+assert modules["decode"]["cpu"], modules
+assert not any(modules[m]["xla"] for m in ("token_prefill", "embeddings_prefill", "decode")), modules
+print(modules["decode"]["xla_reason"])' "$work/out") || return 1
+  run 1 run --backend xla --model "$1" --prompt hi --max-tokens 1 || return 1
+  grep -qF -- "vlm: error: $reason" "$work/err" || { echo "  inspect: $reason; run: $(cat "$work/err")" >&2; return 1; }
+}
+export -f inspect_gate
+if "$vlm" run --backend xla --model "$source_dir/tests/models/qwen2_gptq" --prompt hi 2>&1 | grep -q "built without the xla runtime"; then
+  skip no-xla-runtime inspect_gates "this vlm has no xla runtime, so run --backend xla cannot be compared"
+else
+  for model in "$source_dir/tests/models/qwen2_gptq" "$source_dir/tests/models/qwen2_gptq_act" \
+               "$source_dir/tests/models/qwen2_awq" "$work/dynamic"; do
+    check "inspect_gate_$(basename "$model")" inspect_gate "$model"
+  done
+fi
+
 finish

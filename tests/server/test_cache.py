@@ -171,9 +171,11 @@ class LlavaCacheTests(TwoTurnCase, unittest.TestCase):
         self.assertEqual(metrics["vlm_prefix_cache_budget_bytes"], 1024 << 20)
         # 1 KiB of KV a position on the tiny LLaVA, 16 a block, with keys and
         # a header: a little over 17 KiB a block.
-        info = [key for key in metrics if key.startswith('vlm_cache_config_info{block_size="16",num_blocks="')]
+        # The labels the Gateway API Inference Extension's endpoint picker
+        # reads from vllm:cache_config_info: block_size and num_gpu_blocks.
+        info = [key for key in metrics if key.startswith('vlm_cache_config_info{block_size="16",num_gpu_blocks="')]
         self.assertEqual(len(info), 1, metrics.keys())
-        self.assertIn(int(info[0].split('num_blocks="')[1].rstrip('"}')) // 1000, range(58, 62))
+        self.assertIn(int(info[0].split('num_gpu_blocks="')[1].rstrip('"}')) // 1000, range(58, 62))
 
     def test_completions_report_cached_tokens(self):
         prompt = "USER: " + "Tell me about the history of the bicycle in three parts. " * 4 + "ASSISTANT:"
@@ -355,7 +357,7 @@ class Gemma3BlockBoundaryTests(unittest.TestCase):
 
     def test_reuse_stops_before_an_image_block(self):
         info = [key for key in self.server.metrics() if key.startswith("vlm_cache_config_info{")]
-        blocks = int(info[0].split('num_blocks="')[1].rstrip('"}'))
+        blocks = int(info[0].split('num_gpu_blocks="')[1].rstrip('"}'))
         boundary = blocks * BLOCK
         # The soft tokens start 8 rows before the boundary (each " the" one token).
         words = 900

@@ -18,6 +18,9 @@ extern char **environ;
 #ifndef VLM_XLA_SOURCE_VENV
 #define VLM_XLA_SOURCE_VENV ".venv-xla"
 #endif
+#ifndef VLM_XLA_BRIDGE_DIR
+#define VLM_XLA_BRIDGE_DIR "src/backends/xla"
+#endif
 
 /* ---------------------------------------------------------------------- */
 /* Targets                                                                 */
@@ -176,6 +179,44 @@ static vlm_status parse_version(const char *text, char *out, size_t size) {
   return VLM_OK;
 }
 
+/* PREFIX when this process is PREFIX/bin/vlm of an installed vlm (its
+ * bridge at PREFIX/share/vlm/xla), else false. */
+static bool installed_prefix(char *out, size_t size) {
+  char exe[VLM_XLA_PATH_LENGTH];
+  ssize_t length = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (length <= 0) return false;
+  exe[length] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return false;
+  *slash = '\0'; /* PREFIX/bin */
+  slash = strrchr(exe, '/');
+  if (!slash || strcmp(slash, "/bin") != 0) return false;
+  *slash = '\0';
+  char bridge[VLM_XLA_PATH_LENGTH + 64];
+  snprintf(bridge, sizeof(bridge), "%s/share/vlm/xla/vlm_xla_bridge.py", exe);
+  if (access(bridge, R_OK) != 0) return false;
+  snprintf(out, size, "%.*s", (int)(size - 1), exe);
+  return strlen(exe) < size;
+}
+
+void vlm_xla_paths_get(vlm_xla_paths *out) {
+  memset(out, 0, sizeof(*out));
+  char prefix[VLM_XLA_PATH_LENGTH - 64];
+  out->installed = installed_prefix(prefix, sizeof(prefix));
+  if (out->installed) {
+    snprintf(out->bridge_dir, sizeof(out->bridge_dir), "%.4000s/share/vlm/xla", prefix);
+    snprintf(out->venv, sizeof(out->venv), "%.4000s/lib/vlm/xla-venv", prefix);
+    snprintf(out->requirements, sizeof(out->requirements), "%.4000s/share/vlm/xla/requirements.txt", prefix);
+  } else {
+    snprintf(out->bridge_dir, sizeof(out->bridge_dir), "%s", VLM_XLA_BRIDGE_DIR);
+    snprintf(out->venv, sizeof(out->venv), "%s", VLM_XLA_SOURCE_VENV);
+    snprintf(out->requirements, sizeof(out->requirements), "tools/xla/requirements.txt");
+  }
+  const char *venv = getenv("VLM_XLA_VENV"), *bridge = getenv("VLM_XLA_BRIDGE_DIR");
+  if (venv && *venv) snprintf(out->venv, sizeof(out->venv), "%.4000s", venv);
+  if (bridge && *bridge) snprintf(out->bridge_dir, sizeof(out->bridge_dir), "%.4000s", bridge);
+}
+
 vlm_status vlm_iree_compiler_find(vlm_iree_compiler *out_compiler) {
   memset(out_compiler, 0, sizeof(*out_compiler));
   const char *from_environment = getenv("VLM_IREE_COMPILE");
@@ -186,13 +227,14 @@ vlm_status vlm_iree_compiler_find(vlm_iree_compiler *out_compiler) {
     if (!executable(path))
       return VLM_ERROR(NOT_FOUND, "VLM_IREE_COMPILE=%s is not an executable file", from_environment);
   } else {
-    snprintf(path, size, "%s/bin/iree-compile", VLM_XLA_SOURCE_VENV);
+    vlm_xla_paths paths;
+    vlm_xla_paths_get(&paths);
+    snprintf(path, size, "%.*s/bin/iree-compile", (int)(size - 32), paths.venv);
     if (!executable(path) && !find_on_path("iree-compile", path, size))
       return VLM_ERROR(NOT_FOUND,
                        "iree-compile was not found (not in $VLM_IREE_COMPILE, %s/bin, or PATH); install "
-                       "the pinned compiler: /usr/bin/python3.11 -m venv .venv-xla && "
-                       ".venv-xla/bin/pip install -r tools/xla/requirements.txt",
-                       VLM_XLA_SOURCE_VENV);
+                       "the pinned compiler: /usr/bin/python3.11 -m venv %s && %s/bin/pip install -r %s",
+                       paths.venv, paths.venv, paths.venv, paths.requirements);
   }
   char *argv[] = {path, "--version", NULL};
   process_output output = {0};

@@ -14,6 +14,7 @@
 #ifndef VLM_BACKENDS_XLA_IREE_COMPILER_H
 #define VLM_BACKENDS_XLA_IREE_COMPILER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "backends/xla/xla_key.h"
@@ -36,9 +37,23 @@ typedef struct vlm_iree_compiler {
   char version[256];
 } vlm_iree_compiler;
 
-/* Finds iree-compile: $VLM_IREE_COMPILE, else .venv-xla/bin/iree-compile in
- * the source tree vlm was built from, else `iree-compile` on PATH; then
- * asks it for its version. NOT_FOUND says how to install it. */
+/* Where the xla backend's Python side lives. A vlm built here uses the
+ * source tree's (src/backends/xla, .venv-xla); an installed one (`cmake
+ * --install`, the .deb: PREFIX/bin/vlm, found from /proc/self/exe) uses
+ * PREFIX/share/vlm/xla for the bridge and its requirements.txt and
+ * PREFIX/lib/vlm/xla-venv for the venv. $VLM_XLA_VENV and
+ * $VLM_XLA_BRIDGE_DIR override either. */
+typedef struct vlm_xla_paths {
+  bool installed;
+  char bridge_dir[VLM_XLA_PATH_LENGTH];   /* holds vlm_xla_bridge.py */
+  char venv[VLM_XLA_PATH_LENGTH];         /* python3 and iree-compile in bin/ */
+  char requirements[VLM_XLA_PATH_LENGTH]; /* for messages: how to make the venv */
+} vlm_xla_paths;
+void vlm_xla_paths_get(vlm_xla_paths *out);
+
+/* Finds iree-compile: $VLM_IREE_COMPILE, else bin/iree-compile in the venv
+ * of vlm_xla_paths_get, else `iree-compile` on PATH; then asks it for its
+ * version. NOT_FOUND says how to install it. */
 vlm_status vlm_iree_compiler_find(vlm_iree_compiler *out_compiler);
 
 /* Adds the compile-time fields to a key: compiler version, target, target

@@ -24,25 +24,31 @@
 /* Opening a model                                                         */
 /* ---------------------------------------------------------------------- */
 
-vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out_model) {
-  memset(out_model, 0, sizeof(*out_model));
+vlm_status vlm_xla_text_decoder_check(const vlm_model *model) {
   VLM_RETURN_IF_ERROR(vlm_model_require_family(model, "the text decoder"));
   if (!model->family->describe_decoder)
     return VLM_ERROR(UNIMPLEMENTED, "%s: the text decoder of model_type '%s' is not supported yet", model->directory,
                      model->config.model_type);
+  if (vlm_model_is_quantized(model))
+    return VLM_ERROR(UNIMPLEMENTED, "%s: the xla backend does not run quantized weights (--quantize, GPTQ, AWQ); "
+                     "use --backend cpu", model->directory);
+  /* The module's RoPE tables are constants: dynamic RoPE, whose
+   * frequencies follow each request's length continuously, would compute
+   * something else than the cpu backend. */
+  if (model->config.text.rope.type == VLM_ROPE_DYNAMIC)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: the xla backend does not lower dynamic RoPE yet; use --backend cpu",
+                     model->directory);
+  return VLM_OK;
+}
+
+vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out_model) {
+  memset(out_model, 0, sizeof(*out_model));
+  VLM_RETURN_IF_ERROR(vlm_xla_text_decoder_check(model));
   out_model->model = vlm_model_retain(model);
   out_model->config = &model->config;
   out_model->weights = model->weights;
   model->family->describe_decoder(&model->config, &out_model->decoder);
   vlm_model_describe_adapters(model, &out_model->decoder);
-  /* The module's RoPE tables are constants: dynamic RoPE, whose
-   * frequencies follow each request's length continuously, would compute
-   * something else than the cpu backend. */
-  if (model->config.text.rope.type == VLM_ROPE_DYNAMIC) {
-    vlm_xla_text_decoder_release(out_model);
-    return VLM_ERROR(UNIMPLEMENTED, "%s: the xla backend does not lower dynamic RoPE yet; use --backend cpu",
-                     model->directory);
-  }
   bool adapters = false;
   for (int k = 0; k < model->adapter_count; k++) adapters = adapters || model->adapters[k].module_count > 0;
   out_model->request_state = adapters || model->config.text.rope.type == VLM_ROPE_LONGROPE ||

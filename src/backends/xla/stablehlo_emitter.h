@@ -118,6 +118,12 @@ typedef struct vlm_xla_text_decoder {
   bool request_state;
 } vlm_xla_text_decoder;
 
+/* Whether the xla backend takes this model's text decoder at all, before
+ * any graph is built: the family has a decoder, the weights are not
+ * quantized (--quantize, GPTQ, AWQ), the RoPE is not dynamic. The one gate
+ * `vlm run/serve/compile --backend xla` (through vlm_xla_text_decoder_open)
+ * and `vlm inspect` (module_support.c) both ask, so they cannot disagree. */
+vlm_status vlm_xla_text_decoder_check(const vlm_model *model);
 vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out_model);
 void vlm_xla_text_decoder_release(vlm_xla_text_decoder *model);
 /* Fills options left 0 with the defaults: 1 slot, capacity

@@ -9,6 +9,7 @@
 #include "backends/xla/xla_runtime_internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,12 +22,6 @@
 #include "backends/xla/xla_layout.h"
 #include "models/modules.h"
 
-#ifndef VLM_XLA_SOURCE_VENV
-#define VLM_XLA_SOURCE_VENV ".venv-xla"
-#endif
-#ifndef VLM_XLA_BRIDGE_DIR
-#define VLM_XLA_BRIDGE_DIR "."
-#endif
 /* IREE dispatches assume 64-byte aligned imported memory: an unaligned
  * input crashed in the spike with no error (docs/XLA_ROUTE.md, hazard 1). */
 #define IMPORT_ALIGNMENT 64
@@ -88,14 +83,18 @@ static PyObject *keep_view(PyObject *view) {
   return view;
 }
 
+static vlm_xla_paths default_paths;
+static void read_default_paths(void) { vlm_xla_paths_get(&default_paths); }
+
 const char *xla_default_venv(void) {
-  const char *venv = getenv("VLM_XLA_VENV");
-  return venv && *venv ? venv : VLM_XLA_SOURCE_VENV;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, read_default_paths);
+  return default_paths.venv;
 }
 
 bool vlm_xla_runtime_available(const char *venv) {
   char path[VLM_XLA_PATH_LENGTH];
-  snprintf(path, sizeof(path), "%s/bin/python3", venv ? venv : xla_default_venv());
+  snprintf(path, sizeof(path), "%.4000s/bin/python3", venv ? venv : xla_default_venv());
   return access(path, X_OK) == 0;
 }
 
@@ -125,11 +124,13 @@ vlm_status xla_python_start(const char *venv) {
     return VLM_ERROR(FAILED_PRECONDITION, "xla runtime: this process already runs its own Python interpreter");
   char executable[VLM_XLA_PATH_LENGTH];
   snprintf(executable, sizeof(executable), "%s/bin/python3", venv);
+  vlm_xla_paths paths;
+  vlm_xla_paths_get(&paths);
   if (access(executable, X_OK) != 0)
     return VLM_ERROR(NOT_FOUND,
                      "xla runtime: no Python venv at %s (create it: /usr/bin/python3.11 -m venv %s && "
-                     "%s/bin/pip install -r tools/xla/requirements.txt)",
-                     venv, venv, venv);
+                     "%s/bin/pip install -r %s; or point $VLM_XLA_VENV at one)",
+                     venv, venv, venv, paths.requirements);
   PyConfig config;
   PyConfig_InitIsolatedConfig(&config);
   config.write_bytecode = 0; /* no __pycache__ next to the bridge in the source tree */
@@ -139,8 +140,8 @@ vlm_status xla_python_start(const char *venv) {
   if (PyStatus_Exception(started))
     return VLM_ERROR(FAILED_PRECONDITION, "xla runtime: cannot start Python from %s: %s", executable,
                      started.err_msg ? started.err_msg : "unknown error");
-  const char *bridge_dir = getenv("VLM_XLA_BRIDGE_DIR");
-  if (!bridge_dir || !*bridge_dir) bridge_dir = VLM_XLA_BRIDGE_DIR;
+  const char *bridge_dir = paths.bridge_dir;
+  vlm_log(VLM_LOG_DEBUG, "xla runtime: Python from %s, the bridge from %s", venv, bridge_dir);
   PyObject *path = PySys_GetObject("path"); /* borrowed */
   PyObject *directory = PyUnicode_FromString(bridge_dir);
   vlm_status status = VLM_OK;

@@ -25,7 +25,7 @@
 #include "vlm.h"
 
 typedef struct vlm_xla_runtime_options {
-  const char *venv;        /* default $VLM_XLA_VENV, else the source tree's .venv-xla */
+  const char *venv;        /* default: vlm_xla_paths_get (iree_compiler.h) */
   const char *driver;      /* IREE HAL driver; NULL: local-task when thread_count > 1, else local-sync */
   int thread_count;        /* local-task workers (<= 1: local-sync) */
   /* Graph modules: their weights laid out already, shared by the caller's

@@ -30,7 +30,7 @@ typedef struct xla_binding {
   int64_t shape[5];
 } xla_binding;
 
-/* $VLM_XLA_VENV, else the source tree's .venv-xla. */
+/* The venv of vlm_xla_paths_get: $VLM_XLA_VENV, else the source tree's or the install's. */
 const char *xla_default_venv(void);
 /* Starts the interpreter and imports the bridge, once per process. */
 vlm_status xla_python_start(const char *venv);

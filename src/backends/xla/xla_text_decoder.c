@@ -297,9 +297,9 @@ vlm_status vlm_xla_open_text_decoder(vlm_model *model, const vlm_xla_decoder_opt
   *out_decoder = NULL;
   vlm_xla_decoder_options defaults = {0};
   if (!options) options = &defaults;
-  if (vlm_model_is_quantized(model))
-    return VLM_ERROR(UNIMPLEMENTED, "%s: the xla backend does not run quantized weights (--quantize, GPTQ, AWQ); "
-                     "use --backend cpu", vlm_model_directory(model));
+  /* Refused before any buffer or compile (quantized weights, dynamic RoPE):
+   * the gate vlm inspect reports. */
+  VLM_RETURN_IF_ERROR(vlm_xla_text_decoder_check(model));
   vlm_xla_target target = VLM_XLA_TARGET_LLVM_CPU;
   if (options->target) VLM_RETURN_IF_ERROR(vlm_xla_target_from_name(options->target, &target));
   char cache_dir[VLM_XLA_PATH_LENGTH];
