@@ -94,6 +94,28 @@ void vlm_log_set_sink(vlm_log_sink sink, void *user);
 /* Parses "debug", "info", ...; returns false for an unknown name. */
 bool vlm_log_level_parse(const char *name, vlm_log_level *out);
 
+/* How the default sink writes a line on stderr. TEXT:
+ *   2026-05-04T09:12:03.481Z vlm: info: MESSAGE
+ * with control characters in MESSAGE written as \xNN, so one message is
+ * always one line; JSON: one object per line,
+ *   {"time":"2026-05-04T09:12:03.481Z","level":"info","message":"..."}
+ * Times are UTC with milliseconds. Default: TEXT, or the value of the
+ * VLM_LOG_FORMAT environment variable (text|json). A sink set with
+ * vlm_log_set_sink gets the bare message either way. */
+typedef enum vlm_log_format {
+  VLM_LOG_FORMAT_TEXT = 0,
+  VLM_LOG_FORMAT_JSON = 1,
+} vlm_log_format;
+void vlm_log_set_format(vlm_log_format format);
+vlm_log_format vlm_log_get_format(void);
+/* Parses "text" or "json"; returns false for an unknown name. */
+bool vlm_log_format_parse(const char *name, vlm_log_format *out);
+/* A line a program prints whatever the level ("listening on ...", its
+ * final error): in the text format `message` as it is (no time, no level,
+ * nothing escaped: scripts read these lines), in JSON an object like every
+ * other line. */
+void vlm_log_print(vlm_log_level level, const char *message);
+
 /* ------------------------------------------------------------------------ */
 /* Allocator                                                                 */
 /* ------------------------------------------------------------------------ */

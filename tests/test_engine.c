@@ -37,6 +37,11 @@ typedef struct collected {
   /* Optional: the first token event blocks until `gate_open` (to hold the
    * scheduler while the test fills the queue). */
   bool use_gate, gate_open, blocked;
+  /* PROGRESS events, when asked for: each in order, and whether one came
+   * after a token or the finish. */
+  vlm_engine_progress progress[128];
+  int progress_count;
+  bool progress_out_of_order;
 } collected;
 
 static void collected_init(collected *c) {
@@ -53,7 +58,11 @@ static void collected_destroy(collected *c) {
 static void on_event(void *context, const vlm_engine_event *event) {
   collected *c = context;
   pthread_mutex_lock(&c->mutex);
-  if (event->kind == VLM_ENGINE_EVENT_TOKEN) {
+  if (event->kind == VLM_ENGINE_EVENT_PROGRESS) {
+    if (c->token_events || c->finished) c->progress_out_of_order = true;
+    if (c->progress_count < 128) c->progress[c->progress_count] = event->progress;
+    c->progress_count++;
+  } else if (event->kind == VLM_ENGINE_EVENT_TOKEN) {
     if (c->finished) c->token_after_finish = true;
     c->token_events++;
     if (event->token >= 0 && c->token_count < MAX_TOKENS) c->tokens[c->token_count++] = event->token;
@@ -391,7 +400,86 @@ static void stop_strings_and_logprobs(void) {
   vlm_engine_release(engine);
 }
 
+/* PROGRESS events: only when asked for, all before the first token, one
+ * when the slot starts (after the prefix cache's share), one per media
+ * item and one per prefill chunk, the last with the whole prompt. */
+static void check_progress(const collected *c, int64_t chunk, int items) {
+  CHECK(!c->progress_out_of_order);
+  CHECK(c->progress_count >= 2 && c->progress_count <= 128);
+  if (c->progress_count < 2 || c->progress_count > 128) return;
+  const vlm_engine_progress *first = &c->progress[0], *last = &c->progress[c->progress_count - 1];
+  int64_t total = c->usage.prompt_tokens, cached = c->usage.prompt_cached_tokens;
+  CHECK_INT_EQ(first->processed_tokens, cached);
+  CHECK_INT_EQ(first->media_items_encoded, 0);
+  CHECK_INT_EQ(last->processed_tokens, total);
+  CHECK_INT_EQ(last->media_items_encoded, items);
+  int64_t chunks = (total - cached + chunk - 1) / chunk;
+  CHECK_INT_EQ(c->progress_count, 1 + items + chunks);
+  for (int i = 1; i < c->progress_count; i++) {
+    const vlm_engine_progress *before = &c->progress[i - 1], *now = &c->progress[i];
+    CHECK_INT_EQ(now->prompt_tokens, total);
+    CHECK_INT_EQ(now->cached_tokens, cached);
+    CHECK_INT_EQ(now->media_items, items);
+    int64_t step = now->processed_tokens - before->processed_tokens;
+    bool encoded = now->media_items_encoded == before->media_items_encoded + 1;
+    CHECK(encoded ? step == 0 : step > 0 && step <= chunk);
+    CHECK(now->seconds >= before->seconds);
+  }
+  char line[256];
+  vlm_engine_progress_describe(&c->progress[1], line, sizeof(line));
+  CHECK(strstr(line, "prompt tokens (") != NULL);
+}
+
+static void progress_events_say_how_far_the_prompt_is(void) {
+  vlm_engine_options options = {.thread_count = 2, .slot_count = 1, .capacity = 256, .prefill_chunk = 7,
+                                .prefix_cache_bytes = 1 << 20};
+  vlm_model *opened = NULL;
+  vlm_engine *engine = NULL;
+  CHECK_OK(vlm_model_open(TEXT_MODEL, NULL, &opened));
+  if (opened) CHECK_OK(vlm_engine_open(opened, &options, &engine));
+  vlm_model_release(opened);
+  if (!engine) return;
+  const char *messages = user_message("Tell me a story about a cat and a dog, and then another one", 0);
+  collected quiet, first, again;
+  run_alone(engine, text_request(engine, messages, 4), &quiet);
+  CHECK_INT_EQ(quiet.progress_count, 0); /* not asked for */
+  vlm_engine_request_options asked = text_request(engine, user_message("Tell me a story about a dog", 0), 4);
+  asked.progress = true;
+  run_alone(engine, asked, &first); /* shares the system prompt with the first */
+  CHECK(first.usage.prompt_tokens > first.usage.prompt_cached_tokens + 7); /* two chunks or more */
+  check_progress(&first, 7, 0);
+  asked.messages_json = messages; /* all of it is cached now */
+  run_alone(engine, asked, &again);
+  CHECK(again.usage.prompt_cached_tokens > first.usage.prompt_cached_tokens);
+  check_progress(&again, 7, 0);
+  CHECK(same_tokens(&quiet, &again));
+  collected_destroy(&quiet);
+  collected_destroy(&first);
+  collected_destroy(&again);
+  vlm_engine_release(engine);
+
+  /* An image: one more event, when it is encoded. */
+  vlm_golden_case golden;
+  CHECK_OK(vlm_golden_case_open(ONE_IMAGE, NULL, &golden));
+  vlm_engine *images = open_engine(IMAGE_MODEL, 1, 0, 1024);
+  if (images) {
+    vlm_loaded_image image = {0};
+    golden_image(&golden, &image);
+    vlm_engine_request_options request = text_request(images, user_message("What is this?", 1), 2);
+    request.images = &image;
+    request.image_count = 1;
+    request.progress = true;
+    collected with_image;
+    run_alone(images, request, &with_image);
+    CHECK_INT_EQ(with_image.usage.prompt_image_tokens, 576);
+    check_progress(&with_image, 7, 1);
+    collected_destroy(&with_image);
+    vlm_engine_release(images);
+  }
+  vlm_golden_case_close(&golden);
+}
+
 TEST_MAIN(TEST(batched_text_equals_alone), TEST(image_and_text_batch_without_leaks),
           TEST(admission_refuses_before_work), TEST(absurd_max_tokens_is_refused),
           TEST(cancellation_frees_the_slot),
-          TEST(stop_strings_and_logprobs))
+          TEST(stop_strings_and_logprobs), TEST(progress_events_say_how_far_the_prompt_is))

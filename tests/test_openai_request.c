@@ -343,6 +343,8 @@ static void refuses_wrong_types_and_ranges(void) {
       {"\"stream\":true,\"stream_options\":{\"include_usage\":1}", "stream_options.include_usage",
        "expected a boolean"},
       {"\"stream\":true,\"stream_options\":[]", "stream_options", "expected an object"},
+      {"\"return_progress\":true", "return_progress", "only allowed when stream"},
+      {"\"stream\":true,\"return_progress\":1", "return_progress", "expected a boolean"},
       {"\"model\":5", "model", "expected a string"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -646,6 +648,23 @@ static void error_object_serialises_as_openai_does(void) {
   openai_error_release(&error);
 }
 
+/* llama-server's return_progress: prompt_progress chunks, in a stream. */
+static void return_progress_asks_for_progress_in_a_stream(void) {
+  const char *bodies[][2] = {{"{" HELLO ",\"stream\":true,\"return_progress\":true}", "1"},
+                             {"{\"prompt\":\"hi\",\"stream\":true,\"return_progress\":true}", "1"},
+                             {"{" HELLO ",\"return_progress\":false}", "0"},
+                             {"{" HELLO ",\"return_progress\":null}", "0"}};
+  for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+    openai_request request;
+    openai_error error;
+    openai_endpoint endpoint = strstr(bodies[i][0], "prompt") ? COMPLETIONS : CHAT;
+    CHECK(parse(endpoint, bodies[i][0], &request, &error));
+    CHECK_INT_EQ(request.return_progress, bodies[i][1][0] == '1');
+    openai_request_release(&request);
+    openai_error_release(&error);
+  }
+}
+
 TEST_MAIN(TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
           TEST(defaults_leave_sampling_greedy), TEST(every_sampling_field_is_stored),
           TEST(audio_parts_are_kept_as_media), TEST(refuses_fields_that_would_change_the_output),
@@ -655,4 +674,4 @@ TEST_MAIN(TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
           TEST(error_object_serialises_as_openai_does), TEST(numeric_fields_have_ranges),
           TEST(float_fields_are_checked_as_floats), TEST(keys_with_nul_are_unknown),
           TEST(stop_strings_are_bounded), TEST(content_reaches_the_template_in_its_format),
-          TEST(string_content_reaches_llavas_prompt))
+          TEST(string_content_reaches_llavas_prompt), TEST(return_progress_asks_for_progress_in_a_stream))

@@ -11,8 +11,10 @@
  * with images, its vision encode).
  *
  * Events reach the caller through a callback, on the scheduler thread, in
- * order: zero or more VLM_ENGINE_EVENT_TOKEN, then exactly one
- * VLM_ENGINE_EVENT_FINISH (also after cancellation or an error). The
+ * order: zero or more VLM_ENGINE_EVENT_PROGRESS while the prompt is
+ * processed (only when the request asked for them), zero or more
+ * VLM_ENGINE_EVENT_TOKEN, then exactly one VLM_ENGINE_EVENT_FINISH (also
+ * after cancellation or an error). The
  * callback must not block for long (it holds up every stream) and must not
  * call back into the engine except vlm_engine_cancel.
  *
@@ -197,12 +199,31 @@ typedef struct vlm_engine_request_options {
   bool logprobs;                /* report each token's logprob (+ top alternatives) */
   const char *const *stop;      /* stop strings, copied; not part of the output; */
   size_t stop_count;            /* at most 16, each at most 1024 bytes */
+  /* Deliver VLM_ENGINE_EVENT_PROGRESS: when the request has its slot (and
+   * the prefix cache's share), after each media item is encoded and after
+   * each prefill chunk, the last with processed == prompt tokens. Off by
+   * default, so a callback written for TOKEN and FINISH sees only those. */
+  bool progress;
 } vlm_engine_request_options;
 
 typedef enum vlm_engine_event_kind {
   VLM_ENGINE_EVENT_TOKEN,
   VLM_ENGINE_EVENT_FINISH,
+  VLM_ENGINE_EVENT_PROGRESS,
 } vlm_engine_event_kind;
+
+/* How far the prompt is (PROGRESS events). A client's share of the work
+ * left is (prompt_tokens - processed_tokens) of the (prompt_tokens -
+ * cached_tokens) it had to prefill, plus the media items not yet encoded
+ * (an image can take as long as many chunks). */
+typedef struct vlm_engine_progress {
+  int64_t prompt_tokens;        /* every prompt position, placeholders expanded */
+  int64_t cached_tokens;        /* of which copied from the prefix cache */
+  int64_t processed_tokens;     /* of which in the KV now (the cached ones included) */
+  int32_t media_items;          /* the request's images and clips */
+  int32_t media_items_encoded;  /* of which encoded, or skipped with the cached prefix */
+  double seconds;               /* since the request got its slot */
+} vlm_engine_progress;
 
 typedef struct vlm_engine_usage {
   int64_t prompt_tokens;        /* every prompt position, placeholders expanded */
@@ -249,9 +270,16 @@ typedef struct vlm_engine_event {
   const int32_t *completion_token_ids; /* usage.completion_tokens of them */
   vlm_engine_usage usage;
   vlm_engine_timings timings;
+  /* PROGRESS */
+  vlm_engine_progress progress;
 } vlm_engine_event;
 
 typedef void (*vlm_engine_event_callback)(void *context, const vlm_engine_event *event);
+
+/* One line for a log: "1024/2720 prompt tokens (38%), 1/1 media items
+ * encoded, 20.1 s, 51 tokens/s, about 33 s left" (the estimate from the
+ * rate of the positions prefilled so far). Truncated to `capacity`. */
+void vlm_engine_progress_describe(const vlm_engine_progress *progress, char *buffer, size_t capacity);
 
 /* Prepares and queues a request. Errors (before any compute, cheapest
  * first, as vlm_engine_check_admission lists them): bad options (stop

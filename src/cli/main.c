@@ -33,7 +33,7 @@ static const command commands[] = {
 
 static void print_usage(FILE *out) {
   fprintf(out,
-          "usage: vlm [--threads N] [--log-level LEVEL] <command> [options]\n"
+          "usage: vlm [--threads N] [--log-level LEVEL] [--log-format F] <command> [options]\n"
           "\n"
           "Inference engine for vision- and audio-language models (version %s).\n"
           "\n"
@@ -56,6 +56,9 @@ static void print_usage(FILE *out) {
           "global options:\n"
           "  --threads N         worker threads (default: one per available core, %d here)\n"
           "  --log-level LEVEL   debug, info, warn (default) or error; also $VLM_LOG\n"
+          "                      (info: model loading, prefill progress, each request)\n"
+          "  --log-format F      text (default: a UTC time, the level, the message) or\n"
+          "                      json (one object per line); also $VLM_LOG_FORMAT\n"
           "  --version           print the version and exit\n"
           "  -h, --help          print this help; `vlm <command> --help` for a command\n",
           vlm_cpu_count());
@@ -72,7 +75,9 @@ int cli_usage_error(const char *format, ...) {
 }
 
 int cli_report_status(vlm_status status) {
-  fprintf(stderr, "vlm: error: %s\n", vlm_status_message(status));
+  char line[4096];
+  snprintf(line, sizeof(line), "vlm: error: %s", vlm_status_message(status));
+  vlm_log_print(VLM_LOG_ERROR, line); /* in --log-format json, an object like the log's */
   vlm_status_free(status);
   return 1;
 }
@@ -146,6 +151,12 @@ int main(int argc, char **argv) {
       if (index + 1 >= argc || !vlm_log_level_parse(argv[index + 1], &level))
         return cli_usage_error("--log-level needs one of debug, info, warn, error, off");
       vlm_log_set_level(level);
+      index++;
+    } else if (strcmp(argument, "--log-format") == 0) {
+      vlm_log_format format;
+      if (index + 1 >= argc || !vlm_log_format_parse(argv[index + 1], &format))
+        return cli_usage_error("--log-format needs text or json");
+      vlm_log_set_format(format);
       index++;
     } else {
       return cli_usage_error("unknown option '%s' (see vlm --help)", argument);

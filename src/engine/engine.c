@@ -2,6 +2,7 @@
  * preparation and admission on the caller's thread, cancellation, drain
  * and metrics. Images are loaded in engine_images.c, the scheduler thread
  * lives in scheduler.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,6 +81,27 @@ static void init_metrics(vlm_engine *engine) {
   metrics->slot_count = engine->slot_count;
   metrics->kv_bytes = engine->decoder->operations->kv_bytes(engine->decoder->self);
   metrics->kv_positions_capacity = (int64_t)engine->slot_count * engine_decoder_capacity(engine);
+}
+
+/* What the engine holds, at info level: slots, positions, KV bytes, and
+ * how the context compares with the model's own length (the default caps
+ * it at 4096, which a model trained on 32768 positions would not expect). */
+static void log_opened(const vlm_engine *engine, const vlm_engine_options *options) {
+  int64_t capacity = engine_decoder_capacity(engine);
+  int64_t model_length = engine->config->text.max_position_embeddings;
+  VLM_LOG_INFOF("engine: %d slot(s) x %lld positions, KV cache %.1f MiB on %s; prefill chunks of %lld rows "
+                "(%lld while others stream), queue %d",
+                (int)engine->slot_count, (long long)capacity, (double)engine->metrics.kv_bytes / 1048576.0,
+                engine->decoder->operations->backend, (long long)engine->prefill_chunk,
+                (long long)engine->decoding_prefill_chunk, (int)engine->queue_limit);
+  if (model_length > 0 && capacity < model_length)
+    VLM_LOG_INFOF("engine: the context is %lld positions per slot, below the model's %lld "
+                  "(max_position_embeddings)%s; vlm serve --ctx (vlm run --context) sets it", (long long)capacity, (long long)model_length,
+                  options->capacity > 0 ? "" : ": the default is at most 4096");
+  else if (model_length > 0 && capacity > model_length)
+    VLM_LOG_INFOF("engine: the context is %lld positions per slot, past the model's %lld "
+                  "(max_position_embeddings): positions the model was not trained on", (long long)capacity,
+                  (long long)model_length);
 }
 
 static vlm_status start_scheduler(vlm_engine *engine) {
@@ -162,6 +184,7 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
       vlm_log(VLM_LOG_WARN, "%s: the audio encoder and projector run on the cpu backend (host fallback), "
               "not on %s", model->directory, engine->decoder->operations->backend);
     if (!status) status = start_scheduler(engine);
+    if (!status) log_opened(engine, options);
   }
   if (status) {
     vlm_engine_release(engine);
@@ -203,6 +226,29 @@ void vlm_engine_release(vlm_engine *engine) {
   pthread_cond_destroy(&engine->wake);
   pthread_cond_destroy(&engine->changed);
   free(engine);
+}
+
+void vlm_engine_progress_describe(const vlm_engine_progress *progress, char *buffer, size_t capacity) {
+  if (!capacity) return;
+  long long total = (long long)progress->prompt_tokens, done = (long long)progress->processed_tokens;
+  long long cached = (long long)progress->cached_tokens;
+  size_t length = 0;
+#define DESCRIBE(...)                                                                \
+  do {                                                                               \
+    if (length < capacity) {                                                         \
+      int written = snprintf(buffer + length, capacity - length, __VA_ARGS__);       \
+      if (written > 0) length += (size_t)written;                                    \
+    }                                                                                \
+  } while (0)
+  DESCRIBE("%lld/%lld prompt tokens (%.0f%%)", done, total, total > 0 ? 100.0 * (double)done / (double)total : 100.0);
+  if (cached) DESCRIBE(", %lld from the prefix cache", cached);
+  if (progress->media_items)
+    DESCRIBE(", %d/%d media items encoded", (int)progress->media_items_encoded, (int)progress->media_items);
+  DESCRIBE(", %.1f s", progress->seconds);
+  double rate = progress->seconds > 0 ? (double)(done - cached) / progress->seconds : 0;
+  if (rate > 0) DESCRIBE(", %.0f tokens/s", rate);
+  if (rate > 0 && done < total) DESCRIBE(", about %.0f s left", (double)(total - done) / rate);
+#undef DESCRIBE
 }
 
 void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
@@ -671,6 +717,7 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   request->max_tokens = options->max_tokens ? options->max_tokens : vlm_engine_default_max_tokens(engine);
   request->sampling = options->sampling;
   request->logprobs = options->logprobs;
+  request->progress = options->progress;
   request->submit_time = start;
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
   if (!status) status = check_options(engine, options, false);

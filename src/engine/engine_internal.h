@@ -44,6 +44,7 @@ struct vlm_engine_request {
   int64_t max_tokens;
   vlm_sampling_params sampling;
   bool logprobs;
+  bool progress;                  /* deliver PROGRESS events */
   char **stop;
   size_t stop_count;
   double submit_time;
@@ -64,6 +65,7 @@ typedef struct engine_slot {
   vlm_engine_request *request;
   uint64_t admission_order;       /* prefill goes oldest first */
   bool started;                   /* sampler etc. created */
+  double started_at;              /* engine_now_seconds() when it started (progress) */
   int items_encoded;
   float *features;                /* [feature rows of every item, feature width], filled item by item */
   int64_t features_used;          /* feature rows already fed to prefill */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/status.h"
 #include "io/json.h"
 #include "models/modules.h"
@@ -153,6 +154,12 @@ static void record_finish(generation_wait *wait, const vlm_engine_event *event) 
 
 static void on_event(void *context, const vlm_engine_event *event) {
   generation_wait *wait = context;
+  if (event->kind == VLM_ENGINE_EVENT_PROGRESS) {
+    char line[256];
+    vlm_engine_progress_describe(&event->progress, line, sizeof(line));
+    VLM_LOG_INFOF("prefill: %s", line);
+    return;
+  }
   if (event->kind == VLM_ENGINE_EVENT_TOKEN) {
     if (event->text_length && wait->request->on_text)
       wait->request->on_text(wait->request->on_text_context, event->text, event->text_length);
@@ -181,7 +188,9 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
                                         .images = request->images, .image_count = request->image_count,
                                         .audio = request->audio, .audio_count = request->audio_count,
                                         .max_tokens = request->max_tokens, .sampling = request->sampling,
-                                        .stop = request->stop, .stop_count = request->stop_count};
+                                        .stop = request->stop, .stop_count = request->stop_count,
+                                        /* a line per prefill chunk at info level */
+                                        .progress = vlm_log_get_level() <= VLM_LOG_INFO};
   generation_wait wait = {.request = request, .result = out_result};
   pthread_mutex_init(&wait.mutex, NULL);
   pthread_cond_init(&wait.finished_signal, NULL);

@@ -509,6 +509,20 @@ static bool any_slot_decoding(const vlm_engine *engine) {
   return false;
 }
 
+/* Where the slot's prompt is, to a request that asked (a PROGRESS event). */
+static void deliver_progress(engine_slot *slot) {
+  vlm_engine_request *request = slot->request;
+  if (!request->progress) return;
+  vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_PROGRESS};
+  event.progress = (vlm_engine_progress){.prompt_tokens = request->prompt.count,
+                                         .cached_tokens = slot->cached_rows,
+                                         .processed_tokens = slot->prefilled_rows,
+                                         .media_items = request->item_count,
+                                         .media_items_encoded = slot->items_encoded,
+                                         .seconds = engine_now_seconds() - slot->started_at};
+  engine_request_deliver(request, &event);
+}
+
 /* One chunk of the oldest prompt; samples its first token when the prompt
  * is complete. */
 static void prefill_step(vlm_engine *engine) {
@@ -517,13 +531,20 @@ static void prefill_step(vlm_engine *engine) {
   vlm_engine_request *request = slot->request;
   vlm_status status = VLM_OK;
   if (!slot->started) {
+    slot->started_at = engine_now_seconds();
     status = slot_start(engine, slot);
     slot->started = true;
-    if (!status) engine_prefix_reuse(engine, slot);
+    if (!status) {
+      engine_prefix_reuse(engine, slot);
+      deliver_progress(slot);
+    }
   }
   if (!status && slot->items_encoded < request->item_count) {
     status = encode_next_item(engine, slot);
-    if (!status) return; /* this iteration's share of the slot's work */
+    if (!status) {
+      deliver_progress(slot);
+      return; /* this iteration's share of the slot's work */
+    }
   }
   if (status) {
     slot_finish(engine, slot, status, NULL);
@@ -551,6 +572,7 @@ static void prefill_step(vlm_engine *engine) {
     return;
   }
   slot->prefilled_rows += rows;
+  deliver_progress(slot);
   if (slot->prefilled_rows == prompt->count) take_token(engine, slot, slot_logits(engine, slot));
 }
 

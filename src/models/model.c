@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "core/log.h"
 #include "core/status.h"
 #include "io/json.h"
 #include "media/audio_processors.h"
@@ -96,12 +98,22 @@ vlm_status vlm_model_open(const char *model_dir, const vlm_model_options *option
   atomic_init(&model->references, 1);
   model->allocator = options ? options->allocator : NULL;
   model->directory = strdup(model_dir);
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
   vlm_status status =
       model->directory ? open_parts(model, model_dir, options) : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (status) {
     vlm_model_release(model);
     return status;
   }
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  /* The weights are mapped, not read: the pages come in as each part of
+   * the model first runs (the text decoder's when it is packed). */
+  VLM_LOG_INFOF("model %s: %s, %zu tensors in %zu file(s), %.1f MiB of weights mapped, in %.2f s", model_dir,
+                model->config.model_type ? model->config.model_type : "?", vlm_checkpoint_tensor_count(model->weights),
+                vlm_checkpoint_shard_count(model->weights),
+                (double)vlm_checkpoint_total_bytes(model->weights) / 1048576.0,
+                (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9);
   *out_model = model;
   return VLM_OK;
 }

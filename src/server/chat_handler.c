@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/status.h"
 #include "server/request_events.h"
 #include "server/responses.h"
@@ -41,7 +42,7 @@ typedef struct completion {
   http_request *http;
   request_watch watch;          /* the guard's view while images are fetched and decoded */
   response_header header;
-  bool stream, include_usage, logprobs;
+  bool stream, include_usage, logprobs, return_progress;
   request_events events;
   /* Streaming: SSE bytes not yet handed to libmicrohttpd. */
   vlm_string_builder pending;
@@ -62,7 +63,10 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
   answer->stream = request->stream;
   answer->include_usage = request->include_usage;
   answer->logprobs = request->logprobs;
+  answer->return_progress = request->return_progress;
   request_events_init(&answer->events);
+  answer->events.wake_on_progress = request->return_progress;
+  snprintf(answer->events.log_id, sizeof(answer->events.log_id), "%s", http->id);
   answer->events.deadline = http->deadline;
   answer->watch.cancel = &answer->events.cancel;
   answer->watch.deadline = http->deadline;
@@ -395,6 +399,12 @@ static bool produce_events(completion *answer) {
   /* Formatting under the lock keeps it simple; it takes microseconds, and
    * only the scheduler's callback for this one request can wait on it. */
   pthread_mutex_lock(&events->mutex);
+  /* The latest progress only: chunks that came while the reader was busy
+   * are outdated by it. */
+  if (events->wake_on_progress && events->progress_count > events->progress_seen) {
+    events->progress_seen = events->progress_count;
+    response_append_progress_chunk(&answer->pending, &answer->header, &events->progress);
+  }
   for (; answer->tokens_sent < events->token_count; answer->tokens_sent++) {
     const event_token *token = &events->tokens[answer->tokens_sent];
     if (token->text_length || (answer->logprobs && token->has_logprob))
@@ -405,12 +415,15 @@ static bool produce_events(completion *answer) {
   if (!finished) return true;
   record_usage(answer);
   if (events->finish_code == VLM_STATUS_OK && !events->out_of_memory) {
-    response_append_finish_chunk(&answer->pending, &answer->header, events->finish_reason);
+    response_append_finish_chunk(&answer->pending, &answer->header, events->finish_reason, events);
     if (answer->include_usage) response_append_usage_chunk(&answer->pending, &answer->header, &events->usage);
     response_append_done(&answer->pending);
   } else {
     /* Headers (200) are gone already: report in the stream, then close. */
     openai_error error = finish_error(answer);
+    vlm_log(error.http_status >= 500 && error.http_status != 503 ? VLM_LOG_WARN : VLM_LOG_INFO,
+            "serve: request %s: the stream ends with an error event, %d %s: %.240s", events->log_id,
+            error.http_status, error.code ? error.code : error.type, error.message ? error.message : "");
     response_append_error_event(&answer->pending, &error);
     openai_error_release(&error);
   }
@@ -479,6 +492,8 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
       .logprobs = request->logprobs,
       .stop = (const char *const *)request->stop,
       .stop_count = request->stop_count,
+      /* for the stream's prompt_progress, and the log's line per chunk */
+      .progress = request->return_progress || vlm_log_get_level() <= VLM_LOG_INFO,
   };
   return options;
 }

@@ -344,14 +344,16 @@ void vlm_server_url(const vlm_server *server, char *out, size_t capacity) {
 static void serve_until_signal(vlm_server *server) {
   char url[320];
   vlm_server_url(server, url, sizeof(url));
-  fprintf(stderr, "listening on %s\n", url);
-  fflush(stderr);
+  char line[400];
+  snprintf(line, sizeof(line), "listening on %s", url);
+  vlm_log_print(VLM_LOG_INFO, line);
   int signal_number = wait_for_stop_signal();
   double grace = server->options.shutdown_grace_seconds;
-  fprintf(stderr, "vlm: %s: stopping; in-flight requests may finish within %.0f s\n",
-          signal_number == SIGINT ? "SIGINT" : "SIGTERM", grace);
+  snprintf(line, sizeof(line), "vlm: %s: stopping; in-flight requests may finish within %.0f s",
+           signal_number == SIGINT ? "SIGINT" : "SIGTERM", grace);
+  vlm_log_print(VLM_LOG_INFO, line);
   vlm_server_stop(server, grace);
-  fprintf(stderr, "vlm: stopped\n");
+  vlm_log_print(VLM_LOG_INFO, "vlm: stopped");
 }
 
 vlm_status vlm_server_run_started(vlm_server *server) {

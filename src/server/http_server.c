@@ -114,9 +114,15 @@ static enum MHD_Result respond_error_with_headers(vlm_server *server, struct MHD
   static const char *const authenticate[] = {MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer", NULL};
   if (status == MHD_HTTP_UNAUTHORIZED && !headers) headers = authenticate;
   char *json = openai_error_to_json(error);
-  /* With the request id, so a client's report can be matched to the log
-   * (the message may quote client text, which stays out of the log). */
-  VLM_LOG_DEBUGF("serve: request %s: %d %s", request->id, status, error->code ? error->code : "error");
+  /* Every refusal with its reason and the request id, so an operator can
+   * tell why a client got it: 4xx (and 503: loading, draining, busy) at
+   * info, other 5xx at warn. The message is the one the client got; it
+   * may quote a few bytes the client sent (a field name, a model id), so
+   * it is cut short here and the log escapes control characters. */
+  vlm_log(status >= 500 && status != 503 ? VLM_LOG_WARN : VLM_LOG_INFO,
+          "serve: request %s: %d %s%s%.120s: %.240s", request->id, status, error->code ? error->code : error->type,
+          error->param ? " param=" : "", error->param ? error->param : "",
+          error->message ? error->message : "");
   return respond_with_headers(server, connection, request, status, "application/json", json, headers);
 }
 

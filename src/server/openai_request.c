@@ -7,8 +7,9 @@
  *             stream_options {include_usage; include_obfuscation ignored},
  *             max_tokens, max_completion_tokens (chat), temperature, top_p,
  *             presence_penalty, frequency_penalty, seed, stop, n (must be 1),
- *             logprobs, top_logprobs (chat), and the vLLM extensions top_k,
- *             min_p, repetition_penalty.
+ *             logprobs, top_logprobs (chat), the vLLM extensions top_k,
+ *             min_p, repetition_penalty, and llama-server's return_progress
+ *             (streams only).
  *   ignored   user, metadata, store, service_tier, parallel_tool_calls,
  *             prompt_cache_key, prompt_cache_retention, safety_identifier:
  *             bookkeeping that cannot change the generated text (OpenAI
@@ -359,6 +360,7 @@ static const field_rule field_rules[] = {
     {"model", FOR_BOTH, FIELD_USED, NULL},
     {"stream", FOR_BOTH, FIELD_USED, NULL},
     {"stream_options", FOR_BOTH, FIELD_USED, NULL},
+    {"return_progress", FOR_BOTH, FIELD_USED, NULL},
     {"max_tokens", FOR_BOTH, FIELD_USED, NULL},
     {"max_completion_tokens", FOR_CHAT, FIELD_USED, NULL},
     {"temperature", FOR_BOTH, FIELD_USED, NULL},
@@ -593,6 +595,13 @@ static bool parse_stream(const vlm_json_value *body, openai_request *request,
                          openai_error *error) {
   const vlm_json_value *stream = vlm_json_object_get(body, "stream");
   if (!openai_is_absent(stream) && !read_bool(stream, "stream", error, &request->stream)) return false;
+  /* Progress chunks exist only in a stream: asked for without one, it
+   * would be accepted and ignored. */
+  const vlm_json_value *progress = vlm_json_object_get(body, "return_progress");
+  if (!openai_is_absent(progress) && !read_bool(progress, "return_progress", error, &request->return_progress))
+    return false;
+  if (request->return_progress && !request->stream)
+    return openai_fail_invalid_value(error, "return_progress", "is only allowed when stream is true");
   const vlm_json_value *options = vlm_json_object_get(body, "stream_options");
   if (openai_is_absent(options)) return true;
   /* OpenAI and vLLM both refuse stream_options without streaming. */

@@ -73,6 +73,7 @@ typedef struct openai_request {
   size_t media_count;
   bool stream;
   bool include_usage;           /* stream_options.include_usage */
+  bool return_progress;         /* llama-server's: prompt_progress chunks (streams only) */
   int64_t max_tokens;           /* max_completion_tokens or max_tokens; 0: not given */
   bool has_temperature, has_top_p, has_top_k, has_seed;
   bool has_min_p, has_repetition_penalty, has_presence_penalty, has_frequency_penalty;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/log.h"
 #include "server/server_internal.h"
 
 /* How often a waiting connection thread checks that its client is still
@@ -126,13 +127,36 @@ static void record_finish(request_events *events, const vlm_engine_event *event)
   events->timings = event->timings;
 }
 
+/* The prompt's progress, kept for the stream. */
+static void record_progress(request_events *events, const vlm_engine_event *event) {
+  events->progress = event->progress;
+  events->progress_count++;
+}
+
+/* One short line per prefill chunk, on the scheduler thread (outside the
+ * queue's lock, so a slow stderr holds up no reader). log_id is written
+ * before the request is submitted and never after. */
+static void log_progress(const request_events *events, const vlm_engine_event *event) {
+  if (vlm_log_get_level() > VLM_LOG_INFO) return;
+  char line[256];
+  vlm_engine_progress_describe(&event->progress, line, sizeof(line));
+  VLM_LOG_INFOF("serve: request %s: prefill %s", events->log_id[0] ? events->log_id : "-", line);
+}
+
+static bool has_news(const request_events *events, size_t seen) {
+  return events->finished || events->token_count > seen ||
+         (events->wake_on_progress && events->progress_count > events->progress_seen);
+}
+
 void request_events_callback(void *context, const vlm_engine_event *event) {
   request_events *events = context;
   pthread_mutex_lock(&events->mutex);
   if (event->kind == VLM_ENGINE_EVENT_TOKEN) append_token(events, event);
+  else if (event->kind == VLM_ENGINE_EVENT_PROGRESS) record_progress(events, event);
   else record_finish(events, event);
   pthread_cond_signal(&events->changed);
   pthread_mutex_unlock(&events->mutex);
+  if (event->kind == VLM_ENGINE_EVENT_PROGRESS) log_progress(events, event);
 }
 
 static struct timespec deadline_after_milliseconds(int milliseconds) {
@@ -152,9 +176,9 @@ wait_result request_events_wait(request_events *events, size_t seen,
     pthread_mutex_lock(&events->mutex);
     struct timespec deadline = deadline_after_milliseconds(CLIENT_CHECK_MILLISECONDS);
     int waited = 0;
-    while (!events->finished && events->token_count <= seen && waited != ETIMEDOUT)
+    while (!has_news(events, seen) && waited != ETIMEDOUT)
       waited = pthread_cond_timedwait(&events->changed, &events->mutex, &deadline);
-    bool ready = events->finished || events->token_count > seen;
+    bool ready = has_news(events, seen);
     pthread_mutex_unlock(&events->mutex);
     /* Checked on every call, not only after a wait: a reader that never
      * catches up with the model (a slow client, a loaded machine) never

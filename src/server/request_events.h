@@ -52,6 +52,14 @@ typedef struct request_events {
   size_t full_text_length;
   vlm_engine_usage usage;
   vlm_engine_timings timings;
+  /* PROGRESS events (when the request asked for them): the latest, and how
+   * many came. With wake_on_progress set, request_events_wait also returns
+   * when progress_count passed progress_seen (the reader's count, which it
+   * updates under the mutex). Each is logged at info with log_id. */
+  vlm_engine_progress progress;
+  uint64_t progress_count, progress_seen;
+  bool wake_on_progress;
+  char log_id[136];             /* the HTTP request's id (HTTP_REQUEST_ID_MAX + 1 fits) */
 
   vlm_engine_request *request;  /* NULL once released */
   atomic_bool cancel;           /* polled by media fetching and image decoding */
@@ -73,7 +81,8 @@ typedef enum wait_result {
   WAIT_CLIENT_GONE,             /* the client disconnected: request released */
 } wait_result;
 
-/* Waits until there are more than `seen` tokens or the request finished.
+/* Waits until there are more than `seen` tokens or the request finished
+ * (or, with wake_on_progress, a progress event the reader has not seen).
  * Checks the client and the deadline every 100 ms while waiting. */
 wait_result request_events_wait(request_events *events, size_t seen,
                                 struct MHD_Connection *connection);

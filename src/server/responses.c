@@ -242,8 +242,30 @@ char *response_completion(const response_header *header, const request_events *e
   append_string(&out, events->finish_reason);
   vlm_sb_append_literal(&out, "}],\"usage\":");
   append_usage(&out, &events->usage);
+  response_append_timings(&out, events);
   vlm_sb_append_literal(&out, "}");
   return vlm_sb_finish(&out);
+}
+
+/* n per ms as llama-server gives them; 0 where no time passed (JSON has no
+ * infinity). */
+static void append_rates(vlm_string_builder *out, const char *prefix, long long count, double milliseconds) {
+  vlm_sb_appendf(out, "\"%s_n\":%lld,\"%s_ms\":%.3f,\"%s_per_token_ms\":%.3f,\"%s_per_second\":%.3f", prefix,
+                 count, prefix, milliseconds, prefix, count > 0 ? milliseconds / (double)count : 0.0, prefix,
+                 milliseconds > 0 ? (double)count * 1000.0 / milliseconds : 0.0);
+}
+
+void response_append_timings(vlm_string_builder *out, const request_events *events) {
+  const vlm_engine_usage *usage = &events->usage;
+  const vlm_engine_timings *timings = &events->timings;
+  vlm_sb_appendf(out, ",\"timings\":{\"cache_n\":%lld,", (long long)usage->prompt_cached_tokens);
+  append_rates(out, "prompt", (long long)(usage->prompt_tokens - usage->prompt_cached_tokens),
+               (timings->encode_seconds + timings->prefill_seconds) * 1000.0);
+  vlm_sb_append_literal(out, ",");
+  append_rates(out, "predicted", (long long)usage->completion_tokens, timings->decode_seconds * 1000.0);
+  vlm_sb_appendf(out, ",\"queue_ms\":%.3f,\"encode_ms\":%.3f,\"first_token_ms\":%.3f}",
+                 timings->queue_seconds * 1000.0, timings->encode_seconds * 1000.0,
+                 timings->first_token_seconds * 1000.0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -283,7 +305,7 @@ void response_append_token_chunk(vlm_string_builder *out, const response_header 
 }
 
 void response_append_finish_chunk(vlm_string_builder *out, const response_header *header,
-                                  const char *finish_reason) {
+                                  const char *finish_reason, const request_events *events) {
   append_chunk_start(out, header);
   if (header->endpoint == OPENAI_CHAT_COMPLETIONS)
     vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{},");
@@ -291,7 +313,23 @@ void response_append_finish_chunk(vlm_string_builder *out, const response_header
     vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":\"\",");
   vlm_sb_append_literal(out, "\"logprobs\":null,\"finish_reason\":");
   append_string(out, finish_reason);
-  vlm_sb_append_literal(out, "}]}\n\n");
+  vlm_sb_append_literal(out, "}]");
+  response_append_timings(out, events);
+  vlm_sb_append_literal(out, "}\n\n");
+}
+
+void response_append_progress_chunk(vlm_string_builder *out, const response_header *header,
+                                    const vlm_engine_progress *progress) {
+  append_chunk_start(out, header);
+  if (header->endpoint == OPENAI_CHAT_COMPLETIONS)
+    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null},");
+  else
+    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":\"\",");
+  vlm_sb_appendf(out,
+                 "\"logprobs\":null,\"finish_reason\":null}],\"prompt_progress\":{\"total\":%lld,\"cache\":%lld,"
+                 "\"processed\":%lld,\"time_ms\":%lld}}\n\n",
+                 (long long)progress->prompt_tokens, (long long)progress->cached_tokens,
+                 (long long)progress->processed_tokens, (long long)(progress->seconds * 1000.0));
 }
 
 void response_append_usage_chunk(vlm_string_builder *out, const response_header *header,

@@ -31,8 +31,20 @@ char *response_completion(const response_header *header, const request_events *e
 void response_append_role_chunk(vlm_string_builder *out, const response_header *header);
 void response_append_token_chunk(vlm_string_builder *out, const response_header *header,
                                  const event_token *token, bool with_logprobs);
+/* The last chunk with a choice: its finish_reason, and the request's
+ * "timings" as llama-server reports them (see response_append_timings). */
 void response_append_finish_chunk(vlm_string_builder *out, const response_header *header,
-                                  const char *finish_reason);
+                                  const char *finish_reason, const request_events *events);
+/* llama-server's prompt_progress chunk (return_progress): an empty
+ * assistant delta and {"total", "cache", "processed", "time_ms"}. */
+void response_append_progress_chunk(vlm_string_builder *out, const response_header *header,
+                                    const vlm_engine_progress *progress);
+/* ,"timings":{...}: llama-server's fields (prompt_n and prompt_ms: the
+ * positions prefilled, not from the cache, and the encoders' and prefill's
+ * time; predicted_n and predicted_ms: the completion tokens and the decode
+ * steps' time; per token and per second of each; cache_n), and vlm's own
+ * queue_ms, encode_ms and first_token_ms (submitted to first token). */
+void response_append_timings(vlm_string_builder *out, const request_events *events);
 void response_append_usage_chunk(vlm_string_builder *out, const response_header *header,
                                  const vlm_engine_usage *usage);
 void response_append_error_event(vlm_string_builder *out, const openai_error *error);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backends/cpu_graph.h"
 #include "backends/cpu_packs.h"
@@ -74,10 +75,23 @@ static vlm_status prepare_weights(vlm_text_model *model) {
                                  .positions = positions, .position_axes = uses_mrope(model) ? 3 : 1};
   vlm_status status = vlm_build_decoder_graph(&model->decoder, &step, &graph);
   if (!status) {
+    /* Packing reads every decoder weight from the mapped files (and
+     * quantizes them with --quantize): on a large model the longest part of
+     * a load, hence a line before and after. */
+    const char *quantized = model->model->quantize == VLM_WEIGHT_QUANTIZATION_Q8   ? " to q8"
+                            : model->model->quantize == VLM_WEIGHT_QUANTIZATION_Q4 ? " to q4"
+                                                                                   : "";
+    VLM_LOG_INFOF("cpu backend: packing the text decoder's linear weights%s", quantized);
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     vlm_cpu_graph_run run = {.graph = &graph, .weights = model->weights, .pool = model->pool, .packs = model->packs};
     status = vlm_cpu_graph_prepare(&run);
-    VLM_LOG_DEBUGF("cpu backend (text decoder): %lld linear weights packed, %.1f MiB",
-                   (long long)vlm_cpu_packs_count(model->packs), (double)vlm_cpu_packs_bytes(model->packs) / 1048576.0);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    if (!status)
+      VLM_LOG_INFOF("cpu backend: packed %lld linear weights%s, %.1f MiB, in %.2f s",
+                    (long long)vlm_cpu_packs_count(model->packs), quantized,
+                    (double)vlm_cpu_packs_bytes(model->packs) / 1048576.0,
+                    (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9);
   }
   vlm_graph_release(&graph);
   return status;
