@@ -5,6 +5,7 @@
 
 #include "cli/bench_compare.h"
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "models/modules.h"
 #include "vlm/benchmark.h"
 #include "vlm/engine.h"
@@ -152,6 +153,10 @@ int command_bench(int argc, char **argv, const global_options *options) {
     }
   }
   if (!bench.model_dir) return cli_usage_error("bench: --model DIR is required (see vlm bench --help)");
+  char model_dir[VLM_HUB_PATH_MAX];
+  vlm_status resolved = cli_model_dir(bench.model_dir, true, false, model_dir, sizeof(model_dir));
+  if (resolved) return cli_report_status(resolved);
+  bench.model_dir = model_dir;
   if (rounds_given && !comparing) return cli_usage_error("bench: --rounds applies to --compare and --compare-backend");
   if (comparing) {
     compare.arguments = forwarded;
