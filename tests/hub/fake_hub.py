@@ -101,7 +101,10 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "fake-hub/1"
 
     def log_message(self, format, *args):
-        sys.stderr.write("fake_hub: %s %s\n" % (self.command, self.path))
+        extra = "".join(" %s=%s" % (key, self.headers[key]) for key in ("Range",) if self.headers.get(key))
+        if self.headers.get("Authorization"):
+            extra += " authorized"
+        sys.stderr.write("fake_hub: %s %s%s\n" % (self.command, self.path, extra))
 
     def send(self, status, headers, body=b"", head=False):
         self.send_response(status)
