@@ -32,6 +32,11 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVLM_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 scripts/check-skips.sh build -j"$jobs"
 
+# The README's first command on this build: the tiny runs, serve, and a
+# model by id pulled from a stand-in hub and run from the cache.
+echo "== quickstart (scripts/quickstart.sh): tiny runs, serve, vlm pull and run by id"
+scripts/quickstart.sh >/dev/null
+
 # Every build type a user may pick, with both compilers we support, builds
 # warning-free (the tests included); a packager's first try is Release.
 echo "== build types: Release and Debug with gcc, Release with clang (warnings are errors)"
