@@ -81,7 +81,7 @@ static void finds_snapshots_in_the_cache(void) {
   write_file(path, "not a commit\n");
   CHECK_ERROR(vlm_hub_cache_find(&id, found, sizeof(found)), VLM_STATUS_DATA_LOSS, "not a commit hash");
   /* A file named like an id that exists wins; an id with no cache entry says pull. */
-  CHECK_ERROR(vlm_hub_model_dir("org/other", true, found, sizeof(found)), VLM_STATUS_NOT_FOUND, "--download");
+  CHECK_ERROR(vlm_hub_model_dir("org/other", VLM_HUB_NEEDS_WEIGHTS, found, sizeof(found)), VLM_STATUS_NOT_FOUND, "--download");
   snprintf(path, sizeof(path), "rm -rf %s", scratch);
   CHECK(system(path) == 0);
   unsetenv("HF_HUB_CACHE");

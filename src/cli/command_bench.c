@@ -154,7 +154,7 @@ int command_bench(int argc, char **argv, const global_options *options) {
   }
   if (!bench.model_dir) return cli_usage_error("bench: --model DIR is required (see vlm bench --help)");
   char model_dir[VLM_HUB_PATH_MAX];
-  vlm_status resolved = cli_model_dir(bench.model_dir, true, false, model_dir, sizeof(model_dir));
+  vlm_status resolved = cli_model_dir(bench.model_dir, VLM_HUB_NEEDS_WEIGHTS, false, model_dir, sizeof(model_dir));
   if (resolved) return cli_report_status(resolved);
   bench.model_dir = model_dir;
   if (rounds_given && !comparing) return cli_usage_error("bench: --rounds applies to --compare and --compare-backend");

@@ -177,7 +177,7 @@ int command_compile(int argc, char **argv, const global_options *options) {
   int parsed = parse_arguments(argc, argv, &arguments);
   if (parsed >= 0) return parsed;
   char model_dir[VLM_HUB_PATH_MAX];
-  vlm_status status = cli_model_dir(arguments.model_dir, true, false, model_dir, sizeof(model_dir));
+  vlm_status status = cli_model_dir(arguments.model_dir, VLM_HUB_NEEDS_WEIGHTS, false, model_dir, sizeof(model_dir));
   if (status) return cli_report_status(status);
   arguments.model_dir = model_dir;
   vlm_model *opened = NULL;

@@ -91,7 +91,7 @@ int command_inspect(int argc, char **argv, const global_options *options) {
   vlm_inspect_options inspect_options = {.thread_count = options->thread_count};
   vlm_model_report *report = NULL;
   char resolved[VLM_HUB_PATH_MAX];
-  vlm_status status = cli_model_dir(model_dir, true, false, resolved, sizeof(resolved));
+  vlm_status status = cli_model_dir(model_dir, VLM_HUB_NEEDS_WEIGHTS, false, resolved, sizeof(resolved));
   if (status) return cli_report_status(status);
   model_dir = resolved;
   vlm_model *model = NULL; /* opened once: the report and the module table read it */

@@ -60,7 +60,7 @@ int command_pull(int argc, char **argv, const global_options *options) {
   char snapshot[VLM_HUB_PATH_MAX];
   vlm_status status = cli_hub_pull(&id, &pull, snapshot, sizeof(snapshot));
   if (status) return cli_report_status(status);
-  status = vlm_hub_check_model_dir(snapshot, true);
+  status = vlm_hub_check_model_dir(snapshot, VLM_HUB_NEEDS_WEIGHTS | VLM_HUB_NEEDS_TOKENIZER);
   if (status) return cli_report_status(status);
   printf("%s\n", snapshot);
   return 0;

@@ -194,7 +194,7 @@ int command_run(int argc, char **argv, const global_options *options) {
                                              .prefill_chunk = arguments.prefill_chunk,
                                              .max_audio_seconds = arguments.max_audio_seconds};
   char model_dir[VLM_HUB_PATH_MAX];
-  vlm_status status = cli_model_dir(arguments.model_dir, true, arguments.download, model_dir, sizeof(model_dir));
+  vlm_status status = cli_model_dir(arguments.model_dir, VLM_HUB_NEEDS_WEIGHTS | VLM_HUB_NEEDS_TOKENIZER, arguments.download, model_dir, sizeof(model_dir));
   if (status) return cli_report_status(status);
   arguments.model_dir = model_dir;
   vlm_model *model = NULL;

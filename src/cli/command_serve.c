@@ -249,7 +249,7 @@ int command_serve(int argc, char **argv, const global_options *options) {
    * modules compile) the port answers liveness and a 503 "loading" rather
    * than refusing. A signal meanwhile ends the process: nothing is in flight. */
   char model_dir[VLM_HUB_PATH_MAX];
-  vlm_status status = cli_model_dir(arguments.model_dir, true, arguments.download, model_dir, sizeof(model_dir));
+  vlm_status status = cli_model_dir(arguments.model_dir, VLM_HUB_NEEDS_WEIGHTS | VLM_HUB_NEEDS_TOKENIZER, arguments.download, model_dir, sizeof(model_dir));
   if (status) return cli_report_status(status);
   /* A model by id is served under its id (a snapshot's last part is a commit). */
   vlm_hub_id hub_id;

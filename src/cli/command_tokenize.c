@@ -150,7 +150,7 @@ int command_tokenize(int argc, char **argv, const global_options *options) {
   vlm_tokenizer_options tokenizer_options = {
       .tokenizers_library_semantics = arguments.hf_tokenizers};
   char model_dir[VLM_HUB_PATH_MAX];
-  vlm_status status = cli_model_dir(arguments.model_dir, false, false, model_dir, sizeof(model_dir));
+  vlm_status status = cli_model_dir(arguments.model_dir, VLM_HUB_NEEDS_TOKENIZER, false, model_dir, sizeof(model_dir));
   if (status) return cli_report_status(status);
   arguments.model_dir = model_dir;
   vlm_tokenizer *tokenizer = NULL;

@@ -81,7 +81,7 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options) 
   if (!model_dir) return cli_usage_error("tokenize: --model DIR is required");
   if (!chat_path) return cli_usage_error("tokenize: --chat FILE is required");
   char resolved[VLM_HUB_PATH_MAX];
-  vlm_status resolve_status = cli_model_dir(model_dir, false, false, resolved, sizeof(resolved));
+  vlm_status resolve_status = cli_model_dir(model_dir, VLM_HUB_NEEDS_TOKENIZER, false, resolved, sizeof(resolved));
   if (resolve_status) return cli_report_status(resolve_status);
   model_dir = resolved;
 

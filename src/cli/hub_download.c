@@ -501,8 +501,8 @@ vlm_status cli_hub_pull(const vlm_hub_id *id, const cli_pull_options *options, c
   return status;
 }
 
-vlm_status cli_model_dir(const char *model, bool need_weights, bool download, char *out, size_t size) {
-  vlm_status status = vlm_hub_model_dir(model, need_weights, out, size);
+vlm_status cli_model_dir(const char *model, unsigned needs, bool download, char *out, size_t size) {
+  vlm_status status = vlm_hub_model_dir(model, needs, out, size);
   vlm_hub_id id;
   if (!download || vlm_status_code_of(status) != VLM_STATUS_NOT_FOUND || !vlm_hub_id_parse(model, &id)) return status;
   struct stat info;
@@ -510,5 +510,5 @@ vlm_status cli_model_dir(const char *model, bool need_weights, bool download, ch
   vlm_status_free(status);
   cli_pull_options options = {.progress = isatty(STDERR_FILENO) == 1};
   VLM_RETURN_IF_ERROR(cli_hub_pull(&id, &options, out, size));
-  return vlm_hub_check_model_dir(out, need_weights);
+  return vlm_hub_check_model_dir(out, needs);
 }

@@ -19,8 +19,9 @@ typedef struct cli_pull_options {
  * and writes its snapshot directory into out. */
 vlm_status cli_hub_pull(const vlm_hub_id *id, const cli_pull_options *options, char *out, size_t size);
 
-/* What --model names, as a directory: vlm_hub_model_dir, and with
- * `download` an id not in the cache is pulled first. */
-vlm_status cli_model_dir(const char *model, bool need_weights, bool download, char *out, size_t size);
+/* What --model names, as a directory: vlm_hub_model_dir (`needs`:
+ * VLM_HUB_NEEDS_*), and with `download` an id not in the cache is pulled
+ * first. */
+vlm_status cli_model_dir(const char *model, unsigned needs, bool download, char *out, size_t size);
 
 #endif

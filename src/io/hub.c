@@ -154,7 +154,7 @@ static bool ends_with(const char *text, const char *suffix) {
   return length >= suffix_length && strcasecmp(text + length - suffix_length, suffix) == 0;
 }
 
-vlm_status vlm_hub_check_model_dir(const char *dir, bool need_weights) {
+vlm_status vlm_hub_check_model_dir(const char *dir, unsigned needs) {
   char path[VLM_HUB_PATH_MAX + 64];
   if (!is_directory(dir)) {
     if (ends_with(dir, ".gguf"))
@@ -167,7 +167,7 @@ vlm_status vlm_hub_check_model_dir(const char *dir, bool need_weights) {
                      "config.json, tokenizer.json and *.safetensors) or a model id ORG/NAME", dir);
   }
   snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
-  bool has_tokenizer = exists(path);
+  bool has_tokenizer = exists(path) || !(needs & VLM_HUB_NEEDS_TOKENIZER);
   snprintf(path, sizeof(path), "%s/tokenizer.json.patch", dir);
   if (!has_tokenizer && exists(path))
     return VLM_ERROR(FAILED_PRECONDITION,
@@ -179,7 +179,7 @@ vlm_status vlm_hub_check_model_dir(const char *dir, bool need_weights) {
                      "%s has a SentencePiece tokenizer.model but no tokenizer.json: vlm reads only tokenizer.json "
                      "(the fast tokenizer); write one with Transformers: "
                      "AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR)", dir);
-  if (!need_weights) return VLM_OK;
+  if (!(needs & VLM_HUB_NEEDS_WEIGHTS)) return VLM_OK;
   DIR *listing = opendir(dir);
   if (!listing) return VLM_OK; /* the checkpoint reader says why */
   bool safetensors = false, pytorch = false, gguf = false;
@@ -208,19 +208,19 @@ vlm_status vlm_hub_check_model_dir(const char *dir, bool need_weights) {
   return VLM_OK; /* no weights at all: the checkpoint reader names what is missing */
 }
 
-vlm_status vlm_hub_model_dir(const char *model, bool need_weights, char *out, size_t size) {
+vlm_status vlm_hub_model_dir(const char *model, unsigned needs, char *out, size_t size) {
   if (!model || !*model) return VLM_ERROR(INVALID_ARGUMENT, "no model given");
   vlm_hub_id id;
   if (exists(model) || !vlm_hub_id_parse(model, &id)) {
     /* A path that does not exist and is no id: the readers say what is
      * missing under it. */
-    if (exists(model)) VLM_RETURN_IF_ERROR(vlm_hub_check_model_dir(model, need_weights));
+    if (exists(model)) VLM_RETURN_IF_ERROR(vlm_hub_check_model_dir(model, needs));
     int written = snprintf(out, size, "%s", model);
     if (written < 0 || (size_t)written >= size) return VLM_ERROR(OUT_OF_RANGE, "model path too long");
     return VLM_OK;
   }
   VLM_RETURN_IF_ERROR(vlm_hub_cache_find(&id, out, size));
-  return vlm_hub_check_model_dir(out, need_weights);
+  return vlm_hub_check_model_dir(out, needs);
 }
 
 /* ---- the hub's answers ------------------------------------------------ */

@@ -42,14 +42,20 @@ bool vlm_hub_offline(void);
  * `vlm pull ID` or add --download, when it is not there. */
 vlm_status vlm_hub_cache_find(const vlm_hub_id *id, char *out, size_t size);
 
+/* What the caller will read of a model directory, for the checks below. */
+enum {
+  VLM_HUB_NEEDS_WEIGHTS = 1,   /* *.safetensors: a .gguf or pytorch_model.bin only is refused */
+  VLM_HUB_NEEDS_TOKENIZER = 2, /* tokenizer.json: tokenizer.model only, or a packed test model, is refused */
+};
+
 /* What --model names, as a directory to open: an existing path wins (and
  * is checked: a file, a .gguf, pytorch_model.bin only, tokenizer.model
- * without tokenizer.json, a packed test model are refused with what to do);
- * else an ORG/NAME[@REV] is found in the cache. `need_weights`: the caller
- * opens the weights (tokenize does not). */
-vlm_status vlm_hub_model_dir(const char *model, bool need_weights, char *out, size_t size);
-/* The directory checks alone (above), on an existing directory. */
-vlm_status vlm_hub_check_model_dir(const char *dir, bool need_weights);
+ * without tokenizer.json, a packed test model are refused with what to do,
+ * as far as `needs` (VLM_HUB_NEEDS_*) reads them); else an ORG/NAME[@REV]
+ * is found in the cache. */
+vlm_status vlm_hub_model_dir(const char *model, unsigned needs, char *out, size_t size);
+/* The directory checks alone (above), on an existing path. */
+vlm_status vlm_hub_check_model_dir(const char *dir, unsigned needs);
 
 /* ---- the hub's answers ------------------------------------------------ */
 

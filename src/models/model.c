@@ -97,7 +97,7 @@ vlm_status vlm_model_open(const char *model_or_id, const vlm_model_options *opti
   /* A directory, checked for what vlm cannot run, or a model id from the
    * local Hugging Face cache (io/hub.h; fetching is the command's). */
   char resolved[VLM_HUB_PATH_MAX];
-  VLM_RETURN_IF_ERROR(vlm_hub_model_dir(model_or_id, true, resolved, sizeof(resolved)));
+  VLM_RETURN_IF_ERROR(vlm_hub_model_dir(model_or_id, VLM_HUB_NEEDS_WEIGHTS, resolved, sizeof(resolved)));
   const char *model_dir = resolved;
   vlm_model *model = calloc(1, sizeof(*model));
   if (!model) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
