@@ -144,8 +144,8 @@ vlm_status vlm_hub_cache_find(const vlm_hub_id *id, char *out, size_t size) {
     }
   }
   return VLM_ERROR(NOT_FOUND,
-                   "model %s is not in the Hugging Face cache (%s, revision %s): download it with `vlm pull %s` "
-                   "or add --download%s",
+                   "model %s is not in the Hugging Face cache (%s, revision %s), nor is it a directory here: "
+                   "download it with `vlm pull %s` or add --download%s",
                    name, repo, id->revision, name, vlm_hub_offline() ? " (with HF_HUB_OFFLINE unset)" : "");
 }
 
