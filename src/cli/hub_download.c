@@ -347,7 +347,9 @@ static vlm_status write_ref(const char *repo_dir, const char *revision, const ch
 /* One file into blobs/ and the snapshot. */
 static vlm_status pull_file(const hub_client *client, const vlm_hub_id *id, const char *repo_dir,
                             const vlm_hub_listing *listing, const vlm_hub_file *file) {
-  char quoted[3200], url[4400];
+  /* The endpoint (< 1024), the id (< 200), the commit (40) and the quoted
+   * name (< 3200): url holds them all. */
+  char quoted[3200], url[sizeof(client->endpoint) + VLM_HUB_ID_MAX + sizeof(listing->commit) + sizeof(quoted) + 16];
   url_quote(file->name, true, quoted, sizeof(quoted));
   snprintf(url, sizeof(url), "%s/%s/resolve/%s/%s", client->endpoint, id->repo, listing->commit, quoted);
   transfer head = {.options = client->options};
@@ -364,7 +366,7 @@ static vlm_status pull_file(const hub_client *client, const vlm_hub_id *id, cons
   /* The LFS sha256: the listing's, else the linked etag (which is it). */
   char expected_sha[65] = "";
   if (file->lfs_sha256[0]) snprintf(expected_sha, sizeof(expected_sha), "%s", file->lfs_sha256);
-  else if (head.headers.linked_etag && strlen(etag) == 64) snprintf(expected_sha, sizeof(expected_sha), "%s", etag);
+  else if (head.headers.linked_etag && strlen(etag) == 64) memcpy(expected_sha, etag, 65);
   if (expected_sha[0] && head.headers.linked_etag && strcmp(expected_sha, etag))
     return VLM_ERROR(DATA_LOSS, "%s: the listing's sha256 %s differs from X-Linked-Etag %s", url, expected_sha, etag);
   int64_t expected = head.headers.size >= 0 ? head.headers.size : file->size;
