@@ -79,6 +79,20 @@ check run_by_commit bash -c "HF_HUB_OFFLINE=1 run 0 run --model tiny/qwen2@$comm
 check inspect_by_id bash -c "run 0 inspect --model tiny/qwen2 && out_has 'status: ok'"
 check tokenize_by_id bash -c "run 0 tokenize --model tiny/qwen2 --text hi && out_has '['"
 check unknown_revision_is_404 bash -c "run 1 pull tiny/qwen2@nope && err_has 'not found on the hub (404' && err_has 'revision (nope)'"
+# serve by id: the API names the model by its id (not the snapshot's commit).
+serve_by_id() {
+  HF_HUB_OFFLINE=1 "$vlm" serve --model tiny/qwen2 --port 0 2>"$work/serve.err" &
+  local server=$!
+  for _ in $(seq 200); do grep -q "listening on" "$work/serve.err" && break; sleep 0.1; done
+  local url
+  url=$(grep -o "http://[^ ]*" "$work/serve.err" | head -1)
+  local models
+  models=$(curl -s "$url/v1/models")
+  kill -TERM $server
+  wait $server
+  echo "$models" | python3 -c 'import json, sys; ids = [m["id"] for m in json.load(sys.stdin)["data"]]; assert ids == ["tiny/qwen2"], ids'
+}
+check serve_by_id_names_the_id serve_by_id
 check pull_a_tag bash -c "run 0 pull tiny/qwen2@v1.0 && [ \"\$(cat '$cache/models--tiny--qwen2/refs/v1.0')\" = '$commit' ] \
   && HF_HUB_OFFLINE=1 run 0 run --model tiny/qwen2@v1.0 --prompt hi --max-tokens 2"
 check run_download_pulls_first bash -c "rm -rf '$work/hf-dl'; HF_HOME='$work/hf-dl' run 0 run --model tiny/qwen2 --download --prompt hi \
