@@ -354,6 +354,16 @@ static vlm_status pull_file(const hub_client *client, const vlm_hub_id *id, cons
   snprintf(url, sizeof(url), "%s/%s/resolve/%s/%s", client->endpoint, id->repo, listing->commit, quoted);
   transfer head = {.options = client->options};
   VLM_RETURN_IF_ERROR(perform(client, url, true, true, &head));
+  /* A relative redirect is the hub's own (a renamed repository): follow it
+   * for the metadata, as huggingface_hub does; an absolute one is the LFS
+   * host's, whose headers are not the file's metadata. */
+  for (int hops = 0; hops < 5 && head.status >= 300 && head.status < 400 && head.headers.location[0] == '/'; hops++) {
+    const char *host = strstr(client->endpoint, "://");
+    const char *path = host ? strchr(host + 3, '/') : NULL;
+    int origin = path ? (int)(path - client->endpoint) : (int)strlen(client->endpoint);
+    snprintf(url, sizeof(url), "%.*s%s", origin, client->endpoint, head.headers.location);
+    VLM_RETURN_IF_ERROR(perform(client, url, true, true, &head));
+  }
   if (head.status >= 400) return http_error(client, id, url, &head);
   if (head.status >= 300 && !head.headers.location[0])
     return VLM_ERROR(DATA_LOSS, "%s: a redirect (%ld) without a Location", url, head.status);

@@ -52,7 +52,7 @@ python3 "$source_dir/tests/hub/fake_hub.py" --port-file "$work/port" \
   --repo tiny/qwen2="$repos/qwen2" --repo tiny/resume="$repos/resume" --repo tiny/badsum="$repos/badsum" \
   --repo tiny/private="$repos/private" --repo tiny/gated="$repos/gated" --repo tiny/binonly="$repos/binonly" \
   --repo tiny/adapters="$repos/adapters" \
-  --mode tiny/resume=interrupt --mode tiny/badsum=badsum --mode tiny/private=private --mode tiny/gated=gated \
+  --alias tiny/old-name=tiny/qwen2 --mode tiny/resume=interrupt --mode tiny/badsum=badsum --mode tiny/private=private --mode tiny/gated=gated \
   2>"$work/hub.log" &
 hub_pid=$!
 trap 'kill $hub_pid 2>/dev/null; rm -rf "$work"' EXIT
@@ -93,6 +93,7 @@ serve_by_id() {
   echo "$models" | python3 -c 'import json, sys; ids = [m["id"] for m in json.load(sys.stdin)["data"]]; assert ids == ["tiny/qwen2"], ids'
 }
 check serve_by_id_names_the_id serve_by_id
+check pull_a_renamed_repo bash -c "run 0 pull tiny/old-name && HF_HUB_OFFLINE=1 run 0 run --model tiny/old-name --prompt hi --max-tokens 2"
 check pull_a_tag bash -c "run 0 pull tiny/qwen2@v1.0 && [ \"\$(cat '$cache/models--tiny--qwen2/refs/v1.0')\" = '$commit' ] \
   && HF_HUB_OFFLINE=1 run 0 run --model tiny/qwen2@v1.0 --prompt hi --max-tokens 2"
 check run_download_pulls_first bash -c "rm -rf '$work/hf-dl'; HF_HOME='$work/hf-dl' run 0 run --model tiny/qwen2 --download --prompt hi \

@@ -16,6 +16,8 @@ as the hub answers:
        pointer's)
   GET  /cdn/<sha256>  the bytes, with Range (206)
 REV is main, the tag v1.0 or the commit. Modes, per repository:
+--alias OLD=NEW answers every request for OLD with a relative 307 to NEW (a
+renamed repository).
   interrupt  the first GET of each LFS file's bytes stops halfway (closes)
   badsum     the CDN serves LFS bytes with one byte changed
   private    401 (X-Error-Code: RepoNotFound) without "Bearer good-token"
@@ -150,6 +152,12 @@ class Handler(BaseHTTPRequestHandler):
         self.route(head=False)
 
     def route(self, head):
+        for old, new in self.server.aliases.items():
+            for prefix in ("/api/models/" + old + "/", "/" + old + "/"):
+                if self.path.startswith(prefix):
+                    # A renamed repository: a relative 307 to the new name.
+                    target = prefix.replace(old, new) + self.path[len(prefix):]
+                    return self.send(307, {"Location": target}, b"", head)
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query)
         parts = [urllib.parse.unquote(part) for part in url.path.strip("/").split("/")]
@@ -239,6 +247,7 @@ def main():
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--repo", action="append", default=[])
     parser.add_argument("--mode", action="append", default=[])
+    parser.add_argument("--alias", action="append", default=[], help="OLD=NEW: a renamed repository")
     arguments = parser.parse_args()
     modes = dict(entry.split("=", 1) for entry in arguments.mode)
     repos = {}
@@ -248,6 +257,7 @@ def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.repos = repos
+    server.aliases = dict(entry.split("=", 1) for entry in arguments.alias)
     with open(arguments.port_file + ".tmp", "w") as file:
         file.write(str(server.server_address[1]))
     os.rename(arguments.port_file + ".tmp", arguments.port_file)
