@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,11 +180,26 @@ static int on_progress(void *user, curl_off_t download_total, curl_off_t downloa
                        curl_off_t upload_now) {
   (void)download_total, (void)upload_total, (void)upload_now;
   transfer *t = user;
-  if (!t->label || !t->options || t->options->quiet || !t->options->progress) return 0;
+  if (!t->label || !t->options || t->options->quiet) return 0;
   double now = now_seconds();
-  if (now - t->last_print < 0.2) return 0;
+  if (t->last_print == 0) t->last_print = now;
+  int64_t done = t->file_offset + (int64_t)download_now;
+  if (t->options->progress) {
+    if (now - t->last_print < 0.2) return 0;
+    t->last_print = now;
+    print_progress(t, done, false);
+    return 0;
+  }
+  /* Off a terminal (a log): a line every 30 s of a long transfer. */
+  if (now - t->last_print < 30) return 0;
   t->last_print = now;
-  print_progress(t, t->file_offset + (int64_t)download_now, false);
+  double rate = (double)(done - t->file_offset) / (now - t->start);
+  char have[32], total[32], speed[32];
+  format_bytes((double)done, have, sizeof(have));
+  format_bytes((double)t->expected, total, sizeof(total));
+  format_bytes(rate, speed, sizeof(speed));
+  fprintf(stderr, "vlm: %s: %s of %s, %s/s, ETA %.0f s\n", t->label, have, total, speed,
+          rate > 0 && t->expected > done ? (double)(t->expected - done) / rate : 0.0);
   return 0;
 }
 
@@ -344,6 +361,28 @@ static vlm_status write_ref(const char *repo_dir, const char *revision, const ch
   return VLM_OK;
 }
 
+static vlm_status lock_blob(const char *repo_dir, const char *etag, int *out_fd) {
+  char path[VLM_HUB_PATH_MAX + 400];
+  const char *slash = strrchr(repo_dir, '/');
+  if (!slash) return VLM_ERROR(INTERNAL, "%s: no cache directory", repo_dir);
+  snprintf(path, sizeof(path), "%.*s/.locks/%s", (int)(slash - repo_dir), repo_dir, slash + 1);
+  VLM_RETURN_IF_ERROR(make_dirs(path));
+  size_t length = strlen(path);
+  snprintf(path + length, sizeof(path) - length, "/%s.lock", etag);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return VLM_ERROR(IO, "%s: %s", path, strerror(errno));
+  if (flock(fd, LOCK_EX)) {
+    close(fd);
+    return VLM_ERROR(IO, "%s: %s", path, strerror(errno));
+  }
+  *out_fd = fd;
+  return VLM_OK;
+}
+
+static vlm_status download_blob(const hub_client *client, const vlm_hub_id *id, const char *url,
+                                const vlm_hub_file *file, const char *blob, const char *partial, int64_t expected,
+                                const char *expected_sha);
+
 /* One file into blobs/ and the snapshot. */
 static vlm_status pull_file(const hub_client *client, const vlm_hub_id *id, const char *repo_dir,
                             const vlm_hub_listing *listing, const vlm_hub_file *file) {
@@ -395,6 +434,20 @@ static vlm_status pull_file(const hub_client *client, const vlm_hub_id *id, cons
   char folder[VLM_HUB_PATH_MAX + 10];
   snprintf(folder, sizeof(folder), "%s/blobs", repo_dir);
   VLM_RETURN_IF_ERROR(make_dirs(folder));
+  /* One writer per blob, vlm or huggingface_hub (whose filelock takes the
+   * same flock on CACHE/.locks/models--ORG--NAME/<etag>.lock). */
+  int lock = -1;
+  VLM_RETURN_IF_ERROR(lock_blob(repo_dir, etag, &lock));
+  vlm_status locked = download_blob(client, id, url, file, blob, partial, expected, expected_sha);
+  close(lock);
+  VLM_RETURN_IF_ERROR(locked);
+  return link_snapshot(repo_dir, listing->commit, file->name, etag);
+}
+
+static vlm_status download_blob(const hub_client *client, const vlm_hub_id *id, const char *url,
+                                const vlm_hub_file *file, const char *blob, const char *partial, int64_t expected,
+                                const char *expected_sha) {
+  if (file_size(blob) >= 0 && (expected < 0 || file_size(blob) == expected)) return VLM_OK; /* another writer's */
   int64_t offset = file_size(partial);
   if (offset < 0 || (expected >= 0 && offset > expected)) offset = 0;
   transfer get = {.options = client->options, .label = file->name, .expected = expected, .file_offset = offset};
@@ -445,7 +498,7 @@ static vlm_status pull_file(const hub_client *client, const vlm_hub_id *id, cons
       fprintf(stderr, "vlm: pulled %s (%s in %.1f s)\n", file->name, bytes, now_seconds() - get.start);
     }
   }
-  return link_snapshot(repo_dir, listing->commit, file->name, etag);
+  return VLM_OK;
 }
 
 static vlm_status check_listing(const vlm_hub_id *id, const vlm_hub_listing *listing) {

@@ -66,6 +66,7 @@ check pull_writes_the_ref bash -c "[ \"\$(cat '$cache/models--tiny--qwen2/refs/m
 check snapshot_links_are_relative bash -c "[ \"\$(readlink '$cache/models--tiny--qwen2/snapshots/$commit/config.json')\" \
   = ../../blobs/\$(git hash-object '$model/config.json') ]"
 check lfs_blob_is_named_by_sha256 bash -c "[ -f '$cache/models--tiny--qwen2/blobs/$(sha256sum "$model/model.safetensors" | cut -c1-64)' ]"
+check blob_locked_where_huggingface_hub_locks bash -c "[ -e '$cache/.locks/models--tiny--qwen2/$(sha256sum "$model/model.safetensors" | cut -c1-64).lock' ]"
 check pulled_files_match bash -c "cmp '$model/model.safetensors' '$cache/models--tiny--qwen2/snapshots/$commit/model.safetensors' \
   && cmp '$model/tokenizer.json' '$cache/models--tiny--qwen2/snapshots/$commit/tokenizer.json'"
 check pull_followed_the_lfs_redirect grep -q "GET /cdn/tiny%2Fqwen2/" "$work/hub.log"
