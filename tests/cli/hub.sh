@@ -84,7 +84,7 @@ check unknown_revision_is_404 bash -c "run 1 pull tiny/qwen2@nope && err_has 'no
 serve_by_id() {
   HF_HUB_OFFLINE=1 "$vlm" serve --model tiny/qwen2 --port 0 2>"$work/serve.err" &
   local server=$!
-  for _ in $(seq 200); do grep -q "listening on" "$work/serve.err" && break; sleep 0.1; done
+  for _ in $(seq 200); do grep -qs "listening on" "$work/serve.err" && break; sleep 0.1; done
   local url
   url=$(grep -o "http://[^ ]*" "$work/serve.err" | head -1)
   local models
