@@ -57,6 +57,19 @@ static void finds_snapshots_in_the_cache(void) {
   unsetenv("HF_HUB_CACHE");
   CHECK_OK(vlm_hub_cache_dir(path, sizeof(path)));
   CHECK_STR_EQ(path, "/nonexistent-home/hub");
+  unsetenv("HF_HOME");
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  CHECK_OK(vlm_hub_cache_dir(path, sizeof(path)));
+  CHECK_STR_EQ(path, "/xdg/huggingface/hub");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  setenv("HF_HOME", "~/hf", 1);
+  CHECK_OK(vlm_hub_cache_dir(path, sizeof(path)));
+  CHECK_STR_EQ(path, "/home/u/hf/hub");
+  setenv("HUGGINGFACE_HUB_CACHE", "/legacy", 1);
+  CHECK_OK(vlm_hub_cache_dir(path, sizeof(path)));
+  CHECK_STR_EQ(path, "/legacy");
+  unsetenv("HUGGINGFACE_HUB_CACHE");
   setenv("HF_HUB_CACHE", scratch, 1);
 
   const char *commit = "0123456789abcdef0123456789abcdef01234567";

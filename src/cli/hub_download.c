@@ -38,8 +38,8 @@ static double now_seconds(void) {
   return (double)time.tv_sec + (double)time.tv_nsec * 1e-9;
 }
 
-/* HF_TOKEN, else the file `hf auth login` writes (HF_TOKEN_PATH, else
- * HF_HOME/token, else ~/.cache/huggingface/token). */
+/* HF_TOKEN, else the file `hf auth login` writes (HF_TOKEN_PATH, else the
+ * Hugging Face home's token). */
 static void read_token(char *out, size_t size) {
   out[0] = '\0';
   const char *token = getenv("HF_TOKEN");
@@ -47,12 +47,18 @@ static void read_token(char *out, size_t size) {
     snprintf(out, size, "%s", token);
     return;
   }
-  char path[4096];
-  const char *token_path = getenv("HF_TOKEN_PATH"), *home = getenv("HF_HOME"), *user = getenv("HOME");
-  if (token_path && *token_path) snprintf(path, sizeof(path), "%s", token_path);
-  else if (home && *home) snprintf(path, sizeof(path), "%s/token", home);
-  else if (user && *user) snprintf(path, sizeof(path), "%s/.cache/huggingface/token", user);
-  else return;
+  char path[VLM_HUB_PATH_MAX + 16], home[VLM_HUB_PATH_MAX];
+  const char *token_path = getenv("HF_TOKEN_PATH");
+  if (token_path && *token_path) {
+    snprintf(path, sizeof(path), "%s", token_path);
+  } else {
+    vlm_status status = vlm_hub_home_dir(home, sizeof(home));
+    if (status) {
+      vlm_status_free(status);
+      return;
+    }
+    snprintf(path, sizeof(path), "%s/token", home);
+  }
   FILE *file = fopen(path, "r");
   if (!file) return;
   if (!fgets(out, (int)size, file)) out[0] = '\0';

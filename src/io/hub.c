@@ -65,13 +65,38 @@ static bool env_true(const char *name) {
 
 bool vlm_hub_offline(void) { return env_true("HF_HUB_OFFLINE"); }
 
-vlm_status vlm_hub_cache_dir(char *out, size_t size) {
-  const char *cache = getenv("HF_HUB_CACHE"), *home = getenv("HF_HOME"), *user = getenv("HOME");
+/* A path from the environment with a leading ~ expanded (os.path.expanduser). */
+static int expand_home(const char *path, const char *suffix, char *out, size_t size) {
+  const char *user = getenv("HOME");
+  if (path[0] == '~' && (path[1] == '/' || path[1] == '\0') && user && *user)
+    return snprintf(out, size, "%s%s%s", user, path + 1, suffix);
+  return snprintf(out, size, "%s%s", path, suffix);
+}
+
+/* As huggingface_hub's constants: HF_HOME, else $XDG_CACHE_HOME/huggingface,
+ * else ~/.cache/huggingface. */
+vlm_status vlm_hub_home_dir(char *out, size_t size) {
+  const char *home = getenv("HF_HOME"), *xdg = getenv("XDG_CACHE_HOME");
   int written;
-  if (cache && *cache) written = snprintf(out, size, "%s", cache);
-  else if (home && *home) written = snprintf(out, size, "%s/hub", home);
-  else if (user && *user) written = snprintf(out, size, "%s/.cache/huggingface/hub", user);
+  if (home && *home) written = expand_home(home, "", out, size);
+  else if (xdg && *xdg) written = expand_home(xdg, "/huggingface", out, size);
+  else if (getenv("HOME") && *getenv("HOME")) written = expand_home("~", "/.cache/huggingface", out, size);
   else return VLM_ERROR(NOT_FOUND, "no Hugging Face cache: set HF_HUB_CACHE or HF_HOME (HOME is not set)");
+  if (written < 0 || (size_t)written >= size) return VLM_ERROR(OUT_OF_RANGE, "the Hugging Face home path is too long");
+  return VLM_OK;
+}
+
+vlm_status vlm_hub_cache_dir(char *out, size_t size) {
+  const char *cache = getenv("HF_HUB_CACHE"), *legacy = getenv("HUGGINGFACE_HUB_CACHE");
+  if (!(cache && *cache)) cache = legacy;
+  int written;
+  if (cache && *cache) {
+    written = expand_home(cache, "", out, size);
+  } else {
+    char home[VLM_HUB_PATH_MAX];
+    VLM_RETURN_IF_ERROR(vlm_hub_home_dir(home, sizeof(home)));
+    written = snprintf(out, size, "%s/hub", home);
+  }
   if (written < 0 || (size_t)written >= size) return VLM_ERROR(OUT_OF_RANGE, "the Hugging Face cache path is too long");
   return VLM_OK;
 }

@@ -29,8 +29,11 @@ typedef struct vlm_hub_id {
  * without "..". False (and nothing written) for anything else. */
 bool vlm_hub_id_parse(const char *text, vlm_hub_id *out);
 
-/* The cache directory from the environment (HF_HUB_CACHE, else
- * HF_HOME/hub, else $HOME/.cache/huggingface/hub). */
+/* Hugging Face's home as huggingface_hub finds it: HF_HOME, else
+ * $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface (~ expanded). */
+vlm_status vlm_hub_home_dir(char *out, size_t size);
+/* The cache directory: HF_HUB_CACHE (or the legacy HUGGINGFACE_HUB_CACHE),
+ * else the home's hub/. */
 vlm_status vlm_hub_cache_dir(char *out, size_t size);
 /* CACHE/models--ORG--NAME. */
 vlm_status vlm_hub_repo_dir(const vlm_hub_id *id, char *out, size_t size);

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 vlm=$(realpath "$vlm") # checks run from other directories too
 export vlm
-unset HF_TOKEN HF_HUB_OFFLINE HF_HUB_CACHE HF_ENDPOINT HF_TOKEN_PATH
+unset HF_TOKEN HF_HUB_OFFLINE HF_HUB_CACHE HUGGINGFACE_HUB_CACHE HF_ENDPOINT HF_TOKEN_PATH
 export HF_HOME=$work/hf
 model=$source_dir/tests/models/qwen2
 
