@@ -25,6 +25,8 @@ static void print_usage(FILE *out) {
           "each as the best of N repetitions (default 3), next to the machine's read\n"
           "bandwidth and FMA peak measured in the same run; prints a JSON report on stdout\n"
           "(progress on stderr). Use the global --threads to set the thread count.\n"
+          "DIR may also be a model id ORG/NAME[@REVISION] in the local Hugging Face cache\n"
+          "(see vlm pull).\n"
           "--quantize q8|q4 quantizes the decoder's linear weights at load (as vlm run);\n"
           "decode's bandwidth bound is then over the quantized bytes (weight_bytes).\n"
           "With --image it also times that image's decode + image processor and its\n"
