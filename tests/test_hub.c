@@ -126,6 +126,17 @@ static void parses_the_model_info(void) {
   vlm_hub_listing_release(&listing);
   const char *sha = "\"sha\": \"0123456789abcdef0123456789abcdef01234567\"";
   char text[512];
+  /* Mistral's double weights: the consolidated copy is not fetched. */
+  snprintf(text, sizeof(text), "{%s, \"siblings\": [{\"rfilename\": \"consolidated.safetensors\"},"
+           " {\"rfilename\": \"model-00001-of-00002.safetensors\"}, {\"rfilename\": \"params.json\"}]}", sha);
+  CHECK_OK(vlm_hub_listing_parse(text, strlen(text), &listing));
+  CHECK_INT_EQ(listing.file_count, 2);
+  if (listing.file_count == 2) CHECK_STR_EQ(listing.files[0].name, "model-00001-of-00002.safetensors");
+  vlm_hub_listing_release(&listing);
+  snprintf(text, sizeof(text), "{%s, \"siblings\": [{\"rfilename\": \"consolidated.safetensors\"}]}", sha);
+  CHECK_OK(vlm_hub_listing_parse(text, strlen(text), &listing));
+  CHECK_INT_EQ(listing.file_count, 1);
+  vlm_hub_listing_release(&listing);
   snprintf(text, sizeof(text), "{%s, \"siblings\": [{\"rfilename\": \"../escape.json\"}]}", sha);
   CHECK_ERROR(vlm_hub_listing_parse(text, strlen(text), &listing), VLM_STATUS_DATA_LOSS, "unsafe path");
   snprintf(text, sizeof(text), "{%s, \"siblings\": [{\"rfilename\": \"/etc/x.json\"}]}", sha);

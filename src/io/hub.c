@@ -315,6 +315,27 @@ static vlm_status take_sibling(const vlm_json_value *sibling, vlm_hub_listing *o
   return VLM_OK;
 }
 
+/* Mistral-style repositories ship their weights twice: Transformers'
+ * model*.safetensors and the original consolidated*.safetensors, which
+ * Transformers does not read; fetch the latter only when it is all there is. */
+static void drop_consolidated(vlm_hub_listing *listing) {
+  bool other = false;
+  for (size_t i = 0; i < listing->file_count; i++) {
+    const char *name = listing->files[i].name;
+    if (!strchr(name, '/') && ends_with(name, ".safetensors") && strncmp(name, "consolidated", 12)) other = true;
+  }
+  if (!other) return;
+  size_t kept = 0;
+  for (size_t i = 0; i < listing->file_count; i++) {
+    const char *name = listing->files[i].name;
+    if (!strchr(name, '/') && !strncmp(name, "consolidated", 12) && ends_with(name, ".safetensors"))
+      free(listing->files[i].name);
+    else
+      listing->files[kept++] = listing->files[i];
+  }
+  listing->file_count = kept;
+}
+
 vlm_status vlm_hub_listing_parse(const char *json, size_t length, vlm_hub_listing *out) {
   memset(out, 0, sizeof(*out));
   vlm_json_limits limits = {.max_depth = 32, .max_input_bytes = 1 << 26};
@@ -342,6 +363,7 @@ vlm_status vlm_hub_listing_parse(const char *json, size_t length, vlm_hub_listin
     out->files = calloc(count ? count : 1, sizeof(*out->files));
     if (!out->files) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     for (size_t i = 0; !status && i < count; i++) status = take_sibling(&siblings->as.array.items[i], out);
+    if (!status) drop_consolidated(out);
     for (size_t i = 0; !status && i < out->file_count; i++)
       for (size_t j = 0; j < i; j++)
         if (!strcmp(out->files[i].name, out->files[j].name)) {
