@@ -552,6 +552,13 @@ vlm_status cli_hub_pull(const vlm_hub_id *id, const cli_pull_options *options, c
   free(info.memory);
   VLM_RETURN_IF_ERROR(status);
   status = check_listing(id, &listing);
+  /* The hub lists a gated model's files to anyone but serves them only to
+   * an account that accepted its license: say so before fetching any. */
+  if (!status && listing.gated[0] && strcmp(listing.gated, "false") && !client.authorization[0])
+    status = VLM_ERROR(FAILED_PRECONDITION,
+                       "%s is a gated model: accept its license at %s/%s while logged in, then set HF_TOKEN to a "
+                       "token of that account (%s/settings/tokens)", id->repo, client.endpoint, id->repo,
+                       client.endpoint);
   int64_t total = 0;
   for (size_t i = 0; i < listing.file_count; i++) total += listing.files[i].size > 0 ? listing.files[i].size : 0;
   if (!status && !options->quiet) {

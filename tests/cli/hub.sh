@@ -121,7 +121,8 @@ check private_401_says_set_token bash -c "run 1 pull tiny/private && err_has '40
 check private_with_token bash -c "HF_TOKEN=good-token run 0 pull tiny/private"
 check private_token_from_file bash -c "rm -rf '$work/hf-tok'; mkdir -p '$work/hf-tok' && echo good-token >'$work/hf-tok/token' \
   && HF_HOME='$work/hf-tok' run 0 pull tiny/private"
-check gated_401_says_accept bash -c "run 1 pull tiny/gated && err_has 'is a gated model (401)' && err_has 'accept its license at $HF_ENDPOINT/tiny/gated'"
+check gated_says_accept_before_fetching bash -c "run 1 pull tiny/gated && err_has 'is a gated model' \
+  && err_has 'accept its license at $HF_ENDPOINT/tiny/gated' && err_has 'set HF_TOKEN' && [ ! -d '$cache/models--tiny--gated/blobs' ]"
 check gated_403_says_accept bash -c "HF_TOKEN=wrong run 1 pull tiny/gated && err_has '403 Forbidden' && err_has 'accept its license at'"
 check gated_with_access bash -c "HF_TOKEN=gated-ok run 0 pull tiny/gated"
 # The token goes to the hub, never to the host an LFS redirect names.

@@ -21,8 +21,9 @@ renamed repository).
   interrupt  the first GET of each LFS file's bytes stops halfway (closes)
   badsum     the CDN serves LFS bytes with one byte changed
   private    401 (X-Error-Code: RepoNotFound) without "Bearer good-token"
-  gated      401 GatedRepo without a token, 403 GatedRepo with a token other
-             than "Bearer gated-ok"
+  gated      the model info (with "gated": "manual") to anyone, as the hub;
+             its files 401 GatedRepo without a token, 403 GatedRepo with a
+             token other than "Bearer gated-ok"
 The log of requests goes to stderr.
 """
 import argparse
@@ -123,11 +124,13 @@ class Handler(BaseHTTPRequestHandler):
         self.send(status, {"X-Error-Code": code, "X-Error-Message": message,
                            "Content-Type": "application/json"}, body, head)
 
-    def authorized(self, repo, head):
+    def authorized(self, repo, head, listing=False):
         token = self.headers.get("Authorization")
         if repo.mode == "private" and token != "Bearer good-token":
             self.error(401, "RepoNotFound", "Repository Not Found for url: %s." % self.path, head)
             return False
+        if repo.mode == "gated" and listing:
+            return True  # the hub lists a gated model's files to anyone (model info says "gated")
         if repo.mode == "gated" and token is None:
             self.error(401, "GatedRepo", "Access to model %s is restricted. You must have access to it "
                        "and be authenticated to access it. Please log in." % repo.name, head)
@@ -166,7 +169,7 @@ class Handler(BaseHTTPRequestHandler):
             repo = self.find_repo(rest)
             if not repo:
                 return self.error(401, "RepoNotFound", "Repository Not Found", head)
-            if not self.authorized(repo, head):
+            if not self.authorized(repo, head, listing=True):
                 return
             revision = "main"
             if len(rest) >= 4 and rest[2] == "tree":
