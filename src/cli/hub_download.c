@@ -111,6 +111,8 @@ typedef struct transfer {
   FILE *file;
   int64_t file_offset; /* bytes the file had before this request */
   bool refused_body;    /* over MAX_LISTING_BYTES, or a write failed */
+  bool overran;         /* the file's body went past its expected size */
+  int64_t written;      /* body bytes of this request */
   /* Progress. */
   const char *label;
   int64_t expected;
@@ -134,6 +136,19 @@ static size_t on_body(char *data, size_t size, size_t count, void *user) {
     long code = 0;
     curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
     if (code != 200 && code != 206) return length; /* an error's body is not the file */
+    if (code == 200 && t->file_offset > 0 && t->written == 0) {
+      /* The server ignored the Range: the whole file comes, from byte 0. */
+      if (fflush(t->file) || ftruncate(fileno(t->file), 0) || fseek(t->file, 0, SEEK_SET)) {
+        t->refused_body = true;
+        return 0;
+      }
+      t->file_offset = 0;
+    }
+    t->written += (int64_t)length;
+    if (t->expected >= 0 && t->file_offset + t->written > t->expected) { /* more than the hub said: stop */
+      t->overran = true;
+      return 0;
+    }
     if (fwrite(data, 1, length, t->file) != length) {
       t->refused_body = true;
       return 0;
@@ -254,6 +269,8 @@ static vlm_status perform(const hub_client *client, const char *url, bool head, 
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &t->status);
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
+  if (code == CURLE_WRITE_ERROR && t->overran)
+    return VLM_ERROR(DATA_LOSS, "%s: the hub sent more than the %lld bytes it announced", url, (long long)t->expected);
   if (code == CURLE_WRITE_ERROR && t->refused_body)
     return t->file ? VLM_ERROR(IO, "writing the download failed: %s", strerror(errno))
                    : VLM_ERROR(OUT_OF_RANGE, "%s: the answer is over %zu MiB", url, MAX_LISTING_BYTES >> 20);
@@ -462,19 +479,12 @@ static vlm_status download_blob(const hub_client *client, const vlm_hub_id *id, 
   if (offset > 0 && !client->options->quiet)
     fprintf(stderr, "vlm: resuming %s at %lld bytes\n", file->name, (long long)offset);
   vlm_status status = offset == expected ? VLM_OK : perform(client, url, false, true, &get);
-  if (!status && offset != expected && get.status == 200 && offset > 0) {
-    /* The server ignored the Range: start over. */
-    fclose(get.file);
-    get.file = fopen(partial, "wb");
-    get.file_offset = 0;
-    status = get.file ? perform(client, url, false, true, &get) : VLM_ERROR(IO, "%s: %s", partial, strerror(errno));
-  }
   if (get.file && fclose(get.file) && !status) status = VLM_ERROR(IO, "%s: %s", partial, strerror(errno));
   if (!status && offset != expected && get.status != 200 && get.status != 206)
     status = get.status == 416 ? VLM_ERROR(DATA_LOSS, "%s: the partial download does not fit the file (416)", url)
                                : http_error(client, id, url, &get);
   if (status) {
-    if (get.status == 416) unlink(partial);
+    if (get.status == 416 || get.overran) unlink(partial);
     if (client->options->progress && !client->options->quiet) fputc('\n', stderr);
     return status;
   }

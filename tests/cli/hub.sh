@@ -42,7 +42,7 @@ check local_directory_wins bash -c "cd '$work/local' && run 0 run --model tiny/q
 # ---- the stand-in hub ----------------------------------------------------
 repos=$work/repos
 mkdir -p "$repos"
-for name in qwen2 resume badsum private gated; do cp -r "$model" "$repos/$name"; done
+for name in qwen2 resume norange oversize badsum private gated; do cp -r "$model" "$repos/$name"; done
 mkdir -p "$repos/binonly" && cp "$model"/*.json "$repos/binonly/" && printf 'x' >"$repos/binonly/pytorch_model.bin"
 mkdir -p "$repos/adapters" && cp "$model"/* "$repos/adapters/" && mkdir -p "$repos/adapters/vision-lora" \
   && printf '{"r": 8}' >"$repos/adapters/vision-lora/adapter_config.json" \
@@ -52,6 +52,8 @@ python3 "$source_dir/tests/hub/fake_hub.py" --port-file "$work/port" \
   --repo tiny/qwen2="$repos/qwen2" --repo tiny/resume="$repos/resume" --repo tiny/badsum="$repos/badsum" \
   --repo tiny/private="$repos/private" --repo tiny/gated="$repos/gated" --repo tiny/binonly="$repos/binonly" \
   --repo tiny/adapters="$repos/adapters" \
+  --repo tiny/norange="$repos/norange" --repo tiny/oversize="$repos/oversize" \
+  --mode tiny/norange=interrupt-norange --mode tiny/oversize=oversize \
   --alias tiny/old-name=tiny/qwen2 --mode tiny/resume=interrupt --mode tiny/badsum=badsum --mode tiny/private=private --mode tiny/gated=gated \
   2>"$work/hub.log" &
 hub_pid=$!
@@ -112,6 +114,10 @@ check interrupted_pull_fails bash -c "run 1 pull tiny/resume && err_has 'run vlm
 check interrupted_pull_resumes bash -c "run 0 pull tiny/resume && err_has 'resuming model.safetensors at' \
   && [ ! -e '$cache/models--tiny--resume/blobs/$sha.incomplete' ] && cmp '$model/model.safetensors' '$cache/models--tiny--resume/blobs/$sha'"
 check resume_sent_a_range grep -q "GET /cdn/tiny%2Fresume/$sha Range=bytes=[1-9]" "$work/hub.log"
+check resume_ignored_starts_over bash -c "run 1 pull tiny/norange && run 0 pull tiny/norange \
+  && cmp '$model/model.safetensors' '$cache/models--tiny--norange/blobs/$sha'"
+check oversize_refused bash -c "run 1 pull tiny/oversize && err_has "more than the $(stat -c %s '$model/model.safetensors') bytes it announced" \
+  && [ ! -e '$cache/models--tiny--oversize/blobs/$sha' ] && [ ! -e '$cache/models--tiny--oversize/blobs/$sha.incomplete' ]"
 check bad_checksum_refused bash -c "run 1 pull tiny/badsum && err_has 'differs from the hub' && err_has 'was removed' \
   && [ ! -e '$cache/models--tiny--badsum/blobs/$sha' ] && [ ! -e '$cache/models--tiny--badsum/blobs/$sha.incomplete' ] \
   && ! ls '$cache'/models--tiny--badsum/snapshots/*/model.safetensors 2>/dev/null"

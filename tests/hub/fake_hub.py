@@ -19,6 +19,8 @@ REV is main, the tag v1.0 or the commit. Modes, per repository:
 --alias OLD=NEW answers every request for OLD with a relative 307 to NEW (a
 renamed repository).
   interrupt  the first GET of each LFS file's bytes stops halfway (closes)
+  interrupt-norange  the same, and the CDN then ignores Range (a 200 with it all)
+  oversize   the CDN sends 4 KiB more than X-Linked-Size announces
   badsum     the CDN serves LFS bytes with one byte changed
   private    401 (X-Error-Code: RepoNotFound) without "Bearer good-token"
   gated      the model info (with "gated": "manual") to anyone, as the hub;
@@ -220,7 +222,9 @@ class Handler(BaseHTTPRequestHandler):
             data = bytearray(data)
             data[len(data) // 2] ^= 0xFF
             data = bytes(data)
-        if repo.mode == "interrupt" and not head and sha not in repo.interrupted:
+        if repo.mode == "oversize":
+            data = data + b"\0" * 4096
+        if repo.mode in ("interrupt", "interrupt-norange") and not head and sha not in repo.interrupted:
             repo.interrupted.add(sha)
             self.send_response(200)
             self.send_header("Content-Length", str(len(data)))
@@ -230,6 +234,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
+        if repo.mode == "interrupt-norange":
+            return self.send(200, {"ETag": '"%s"' % sha}, data, head)  # the whole file, whatever the Range
         return self.send_range(200, {"ETag": '"%s"' % sha, "Accept-Ranges": "bytes"}, data, head)
 
     def send_range(self, status, headers, data, head):
