@@ -116,7 +116,8 @@ check interrupted_pull_resumes bash -c "run 0 pull tiny/resume && err_has 'resum
 check resume_sent_a_range grep -q "GET /cdn/tiny%2Fresume/$sha Range=bytes=[1-9]" "$work/hub.log"
 check resume_ignored_starts_over bash -c "run 1 pull tiny/norange && run 0 pull tiny/norange \
   && cmp '$model/model.safetensors' '$cache/models--tiny--norange/blobs/$sha'"
-check oversize_refused bash -c "run 1 pull tiny/oversize && err_has "more than the $(stat -c %s '$model/model.safetensors') bytes it announced" \
+size=$(stat -c %s "$model/model.safetensors")
+check oversize_refused bash -c "run 1 pull tiny/oversize && err_has 'more than the $size bytes it announced' \
   && [ ! -e '$cache/models--tiny--oversize/blobs/$sha' ] && [ ! -e '$cache/models--tiny--oversize/blobs/$sha.incomplete' ]"
 check bad_checksum_refused bash -c "run 1 pull tiny/badsum && err_has 'differs from the hub' && err_has 'was removed' \
   && [ ! -e '$cache/models--tiny--badsum/blobs/$sha' ] && [ ! -e '$cache/models--tiny--badsum/blobs/$sha.incomplete' ] \
