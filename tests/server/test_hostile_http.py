@@ -385,9 +385,24 @@ class BodyBudgetTests(unittest.TestCase):
             other, other_statuses = self.start_uploads(["127.0.0.91"])
             self.assertEqual((len(other), other_statuses), (1, []))
             other[0].close()
+            # A chunked body (no size declared) is charged as it grows:
+            # past the share it is dropped and answered 503 once it ends.
+            chunk = b" " * (1 << 20)
+            chunked = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(12)) + b"0\r\n\r\n"
+            received, _ = exchange(self.server, request_bytes(
+                "POST", "/v1/chat/completions", ["Host: localhost", "Content-Type: application/json",
+                                                 "Transfer-Encoding: chunked"], chunked),
+                source="127.0.0.90", wait=30, until_responses=1)
+            answers = responses_in(received)
+            self.assertEqual([a[0] for a in answers], [503], received[:300])
+            self.assertEqual(json.loads(answers[0][2])["error"]["code"], "server_busy")
         finally:
             for sock in held:
                 sock.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self.server.metrics()["vlm_http_request_body_bytes"]:
+            time.sleep(0.1)
+        self.assertEqual(self.server.metrics()["vlm_http_request_body_bytes"], 0, "bodies not released")
 
 
 if __name__ == "__main__":
