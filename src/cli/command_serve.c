@@ -1,6 +1,7 @@
 /* vlm serve: the OpenAI-compatible HTTP server (src/server) in front of one
  * engine with N slots. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,6 +63,12 @@ static void print_usage(FILE *out) {
           "  --allowed-media-dir DIR  accept file:// image URLs under DIR (default: refused)\n"
           "  --allow-remote-media     accept http(s):// image URLs (public addresses only)\n"
           "  --max-body-bytes N       request body limit; larger gets 413 (default 64 MiB)\n"
+          "  --max-body-memory-mb N   MiB of request bodies all clients may have in flight\n"
+          "                           at once (reserved from Content-Length before the body\n"
+          "                           is read); more gets 503 server_busy (default 256, at\n"
+          "                           least --max-body-bytes; 0: no limit)\n"
+          "  --max-body-memory-per-client-mb N  the same for one client address (default\n"
+          "                           128, at least --max-body-bytes; 0: no limit)\n"
           "  --max-media-items N      image/audio parts per request; more gets 400 (default 16)\n"
           "  --max-audio-seconds S    an audio part's longest duration; longer gets 400\n"
           "                           (default 600)\n"
@@ -88,6 +95,9 @@ static void print_usage(FILE *out) {
           "  --max-connections-per-client N  concurrent connections of one client (an IPv4\n"
           "                           address or an IPv6 /64); more are closed at once\n"
           "                           (default 64; 0: no limit)\n"
+          "  --max-idle-connections N  idle keep-alive connections kept; past it the\n"
+          "                           least recently used is closed (default: half of\n"
+          "                           --max-connections; 0: no cap)\n"
           "  --allowed-hosts LIST     comma-separated Host names to answer (\"*\": any;\n"
           "                           \".example.com\": it and its subdomains); others get\n"
           "                           403. Default: bound to a loopback address, loopback\n"
@@ -133,7 +143,8 @@ typedef struct serve_arguments {
   vlm_server_options server;
   long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace,
       max_media_items, max_connections, per_client, prefix_cache_mb, encoder_cache_mb, max_prompt_bytes,
-      media_memory_mb;
+      media_memory_mb, max_idle_connections, body_memory_mb, body_memory_per_client_mb;
+  bool max_idle_given, body_memory_given, body_memory_per_client_given;
   double header_timeout, body_timeout, request_timeout, max_audio_seconds, media_wait;
   bool request_timeout_given, per_client_given, download;
 } serve_arguments;
@@ -190,6 +201,15 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--max-connections-per-client") == 0 && value) {
       ok = cli_parse_integer(value, 0, 65536, &arguments->per_client);
       arguments->per_client_given = true;
+    } else if (strcmp(name, "--max-idle-connections") == 0 && value) {
+      ok = cli_parse_integer(value, 0, 65536, &arguments->max_idle_connections);
+      arguments->max_idle_given = true;
+    } else if (strcmp(name, "--max-body-memory-mb") == 0 && value) {
+      ok = cli_parse_integer(value, 0, 1LL << 24, &arguments->body_memory_mb);
+      arguments->body_memory_given = true;
+    } else if (strcmp(name, "--max-body-memory-per-client-mb") == 0 && value) {
+      ok = cli_parse_integer(value, 0, 1LL << 24, &arguments->body_memory_per_client_mb);
+      arguments->body_memory_per_client_given = true;
     } else if (strcmp(name, "--allowed-hosts") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_hosts = value; }
     else if (strcmp(name, "--allowed-origins") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_origins = value; }
     else if (strcmp(name, "--grace") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->grace);
@@ -227,6 +247,15 @@ int command_serve(int argc, char **argv, const global_options *options) {
   arguments.server.connection_limit = (unsigned)arguments.max_connections;
   if (arguments.per_client_given)
     arguments.server.max_connections_per_client = arguments.per_client ? (int)arguments.per_client : -1;
+  /* As above: 0 on the command line is "no limit", in the options "default". */
+  if (arguments.max_idle_given)
+    arguments.server.max_idle_connections = arguments.max_idle_connections ? (int)arguments.max_idle_connections : -1;
+  if (arguments.body_memory_given)
+    arguments.server.max_body_memory =
+        arguments.body_memory_mb ? (size_t)arguments.body_memory_mb << 20 : SIZE_MAX;
+  if (arguments.body_memory_per_client_given)
+    arguments.server.max_body_memory_per_client =
+        arguments.body_memory_per_client_mb ? (size_t)arguments.body_memory_per_client_mb << 20 : SIZE_MAX;
   arguments.server.max_media_items = (unsigned)arguments.max_media_items;
   arguments.server.max_audio_seconds = arguments.max_audio_seconds;
   arguments.server.shutdown_grace_seconds = (double)arguments.grace;

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,11 @@
 #define DEFAULT_CONNECTION_LIMIT 256
 #define DEFAULT_CONNECTIONS_PER_CLIENT 64
 #define DEFAULT_MAX_MEDIA_ITEMS 16
+/* Bodies in memory: 16 unfinished 60 MB uploads used to hold 932 MB (the
+ * old bound was max_body_bytes per connection: 4 GiB per address, 16 GiB
+ * in all). Four full-size bodies at once, two per address. */
+#define DEFAULT_MAX_BODY_MEMORY ((size_t)256 << 20)
+#define DEFAULT_MAX_BODY_MEMORY_PER_CLIENT ((size_t)128 << 20)
 /* 1/8 of --max-connections is kept for clients holding no connection. */
 #define CONNECTION_RESERVE_FRACTION 8
 /* After the engine drained, how long responses may take to reach their
@@ -98,6 +104,13 @@ static void fill_defaults(vlm_server_options *options) {
   if (!options->connection_limit) options->connection_limit = DEFAULT_CONNECTION_LIMIT;
   if (!options->max_connections_per_client) options->max_connections_per_client = DEFAULT_CONNECTIONS_PER_CLIENT;
   if (!options->max_media_items) options->max_media_items = DEFAULT_MAX_MEDIA_ITEMS;
+  if (!options->max_idle_connections) options->max_idle_connections = (int)(options->connection_limit / 2);
+  if (!options->max_body_memory) options->max_body_memory = DEFAULT_MAX_BODY_MEMORY;
+  if (!options->max_body_memory_per_client) options->max_body_memory_per_client = DEFAULT_MAX_BODY_MEMORY_PER_CLIENT;
+  /* One body of the largest size always fits an otherwise idle server. */
+  if (options->max_body_memory < options->max_body_bytes) options->max_body_memory = options->max_body_bytes;
+  if (options->max_body_memory_per_client < options->max_body_bytes)
+    options->max_body_memory_per_client = options->max_body_bytes;
 }
 
 /* The model's id: --model-name, else the checkpoint directory's last part. */
@@ -177,7 +190,11 @@ static vlm_status start_daemon(vlm_server *server) {
       .keep_alive_seconds = server->options.timeout_seconds,
       .connection_limit = limit,
       .per_client = per_client > 0 ? (unsigned)per_client : 0,
-      .reserve = limit / CONNECTION_RESERVE_FRACTION ? limit / CONNECTION_RESERVE_FRACTION : 1};
+      .reserve = limit / CONNECTION_RESERVE_FRACTION ? limit / CONNECTION_RESERVE_FRACTION : 1,
+      .idle_limit = server->options.max_idle_connections > 0 ? (unsigned)server->options.max_idle_connections : 0,
+      .body_budget = server->options.max_body_memory == SIZE_MAX ? 0 : server->options.max_body_memory,
+      .body_per_client = server->options.max_body_memory_per_client == SIZE_MAX
+                             ? 0 : server->options.max_body_memory_per_client};
   if (!status) status = connection_guard_start(&guard_options, &server->guard);
   if (status) {
     freeaddrinfo(address);

@@ -13,7 +13,10 @@
  *   ignored   user, metadata, store, service_tier, parallel_tool_calls,
  *             prompt_cache_key, prompt_cache_retention, safety_identifier:
  *             bookkeeping that cannot change the generated text (OpenAI
- *             accepts them on every model).
+ *             accepts them on every model); accepted only with their
+ *             OpenAI types (user a string, metadata an object of at most
+ *             16 strings, store a boolean, service_tier one of its names...),
+ *             so a client's mistake is not silently swallowed.
  *   refused   unless null or the value that asks for nothing we lack:
  *             chat:        tools, functions, audio, prediction,
  *                          reasoning_effort, verbosity, web_search_options
@@ -320,10 +323,66 @@ typedef struct field_rule {
   const char *name;
   int endpoints;
   field_class handling;
-  /* FIELD_REFUSED only: true for the values that ask for nothing we lack
-   * (NULL: every non-null value is refused). */
+  /* FIELD_REFUSED: true for the values that ask for nothing we lack
+   * (NULL: every non-null value is refused). FIELD_IGNORED: checks the
+   * value has the field's OpenAI type (ignored fields are accepted only as
+   * OpenAI would accept them, never as anything at all). */
   bool (*is_harmless)(const vlm_json_value *value);
+  bool (*check_type)(const vlm_json_value *value, const char *name, openai_error *error);
 } field_rule;
+
+/* ---- OpenAI's types for the fields accepted and ignored ---------------- */
+
+static bool ignored_string(const vlm_json_value *value, const char *name, openai_error *error) {
+  return value->type == VLM_JSON_STRING || openai_fail_type(error, name, "a string", value);
+}
+
+static bool ignored_boolean(const vlm_json_value *value, const char *name, openai_error *error) {
+  return value->type == VLM_JSON_BOOL || openai_fail_type(error, name, "a boolean", value);
+}
+
+static bool ignored_string_of(const vlm_json_value *value, const char *name, openai_error *error,
+                              const char *const *allowed, const char *listed) {
+  if (!ignored_string(value, name, error)) return false;
+  for (size_t i = 0; allowed[i]; i++)
+    if (vlm_json_string_equals(value, allowed[i])) return true;
+  return openai_fail_invalid_value(error, name, "expected one of %s", listed);
+}
+
+static bool ignored_service_tier(const vlm_json_value *value, const char *name, openai_error *error) {
+  static const char *const tiers[] = {"auto", "default", "flex", "scale", "priority", NULL};
+  return ignored_string_of(value, name, error, tiers, "'auto', 'default', 'flex', 'scale', 'priority'");
+}
+
+static bool ignored_cache_retention(const vlm_json_value *value, const char *name, openai_error *error) {
+  static const char *const retentions[] = {"in-memory", "24h", NULL};
+  return ignored_string_of(value, name, error, retentions, "'in-memory', '24h'");
+}
+
+/* OpenAI's metadata: at most 16 pairs, keys of at most 64 characters,
+ * values strings of at most 512. */
+#define METADATA_MAX_PAIRS 16
+#define METADATA_MAX_KEY 64
+#define METADATA_MAX_VALUE 512
+
+static bool ignored_metadata(const vlm_json_value *value, const char *name, openai_error *error) {
+  if (value->type != VLM_JSON_OBJECT) return openai_fail_type(error, name, "an object", value);
+  if (value->as.object.count > METADATA_MAX_PAIRS)
+    return openai_fail_invalid_value(error, name, "at most %d key-value pairs, got %zu", METADATA_MAX_PAIRS,
+                                     value->as.object.count);
+  for (size_t i = 0; i < value->as.object.count; i++) {
+    const vlm_json_member *member = &value->as.object.members[i];
+    if (member->key_length > METADATA_MAX_KEY)
+      return openai_fail_invalid_value(error, name, "keys of at most %d characters, got one of %zu",
+                                       METADATA_MAX_KEY, member->key_length);
+    if (member->value.type != VLM_JSON_STRING)
+      return openai_fail_type(error, "metadata.*", "a string", &member->value);
+    if (member->value.as.string.length > METADATA_MAX_VALUE)
+      return openai_fail_invalid_value(error, name, "values of at most %d characters, got one of %zu",
+                                       METADATA_MAX_VALUE, member->value.as.string.length);
+  }
+  return true;
+}
 
 static bool is_string_none(const vlm_json_value *value) {
   return vlm_json_string_equals(value, "none");
@@ -376,14 +435,14 @@ static const field_rule field_rules[] = {
     {"logprobs", FOR_BOTH, FIELD_USED, NULL},
     {"top_logprobs", FOR_CHAT, FIELD_USED, NULL},
 
-    {"user", FOR_BOTH, FIELD_IGNORED, NULL},
-    {"metadata", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"store", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"service_tier", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"parallel_tool_calls", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"prompt_cache_key", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"prompt_cache_retention", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"safety_identifier", FOR_CHAT, FIELD_IGNORED, NULL},
+    {"user", FOR_BOTH, FIELD_IGNORED, NULL, ignored_string},
+    {"metadata", FOR_CHAT, FIELD_IGNORED, NULL, ignored_metadata},
+    {"store", FOR_CHAT, FIELD_IGNORED, NULL, ignored_boolean},
+    {"service_tier", FOR_CHAT, FIELD_IGNORED, NULL, ignored_service_tier},
+    {"parallel_tool_calls", FOR_CHAT, FIELD_IGNORED, NULL, ignored_boolean},
+    {"prompt_cache_key", FOR_CHAT, FIELD_IGNORED, NULL, ignored_string},
+    {"prompt_cache_retention", FOR_CHAT, FIELD_IGNORED, NULL, ignored_cache_retention},
+    {"safety_identifier", FOR_CHAT, FIELD_IGNORED, NULL, ignored_string},
 
     {"tools", FOR_CHAT, FIELD_REFUSED, NULL},
     {"tool_choice", FOR_CHAT, FIELD_REFUSED, is_string_none},
@@ -423,7 +482,11 @@ static bool check_top_level_fields(const vlm_json_value *body, openai_endpoint e
                        "Unrecognized request argument supplied: %.100s", member->key);
       return false;
     }
-    if (rule->handling != FIELD_REFUSED || openai_is_absent(&member->value)) continue;
+    if (rule->handling == FIELD_USED || openai_is_absent(&member->value)) continue;
+    if (rule->handling == FIELD_IGNORED) {
+      if (rule->check_type && !rule->check_type(&member->value, rule->name, error)) return false;
+      continue;
+    }
     if (rule->is_harmless && rule->is_harmless(&member->value)) continue;
     return openai_fail_unsupported(error, rule->name, "is not supported by this server");
   }

@@ -43,6 +43,14 @@ typedef struct vlm_server_options {
   double shutdown_grace_seconds;  /* in-flight requests may finish; 0: 30 */
   unsigned connection_limit;      /* concurrent connections; 0: 256 */
   int max_connections_per_client; /* per source address; 0: 64; negative: no limit */
+  /* Idle keep-alive connections kept at most (the least recently used is
+   * closed past it); 0: half of connection_limit; negative: no cap. */
+  int max_idle_connections;
+  /* Request bodies being received or held, all clients together and per
+   * client address; each at least max_body_bytes. 0: 256 MiB and 128 MiB;
+   * SIZE_MAX: no limit. Past it: 503 server_busy. */
+  size_t max_body_memory;
+  size_t max_body_memory_per_client;
   /* Comma-separated allow-lists (NULL: the defaults in docs/SECURITY.md:
    * bound to loopback, only loopback Host names; otherwise any). */
   const char *allowed_hosts;

@@ -81,6 +81,10 @@ typedef struct http_request {
   char *body;
   size_t length, capacity;
   bool too_large;
+  long long declared;           /* Content-Length; -1: chunked */
+  /* The body budget had no room for it (a chunked body, found while it
+   * arrived): dropped, answered 503 once it ended. */
+  body_reservation over_budget;
   /* A refusal decided from the headers, answered once the (small) body is
    * drained so the connection can be kept alive. */
   bool refused;
