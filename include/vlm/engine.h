@@ -204,6 +204,31 @@ typedef struct vlm_engine_request_options {
    * each prefill chunk, the last with processed == prompt tokens. Off by
    * default, so a callback written for TOKEN and FINISH sees only those. */
   bool progress;
+  /* The controls vLLM's chat and sampling parameters add (zero: off, the
+   * defaults above). Chat only: chat_template_kwargs_json is a JSON object
+   * of extra template variables (vLLM's chat_template_kwargs, e.g.
+   * {"enable_thinking": false}); no_generation_prompt renders without the
+   * assistant header (add_generation_prompt=false); continue_final_message
+   * leaves the last message open for the model to continue, as
+   * Transformers' apply_chat_template(continue_final_message=True) does
+   * (it needs no_generation_prompt). */
+  const char *chat_template_kwargs_json;
+  bool no_generation_prompt;
+  bool continue_final_message;
+  /* The stop tokens (the model's EOS ids and stop_token_ids) cannot be
+   * sampled, and stop strings are not matched, before min_tokens tokens. */
+  int64_t min_tokens;
+  /* The model's EOS ids do not end the completion (they are generated as
+   * tokens; stop_token_ids still do). */
+  bool ignore_eos;
+  /* Further ids that end the completion (at most 64, not in the output). */
+  const int32_t *stop_token_ids;
+  size_t stop_token_id_count;
+  /* Special tokens are decoded into the text (skip_special_tokens=false). */
+  bool keep_special_tokens;
+  /* OpenAI's logit_bias (at most 1024 entries, copied). */
+  const vlm_logit_bias *logit_bias;
+  size_t logit_bias_count;
 } vlm_engine_request_options;
 
 typedef enum vlm_engine_event_kind {

@@ -94,6 +94,10 @@ static void print_usage(FILE *out) {
           "                           to S seconds before cancelling them (default 30)\n"
           "  --model-name NAME        the model's id in the API (default: DIR's last part)\n"
           "  --no-ui                  no chat page: GET / and /ui/... answer 404\n"
+          "  --accept-unknown-fields  accept request fields this server does not know,\n"
+          "                           ignoring them with a warning in the log (vLLM's\n"
+          "                           behaviour); default: 400 naming the field, as OpenAI\n"
+          "                           (docs/API.md lists every field)\n"
           "\n"
           "It checks the model's files, then binds: while the engine opens (on xla: while\n"
           "the modules compile), /health/live answers 200 and /health, /health/ready and\n"
@@ -189,6 +193,10 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
     else if (strcmp(name, "--no-ui") == 0) { arguments->server.no_ui = true; takes_value = false; }
     else if (strcmp(name, "--public-metrics") == 0) { arguments->server.public_metrics = true; takes_value = false; }
+    else if (strcmp(name, "--accept-unknown-fields") == 0) {
+      arguments->server.accept_unknown_fields = true;
+      takes_value = false;
+    }
     else return cli_usage_error("serve: unknown or incomplete option '%s' (see vlm serve --help)", name);
     if (!ok) return cli_usage_error("serve: bad value for %s: '%s'", name, value ? value : "");
     if (takes_value) i++;

@@ -2,6 +2,7 @@
  * preparation and admission on the caller's thread, cancellation, drain
  * and metrics. Images are loaded in engine_images.c, the scheduler thread
  * lives in scheduler.c. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +401,8 @@ void engine_request_free(vlm_engine_request *request) {
   free(request->items);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
+  free(request->stop_token_ids);
+  free(request->logit_bias);
   engine_prompt_release(&request->prompt);
   pthread_mutex_destroy(&request->callback_mutex);
   free(request);
@@ -438,6 +441,55 @@ void vlm_engine_request_release(vlm_engine_request *request) {
   if (free_now) engine_request_free(request);
 }
 
+/* vLLM's output controls: bounded, ids inside the vocabulary. */
+static vlm_status check_controls(const vlm_engine *engine, const vlm_engine_request_options *options) {
+  if (options->min_tokens < 0) return VLM_ERROR(INVALID_ARGUMENT, "min_tokens must not be negative");
+  if (options->continue_final_message && !options->no_generation_prompt)
+    return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message and add_generation_prompt cannot both be true");
+  if ((options->continue_final_message || options->no_generation_prompt || options->chat_template_kwargs_json) &&
+      !options->messages_json)
+    return VLM_ERROR(INVALID_ARGUMENT, "chat template controls apply to chat messages only");
+  if (options->stop_token_id_count > ENGINE_MAX_STOP_TOKEN_IDS || (options->stop_token_id_count && !options->stop_token_ids))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request has %zu stop token ids; at most %d are accepted",
+                     options->stop_token_id_count, ENGINE_MAX_STOP_TOKEN_IDS);
+  for (size_t i = 0; i < options->stop_token_id_count; i++)
+    if (options->stop_token_ids[i] < 0 || options->stop_token_ids[i] >= engine->vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "stop token id %d is outside the vocabulary (size %lld)",
+                       options->stop_token_ids[i], (long long)engine->vocab_size);
+  if (options->logit_bias_count > ENGINE_MAX_LOGIT_BIAS || (options->logit_bias_count && !options->logit_bias))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request has %zu logit_bias entries; at most %d are accepted",
+                     options->logit_bias_count, ENGINE_MAX_LOGIT_BIAS);
+  for (size_t i = 0; i < options->logit_bias_count; i++) {
+    const vlm_logit_bias *entry = &options->logit_bias[i];
+    if (entry->token < 0 || entry->token >= engine->vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "logit_bias token id %d is outside the vocabulary (size %lld)",
+                       entry->token, (long long)engine->vocab_size);
+    if (!(fabsf(entry->bias) <= 100.0f))
+      return VLM_ERROR(INVALID_ARGUMENT, "logit_bias for token %d must be between -100 and 100, got %g",
+                       entry->token, entry->bias);
+  }
+  return vlm_sampling_params_validate(&options->sampling);
+}
+
+static vlm_status copy_controls(vlm_engine_request *request, const vlm_engine_request_options *options) {
+  request->min_tokens = options->min_tokens;
+  request->ignore_eos = options->ignore_eos;
+  request->keep_special_tokens = options->keep_special_tokens;
+  if (options->stop_token_id_count) {
+    request->stop_token_ids = malloc(options->stop_token_id_count * sizeof(int32_t));
+    if (!request->stop_token_ids) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(request->stop_token_ids, options->stop_token_ids, options->stop_token_id_count * sizeof(int32_t));
+    request->stop_token_id_count = options->stop_token_id_count;
+  }
+  if (options->logit_bias_count) {
+    request->logit_bias = malloc(options->logit_bias_count * sizeof(vlm_logit_bias));
+    if (!request->logit_bias) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(request->logit_bias, options->logit_bias, options->logit_bias_count * sizeof(vlm_logit_bias));
+    request->logit_bias_count = options->logit_bias_count;
+  }
+  return VLM_OK;
+}
+
 /* media_given: the request's images and clips are loaded (submit), or
  * only counted (admission before decoding). */
 static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options,
@@ -466,7 +518,7 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
     if (length > ENGINE_MAX_STOP_BYTES)
       return VLM_ERROR(INVALID_ARGUMENT, "stop string %zu is over %d bytes", i, ENGINE_MAX_STOP_BYTES);
   }
-  return vlm_sampling_params_validate(&options->sampling);
+  return check_controls(engine, options);
 }
 
 /* What the request's media take of the prompt: their placeholders in the
@@ -560,6 +612,9 @@ static vlm_status build_prompt(vlm_engine *engine, const vlm_engine_request_opti
                                  .items = request ? request->items : NULL,
                                  .item_count = request ? request->item_count : 0,
                                  .max_prompt_bytes = budget.max_bytes, .prompt_limit_reached = &too_long,
+                                 .chat_template_kwargs_json = options->chat_template_kwargs_json,
+                                 .no_generation_prompt = options->no_generation_prompt,
+                                 .continue_final_message = options->continue_final_message,
                                  .ids_only = request == NULL};
   vlm_status status =
       engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, out_prompt);
@@ -722,6 +777,7 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
   if (!status) status = check_options(engine, options, false);
   if (!status) status = copy_stop_strings(request, options);
+  if (!status) status = copy_controls(request, options);
   if (!status) status = tokenize_prompt(engine, options, request);
   if (!status) status = check_capacity(engine, request->prompt.count, request->max_tokens);
   if (!status) status = check_attention_blocks(engine, request);

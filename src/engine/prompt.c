@@ -62,7 +62,9 @@ static vlm_status render(const vlm_chat_template *chat_template, const vlm_model
    * vLLM's "string" content format makes it. */
   bool parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR &&
                vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
-  vlm_chat_template_options options = {.add_generation_prompt = true,
+  vlm_chat_template_options options = {.add_generation_prompt = !source->no_generation_prompt,
+                                       .continue_final_message = source->continue_final_message,
+                                       .extra_variables_json = source->chat_template_kwargs_json,
                                        .string_content_as_parts = parts,
                                        .max_prompt_bytes = source->max_prompt_bytes,
                                        .prompt_limit_reached = source->prompt_limit_reached,

@@ -50,6 +50,7 @@ typedef struct completion {
   size_t tokens_sent;
   bool done;                    /* the last event is in `pending` */
   bool client_gone;
+  char *echo_text;              /* the request's, owned (header.echo_text) */
 } completion;
 
 static completion *completion_create(vlm_server *server, struct MHD_Connection *connection,
@@ -60,6 +61,11 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
   answer->connection = connection;
   answer->http = http;
   response_header_init(&answer->header, request->endpoint, server->model_id);
+  if (request->echo_text && !(answer->echo_text = strdup(request->echo_text))) {
+    free(answer);
+    return NULL;
+  }
+  answer->header.echo_text = answer->echo_text;
   answer->stream = request->stream;
   answer->include_usage = request->include_usage;
   answer->logprobs = request->logprobs;
@@ -79,6 +85,7 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
 static void completion_destroy(completion *answer) {
   request_events_destroy(&answer->events); /* cancels the request if it still runs */
   vlm_sb_release(&answer->pending);
+  free(answer->echo_text);
   bool now_idle = atomic_fetch_sub(&answer->server->active_requests, 1) == 1;
   free(answer);
   /* Image requests free megabytes of pixels and activations, which glibc
@@ -195,6 +202,29 @@ static enum MHD_Result respond_and_release_error(vlm_server *server, struct MHD_
 /* Preparing a request                                                       */
 /* ------------------------------------------------------------------------ */
 
+/* logit_bias and stop_token_ids name ids of this model's vocabulary. */
+static bool check_token_ids(const vlm_engine_info *info, const openai_request *request, openai_error *error) {
+  for (size_t i = 0; i < request->logit_bias_count; i++) {
+    if (request->logit_bias[i].token < info->vocab_size) continue;
+    char param[64];
+    snprintf(param, sizeof(param), "logit_bias.%d", request->logit_bias[i].token);
+    openai_error_set(error, 400, "invalid_request_error", param, NULL,
+                     "Invalid value for '%s': token id %d is outside the vocabulary of %lld tokens.", param,
+                     request->logit_bias[i].token, (long long)info->vocab_size);
+    return false;
+  }
+  for (size_t i = 0; i < request->stop_token_id_count; i++) {
+    if (request->stop_token_ids[i] < info->vocab_size) continue;
+    char param[64];
+    snprintf(param, sizeof(param), "stop_token_ids[%zu]", i);
+    openai_error_set(error, 400, "invalid_request_error", param, NULL,
+                     "Invalid value for '%s': token id %d is outside the vocabulary of %lld tokens.", param,
+                     request->stop_token_ids[i], (long long)info->vocab_size);
+    return false;
+  }
+  return true;
+}
+
 /* Everything the model cannot take is refused by name, never dropped. */
 static bool check_request(const vlm_server *server, const openai_request *request, openai_error *error) {
   const vlm_engine_info *info = &server->info;
@@ -226,6 +256,7 @@ static bool check_request(const vlm_server *server, const openai_request *reques
                      info->model_type ? info->model_type : "?", image ? "image" : "audio");
     return false;
   }
+  if (!check_token_ids(info, request, error)) return false;
   /* A template that prints content as one string gets a message with
    * media parts as the model's placeholders before its text (the engine's
    * prompt builder, as vLLM's "string" content format). */
@@ -461,6 +492,7 @@ static void free_stream(void *context) {
 static enum MHD_Result answer_stream(completion *answer) {
   if (answer->header.endpoint == OPENAI_CHAT_COMPLETIONS)
     response_append_role_chunk(&answer->pending, &answer->header); /* sent at once */
+  response_append_echo_chunk(&answer->pending, &answer->header);
   answer->http->stream = true;
   struct MHD_Response *response =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, answer, free_stream);
@@ -494,6 +526,16 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
       .stop_count = request->stop_count,
       /* for the stream's prompt_progress, and the log's line per chunk */
       .progress = request->return_progress || vlm_log_get_level() <= VLM_LOG_INFO,
+      .chat_template_kwargs_json = request->chat_template_kwargs_json,
+      .no_generation_prompt = request->no_generation_prompt,
+      .continue_final_message = request->continue_final_message,
+      .min_tokens = request->min_tokens,
+      .ignore_eos = request->ignore_eos,
+      .stop_token_ids = request->stop_token_ids,
+      .stop_token_id_count = request->stop_token_id_count,
+      .keep_special_tokens = request->keep_special_tokens,
+      .logit_bias = request->logit_bias,
+      .logit_bias_count = request->logit_bias_count,
   };
   return options;
 }
@@ -606,17 +648,31 @@ static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection 
   return result;
 }
 
+/* vLLM's warning for the fields it ignored (vlm serve --accept-unknown-fields). */
+static void log_ignored_fields(const http_request *http, const openai_request *request) {
+  if (!request->ignored_field_count) return;
+  char names[1024];
+  size_t used = 0;
+  names[0] = '\0';
+  for (size_t i = 0; i < request->ignored_field_count && used < sizeof(names); i++)
+    used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "", request->ignored_fields[i]);
+  vlm_log(VLM_LOG_WARN, "serve: request %s: the following fields were present in the request but ignored: %s%s",
+          http->id, names, request->ignored_field_count >= OPENAI_MAX_IGNORED_FIELDS ? ", ..." : "");
+}
+
 enum MHD_Result chat_handle(vlm_server *server, struct MHD_Connection *connection,
                             http_request *http, openai_endpoint endpoint) {
   openai_request request;
   memset(&request, 0, sizeof(request));
   openai_error error = {0};
-  openai_parse_options options = {.content_format = server->content_format};
+  openai_parse_options options = {.content_format = server->content_format,
+                                  .accept_unknown_fields = server->options.accept_unknown_fields};
   if (!openai_request_parse(endpoint, http->body ? http->body : "", http->length, &options, &request,
                             &error)) {
     openai_request_release(&request);
     return respond_and_release_error(server, connection, http, &error);
   }
+  log_ignored_fields(http, &request);
   enum MHD_Result result = handle_request(server, connection, http, &request);
   openai_request_release(&request);
   return result;

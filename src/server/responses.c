@@ -205,12 +205,17 @@ static bool any_logprob(const event_token *tokens, size_t count) {
 /* The completion text: the engine's whole-text decode when it gave one
  * (it can differ from the concatenated deltas only in how partial
  * characters were held back), else the deltas. */
-static void append_completion_text(vlm_string_builder *out, const request_events *events) {
+static void append_completion_text(vlm_string_builder *out, const response_header *header,
+                                   const request_events *events) {
+  vlm_string_builder joined = {0};
+  if (header->echo_text) vlm_sb_append(&joined, header->echo_text, strlen(header->echo_text));
   if (events->full_text) {
-    response_append_text(out, events->full_text, events->full_text_length);
+    vlm_sb_append(&joined, events->full_text, events->full_text_length);
+    response_append_text(out, joined.data ? joined.data : "", joined.length);
+    if (joined.failed) out->failed = true;
+    vlm_sb_release(&joined);
     return;
   }
-  vlm_string_builder joined = {0};
   for (size_t i = 0; i < events->token_count; i++)
     vlm_sb_append(&joined, events->tokens[i].text, events->tokens[i].text_length);
   response_append_text(out, joined.data ? joined.data : "", joined.length);
@@ -227,13 +232,13 @@ char *response_completion(const response_header *header, const request_events *e
   vlm_sb_append_literal(&out, ",\"choices\":[{\"index\":0,");
   if (chat) {
     vlm_sb_append_literal(&out, "\"message\":{\"role\":\"assistant\",\"content\":");
-    append_completion_text(&out, events);
+    append_completion_text(&out, header, events);
     vlm_sb_append_literal(&out, ",\"refusal\":null},\"logprobs\":");
     if (logprobs) append_chat_logprobs(&out, events->tokens, events->token_count);
     else vlm_sb_append_literal(&out, "null");
   } else {
     vlm_sb_append_literal(&out, "\"text\":");
-    append_completion_text(&out, events);
+    append_completion_text(&out, header, events);
     vlm_sb_append_literal(&out, ",\"logprobs\":");
     if (logprobs) append_completion_logprobs(&out, events->tokens, events->token_count, 0);
     else vlm_sb_append_literal(&out, "null");
@@ -302,6 +307,12 @@ void response_append_token_chunk(vlm_string_builder *out, const response_header 
     else vlm_sb_append_literal(out, "null");
   }
   vlm_sb_append_literal(out, ",\"finish_reason\":null}]}\n\n");
+}
+
+void response_append_echo_chunk(vlm_string_builder *out, const response_header *header) {
+  if (!header->echo_text || !header->echo_text[0]) return;
+  event_token token = {.text = (char *)header->echo_text, .text_length = strlen(header->echo_text), .token = -1};
+  response_append_token_chunk(out, header, &token, false);
 }
 
 void response_append_finish_chunk(vlm_string_builder *out, const response_header *header,

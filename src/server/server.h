@@ -58,6 +58,8 @@ typedef struct vlm_server_options {
   /* GET /metrics without the API key (for scrapers that cannot send one:
    * a Gateway API Inference Extension endpoint picker). */
   bool public_metrics;
+  /* Unknown request fields are ignored and logged (vLLM) instead of 400 (OpenAI). */
+  bool accept_unknown_fields;
 } vlm_server_options;
 
 typedef struct vlm_server vlm_server;
