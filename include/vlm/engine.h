@@ -342,6 +342,11 @@ void vlm_engine_cancel(vlm_engine_request *request);
 /* Drops the caller's reference; cancels the request if it has not
  * finished. No callback runs for it after this returns. */
 void vlm_engine_request_release(vlm_engine_request *request);
+/* The text of the submitted prompt's last `count` tokens (special tokens
+ * included), for callers that look at how the prompt ends (a reasoning
+ * parser: does the template open a thinking block?). *out_text is
+ * malloc'd. Call between a successful submit and the release. */
+vlm_status vlm_engine_request_prompt_tail(const vlm_engine_request *request, int count, char **out_text);
 
 /* Stops admitting requests (submit fails with UNAVAILABLE) and waits up
  * to `timeout_seconds` for queued and running ones to finish; the rest

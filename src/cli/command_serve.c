@@ -94,6 +94,11 @@ static void print_usage(FILE *out) {
           "                           to S seconds before cancelling them (default 30)\n"
           "  --model-name NAME        the model's id in the API (default: DIR's last part)\n"
           "  --no-ui                  no chat page: GET / and /ui/... answer 404\n"
+          "  --reasoning-parser NAME  split chat answers' reasoning (<think>...</think>) into\n"
+          "                           message.reasoning_content / delta.reasoning_content:\n"
+          "                           qwen3, deepseek_r1 (reasoning until </think> even\n"
+          "                           without <think>), none, or auto (default: qwen3 when\n"
+          "                           the chat template writes <think> and </think>)\n"
           "  --accept-unknown-fields  accept request fields this server does not know,\n"
           "                           ignoring them with a warning in the log (vLLM's\n"
           "                           behaviour); default: 400 naming the field, as OpenAI\n"
@@ -193,7 +198,10 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
     else if (strcmp(name, "--no-ui") == 0) { arguments->server.no_ui = true; takes_value = false; }
     else if (strcmp(name, "--public-metrics") == 0) { arguments->server.public_metrics = true; takes_value = false; }
-    else if (strcmp(name, "--accept-unknown-fields") == 0) {
+    else if (strcmp(name, "--reasoning-parser") == 0 && value) {
+      ok = !strcmp(value, "auto") || !strcmp(value, "qwen3") || !strcmp(value, "deepseek_r1") || !strcmp(value, "none");
+      arguments->server.reasoning_parser = value;
+    } else if (strcmp(name, "--accept-unknown-fields") == 0) {
       arguments->server.accept_unknown_fields = true;
       takes_value = false;
     }

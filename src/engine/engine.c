@@ -431,6 +431,15 @@ void vlm_engine_cancel(vlm_engine_request *request) {
   pthread_mutex_unlock(&engine->mutex);
 }
 
+vlm_status vlm_engine_request_prompt_tail(const vlm_engine_request *request, int count, char **out_text) {
+  *out_text = NULL;
+  const engine_prompt *prompt = &request->prompt;
+  int64_t first = count > 0 && prompt->count > count ? prompt->count - count : 0;
+  size_t length = 0;
+  return vlm_tokenizer_decode(request->engine->tokenizer, prompt->ids + first, (size_t)(prompt->count - first), false,
+                              out_text, &length);
+}
+
 void vlm_engine_request_release(vlm_engine_request *request) {
   if (!request) return;
   vlm_engine_cancel(request);

@@ -51,6 +51,11 @@ typedef struct completion {
   bool done;                    /* the last event is in `pending` */
   bool client_gone;
   char *echo_text;              /* the request's, owned (header.echo_text) */
+  /* Chat with a reasoning parser: the stream's split (reasoning.h) and the
+   * prompt's end it starts from (owned; header.prompt_tail). */
+  bool splitting;
+  reasoning_split split;
+  char *prompt_tail;
 } completion;
 
 static completion *completion_create(vlm_server *server, struct MHD_Connection *connection,
@@ -86,6 +91,8 @@ static void completion_destroy(completion *answer) {
   request_events_destroy(&answer->events); /* cancels the request if it still runs */
   vlm_sb_release(&answer->pending);
   free(answer->echo_text);
+  free(answer->prompt_tail);
+  if (answer->splitting) reasoning_split_release(&answer->split);
   bool now_idle = atomic_fetch_sub(&answer->server->active_requests, 1) == 1;
   free(answer);
   /* Image requests free megabytes of pixels and activations, which glibc
@@ -419,6 +426,20 @@ static enum MHD_Result answer_whole(completion *answer) {
   return result;
 }
 
+/* One token's text through the stream's reasoning split (NULL: the end
+ * of the completion, flushing what was held back). */
+static void append_split_token(completion *answer, const event_token *token) {
+  vlm_string_builder reasoning = {0}, content = {0};
+  if (token)
+    reasoning_split_push(&answer->split, token->text, token->text_length, &reasoning, &content);
+  else
+    reasoning_split_finish(&answer->split, &reasoning, &content);
+  response_append_split_chunk(&answer->pending, &answer->header, token, &reasoning, &content, answer->logprobs);
+  if (reasoning.failed || content.failed) answer->pending.failed = true;
+  vlm_sb_release(&reasoning);
+  vlm_sb_release(&content);
+}
+
 /* Turns the tokens that arrived since the last call (and the finish, if it
  * came) into SSE events in answer->pending. False when the client left. */
 static bool produce_events(completion *answer) {
@@ -438,7 +459,9 @@ static bool produce_events(completion *answer) {
   }
   for (; answer->tokens_sent < events->token_count; answer->tokens_sent++) {
     const event_token *token = &events->tokens[answer->tokens_sent];
-    if (token->text_length || (answer->logprobs && token->has_logprob))
+    if (answer->splitting)
+      append_split_token(answer, token);
+    else if (token->text_length || (answer->logprobs && token->has_logprob))
       response_append_token_chunk(&answer->pending, &answer->header, token, answer->logprobs);
   }
   bool finished = events->finished;
@@ -446,6 +469,7 @@ static bool produce_events(completion *answer) {
   if (!finished) return true;
   record_usage(answer);
   if (events->finish_code == VLM_STATUS_OK && !events->out_of_memory) {
+    if (answer->splitting) append_split_token(answer, NULL); /* what the parser held back */
     response_append_finish_chunk(&answer->pending, &answer->header, events->finish_reason, events);
     if (answer->include_usage) response_append_usage_chunk(&answer->pending, &answer->header, &events->usage);
     response_append_done(&answer->pending);
@@ -540,6 +564,18 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
   return options;
 }
 
+/* Chat answers with a reasoning parser start from how the prompt ends
+ * (a template may open the thinking block itself). */
+static vlm_status start_reasoning_split(const vlm_server *server, const openai_request *request, completion *answer) {
+  if (server->reasoning == REASONING_OFF || request->endpoint != OPENAI_CHAT_COMPLETIONS) return VLM_OK;
+  VLM_RETURN_IF_ERROR(vlm_engine_request_prompt_tail(answer->events.request, 4, &answer->prompt_tail));
+  answer->header.reasoning = server->reasoning;
+  answer->header.prompt_tail = answer->prompt_tail;
+  reasoning_split_init(&answer->split, server->reasoning, answer->prompt_tail);
+  answer->splitting = true;
+  return VLM_OK;
+}
+
 /* Submits the prepared request; images and clips pass to the engine
  * either way. */
 static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connection *connection,
@@ -549,6 +585,7 @@ static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connecti
   vlm_engine_request_options options = request_options(server, request, images, image_count, audio, audio_count);
   vlm_status status = vlm_engine_submit(server->engine, &options, request_events_callback,
                                         &answer->events, &answer->events.request);
+  if (!status) status = start_reasoning_split(server, request, answer);
   if (status) {
     http_request *http = answer->http;
     completion_destroy(answer);

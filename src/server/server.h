@@ -60,6 +60,10 @@ typedef struct vlm_server_options {
   bool public_metrics;
   /* Unknown request fields are ignored and logged (vLLM) instead of 400 (OpenAI). */
   bool accept_unknown_fields;
+  /* How chat answers split reasoning from content (server/reasoning.h):
+   * "qwen3", "deepseek_r1", "none", or NULL / "auto": "qwen3" when the
+   * chat template writes <think> and </think>, else none. */
+  const char *reasoning_parser;
 } vlm_server_options;
 
 typedef struct vlm_server vlm_server;

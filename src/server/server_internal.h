@@ -15,6 +15,7 @@
 #include "server/http_policy.h"
 #include "server/media_source.h"
 #include "server/openai_request.h"
+#include "server/reasoning.h"
 #include "server/server.h"
 
 /* Routes, for per-route request counters in /metrics. */
@@ -48,6 +49,7 @@ struct vlm_server {
   char *model_id;
   /* How chat content reaches the model's template (vLLM's content format). */
   openai_content_format content_format;
+  reasoning_kind reasoning;     /* chat answers' reasoning parser (written with content_format) */
   media_policy media;
   struct MHD_Daemon *daemon;
   connection_guard *guard;
