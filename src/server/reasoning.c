@@ -41,7 +41,7 @@ void reasoning_split_init(reasoning_split *split, reasoning_kind kind, const cha
   memset(split, 0, sizeof(*split));
   split->start_implied = kind == REASONING_DEEPSEEK_R1;
   split->state = REASONING_AT_START;
-  if (prompt_tail && ends_with_tag(prompt_tail, START_TAG)) split->state = REASONING_THINKING;
+  if (prompt_tail && ends_with_tag(prompt_tail, START_TAG)) split->state = REASONING_THINKING, split->thought = true;
   else if (prompt_tail && ends_with_tag(prompt_tail, END_TAG)) split->state = REASONING_ANSWERING;
 }
 
@@ -83,10 +83,12 @@ static void advance(reasoning_split *split, vlm_string_builder *reasoning, vlm_s
       if (rest >= tag_length && !memcmp(text + lead, START_TAG, tag_length)) {
         used = lead + tag_length; /* whitespace before the tag is dropped with it */
         split->state = REASONING_THINKING;
+        split->thought = true;
       } else if (!final && rest < tag_length && !memcmp(text + lead, START_TAG, rest)) {
         return; /* may still become the tag */
       } else {
         split->state = split->start_implied ? REASONING_THINKING : REASONING_ANSWERING;
+        split->thought = split->start_implied;
       }
       changed = true;
     } else if (split->state == REASONING_THINKING) {

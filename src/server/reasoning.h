@@ -16,7 +16,10 @@
  *     tag appears). The "deepseek_r1" parser instead treats a completion
  *     without the start tag as reasoning until the end tag, as vLLM's
  *     DeepSeek-R1 parser does.
- * Reasoning never closed stays reasoning. Streamed pieces concatenate to
+ * Reasoning never closed stays reasoning. As in vLLM, an answer that
+ * entered a thinking block has reasoning_content (maybe "") and content
+ * null when nothing follows the block; one that did not has no
+ * reasoning_content and its whole text as content. Streamed pieces concatenate to
  * exactly the whole-text split: one state machine serves both. */
 #ifndef VLM_SERVER_REASONING_H
 #define VLM_SERVER_REASONING_H
@@ -48,6 +51,7 @@ typedef enum reasoning_state {
 typedef struct reasoning_split {
   reasoning_state state;
   bool start_implied;          /* deepseek_r1: no start tag means thinking */
+  bool thought;                /* a thinking block was entered (reasoning_content is set) */
   vlm_string_builder held;     /* text that may be the start of a tag */
 } reasoning_split;
 

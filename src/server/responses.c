@@ -232,11 +232,14 @@ static void append_split_message(vlm_string_builder *out, const response_header 
   reasoning_split_init(&split, header->reasoning, header->prompt_tail);
   reasoning_split_push(&split, text.data ? text.data : "", text.length, &reasoning, &content);
   reasoning_split_finish(&split, &reasoning, &content);
+  bool thought = split.thought;
   reasoning_split_release(&split);
   vlm_sb_append_literal(out, "\"content\":");
-  append_text_or_null(out, &content);
+  if (thought) append_text_or_null(out, &content);
+  else response_append_text(out, content.data ? content.data : "", content.length);
   vlm_sb_append_literal(out, ",\"reasoning_content\":");
-  append_text_or_null(out, &reasoning);
+  if (thought) response_append_text(out, reasoning.data ? reasoning.data : "", reasoning.length);
+  else vlm_sb_append_literal(out, "null");
   if (text.failed) out->failed = true;
   vlm_sb_release(&text);
   vlm_sb_release(&reasoning);

@@ -11,6 +11,9 @@ tokenizer, unpacked from the fixtures) and the tiny LLaVA (its own):
     tokenized with `vlm tokenize`);
   * min_tokens, ignore_eos, stop_token_ids, skip_special_tokens, echo each
     change what they should;
+  * reasoning: message.reasoning_content and delta.reasoning_content split
+    from content as vLLM's Qwen3 parser does (the tiny model biased into
+    writing the tags), none with enable_thinking false;
   * unknown fields: 400 by default, accepted and logged with
     --accept-unknown-fields.
 
@@ -179,6 +182,95 @@ class Qwen3Fields(unittest.TestCase):
         greedy = self.chat(max_tokens=6).choices[0].message.content
         sampled = self.chat(max_tokens=6, top_k=1, seed=5).choices[0].message.content
         self.assertEqual(sampled, greedy)
+
+
+def reference_split(text):
+    """vLLM's Qwen3 reasoning parser on a whole answer whose prompt ends
+    outside a thinking block: (reasoning_content, content)."""
+    stripped = text.lstrip()
+    if not stripped.startswith("<think>"):
+        return None, text
+    rest = stripped[len("<think>"):]
+    reasoning, tag, content = rest.partition("</think>")
+    return reasoning, (content if tag else "") or None
+
+
+# Biases that make the tiny random Qwen3 write both tags greedily:
+# "<think><think> hello</think></think><think> hello hello</think><think>"
+# (the frequency penalty walks it from one biased token to the next).
+THINKING = {"max_tokens": 10, "frequency_penalty": 2, "temperature": 0,
+            "logit_bias": {"151667": 100, "23811": 98, "151668": 96}}
+
+
+class Qwen3Reasoning(unittest.TestCase):
+    """--reasoning-parser auto picks qwen3 from the template; none keeps the
+    raw text, which the split must account for exactly."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.TemporaryDirectory()
+        cls.model_dir = test_qwen2_vl.unpacked_model(cls.scratch.name, "qwen3")
+        cls.split_server = harness.Server(VLM, cls.model_dir, "--model-name", "qwen3")
+        cls.raw_server = harness.Server(VLM, cls.model_dir, "--model-name", "qwen3", "--reasoning-parser", "none")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.split_server.stop()
+        cls.raw_server.stop()
+        cls.scratch.cleanup()
+
+    def answer(self, server, **extra):
+        body = {"messages": HELLO, **THINKING, **extra}
+        status, response = server.post_json("/v1/chat/completions", body)
+        self.assertEqual(status, 200, response)
+        return response["choices"][0]["message"]
+
+    def streamed(self, server, **extra):
+        client = client_for(server)
+        reasoning = content = ""
+        for chunk in client.chat.completions.create(model="qwen3", messages=HELLO, stream=True,
+                                                    **THINKING, extra_body=extra or None):
+            if chunk.choices:
+                delta = chunk.choices[0].delta
+                reasoning += getattr(delta, "reasoning_content", None) or ""
+                content += delta.content or ""
+        return reasoning or None, content or None
+
+    def test_reasoning_split_whole_and_streamed(self):
+        raw = self.answer(self.raw_server)
+        self.assertNotIn("reasoning_content", raw)
+        text = raw["content"]
+        self.assertIn("<think>", text)
+        self.assertIn("</think>", text)
+        expected = reference_split(text)
+        self.assertTrue(expected[0] and expected[1], text)
+        message = self.answer(self.split_server)
+        self.assertEqual((message["reasoning_content"], message["content"]), expected)
+        self.assertEqual(self.streamed(self.split_server), expected)
+        # Nothing to split: content as it is, no reasoning.
+        message = self.answer(self.split_server, logit_bias={"23811": 100})
+        self.assertEqual((message["reasoning_content"], message["content"]), (None, " hello" * 10))
+
+    def test_enable_thinking_false_has_no_reasoning(self):
+        # The prompt closes the thinking block: every tag is content.
+        text = self.answer(self.raw_server, chat_template_kwargs={"enable_thinking": False})["content"]
+        message = self.answer(self.split_server, chat_template_kwargs={"enable_thinking": False})
+        self.assertIn("<think>", text)
+        self.assertEqual((message["reasoning_content"], message["content"]), (None, text))
+        self.assertEqual(self.streamed(self.split_server, chat_template_kwargs={"enable_thinking": False}),
+                         (None, text))
+
+    def test_logprobs_follow_every_token(self):
+        client = client_for(self.split_server)
+        response = client.chat.completions.create(model="qwen3", messages=HELLO, logprobs=True, top_logprobs=2,
+                                                  **THINKING)
+        self.assertEqual(len(response.choices[0].logprobs.content), THINKING["max_tokens"])
+        streamed = 0
+        for chunk in client.chat.completions.create(model="qwen3", messages=HELLO, logprobs=True, stream=True,
+                                                    **THINKING):
+            if chunk.choices and chunk.choices[0].logprobs:
+                streamed += len(chunk.choices[0].logprobs.content)
+        self.assertEqual(streamed, THINKING["max_tokens"])
 
 
 class UnknownFields(unittest.TestCase):
