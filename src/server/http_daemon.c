@@ -124,10 +124,10 @@ static vlm_status detect_content_format(vlm_server *server) {
   vlm_status status = vlm_chat_template_load(server->info.model_dir, &chat_template);
   if (status) return vlm_status_annotate(status, "reading the chat template's content format");
   bool parts = vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
-  if (!parser || !strcmp(parser, "auto")) server->reasoning = reasoning_kind_detect(vlm_chat_template_text(chat_template));
+  if (parser && !strcmp(parser, "auto")) server->reasoning = reasoning_kind_detect(vlm_chat_template_text(chat_template));
   if (server->reasoning != REASONING_OFF)
     VLM_LOG_INFOF("serve: chat answers split reasoning_content from content (reasoning parser '%s'%s)",
-                  reasoning_kind_name(server->reasoning), parser && strcmp(parser, "auto") ? "" : ", from the template");
+                  reasoning_kind_name(server->reasoning), strcmp(parser, "auto") ? "" : ", from the template");
   server->content_format = parts ? OPENAI_CONTENT_PARTS : OPENAI_CONTENT_STRING;
   VLM_LOG_INFOF("serve: the chat template takes message content as %s",
                 parts ? "a list of parts (vLLM's 'openai' format)" : "a string (vLLM's 'string' format)");

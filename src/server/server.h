@@ -61,8 +61,9 @@ typedef struct vlm_server_options {
   /* Unknown request fields are ignored and logged (vLLM) instead of 400 (OpenAI). */
   bool accept_unknown_fields;
   /* How chat answers split reasoning from content (server/reasoning.h):
-   * "qwen3", "deepseek_r1", "none", or NULL / "auto": "qwen3" when the
-   * chat template writes <think> and </think>, else none. */
+   * "qwen3", "deepseek_r1", "auto" ("qwen3" when the chat template writes
+   * <think> and </think>, else none), or NULL / "none": no split, as vLLM
+   * without --reasoning-parser. */
   const char *reasoning_parser;
 } vlm_server_options;
 

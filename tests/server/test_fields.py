@@ -203,15 +203,15 @@ THINKING = {"max_tokens": 10, "frequency_penalty": 2, "temperature": 0,
 
 
 class Qwen3Reasoning(unittest.TestCase):
-    """--reasoning-parser auto picks qwen3 from the template; none keeps the
-    raw text, which the split must account for exactly."""
+    """--reasoning-parser auto picks qwen3 from the template; the default
+    (none) keeps the raw text, which the split must account for exactly."""
 
     @classmethod
     def setUpClass(cls):
         cls.scratch = tempfile.TemporaryDirectory()
         cls.model_dir = test_qwen2_vl.unpacked_model(cls.scratch.name, "qwen3")
-        cls.split_server = harness.Server(VLM, cls.model_dir, "--model-name", "qwen3")
-        cls.raw_server = harness.Server(VLM, cls.model_dir, "--model-name", "qwen3", "--reasoning-parser", "none")
+        cls.split_server = harness.Server(VLM, cls.model_dir, "--model-name", "qwen3", "--reasoning-parser", "auto")
+        cls.raw_server = harness.Server(VLM, cls.model_dir, "--model-name", "qwen3")  # none by default
 
     @classmethod
     def tearDownClass(cls):
