@@ -342,6 +342,25 @@ void vlm_engine_cancel(vlm_engine_request *request);
 /* Drops the caller's reference; cancels the request if it has not
  * finished. No callback runs for it after this returns. */
 void vlm_engine_request_release(vlm_engine_request *request);
+/* The prompt ids vlm_engine_submit would feed the model for `options`
+ * (chat template with its controls, content format, tokenization in the
+ * family's flow), without submitting anything: POST /tokenize. Requests
+ * with images or audio are UNIMPLEMENTED (their placeholders expand only
+ * once the media are decoded). *out_ids is malloc'd. */
+vlm_status vlm_engine_tokenize(vlm_engine *engine, const vlm_engine_request_options *options, int32_t **out_ids,
+                               int64_t *out_count);
+/* The text of `count` ids (special tokens kept), as Transformers'
+ * tokenizer.decode: POST /detokenize. Ids outside the vocabulary are
+ * INVALID_ARGUMENT. *out_text is malloc'd. */
+vlm_status vlm_engine_detokenize(vlm_engine *engine, const int32_t *ids, size_t count, char **out_text,
+                                 size_t *out_length);
+/* The same prompt ids without an engine (vlm tokenize --chat --ids): the
+ * model opened (config and headers only), its tokenizer and template. One
+ * code path with vlm_engine_tokenize, so the two always agree. Media parts
+ * stay one placeholder id each. */
+vlm_status vlm_chat_prompt_ids(vlm_model *model, const vlm_engine_request_options *options, int32_t **out_ids,
+                               int64_t *out_count);
+
 /* The text of the submitted prompt's last `count` tokens (special tokens
  * included), for callers that look at how the prompt ends (a reasoning
  * parser: does the template open a thinking block?). *out_text is

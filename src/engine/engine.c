@@ -869,3 +869,60 @@ void vlm_engine_get_metrics(vlm_engine *engine, vlm_engine_metrics *out_metrics)
   *out_metrics = engine->metrics;
   pthread_mutex_unlock(&engine->mutex);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Tokenizing without generating (POST /tokenize, vlm tokenize --ids)      */
+/* ---------------------------------------------------------------------- */
+
+/* The ids out of a prompt built text-only (ids_only). */
+static vlm_status take_ids(engine_prompt *prompt, int32_t **out_ids, int64_t *out_count) {
+  *out_ids = prompt->ids;
+  *out_count = prompt->count;
+  prompt->ids = NULL;
+  engine_prompt_release(prompt);
+  return VLM_OK;
+}
+
+vlm_status vlm_engine_tokenize(vlm_engine *engine, const vlm_engine_request_options *options, int32_t **out_ids,
+                               int64_t *out_count) {
+  *out_ids = NULL;
+  *out_count = 0;
+  if (options->image_count > 0 || options->audio_count > 0)
+    return VLM_ERROR(UNIMPLEMENTED, "tokenizing a prompt with images or audio is not supported");
+  VLM_RETURN_IF_ERROR(check_options(engine, options, true));
+  media_positions media = {0};
+  engine_prompt prompt;
+  VLM_RETURN_IF_ERROR(build_prompt(engine, options, 0, NULL, &media, &prompt));
+  return take_ids(&prompt, out_ids, out_count);
+}
+
+vlm_status vlm_engine_detokenize(vlm_engine *engine, const int32_t *ids, size_t count, char **out_text,
+                                 size_t *out_length) {
+  *out_text = NULL;
+  for (size_t i = 0; i < count; i++)
+    if (ids[i] < 0 || ids[i] >= engine->vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "token id %d (at %zu) is outside the vocabulary (size %lld)", ids[i], i,
+                       (long long)engine->vocab_size);
+  return vlm_tokenizer_decode(engine->tokenizer, ids, count, false, out_text, out_length);
+}
+
+vlm_status vlm_chat_prompt_ids(vlm_model *model, const vlm_engine_request_options *options, int32_t **out_ids,
+                               int64_t *out_count) {
+  *out_ids = NULL;
+  *out_count = 0;
+  vlm_tokenizer *tokenizer = NULL;
+  vlm_chat_template *chat_template = NULL;
+  vlm_status status = vlm_tokenizer_create(model->directory, NULL, &tokenizer);
+  if (!status && options->messages_json) status = vlm_chat_template_load(model->directory, &chat_template);
+  engine_prompt prompt;
+  engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
+                                 .ids_only = true,
+                                 .chat_template_kwargs_json = options->chat_template_kwargs_json,
+                                 .no_generation_prompt = options->no_generation_prompt,
+                                 .continue_final_message = options->continue_final_message};
+  if (!status) status = engine_prompt_build(model, tokenizer, chat_template, &source, &prompt);
+  if (!status) status = take_ids(&prompt, out_ids, out_count);
+  vlm_chat_template_release(chat_template);
+  vlm_tokenizer_release(tokenizer);
+  return status;
+}
