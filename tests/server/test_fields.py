@@ -14,6 +14,9 @@ tokenizer, unpacked from the fixtures) and the tiny LLaVA (its own):
   * reasoning: message.reasoning_content and delta.reasoning_content split
     from content as vLLM's Qwen3 parser does (the tiny model biased into
     writing the tags), none with enable_thinking false;
+  * POST /tokenize and /detokenize (vLLM's shapes) give exactly the ids the
+    completions endpoints feed (the oracle's prompt tokenized, usage, and
+    `vlm tokenize --chat --ids`, LLaVA's string content included);
   * unknown fields: 400 by default, accepted and logged with
     --accept-unknown-fields.
 
@@ -178,6 +181,50 @@ class Qwen3Fields(unittest.TestCase):
             if chunk.choices)
         self.assertEqual(streamed, response.choices[0].text)
 
+    # --- /tokenize and /detokenize ---------------------------------------
+    def test_tokenize_gives_the_ids_the_model_is_fed(self):
+        case = golden_case("qwen3", "single_user_gen_enable_thinking_false")
+        status, body = self.server.post_json("/tokenize", {"model": "qwen3", "messages": case["messages"],
+                                                           "chat_template_kwargs": {"enable_thinking": False}})
+        self.assertEqual(status, 200, body)
+        # The oracle's rendering, tokenized: the ids, exactly.
+        self.assertEqual(body["tokens"], vlm_tokenize(self.model_dir, "--text", case["expected"], "--no-special"))
+        self.assertEqual(body["count"], len(body["tokens"]))
+        self.assertIsNone(body["token_strs"])
+        usage = self.chat(case["messages"], max_tokens=1, chat_template_kwargs={"enable_thinking": False}).usage
+        self.assertEqual(usage.prompt_tokens, body["count"])
+        # And the CLI's --ids, for the default rendering.
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as messages:
+            json.dump(HELLO, messages)
+            messages.flush()
+            cli = vlm_tokenize(self.model_dir, "--chat", messages.name, "--add-generation-prompt", "--ids")
+        status, body = self.server.post_json("/tokenize", {"messages": HELLO})
+        self.assertEqual(body["tokens"], cli)
+        # A prompt: as /v1/completions tokenizes it.
+        status, body = self.server.post_json("/tokenize", {"prompt": "Once upon a time"})
+        self.assertEqual(body["tokens"], vlm_tokenize(self.model_dir, "--text", "Once upon a time"))
+        completion = self.client.completions.create(model="qwen3", prompt="Once upon a time", max_tokens=1)
+        self.assertEqual(completion.usage.prompt_tokens, body["count"])
+        status, back = self.server.post_json("/detokenize", {"model": "qwen3", "tokens": body["tokens"]})
+        self.assertEqual((status, back), (200, {"prompt": "Once upon a time"}))
+
+    def test_tokenize_refuses_what_it_cannot_do(self):
+        for path, body, param in (
+                ("/tokenize", {"prompt": "x", "add_special_tokens": False}, "add_special_tokens"),
+                ("/tokenize", {"prompt": "x", "return_token_strs": True}, "return_token_strs"),
+                ("/tokenize", {"prompt": "x", "max_tokens": 3}, "max_tokens"),
+                ("/tokenize", {"messages": HELLO, "temperature": 1}, "temperature"),
+                ("/tokenize", {"messages": [{"role": "user", "content": [
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]},
+                 "messages[0].content[0].image_url.url"),
+                ("/detokenize", {"tokens": [1, 10 ** 9]}, "tokens[1]"),
+                ("/detokenize", {"tokens": "1"}, "tokens")):
+            status, answer = self.server.post_json(path, body)
+            self.assertEqual(status, 400, (path, body, answer))
+            self.assertEqual(answer["error"]["param"], param)
+        status, answer = self.server.post_json("/tokenize", {"model": "other", "prompt": "x"})
+        self.assertEqual(status, 404)
+
     def test_top_k_one_is_greedy(self):
         greedy = self.chat(max_tokens=6).choices[0].message.content
         sampled = self.chat(max_tokens=6, top_k=1, seed=5).choices[0].message.content
@@ -274,6 +321,29 @@ class Qwen3Reasoning(unittest.TestCase):
 
 
 class UnknownFields(unittest.TestCase):
+    def test_llava_tokenize_keeps_string_content(self):
+        """LLaVA's template reads content as parts: string content reaches it
+        as a text part (vLLM's content format), in serve, /tokenize and the
+        CLI alike."""
+        model = os.path.join(MODELS, "llava")
+        server = harness.Server(VLM, model, "--model-name", "llava")
+        try:
+            messages = [{"role": "user", "content": "Hi there"}]
+            status, body = server.post_json("/tokenize", {"messages": messages})
+            self.assertEqual(status, 200, body)
+            with tempfile.NamedTemporaryFile("w", suffix=".json") as handle:
+                json.dump(messages, handle)
+                handle.flush()
+                cli = vlm_tokenize(model, "--chat", handle.name, "--add-generation-prompt", "--ids")
+            self.assertEqual(body["tokens"], cli)
+            text = vlm_tokenize(model, "--text", "Hi there", "--no-special")
+            joined = ",".join(map(str, cli))
+            self.assertIn(",".join(map(str, text)), joined)  # the text is there
+            status, usage = server.post_json("/v1/chat/completions", {"messages": messages, "max_tokens": 1})
+            self.assertEqual(usage["usage"]["prompt_tokens"], body["count"])
+        finally:
+            server.stop()
+
     def test_strict_by_default_and_logged_when_accepted(self):
         model = os.path.join(MODELS, "llava")
         strict = harness.Server(VLM, model, "--model-name", "llava")
