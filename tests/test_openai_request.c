@@ -582,9 +582,17 @@ static void completions_prompt_forms(void) {
   CHECK_ACCEPTED(COMPLETIONS, "{\"prompt\":\"\"}");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[\"a\",\"b\"]}", "prompt", "single prompt");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[]}", "prompt", "single prompt");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,2,3]}", "prompt", "single prompt");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1]}", "prompt", "token id");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[[1,2]]}", "prompt", "token id");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[[1],[2]]}", "prompt", "single prompt");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,\"a\"]}", "prompt[1]", "token ids");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,-2]}", "prompt[1]", "token ids");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[{}]}", "prompt", "array of token ids");
+  /* A token prompt: ids as given, alone or as the only prompt of a list. */
+  CHECK(parse(COMPLETIONS, "{\"prompt\":[5,0,7]}", &request, &error));
+  CHECK(!request.prompt && request.prompt_id_count == 3 && request.prompt_ids[2] == 7);
+  openai_request_release(&request);
+  CHECK(parse(COMPLETIONS, "{\"prompt\":[[9]],\"echo\":true}", &request, &error));
+  CHECK(request.prompt_id_count == 1 && request.prompt_ids[0] == 9 && request.echo_prompt_ids);
+  openai_request_release(&request);
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":5}", "prompt", "expected a string");
   CHECK_REFUSED(COMPLETIONS, "{\"model\":\"m\"}", "prompt", "expected a string, but got null");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"a\\u0000b\"}", "prompt", "NUL");

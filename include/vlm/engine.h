@@ -226,6 +226,11 @@ typedef struct vlm_engine_request_options {
   size_t stop_token_id_count;
   /* Special tokens are decoded into the text (skip_special_tokens=false). */
   bool keep_special_tokens;
+  /* Instead of messages_json / raw_prompt: the prompt as token ids, fed
+   * as given (/v1/completions' token prompts; ids inside the vocabulary,
+   * no media). */
+  const int32_t *prompt_ids;
+  int64_t prompt_id_count;
   /* OpenAI's logit_bias (at most 1024 entries, copied). */
   const vlm_logit_bias *logit_bias;
   size_t logit_bias_count;

@@ -503,8 +503,14 @@ static vlm_status copy_controls(vlm_engine_request *request, const vlm_engine_re
  * only counted (admission before decoding). */
 static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options,
                                 bool media_given) {
-  if (!options->messages_json == !options->raw_prompt)
-    return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages or a raw prompt");
+  if ((options->messages_json != NULL) + (options->raw_prompt != NULL) + (options->prompt_ids != NULL) != 1)
+    return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages, a raw prompt or prompt ids");
+  for (int64_t i = 0; options->prompt_ids && i < options->prompt_id_count; i++)
+    if (options->prompt_ids[i] < 0 || options->prompt_ids[i] >= engine->vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "prompt token id %d (at %lld) is outside the vocabulary (size %lld)",
+                       options->prompt_ids[i], (long long)i, (long long)engine->vocab_size);
+  if (options->prompt_ids && (options->image_count > 0 || options->audio_count > 0))
+    return VLM_ERROR(INVALID_ARGUMENT, "a prompt of token ids takes no images or audio");
   if (options->image_count < 0 || (options->image_count > 0 && !options->images && !media_given))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none", options->image_count);
   if (options->image_count > 0 && !engine->accepts_images) return engine_refuse_images(engine, options->image_count);
@@ -624,6 +630,7 @@ static vlm_status build_prompt(vlm_engine *engine, const vlm_engine_request_opti
                                  .chat_template_kwargs_json = options->chat_template_kwargs_json,
                                  .no_generation_prompt = options->no_generation_prompt,
                                  .continue_final_message = options->continue_final_message,
+                                 .prompt_ids = options->prompt_ids, .prompt_id_count = options->prompt_id_count,
                                  .ids_only = request == NULL};
   vlm_status status =
       engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, out_prompt);
@@ -914,12 +921,16 @@ vlm_status vlm_chat_prompt_ids(vlm_model *model, const vlm_engine_request_option
   vlm_chat_template *chat_template = NULL;
   vlm_status status = vlm_tokenizer_create(model->directory, NULL, &tokenizer);
   if (!status && options->messages_json) status = vlm_chat_template_load(model->directory, &chat_template);
+  for (int64_t i = 0; !status && options->prompt_ids && i < options->prompt_id_count; i++)
+    if (options->prompt_ids[i] < 0 || options->prompt_ids[i] >= (int64_t)vlm_tokenizer_vocab_size(tokenizer))
+      status = VLM_ERROR(INVALID_ARGUMENT, "prompt token id %d is outside the vocabulary", options->prompt_ids[i]);
   engine_prompt prompt;
   engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
                                  .ids_only = true,
                                  .chat_template_kwargs_json = options->chat_template_kwargs_json,
                                  .no_generation_prompt = options->no_generation_prompt,
-                                 .continue_final_message = options->continue_final_message};
+                                 .continue_final_message = options->continue_final_message,
+                                 .prompt_ids = options->prompt_ids, .prompt_id_count = options->prompt_id_count};
   if (!status) status = engine_prompt_build(model, tokenizer, chat_template, &source, &prompt);
   if (!status) status = take_ids(&prompt, out_ids, out_count);
   vlm_chat_template_release(chat_template);

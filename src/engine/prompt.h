@@ -63,6 +63,10 @@ typedef struct engine_prompt_source {
   const char *chat_template_kwargs_json;
   bool no_generation_prompt;
   bool continue_final_message;
+  /* Instead of a text: the prompt's ids as given (/v1/completions' token
+   * prompts), nothing added; no media. */
+  const int32_t *prompt_ids;
+  int64_t prompt_id_count;
 } engine_prompt_source;
 
 vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *tokenizer,

@@ -264,6 +264,15 @@ static bool check_request(const vlm_server *server, const openai_request *reques
     return false;
   }
   if (!check_token_ids(info, request, error)) return false;
+  for (int64_t i = 0; i < request->prompt_id_count; i++) {
+    if (request->prompt_ids[i] < info->vocab_size) continue;
+    char param[64];
+    snprintf(param, sizeof(param), "prompt[%lld]", (long long)i);
+    openai_error_set(error, 400, "invalid_request_error", param, NULL,
+                     "Invalid value for '%s': token id %d is outside the vocabulary of %lld tokens.", param,
+                     request->prompt_ids[i], (long long)info->vocab_size);
+    return false;
+  }
   /* A template that prints content as one string gets a message with
    * media parts as the model's placeholders before its text (the engine's
    * prompt builder, as vLLM's "string" content format). */
@@ -539,6 +548,8 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
   vlm_engine_request_options options = {
       .messages_json = request->endpoint == OPENAI_CHAT_COMPLETIONS ? request->messages_json : NULL,
       .raw_prompt = request->endpoint == OPENAI_COMPLETIONS ? request->prompt : NULL,
+      .prompt_ids = request->prompt_ids,
+      .prompt_id_count = request->prompt_id_count,
       .images = images,
       .image_count = image_count,
       .audio = audio,
@@ -638,10 +649,20 @@ static bool prepare_media(vlm_server *server, const openai_request *request, com
 
 /* Prepares one parsed request and answers it. */
 static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection *connection,
-                                      http_request *http, const openai_request *request) {
+                                      http_request *http, openai_request *request) {
   openai_error error = {0};
   if (!check_request(server, request, &error))
     return respond_and_release_error(server, connection, http, &error);
+  if (request->echo_prompt_ids) {
+    /* echo of a token prompt: its text */
+    char *text = NULL;
+    size_t length = 0;
+    vlm_status status = vlm_engine_detokenize(server->engine, request->prompt_ids, (size_t)request->prompt_id_count,
+                                              &text, &length);
+    if (status) return respond_status(server, connection, http, STAGE_SUBMIT, status, "prompt");
+    free(request->echo_text);
+    request->echo_text = text;
+  }
   completion *answer = completion_create(server, connection, http, request);
   vlm_loaded_image *images = request->media_count ? calloc(request->media_count, sizeof(*images)) : NULL;
   vlm_loaded_audio *audio = request->media_count ? calloc(request->media_count, sizeof(*audio)) : NULL;

@@ -667,20 +667,47 @@ static bool parse_model(const vlm_json_value *body, openai_request *request,
 /* Completions prompt.                                                    */
 /* ---------------------------------------------------------------------- */
 
+/* A token prompt: an array of ids (bounded by the body's size; checked
+ * against the vocabulary by the engine). */
+static bool read_prompt_ids(const vlm_json_value *array, openai_request *request, openai_error *error) {
+  size_t count = array->as.array.count;
+  request->prompt_ids = malloc(count * sizeof(int32_t));
+  if (!request->prompt_ids) return openai_fail_out_of_memory(error);
+  for (size_t i = 0; i < count; i++) {
+    int64_t id = 0;
+    if (!vlm_json_get_int(&array->as.array.items[i], &id) || id < 0 || id > INT32_MAX) {
+      char param[OPENAI_PARAM_CAPACITY];
+      openai_build_param(param, "prompt[%zu]", i);
+      return openai_fail_invalid_value(error, param, "a token prompt holds token ids (integers from 0)");
+    }
+    request->prompt_ids[i] = (int32_t)id;
+  }
+  request->prompt_id_count = (int64_t)count;
+  return true;
+}
+
+static bool is_id_array(const vlm_json_value *value) {
+  return value->type == VLM_JSON_ARRAY && value->as.array.count > 0 &&
+         value->as.array.items[0].type == VLM_JSON_NUMBER;
+}
+
 static bool parse_prompt(const vlm_json_value *body, openai_request *request,
                          openai_error *error) {
   const vlm_json_value *prompt = openai_or_null(vlm_json_object_get(body, "prompt"));
-  /* OpenAI also takes a batch of prompts or token ids; we serve one text
-   * prompt per request, so say so instead of answering only the first. */
+  /* OpenAI's forms: a string, an array of strings, an array of ids, an
+   * array of id arrays. One prompt per request here (a string or one id
+   * array, also inside an array of one); a batch is refused rather than
+   * answered for its first prompt only. */
+  if (is_id_array(prompt)) return read_prompt_ids(prompt, request, error);
   if (prompt->type == VLM_JSON_ARRAY) {
     if (prompt->as.array.count != 1)
       return openai_fail_invalid_value(error, "prompt",
-                                "only a single prompt string is supported (got an array of %zu)",
+                                "only a single prompt is supported (got an array of %zu)",
                                 prompt->as.array.count);
     prompt = &prompt->as.array.items[0];
+    if (is_id_array(prompt)) return read_prompt_ids(prompt, request, error);
     if (prompt->type != VLM_JSON_STRING)
-      return openai_fail_invalid_value(error, "prompt",
-                                "only a text prompt is supported (token id prompts are not)");
+      return openai_fail_invalid_value(error, "prompt", "must be a string or an array of token ids");
   }
   if (prompt->type != VLM_JSON_STRING) return openai_fail_type(error, "prompt", "a string", prompt);
   return openai_copy_plain_string(prompt, "prompt", error, &request->prompt);
@@ -743,6 +770,7 @@ void openai_request_release(openai_request *request) {
   free(request->model);
   free(request->messages_json);
   free(request->prompt);
+  free(request->prompt_ids);
   for (size_t i = 0; i < request->media_count; i++) openai_media_release(&request->media[i]);
   free(request->media);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);

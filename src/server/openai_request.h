@@ -68,7 +68,9 @@ typedef struct openai_request {
   openai_endpoint endpoint;
   char *model;                  /* as given (echoed back); may be NULL */
   char *messages_json;          /* chat: Transformers-format messages array */
-  char *prompt;                 /* completions: the prompt string */
+  char *prompt;                 /* completions: the prompt string, or */
+  int32_t *prompt_ids;          /* completions: a prompt of token ids (not yet checked against the vocabulary) */
+  int64_t prompt_id_count;
   openai_media *media;          /* chat: in placeholder order */
   size_t media_count;
   bool stream;
@@ -87,6 +89,7 @@ typedef struct openai_request {
   bool no_generation_prompt;        /* add_generation_prompt: false */
   bool continue_final_message;
   char *echo_text;                  /* echo: the text the answer starts with; NULL: no echo */
+  bool echo_prompt_ids;             /* echo of a token prompt: the handler decodes it into echo_text */
   int64_t min_tokens;
   bool ignore_eos;
   bool keep_special_tokens;         /* skip_special_tokens: false */

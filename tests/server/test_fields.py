@@ -225,6 +225,20 @@ class Qwen3Fields(unittest.TestCase):
         status, answer = self.server.post_json("/tokenize", {"model": "other", "prompt": "x"})
         self.assertEqual(status, 404)
 
+    def test_token_id_prompts(self):
+        ids = vlm_tokenize(self.model_dir, "--text", "Once upon a time")
+        text = self.client.completions.create(model="qwen3", prompt="Once upon a time", max_tokens=4, temperature=0)
+        for prompt in (ids, [ids]):
+            tokens = self.client.completions.create(model="qwen3", prompt=prompt, max_tokens=4, temperature=0)
+            self.assertEqual(tokens.choices[0].text, text.choices[0].text)
+            self.assertEqual(tokens.usage.prompt_tokens, len(ids))
+        echoed = self.client.completions.create(model="qwen3", prompt=ids, max_tokens=2, temperature=0, echo=True)
+        self.assertTrue(echoed.choices[0].text.startswith("Once upon a time"))
+        for prompt, param in (([ids, ids], "prompt"), ([1, 10 ** 9], "prompt[1]"), (["a", "b"], "prompt")):
+            with self.assertRaises(openai.BadRequestError) as caught:
+                self.client.completions.create(model="qwen3", prompt=prompt, max_tokens=1)
+            self.assertEqual(caught.exception.body["param"], param)
+
     def test_top_k_one_is_greedy(self):
         greedy = self.chat(max_tokens=6).choices[0].message.content
         sampled = self.chat(max_tokens=6, top_k=1, seed=5).choices[0].message.content
