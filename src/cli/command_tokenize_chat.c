@@ -30,8 +30,10 @@ void cli_tokenize_chat_usage(FILE *out) {
           "                           model's Transformers flow tokenizes it: multimodal\n"
           "                           models through their processor (special tokens added\n"
           "                           unless the prompt starts with bos_token), text-only\n"
-          "                           models through the tokenizer (none added); needs\n"
-          "                           DIR/config.json\n"
+          "                           models through the tokenizer (none added); the ids\n"
+          "                           vlm serve feeds the model (the same code, content in\n"
+          "                           the template's format) and POST /tokenize returns;\n"
+          "                           needs DIR/config.json and the safetensors headers\n"
           "\n"
           "Prompts go through the processor for:\n");
   cli_print_wrapped(out, "", processor);
