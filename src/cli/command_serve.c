@@ -20,9 +20,11 @@ static void print_usage(FILE *out) {
           "(text and, for models with an image or audio path, images and audio; streaming\n"
           "with SSE),\n"
           "POST /v1/completions (raw prompts), GET /v1/models (with what the model accepts),\n"
+          "POST /tokenize and /detokenize (vLLM's; the ids the model is fed),\n"
           "GET /health, /health/live, /health/ready, GET /metrics (Prometheus) and a chat\n"
           "page at / (in the binary; it uses the API above). Requests share the model\n"
-          "through continuous batching over --parallel slots.\n"
+          "through continuous batching over --parallel slots. Request fields (OpenAI's and\n"
+          "vLLM's extensions) and what each does: docs/API.md.\n"
           "\n"
           "  --model DIR              the checkpoint directory, or a Hugging Face model id\n"
           "                           ORG/NAME[@REVISION] found in the local hub cache\n"
@@ -110,6 +112,17 @@ static void print_usage(FILE *out) {
           "  --model-name NAME        the model's id in the API (default: DIR's last part, or\n"
           "                           the model id given to --model)\n"
           "  --no-ui                  no chat page: GET / and /ui/... answer 404\n"
+          "  --reasoning-parser none|auto|qwen3|deepseek_r1\n"
+          "                           split chat answers' reasoning (<think>...</think>) into\n"
+          "                           message.reasoning_content / delta.reasoning_content:\n"
+          "                           qwen3, deepseek_r1 (reasoning until </think> even\n"
+          "                           without <think>), auto (qwen3 when the chat template\n"
+          "                           writes <think> and </think>) or none (default, as\n"
+          "                           vLLM: the text stays in content)\n"
+          "  --accept-unknown-fields  accept request fields this server does not know,\n"
+          "                           ignoring them with a warning in the log (vLLM's\n"
+          "                           behaviour); default: 400 naming the field, as OpenAI\n"
+          "                           (docs/API.md lists every field)\n"
           "\n"
           "It checks the model's files, then binds: while the engine opens (on xla: while\n"
           "the modules compile), /health/live answers 200 and /health, /health/ready and\n"
@@ -216,6 +229,13 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
     else if (strcmp(name, "--no-ui") == 0) { arguments->server.no_ui = true; takes_value = false; }
     else if (strcmp(name, "--public-metrics") == 0) { arguments->server.public_metrics = true; takes_value = false; }
+    else if (strcmp(name, "--reasoning-parser") == 0 && value) {
+      ok = !strcmp(value, "auto") || !strcmp(value, "qwen3") || !strcmp(value, "deepseek_r1") || !strcmp(value, "none");
+      arguments->server.reasoning_parser = value;
+    } else if (strcmp(name, "--accept-unknown-fields") == 0) {
+      arguments->server.accept_unknown_fields = true;
+      takes_value = false;
+    }
     else return cli_usage_error("serve: unknown or incomplete option '%s' (see vlm serve --help)", name);
     if (!ok) return cli_usage_error("serve: bad value for %s: '%s'", name, value ? value : "");
     if (takes_value) i++;

@@ -128,11 +128,19 @@ static char *model_id_of(const vlm_server_options *options, const char *model_di
  * it reads the same template from the model directory. */
 static vlm_status detect_content_format(vlm_server *server) {
   server->content_format = OPENAI_CONTENT_AS_GIVEN;
+  server->reasoning = REASONING_OFF;
+  const char *parser = server->options.reasoning_parser;
+  if (parser && strcmp(parser, "auto") && !reasoning_kind_parse(parser, &server->reasoning))
+    return VLM_ERROR(INVALID_ARGUMENT, "unknown reasoning parser '%s' (auto, qwen3, deepseek_r1 or none)", parser);
   if (!server->info.has_chat_template) return VLM_OK;
   vlm_chat_template *chat_template = NULL;
   vlm_status status = vlm_chat_template_load(server->info.model_dir, &chat_template);
   if (status) return vlm_status_annotate(status, "reading the chat template's content format");
   bool parts = vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
+  if (parser && !strcmp(parser, "auto")) server->reasoning = reasoning_kind_detect(vlm_chat_template_text(chat_template));
+  if (server->reasoning != REASONING_OFF)
+    VLM_LOG_INFOF("serve: chat answers split reasoning_content from content (reasoning parser '%s'%s)",
+                  reasoning_kind_name(server->reasoning), strcmp(parser, "auto") ? "" : ", from the template");
   server->content_format = parts ? OPENAI_CONTENT_PARTS : OPENAI_CONTENT_STRING;
   VLM_LOG_INFOF("serve: the chat template takes message content as %s",
                 parts ? "a list of parts (vLLM's 'openai' format)" : "a string (vLLM's 'string' format)");

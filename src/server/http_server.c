@@ -40,6 +40,8 @@ static const char *const route_paths[ROUTE_COUNT] = {
     [ROUTE_HEALTH_LIVE] = "/health/live",
     [ROUTE_HEALTH_READY] = "/health/ready",
     [ROUTE_METRICS] = "/metrics",
+    [ROUTE_TOKENIZE] = "/tokenize",
+    [ROUTE_DETOKENIZE] = "/detokenize",
     [ROUTE_UI] = "/",
     [ROUTE_OTHER] = "other",
 };
@@ -160,7 +162,8 @@ static server_route find_route(const vlm_server *server, const char *url) {
 }
 
 static bool route_takes_post(server_route route) {
-  return route == ROUTE_CHAT_COMPLETIONS || route == ROUTE_COMPLETIONS;
+  return route == ROUTE_CHAT_COMPLETIONS || route == ROUTE_COMPLETIONS || route == ROUTE_TOKENIZE ||
+         route == ROUTE_DETOKENIZE;
 }
 
 /* Compares in time that depends only on the lengths, so the key cannot be
@@ -566,6 +569,8 @@ enum MHD_Result server_handle_access(void *context, struct MHD_Connection *conne
     return respond_refusal(server, connection, request);
   }
   if (!route_takes_post(request->route)) return respond_get(server, connection, request);
+  if (request->route == ROUTE_TOKENIZE || request->route == ROUTE_DETOKENIZE)
+    return tokenize_handle(server, connection, request, request->route == ROUTE_DETOKENIZE);
   openai_endpoint endpoint =
       request->route == ROUTE_CHAT_COMPLETIONS ? OPENAI_CHAT_COMPLETIONS : OPENAI_COMPLETIONS;
   return chat_handle(server, connection, request, endpoint);

@@ -40,4 +40,10 @@ void openai_media_release(openai_media *media);
 bool openai_parse_messages(const vlm_json_value *body, openai_content_format content_format,
                            openai_request *request, openai_error *error);
 
+/* vLLM's extension fields, logit_bias and echo (openai_extensions.c);
+ * after the core fields (echo reads prompt and logprobs, min_tokens
+ * max_tokens). */
+bool openai_parse_extensions(const vlm_json_value *body, openai_request *request, openai_error *error);
+void openai_extensions_release(openai_request *request);
+
 #endif

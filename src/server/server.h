@@ -66,6 +66,13 @@ typedef struct vlm_server_options {
   /* GET /metrics without the API key (for scrapers that cannot send one:
    * a Gateway API Inference Extension endpoint picker). */
   bool public_metrics;
+  /* Unknown request fields are ignored and logged (vLLM) instead of 400 (OpenAI). */
+  bool accept_unknown_fields;
+  /* How chat answers split reasoning from content (server/reasoning.h):
+   * "qwen3", "deepseek_r1", "auto" ("qwen3" when the chat template writes
+   * <think> and </think>, else none), or NULL / "none": no split, as vLLM
+   * without --reasoning-parser. */
+  const char *reasoning_parser;
 } vlm_server_options;
 
 typedef struct vlm_server vlm_server;
