@@ -264,38 +264,73 @@ static void append_completion_text(vlm_string_builder *out, const response_heade
   vlm_sb_release(&joined);
 }
 
-char *response_completion(const response_header *header, const request_events *events,
-                          bool with_logprobs) {
-  vlm_string_builder out = {0};
+/* One element of "choices" (its index, message or text, logprobs and
+ * finish_reason). */
+static void append_choice(vlm_string_builder *out, const response_header *header, const request_events *events,
+                          size_t index, bool with_logprobs) {
   bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
   bool logprobs = with_logprobs && any_logprob(events->tokens, events->token_count);
-  append_object_start(&out, header, chat ? "chat.completion" : "text_completion");
-  vlm_sb_append_literal(&out, ",\"choices\":[{\"index\":0,");
+  vlm_sb_appendf(out, "{\"index\":%zu,", index);
   if (chat) {
-    vlm_sb_append_literal(&out, "\"message\":{\"role\":\"assistant\",");
+    vlm_sb_append_literal(out, "\"message\":{\"role\":\"assistant\",");
     if (header->reasoning != REASONING_OFF) {
-      append_split_message(&out, header, events);
+      append_split_message(out, header, events);
     } else {
-      vlm_sb_append_literal(&out, "\"content\":");
-      append_completion_text(&out, header, events);
+      vlm_sb_append_literal(out, "\"content\":");
+      append_completion_text(out, header, events);
     }
-    vlm_sb_append_literal(&out, ",\"refusal\":null},\"logprobs\":");
-    if (logprobs) append_chat_logprobs(&out, events->tokens, events->token_count);
-    else vlm_sb_append_literal(&out, "null");
+    vlm_sb_append_literal(out, ",\"refusal\":null},\"logprobs\":");
+    if (logprobs) append_chat_logprobs(out, events->tokens, events->token_count);
+    else vlm_sb_append_literal(out, "null");
   } else {
-    vlm_sb_append_literal(&out, "\"text\":");
-    append_completion_text(&out, header, events);
-    vlm_sb_append_literal(&out, ",\"logprobs\":");
-    if (logprobs) append_completion_logprobs(&out, events->tokens, events->token_count, 0);
-    else vlm_sb_append_literal(&out, "null");
+    vlm_sb_append_literal(out, "\"text\":");
+    append_completion_text(out, header, events);
+    vlm_sb_append_literal(out, ",\"logprobs\":");
+    if (logprobs) append_completion_logprobs(out, events->tokens, events->token_count, 0);
+    else vlm_sb_append_literal(out, "null");
   }
-  vlm_sb_append_literal(&out, ",\"finish_reason\":");
-  append_string(&out, events->finish_reason);
-  vlm_sb_append_literal(&out, "}],\"usage\":");
-  append_usage(&out, &events->usage);
-  response_append_timings(&out, events);
+  vlm_sb_append_literal(out, ",\"finish_reason\":");
+  append_string(out, events->finish_reason);
+  vlm_sb_append_literal(out, "}");
+}
+
+vlm_engine_usage response_sum_usage(const request_events *const *events, size_t count, int32_t n) {
+  vlm_engine_usage sum = {0};
+  for (size_t i = 0; i < count; i++) {
+    const vlm_engine_usage *usage = &events[i]->usage;
+    if (n <= 1 || i % (size_t)n == 0) { /* each prompt once: its choices share its prefill */
+      sum.prompt_tokens += usage->prompt_tokens;
+      sum.prompt_image_tokens += usage->prompt_image_tokens;
+      sum.prompt_audio_tokens += usage->prompt_audio_tokens;
+      sum.prompt_video_tokens += usage->prompt_video_tokens;
+      sum.prompt_cached_tokens += usage->prompt_cached_tokens;
+    }
+    sum.completion_tokens += usage->completion_tokens;
+  }
+  return sum;
+}
+
+char *response_completion_choices(const response_header *header, const request_events *const *events, size_t count,
+                                  int32_t n, bool with_logprobs) {
+  vlm_string_builder out = {0};
+  bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
+  append_object_start(&out, header, chat ? "chat.completion" : "text_completion");
+  vlm_sb_append_literal(&out, ",\"choices\":[");
+  for (size_t i = 0; i < count; i++) {
+    if (i) vlm_sb_append_literal(&out, ",");
+    append_choice(&out, header, events[i], i, with_logprobs);
+  }
+  vlm_sb_append_literal(&out, "],\"usage\":");
+  vlm_engine_usage usage = response_sum_usage(events, count, n);
+  append_usage(&out, &usage);
+  response_append_timings(&out, events[0]);
   vlm_sb_append_literal(&out, "}");
   return vlm_sb_finish(&out);
+}
+
+char *response_completion(const response_header *header, const request_events *events,
+                          bool with_logprobs) {
+  return response_completion_choices(header, &events, 1, 1, with_logprobs);
 }
 
 /* n per ms as llama-server gives them; 0 where no time passed (JSON has no
@@ -331,8 +366,8 @@ static void append_chunk_start(vlm_string_builder *out, const response_header *h
 
 void response_append_role_chunk(vlm_string_builder *out, const response_header *header) {
   append_chunk_start(out, header);
-  vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
-                             "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+  vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{\"role\":\"assistant\","
+                             "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n", (int)header->choice_index);
 }
 
 void response_append_token_chunk(vlm_string_builder *out, const response_header *header,
@@ -340,13 +375,13 @@ void response_append_token_chunk(vlm_string_builder *out, const response_header 
   bool logprobs = with_logprobs && token->has_logprob;
   append_chunk_start(out, header);
   if (header->endpoint == OPENAI_CHAT_COMPLETIONS) {
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"content\":");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{\"content\":", (int)header->choice_index);
     response_append_text(out, token->text, token->text_length);
     vlm_sb_append_literal(out, "},\"logprobs\":");
     if (logprobs) append_chat_logprobs(out, token, 1);
     else vlm_sb_append_literal(out, "null");
   } else {
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"text\":", (int)header->choice_index);
     response_append_text(out, token->text, token->text_length);
     vlm_sb_append_literal(out, ",\"logprobs\":");
     if (logprobs) append_completion_logprobs(out, token, 1, 0);
@@ -361,7 +396,7 @@ void response_append_split_chunk(vlm_string_builder *out, const response_header 
   bool logprobs = with_logprobs && token && token->has_logprob;
   if (!reasoning->length && !content->length && !logprobs) return;
   append_chunk_start(out, header);
-  vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{");
+  vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{", (int)header->choice_index);
   if (reasoning->length) {
     vlm_sb_append_literal(out, "\"reasoning_content\":");
     response_append_text(out, reasoning->data, reasoning->length);
@@ -387,9 +422,9 @@ void response_append_finish_chunk(vlm_string_builder *out, const response_header
                                   const char *finish_reason, const request_events *events) {
   append_chunk_start(out, header);
   if (header->endpoint == OPENAI_CHAT_COMPLETIONS)
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{},");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{},", (int)header->choice_index);
   else
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":\"\",");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"text\":\"\",", (int)header->choice_index);
   vlm_sb_append_literal(out, "\"logprobs\":null,\"finish_reason\":");
   append_string(out, finish_reason);
   vlm_sb_append_literal(out, "}]");
@@ -401,9 +436,9 @@ void response_append_progress_chunk(vlm_string_builder *out, const response_head
                                     const vlm_engine_progress *progress) {
   append_chunk_start(out, header);
   if (header->endpoint == OPENAI_CHAT_COMPLETIONS)
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null},");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{\"role\":\"assistant\",\"content\":null},", (int)header->choice_index);
   else
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":\"\",");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"text\":\"\",", (int)header->choice_index);
   vlm_sb_appendf(out,
                  "\"logprobs\":null,\"finish_reason\":null}],\"prompt_progress\":{\"total\":%lld,\"cache\":%lld,"
                  "\"processed\":%lld,\"time_ms\":%lld}}\n\n",
