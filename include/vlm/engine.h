@@ -176,6 +176,33 @@ vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data,
                                         const vlm_audio_limits *limits, const void *cancel,
                                         vlm_loaded_audio *out_audio);
 
+/* An audio clip's header, read without decoding a sample (libsndfile's
+ * open: WAV's data chunk, FLAC's STREAMINFO, the last Ogg page's granule
+ * position, MP3's Xing/VBRI header or mpg123's frame estimate), checked
+ * against the decode limits like vlm_engine_load_audio_*. */
+typedef struct vlm_engine_audio_header {
+  int sample_rate, channels;   /* of the file */
+  double seconds;              /* the duration the header states; -1: none */
+  /* Prompt positions the stated duration takes (the extractor's count for
+   * that many samples at the model's rate); 1 when no length is stated
+   * (tokens_stated false): decoding is then bounded by the capacity left. */
+  int64_t tokens;
+  bool tokens_stated;
+  uint64_t decode_bytes;       /* what decoding it will hold at most */
+} vlm_engine_audio_header;
+/* For admission before any clip is decoded (vlm_engine_check_admission
+ * with audio_tokens). UNIMPLEMENTED without an audio path. */
+vlm_status vlm_engine_read_audio_header(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                                        const vlm_audio_limits *limits, vlm_engine_audio_header *out_header);
+/* vlm_engine_load_audio_memory for a clip that may take at most
+ * `max_tokens` positions (its header's count plus the room admission
+ * left, vlm_engine_check_admission_room): decoding stops with OUT_OF_RANGE
+ * ("context length exceeded") once the samples pass that many tokens,
+ * whatever the header said. */
+vlm_status vlm_engine_load_audio_memory_within(vlm_engine *engine, const uint8_t *data, size_t size,
+                                               const char *name, const vlm_audio_limits *limits, int64_t max_tokens,
+                                               const void *cancel, vlm_loaded_audio *out_audio);
+
 typedef struct vlm_engine_request_options {
   /* Exactly one of the two. messages_json: a JSON array of chat messages in
    * Transformers' format ({"role", "content"} with content a string or a
@@ -194,6 +221,10 @@ typedef struct vlm_engine_request_options {
    * parts); taken over like the images. */
   vlm_loaded_audio *audio;
   int audio_count;
+  /* Admission only (vlm_engine_check_admission, before decoding): each
+   * clip's positions from its header (vlm_engine_audio_header.tokens);
+   * NULL: 1 each. */
+  const int64_t *audio_tokens;
   int64_t max_tokens;           /* 0: vlm_engine_default_max_tokens */
   vlm_sampling_params sampling;
   bool logprobs;                /* report each token's logprob (+ top alternatives) */
@@ -309,6 +340,11 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
  * submit (the queue may fill in between). */
 vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_request_options *options,
                                       const int64_t *image_tokens);
+/* The same, and on success the positions the capacity leaves beyond the
+ * prompt, its media and max_tokens (what a clip may take over its
+ * header's count: vlm_engine_load_audio_memory_within). */
+vlm_status vlm_engine_check_admission_room(vlm_engine *engine, const vlm_engine_request_options *options,
+                                           const int64_t *image_tokens, int64_t *out_room);
 
 /* Asks the scheduler to stop the request (thread-safe, idempotent): it
  * frees its slot and gets FINISH with a CANCELLED status, unless it had

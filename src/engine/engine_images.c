@@ -134,7 +134,9 @@ static vlm_status load_image(vlm_engine *engine, const uint8_t *data, size_t siz
     status = finish_loaded_image(engine, &image, name, start, out_image);
     vlm_image_release(&image);
   }
-  engine_release_media_memory(engine, reserved);
+  /* The pixels stay charged until the request is done with them. */
+  if (!status) engine_charge_media_item(engine, out_image->item, reserved);
+  else engine_release_media_memory(engine, reserved);
   return status;
 }
 
