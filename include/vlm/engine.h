@@ -147,7 +147,34 @@ typedef struct vlm_engine_image_header {
   int64_t width, height;    /* as stored */
   int64_t tokens;           /* prompt positions it takes (vlm_engine_image_tokens) */
   uint64_t decode_bytes;    /* what decoding it will hold at most */
+  uint64_t reserve_bytes;   /* what loading it reserves in the media budget */
 } vlm_engine_image_header;
+
+/* A request's share of the media memory budget
+ * (vlm_engine_options.media_memory_budget), reserved at once for all its
+ * images and clips (the sum of their headers' reserve_bytes) before the
+ * first is decoded, so a request never holds part of the budget while it
+ * waits for more. Loading an item (the _from / _within variants) takes its
+ * share out of it; the item's tensors stay charged until the item is
+ * released (the request done, refused or cancelled), and
+ * vlm_engine_release_media gives back what the loads did not take. An
+ * amount over the whole budget waits until nothing else is in flight.
+ * RESOURCE_EXHAUSTED after media_wait_seconds; CANCELLED when `cancel`
+ * (NULL or an atomic_bool) is set while waiting. */
+typedef struct vlm_media_reservation {
+  uint64_t bytes;           /* reserved and not yet taken */
+} vlm_media_reservation;
+vlm_status vlm_engine_reserve_media(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
+                                    vlm_media_reservation *out_reservation);
+void vlm_engine_release_media(vlm_engine *engine, vlm_media_reservation *reservation);
+/* Bytes of the budget in use now: reservations, decodes in progress, and
+ * the tensors of items not yet released (/metrics). */
+uint64_t vlm_engine_media_bytes_in_use(vlm_engine *engine);
+/* vlm_engine_load_image_memory, its budget taken out of `from` (NULL:
+ * reserved for it alone). */
+vlm_status vlm_engine_load_image_memory_from(vlm_engine *engine, const uint8_t *data, size_t size,
+                                             const char *name, const void *cancel, vlm_media_reservation *from,
+                                             vlm_loaded_image *out_image);
 
 /* Reads just the header (microseconds, a few KiB), checked against the
  * decode limits like vlm_engine_load_image_*: for admission before any
@@ -189,19 +216,22 @@ typedef struct vlm_engine_audio_header {
   int64_t tokens;
   bool tokens_stated;
   uint64_t decode_bytes;       /* what decoding it will hold at most */
+  uint64_t reserve_bytes;      /* what loading it reserves: the stated length's decode and features */
 } vlm_engine_audio_header;
 /* For admission before any clip is decoded (vlm_engine_check_admission
  * with audio_tokens). UNIMPLEMENTED without an audio path. */
 vlm_status vlm_engine_read_audio_header(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
                                         const vlm_audio_limits *limits, vlm_engine_audio_header *out_header);
-/* vlm_engine_load_audio_memory for a clip that may take at most
+/* vlm_engine_load_audio_memory (its budget out of `from`, as
+ * vlm_engine_load_image_memory_from) for a clip that may take at most
  * `max_tokens` positions (its header's count plus the room admission
  * left, vlm_engine_check_admission_room): decoding stops with OUT_OF_RANGE
  * ("context length exceeded") once the samples pass that many tokens,
  * whatever the header said. */
 vlm_status vlm_engine_load_audio_memory_within(vlm_engine *engine, const uint8_t *data, size_t size,
                                                const char *name, const vlm_audio_limits *limits, int64_t max_tokens,
-                                               const void *cancel, vlm_loaded_audio *out_audio);
+                                               const void *cancel, vlm_media_reservation *from,
+                                               vlm_loaded_audio *out_audio);
 
 typedef struct vlm_engine_request_options {
   /* Exactly one of the two. messages_json: a JSON array of chat messages in

@@ -366,15 +366,25 @@ static vlm_status over_capacity(vlm_status status, const char *name, int64_t max
   return refusal;
 }
 
-/* The header first (limits, and the most the decode will hold), a
- * reservation of that much in the media memory budget, then the decode
- * and the features. The features and the extractor's working buffers are
- * allowed as much again as the resampled samples (Phi-4's 80 mels per
- * 160-sample hop are half of it); once made, the reservation shrinks to
- * the features, which stay charged until the request releases the item. */
+/* The reservation for a clip: the decode of the length its header states
+ * and as many bytes again for the features and the extractor's buffers
+ * (Phi-4's 80 mels per 160-sample hop are half of it). A header that
+ * understates the length decodes past it only up to the capacity left
+ * (audio_options). */
+static uint64_t audio_reserve_bytes(const vlm_audio_header *header) {
+  uint64_t needed = 0;
+  if (__builtin_add_overflow(header->stated_decode_bytes, (uint64_t)header->stated_samples * sizeof(float), &needed))
+    needed = UINT64_MAX;
+  return needed;
+}
+
+/* The header first (limits, and what the decode will hold), that much
+ * from the media memory budget, then the decode and the features; once
+ * made, the reservation shrinks to the features, which stay charged until
+ * the request releases the item. */
 static vlm_status load_audio(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
-                             const vlm_audio_limits *limits, int64_t max_tokens, const void *cancel, double start,
-                             vlm_loaded_audio *out_audio) {
+                             const vlm_audio_limits *limits, int64_t max_tokens, const void *cancel,
+                             vlm_media_reservation *from, double start, vlm_loaded_audio *out_audio) {
   if (!engine->accepts_audio) {
     int rate = 0;
     return vlm_status_annotate(vlm_model_audio_sample_rate(engine->model, &rate), "%s", name);
@@ -385,10 +395,8 @@ static vlm_status load_audio(vlm_engine *engine, const uint8_t *data, size_t siz
   vlm_audio_header header;
   vlm_status status = vlm_audio_read_header(data, size, name, &options, &header);
   if (status) return bounded ? over_capacity(status, name, max_tokens) : status;
-  uint64_t needed = 0, reserved = 0;
-  if (__builtin_add_overflow(header.decode_bytes, (uint64_t)header.max_samples * sizeof(float), &needed))
-    needed = UINT64_MAX;
-  VLM_RETURN_IF_ERROR(engine_reserve_media_memory(engine, needed, cancel, name, &reserved));
+  uint64_t reserved = 0;
+  VLM_RETURN_IF_ERROR(engine_take_media_memory(engine, from, audio_reserve_bytes(&header), cancel, name, &reserved));
   vlm_audio audio;
   status = vlm_audio_decode_memory(data, size, name, &options, &audio);
   if (status && bounded) status = over_capacity(status, name, max_tokens);
@@ -413,6 +421,7 @@ vlm_status vlm_engine_read_audio_header(vlm_engine *engine, const uint8_t *data,
   out_header->sample_rate = header.sample_rate;
   out_header->channels = header.channels;
   out_header->decode_bytes = header.decode_bytes;
+  out_header->reserve_bytes = audio_reserve_bytes(&header);
   out_header->seconds = header.frames >= 0 ? (double)header.frames / header.sample_rate : -1;
   out_header->tokens = 1; /* a length the header does not state: decoding is bounded instead */
   if (header.frames >= 0) {
@@ -442,7 +451,7 @@ vlm_status vlm_engine_load_audio_file(vlm_engine *engine, const char *path, cons
   /* vlm_file_read_all refuses an oversized file from its size, unread. */
   VLM_RETURN_IF_ERROR(vlm_file_read_all(path, limit, &data, &size));
   vlm_status status = load_audio(engine, (const uint8_t *)data, size, slash ? slash + 1 : path, limits, 0, cancel,
-                                 start, out_audio);
+                                 NULL, start, out_audio);
   free(data);
   return status;
 }
@@ -451,15 +460,17 @@ vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data,
                                         const vlm_audio_limits *limits, const void *cancel,
                                         vlm_loaded_audio *out_audio) {
   memset(out_audio, 0, sizeof(*out_audio));
-  return load_audio(engine, data, size, name ? name : "audio", limits, 0, cancel, engine_now_seconds(), out_audio);
+  return load_audio(engine, data, size, name ? name : "audio", limits, 0, cancel, NULL, engine_now_seconds(),
+                    out_audio);
 }
 
 vlm_status vlm_engine_load_audio_memory_within(vlm_engine *engine, const uint8_t *data, size_t size,
                                                const char *name, const vlm_audio_limits *limits, int64_t max_tokens,
-                                               const void *cancel, vlm_loaded_audio *out_audio) {
+                                               const void *cancel, vlm_media_reservation *from,
+                                               vlm_loaded_audio *out_audio) {
   memset(out_audio, 0, sizeof(*out_audio));
   if (max_tokens <= 0) max_tokens = 1;
-  return load_audio(engine, data, size, name ? name : "audio", limits, max_tokens, cancel, engine_now_seconds(),
+  return load_audio(engine, data, size, name ? name : "audio", limits, max_tokens, cancel, from, engine_now_seconds(),
                     out_audio);
 }
 

@@ -55,6 +55,45 @@ vlm_status engine_reserve_media_memory(vlm_engine *engine, uint64_t bytes, const
   return status;
 }
 
+/* From a request's reservation (vlm_engine_reserve_media) when there is
+ * one: what it lacks is taken at once, without waiting, since a caller
+ * holding a reservation must never wait on others while it holds it (two
+ * requests each holding half the budget would wait for each other); the
+ * reservation was sized from the same headers, so that is a liar's excess. */
+vlm_status engine_take_media_memory(vlm_engine *engine, vlm_media_reservation *from, uint64_t bytes,
+                                    const void *cancel, const char *name, uint64_t *out_reserved) {
+  if (!from) return engine_reserve_media_memory(engine, bytes, cancel, name, out_reserved);
+  uint64_t taken = bytes < from->bytes ? bytes : from->bytes;
+  from->bytes -= taken;
+  if (taken < bytes) {
+    pthread_mutex_lock(&engine->media_mutex);
+    engine->media_bytes_in_flight += bytes - taken;
+    if (engine->media_bytes_in_flight > engine->media_bytes_peak) engine->media_bytes_peak = engine->media_bytes_in_flight;
+    pthread_mutex_unlock(&engine->media_mutex);
+  }
+  *out_reserved = bytes;
+  return VLM_OK;
+}
+
+vlm_status vlm_engine_reserve_media(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
+                                    vlm_media_reservation *out) {
+  out->bytes = 0;
+  return engine_reserve_media_memory(engine, bytes, cancel, name ? name : "media", &out->bytes);
+}
+
+void vlm_engine_release_media(vlm_engine *engine, vlm_media_reservation *reservation) {
+  if (!reservation) return;
+  engine_release_media_memory(engine, reservation->bytes);
+  reservation->bytes = 0;
+}
+
+uint64_t vlm_engine_media_bytes_in_use(vlm_engine *engine) {
+  pthread_mutex_lock(&engine->media_mutex);
+  uint64_t bytes = engine->media_bytes_in_flight;
+  pthread_mutex_unlock(&engine->media_mutex);
+  return bytes;
+}
+
 void engine_release_media_memory(vlm_engine *engine, uint64_t reserved) {
   if (!reserved) return;
   pthread_mutex_lock(&engine->media_mutex);

@@ -273,6 +273,7 @@ typedef struct fetched_media {
   uint8_t *bytes;
   size_t length;
   int64_t tokens;  /* a clip's positions by its header */
+  uint64_t reserve_bytes; /* its share of the media budget, by its header */
 } fetched_media;
 
 static vlm_audio_limits audio_limits(const vlm_server *server) {
@@ -308,6 +309,7 @@ static bool fetch_media(vlm_server *server, const openai_request *request, const
         return false;
       }
       fetched[i].tokens = audio_tokens[clips++] = header.tokens;
+      fetched[i].reserve_bytes = header.reserve_bytes;
       continue;
     }
     vlm_engine_image_header header;
@@ -319,6 +321,7 @@ static bool fetch_media(vlm_server *server, const openai_request *request, const
       return false;
     }
     image_tokens[(*out_image_count)++] = header.tokens;
+    fetched[i].reserve_bytes = header.reserve_bytes;
   }
   return true;
 }
@@ -335,19 +338,32 @@ static bool load_media(vlm_server *server, const fetched_media *fetched, size_t 
                        const char **out_param) {
   *out_image_count = *out_audio_count = 0;
   vlm_audio_limits limits = audio_limits(server);
-  for (size_t i = 0; i < count; i++) {
+  /* The whole request's share of the media budget at once: a request
+   * never holds part of it while it waits for more. */
+  uint64_t total = 0;
+  for (size_t i = 0; i < count; i++)
+    total = __builtin_add_overflow(total, fetched[i].reserve_bytes, &total) ? UINT64_MAX : total;
+  vlm_media_reservation reservation;
+  *out_status = vlm_engine_reserve_media(server->engine, total, cancel, "the request's media", &reservation);
+  if (*out_status) {
+    *out_param = NULL;
+    return false;
+  }
+  bool ok = true;
+  for (size_t i = 0; ok && i < count; i++) {
     const openai_media *media = fetched[i].media;
     bool image = media->kind == OPENAI_MEDIA_IMAGE;
     vlm_status status =
-        image ? vlm_engine_load_image_memory(server->engine, fetched[i].bytes, fetched[i].length, media->param,
-                                             cancel, &images[*out_image_count])
+        image ? vlm_engine_load_image_memory_from(server->engine, fetched[i].bytes, fetched[i].length, media->param,
+                                                  cancel, &reservation, &images[*out_image_count])
               : vlm_engine_load_audio_memory_within(server->engine, fetched[i].bytes, fetched[i].length,
                                                     media->param, &limits, fetched[i].tokens + room, cancel,
-                                                    &audio[*out_audio_count]);
+                                                    &reservation, &audio[*out_audio_count]);
     if (status) {
       *out_status = status;
       *out_param = media->param;
-      return false;
+      ok = false;
+      break;
     }
     if (image) {
       (*out_image_count)++;
@@ -357,7 +373,8 @@ static bool load_media(vlm_server *server, const fetched_media *fetched, size_t 
       (*out_audio_count)++;
     }
   }
-  return true;
+  vlm_engine_release_media(server->engine, &reservation);
+  return ok;
 }
 
 static vlm_sampling_params merge_sampling(const vlm_server *server, const openai_request *request) {
