@@ -642,17 +642,30 @@ static vlm_status build_prompt(vlm_engine *engine, const vlm_engine_request_opti
   VLM_RETURN_IF_ERROR(plan_prompt_budget(engine, max_tokens, media, &budget));
   if (options->raw_prompt && strnlen(options->raw_prompt, budget.max_bytes + 1) > budget.max_bytes)
     return prompt_too_long(engine, &budget);
-  bool too_long = false;
+  bool too_long = false, too_many = false;
+  /* Tokenizing stops once the ids cannot fit: the text's room (each
+   * placeholder one id) before decoding, every position but max_tokens'
+   * once the placeholders are expanded. */
+  int64_t id_limit = request ? engine_decoder_capacity(engine) - max_tokens : budget.text_tokens;
   engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
                                  .items = request ? request->items : NULL,
                                  .item_count = request ? request->item_count : 0,
                                  .max_prompt_bytes = budget.max_bytes, .prompt_limit_reached = &too_long,
+                                 .max_ids = id_limit > 0 ? (size_t)id_limit : 1, .token_limit_reached = &too_many,
                                  .ids_only = request == NULL};
   vlm_status status =
       engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, out_prompt);
   if (status && too_long) {
     vlm_status_free(status);
     return prompt_too_long(engine, &budget);
+  }
+  if (status && too_many) {
+    vlm_status_free(status);
+    return VLM_ERROR(OUT_OF_RANGE,
+                     "context length exceeded: the prompt has more than the %lld tokens the capacity of %lld "
+                     "leaves it (max_tokens is %lld, the %d media item(s) take %lld positions); tokenizing "
+                     "stopped there", (long long)id_limit, (long long)engine_decoder_capacity(engine),
+                     (long long)max_tokens, media->placeholders, (long long)media->positions);
   }
   return status;
 }

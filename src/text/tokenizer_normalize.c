@@ -13,8 +13,18 @@ static vlm_status out_of_memory(void) {
   return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory normalizing text");
 }
 
+static bool all_ascii(const char *text, size_t length) {
+  unsigned char any = 0;
+  for (size_t i = 0; i < length; i++) any |= (unsigned char)text[i];
+  return any < 0x80;
+}
+
 static vlm_status unicode_form(const char *text, size_t length, int options, byte_buffer *out) {
   if (length == 0) return VLM_OK;
+  /* Every normalization form maps ASCII to itself (no ASCII character has
+   * a decomposition or composes with another): a copy, without utf8proc's
+   * four bytes per character of working space. */
+  if (all_ascii(text, length)) return byte_buffer_append(out, text, length) ? VLM_OK : out_of_memory();
   utf8proc_uint8_t *mapped = NULL;
   utf8proc_ssize_t mapped_length =
       utf8proc_map((const utf8proc_uint8_t *)text, (utf8proc_ssize_t)length, &mapped,
