@@ -122,6 +122,7 @@ typedef struct vlm_engine_info {
   uint64_t prefix_cache_bytes;   /* the budget in force; 0: off */
   int64_t prefix_cache_block;    /* positions per cached block (0: off) */
   uint64_t encoder_cache_bytes;  /* 0: off */
+  uint64_t media_memory_budget;  /* the budget in force (vlm_engine_options.media_memory_budget) */
 } vlm_engine_info;
 void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info);
 

@@ -272,6 +272,7 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   out_info->prefix_cache_bytes = engine->metrics.prefix_cache_budget_bytes;
   out_info->prefix_cache_block = engine->prefix_cache ? prefix_cache_block_positions(engine->prefix_cache) : 0;
   out_info->encoder_cache_bytes = engine->metrics.encoder_cache_budget_bytes;
+  out_info->media_memory_budget = engine->media_memory_budget;
 }
 
 vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {

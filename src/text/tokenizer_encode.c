@@ -218,6 +218,9 @@ static bool split_added(const vlm_tokenizer *tokenizer, const token_trie *trie,
   const char *text = piece->text;
   size_t length = piece->length, start_offset = 0, position = 0;
   while (position < length) {
+    /* Most bytes start no added token: skipped here, without a call. */
+    while (position < length && !trie->first_byte[(unsigned char)text[position]]) position++;
+    if (position == length) break;
     int32_t index = -1;
     size_t matched = token_trie_longest(trie, text + position, length - position, &index);
     if (!matched) {
