@@ -82,12 +82,13 @@ vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text
 
 /* vlm_tokenizer_encode that stops as soon as the text is known to give
  * more than `max_ids` ids (0: no limit): then *out_over (may be NULL) is
- * set and `out` holds only the first ids, more than max_ids of them.
- * Exact: every stage after the added-token split only appends ids, so a
- * text that gives at most max_ids ids is tokenized in full, as by
- * vlm_tokenizer_encode, and one that gives more costs the work up to the
- * piece that crossed the limit (a capacity check that need not tokenize
- * a prompt which cannot fit). */
+ * set and `out` holds only the first ids (a prefix of what
+ * vlm_tokenizer_encode gives). Exact: every stage after the added-token
+ * split only appends ids, and a pre-tokenized piece of n bytes gives at
+ * least n / (the longest token's bytes) ids, so a text that gives at most
+ * max_ids ids is tokenized in full, as by vlm_tokenizer_encode, and one
+ * that gives more costs the work up to the piece that crossed the limit
+ * (a capacity check that need not tokenize a prompt which cannot fit). */
 vlm_status vlm_tokenizer_encode_bounded(const vlm_tokenizer *tokenizer, const char *text, size_t length,
                                         bool add_special_tokens, size_t max_ids, vlm_token_ids *out,
                                         bool *out_over);

@@ -70,6 +70,12 @@ vlm_status vlm_tokenizer_create_from_json(const char *tokenizer_json,
     status = tokenizer_load(tokenizer, document.root, config_json ? config.root : NULL, options);
     status = vlm_status_annotate(status, "%s", source_name);
     if (!status) tokenizer->max_bytes_per_token = tokenizer_compute_bytes_per_token(tokenizer);
+    if (!status && tokenizer->max_bytes_per_token) {
+      size_t longest = 4;
+      for (size_t id = 0; id < tokenizer->id_count; id++)
+        if (tokenizer->id_lengths[id] > longest) longest = tokenizer->id_lengths[id];
+      tokenizer->longest_token_bytes = longest;
+    }
   }
   vlm_json_document_release(&document);
   if (config_json) vlm_json_document_release(&config);
@@ -283,11 +289,19 @@ static vlm_status normalize_piece(const vlm_tokenizer *tokenizer, text_piece pie
  * `tokenizers` too (the added tokens split the text first), so the ids
  * of the pieces so far are the first ids of the whole text's. */
 static vlm_status tokenize_pieces(const vlm_tokenizer *tokenizer, const piece_list *pieces, size_t max_ids,
-                                  vlm_token_ids *body) {
+                                  vlm_token_ids *body, bool *over) {
   for (size_t i = 0; i < pieces->count; i++) {
     const text_piece *piece = &pieces->items[i];
     if (piece->token_id >= 0) {
       if (!token_ids_push(body, piece->token_id)) return out_of_memory();
+    } else if (max_ids && tokenizer->longest_token_bytes &&
+               body->count + (piece->length + tokenizer->longest_token_bytes - 1) / tokenizer->longest_token_bytes >
+                   max_ids) {
+      /* The model's tokens each cover at most longest_token_bytes of the
+       * piece (merges of its characters, an unknown character, a byte):
+       * this piece alone takes the ids past the limit, unmodelled. */
+      *over = true;
+      return VLM_OK;
     } else {
       VLM_RETURN_IF_ERROR(model_tokenize(&tokenizer->model, piece->text, piece->length, body));
     }
@@ -305,15 +319,15 @@ static vlm_status tokenize_pieces(const vlm_tokenizer *tokenizer, const piece_li
  * model. The pre-tokenizer maps each piece on its own, so this is exactly
  * pre_tokenizer_apply over the list, piece by piece. */
 static vlm_status encode_normalized_piece(const vlm_tokenizer *tokenizer, const text_piece *piece, vlm_arena *arena,
-                                          size_t max_ids, vlm_token_ids *body) {
+                                          size_t max_ids, vlm_token_ids *body, bool *over) {
   pre_tokenizer_stream stream;
   vlm_status status = VLM_OK;
   if (max_ids && piece->length >= STREAMED_PIECE_BYTES &&
       pre_tokenizer_stream_start(tokenizer->pre_tokenizer, piece, &stream)) {
-    while (!status && !stream.done && body->count <= max_ids) {
+    while (!status && !stream.done && body->count <= max_ids && !*over) {
       piece_list batch = {0};
       status = pre_tokenizer_stream_next(&stream, STREAM_BATCH_MATCHES, arena, &batch);
-      if (!status) status = tokenize_pieces(tokenizer, &batch, max_ids, body);
+      if (!status) status = tokenize_pieces(tokenizer, &batch, max_ids, body, over);
       piece_list_release(&batch);
     }
     return status;
@@ -322,17 +336,17 @@ static vlm_status encode_normalized_piece(const vlm_tokenizer *tokenizer, const 
   if (!piece_list_push(&pieces, piece->text, piece->length, piece->token_id, piece->at_start)) return out_of_memory();
   if (tokenizer->pre_tokenizer && piece->token_id < 0)
     status = pre_tokenizer_apply(tokenizer->pre_tokenizer, &pieces, arena);
-  if (!status) status = tokenize_pieces(tokenizer, &pieces, max_ids, body);
+  if (!status) status = tokenize_pieces(tokenizer, &pieces, max_ids, body, over);
   piece_list_release(&pieces);
   return status;
 }
 
 static vlm_status encode_raw_piece(const vlm_tokenizer *tokenizer, const text_piece *raw, vlm_arena *arena,
-                                   byte_buffer *normalized, size_t max_ids, vlm_token_ids *body) {
+                                   byte_buffer *normalized, size_t max_ids, vlm_token_ids *body, bool *over) {
   piece_list pieces = {0};
   vlm_status status = normalize_piece(tokenizer, *raw, arena, normalized, &pieces);
-  for (size_t i = 0; !status && i < pieces.count && !(max_ids && body->count > max_ids); i++)
-    status = encode_normalized_piece(tokenizer, &pieces.items[i], arena, max_ids, body);
+  for (size_t i = 0; !status && i < pieces.count && !*over && !(max_ids && body->count > max_ids); i++)
+    status = encode_normalized_piece(tokenizer, &pieces.items[i], arena, max_ids, body, over);
   piece_list_release(&pieces);
   return status;
 }
@@ -352,7 +366,7 @@ static vlm_status encode_valid(const vlm_tokenizer *tokenizer, const char *text,
   byte_buffer normalized = {0};
   vlm_token_ids body = {0};
   for (size_t i = 0; !status && i < raw.count && !*out_over; i++) {
-    status = encode_raw_piece(tokenizer, &raw.items[i], &arena, &normalized, max_ids, &body);
+    status = encode_raw_piece(tokenizer, &raw.items[i], &arena, &normalized, max_ids, &body, out_over);
     if (max_ids && body.count > max_ids) *out_over = true;
   }
   byte_buffer_release(&normalized);

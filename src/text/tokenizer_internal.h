@@ -291,6 +291,11 @@ struct vlm_tokenizer {
   size_t id_count;
   vlm_special_token_ids special_ids;
   size_t max_bytes_per_token;      /* tokenizer_bound.c; 0: no bound */
+  /* With a bound, the longest token string in the model's own alphabet
+   * (at least 4, one unknown character): a piece of n such bytes gives at
+   * least ceil(n / it) tokens, so a bounded encode can stop before the
+   * model runs on a piece that alone cannot fit. 0 without a bound. */
+  size_t longest_token_bytes;
   /* tokenizer_config.json's bos_token string (NULL: none), which the
    * processor flow looks for at the start of a rendered prompt. */
   const char *bos_token;
