@@ -63,6 +63,7 @@ vlm_status engine_reserve_media_memory(vlm_engine *engine, uint64_t bytes, const
 vlm_status engine_take_media_memory(vlm_engine *engine, vlm_media_reservation *from, uint64_t bytes,
                                     const void *cancel, const char *name, uint64_t *out_reserved) {
   if (!from) return engine_reserve_media_memory(engine, bytes, cancel, name, out_reserved);
+  if (bytes > engine->media_memory_budget) bytes = engine->media_memory_budget;
   uint64_t taken = bytes < from->bytes ? bytes : from->bytes;
   from->bytes -= taken;
   if (taken < bytes) {
