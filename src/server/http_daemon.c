@@ -27,6 +27,7 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "server/server_internal.h"
+#include "server/tool_calls.h"
 #include "vlm/chat_template.h"
 
 #define DEFAULT_MAX_BODY_BYTES ((size_t)64 << 20) /* room for a few base64 images */
@@ -115,10 +116,22 @@ static char *model_id_of(const vlm_server_options *options, const char *model_di
  * it reads the same template from the model directory. */
 static vlm_status detect_content_format(vlm_server *server) {
   server->content_format = OPENAI_CONTENT_AS_GIVEN;
+  server->tool_format = NULL;
+  const char *parser = server->options.tool_call_parser;
+  if (parser && strcmp(parser, "none") != 0) {
+    server->tool_format = tool_format_by_name(parser);
+    if (!server->tool_format)
+      return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown tool-call parser '%s' (known: %s, none)", parser,
+                             TOOL_FORMAT_NAMES);
+  }
   if (!server->info.has_chat_template) return VLM_OK;
   vlm_chat_template *chat_template = NULL;
   vlm_status status = vlm_chat_template_load(server->info.model_dir, &chat_template);
   if (status) return vlm_status_annotate(status, "reading the chat template's content format");
+  /* The tool-call format the template teaches (the markers it renders). */
+  if (!parser) server->tool_format = tool_format_detect(vlm_chat_template_text(chat_template));
+  VLM_LOG_INFOF("serve: tool calls: %s%s", tool_format_name(server->tool_format),
+                parser ? " (--tool-call-parser)" : " (from the chat template)");
   bool parts = vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
   server->content_format = parts ? OPENAI_CONTENT_PARTS : OPENAI_CONTENT_STRING;
   VLM_LOG_INFOF("serve: the chat template takes message content as %s",

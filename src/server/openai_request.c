@@ -9,17 +9,17 @@
  *             presence_penalty, frequency_penalty, seed, stop, n (must be 1),
  *             logprobs, top_logprobs (chat), the vLLM extensions top_k,
  *             min_p, repetition_penalty, and llama-server's return_progress
- *             (streams only).
+ *             (streams only); chat: tools, tool_choice, response_format
+ *             (openai_structured.c).
  *   ignored   user, metadata, store, service_tier, parallel_tool_calls,
  *             prompt_cache_key, prompt_cache_retention, safety_identifier:
  *             bookkeeping that cannot change the generated text (OpenAI
  *             accepts them on every model).
  *   refused   unless null or the value that asks for nothing we lack:
- *             chat:        tools, functions, audio, prediction,
+ *             chat:        functions, audio, prediction,
  *                          reasoning_effort, verbosity, web_search_options
- *                          (always refused when non-null); tool_choice and
- *                          function_call (accepted only as "none");
- *                          response_format (only {"type":"text"});
+ *                          (always refused when non-null); function_call
+ *                          (accepted only as "none");
  *                          logit_bias (only {}); modalities (only ["text"]);
  *             completions: suffix (always refused when non-null), echo (only
  *                          false), best_of (only 1), logit_bias (only {}).
@@ -329,11 +329,6 @@ static bool is_string_none(const vlm_json_value *value) {
   return vlm_json_string_equals(value, "none");
 }
 
-static bool is_text_response_format(const vlm_json_value *value) {
-  return value->type == VLM_JSON_OBJECT && value->as.object.count == 1 &&
-         vlm_json_string_equals(vlm_json_object_get(value, "type"), "text");
-}
-
 static bool is_empty_object(const vlm_json_value *value) {
   return value->type == VLM_JSON_OBJECT && value->as.object.count == 0;
 }
@@ -385,11 +380,11 @@ static const field_rule field_rules[] = {
     {"prompt_cache_retention", FOR_CHAT, FIELD_IGNORED, NULL},
     {"safety_identifier", FOR_CHAT, FIELD_IGNORED, NULL},
 
-    {"tools", FOR_CHAT, FIELD_REFUSED, NULL},
-    {"tool_choice", FOR_CHAT, FIELD_REFUSED, is_string_none},
+    {"tools", FOR_CHAT, FIELD_USED, NULL},
+    {"tool_choice", FOR_CHAT, FIELD_USED, NULL},
+    {"response_format", FOR_CHAT, FIELD_USED, NULL},
     {"functions", FOR_CHAT, FIELD_REFUSED, NULL},
     {"function_call", FOR_CHAT, FIELD_REFUSED, is_string_none},
-    {"response_format", FOR_CHAT, FIELD_REFUSED, is_text_response_format},
     {"logit_bias", FOR_BOTH, FIELD_REFUSED, is_empty_object},
     {"audio", FOR_CHAT, FIELD_REFUSED, NULL},
     {"modalities", FOR_CHAT, FIELD_REFUSED, is_text_only_modalities},
@@ -666,8 +661,9 @@ static bool parse_prompt(const vlm_json_value *body, openai_request *request,
 /* ---------------------------------------------------------------------- */
 
 static bool parse_body(const vlm_json_value *body, openai_endpoint endpoint,
-                       openai_content_format content_format, openai_request *request,
+                       const openai_parse_options *options, openai_request *request,
                        openai_error *error) {
+  openai_content_format content_format = options ? options->content_format : OPENAI_CONTENT_AS_GIVEN;
   if (body->type != VLM_JSON_OBJECT) {
     openai_error_set(error, 400, "invalid_request_error", NULL, NULL,
                      "The request body must be a JSON object, got %s.", json_kind_phrase(body));
@@ -675,7 +671,8 @@ static bool parse_body(const vlm_json_value *body, openai_endpoint endpoint,
   }
   bool is_chat = endpoint == OPENAI_CHAT_COMPLETIONS;
   return check_top_level_fields(body, endpoint, error) &&
-         (is_chat ? openai_parse_messages(body, content_format, request, error)
+         (is_chat ? openai_parse_messages(body, content_format, request, error) &&
+                        openai_parse_structured(body, options, request, error)
                   : parse_prompt(body, request, error)) &&
          parse_model(body, request, error) && parse_stream(body, request, error) &&
          parse_max_tokens(body, request, error) && parse_float_fields(body, request, error) &&
@@ -705,8 +702,7 @@ bool openai_request_parse(openai_endpoint endpoint, const char *body, size_t len
     vlm_status_free(status);
     return false;
   }
-  openai_content_format content_format = options ? options->content_format : OPENAI_CONTENT_AS_GIVEN;
-  bool parsed = parse_body(document.root, endpoint, content_format, out_request, error);
+  bool parsed = parse_body(document.root, endpoint, options, out_request, error);
   vlm_json_document_release(&document);
   if (!parsed) openai_request_release(out_request);
   return parsed;
@@ -721,5 +717,6 @@ void openai_request_release(openai_request *request) {
   free(request->media);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
+  free(request->grammar);
   memset(request, 0, sizeof(*request));
 }

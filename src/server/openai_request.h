@@ -82,6 +82,12 @@ typedef struct openai_request {
   int32_t top_logprobs;
   char **stop;                  /* up to OPENAI_MAX_STOP_STRINGS strings */
   size_t stop_count;
+  /* Structured outputs and tools (openai_structured.c): the GBNF grammar
+   * of response_format or of a forced tool call (NULL: none); the output's
+   * tool-call format when calls are to be parsed from it (NULL: not). With
+   * tools, messages_json is {"messages": [...], "tools": [...]}. */
+  char *grammar;
+  const struct tool_format *tool_format;
 } openai_request;
 
 /* Bounds every request has, whatever the model (OpenAI's own: at most 4
@@ -103,6 +109,7 @@ typedef enum openai_content_format {
 
 typedef struct openai_parse_options {
   openai_content_format content_format;
+  const struct tool_format *tool_format; /* the model's (server/tool_calls.h); NULL: unknown */
 } openai_parse_options;
 
 /* Parses and validates `body`; `options` may be NULL (content as given).
