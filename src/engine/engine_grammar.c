@@ -21,7 +21,8 @@ static vlm_status ensure_token_index(vlm_engine *engine, const vlm_token_index *
   vlm_status status = VLM_OK;
   if (!engine->token_index) {
     double start = engine_now_seconds();
-    status = vlm_token_index_create(engine->tokenizer, engine->stop_tokens, engine->stop_token_count,
+    status = vlm_token_index_create(engine->tokenizer, (int32_t)engine->vocab_size, engine->stop_tokens,
+                                    engine->stop_token_count,
                                     &engine->token_index);
     if (!status)
       vlm_log(VLM_LOG_INFO, "constrained decoding: token trie of %lld tokens built in %.0f ms",
@@ -35,11 +36,7 @@ static vlm_status ensure_token_index(vlm_engine *engine, const vlm_token_index *
 vlm_status engine_grammar_prepare(vlm_engine *engine, const char *grammar_text, vlm_engine_request *request) {
   const vlm_token_index *index = NULL;
   VLM_RETURN_IF_ERROR(vlm_grammar_parse(grammar_text, strlen(grammar_text), &request->grammar));
-  vlm_status status = ensure_token_index(engine, &index);
-  if (!status && vlm_token_index_vocab_size(index) > engine->vocab_size)
-    status = VLM_ERROR(FAILED_PRECONDITION, "the tokenizer has more tokens (%d) than the model's vocabulary (%lld)",
-                       vlm_token_index_vocab_size(index), (long long)engine->vocab_size);
-  return status;
+  return ensure_token_index(engine, &index);
 }
 
 static bool constraint_allows(void *context, int32_t token) {

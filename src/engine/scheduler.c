@@ -331,6 +331,7 @@ static void take_token(vlm_engine *engine, engine_slot *slot, const float *logit
   }
   observe_token_time(engine, slot);
   if (is_stop_token(engine, sample.token)) {
+    flush_text(engine, slot); /* what the detokenizer held (a byte run) is the stream's too */
     slot_finish(engine, slot, VLM_OK, "stop");
     return;
   }

@@ -1252,10 +1252,11 @@ vlm_status vlm_token_index_create_from_bytes(const char *const *tokens, const si
   return VLM_OK;
 }
 
-vlm_status vlm_token_index_create(const vlm_tokenizer *tokenizer, const int32_t *end_tokens, int32_t end_token_count,
-                                  vlm_token_index **out_index) {
+vlm_status vlm_token_index_create(const vlm_tokenizer *tokenizer, int32_t vocab_limit, const int32_t *end_tokens,
+                                  int32_t end_token_count, vlm_token_index **out_index) {
   *out_index = NULL;
   int32_t vocab = (int32_t)vlm_tokenizer_vocab_size(tokenizer);
+  if (vocab_limit > 0 && vocab > vocab_limit) vocab = vocab_limit;
   vlm_token_index *index = NULL;
   VLM_RETURN_IF_ERROR(index_new(vocab, end_tokens, end_token_count, &index));
   char buffer[MAX_TOKEN_BYTES + 8];

@@ -76,7 +76,9 @@ typedef struct vlm_token_index vlm_token_index;
 /* The trie of every token's bytes as it decodes mid-text (special tokens
  * left out: they decode to nothing in a completion), and the end tokens
  * (`end_tokens`: allowed only where the grammar is complete). */
-vlm_status vlm_token_index_create(const vlm_tokenizer *tokenizer, const int32_t *end_tokens,
+/* Token ids from `vocab_limit` on (a tokenizer's ids past the model's
+ * embedding rows) are left out; <= 0: no limit. */
+vlm_status vlm_token_index_create(const vlm_tokenizer *tokenizer, int32_t vocab_limit, const int32_t *end_tokens,
                                   int32_t end_token_count, vlm_token_index **out_index);
 /* From explicit byte strings (tests, benches): token i is tokens[i] of
  * lengths[i] bytes; NULL entries are never allowed. */
