@@ -3,6 +3,7 @@
  * refusals of hostile input. */
 #include <time.h>
 
+#include "engine/sampling.h"
 #include "io/json.h"
 #include "test.h"
 #include "text/grammar.h"
@@ -262,5 +263,59 @@ static void refuses_schemas_outside_the_subset(void) {
   free(text);
 }
 
-TEST_MAIN(TEST(matches_bytes), TEST(refuses_bad_grammars), TEST(bounds_ambiguous_grammars), TEST(masks_match_tokens),
+typedef struct sampler_constraint {
+  vlm_grammar_matcher *matcher;
+  const vlm_token_index *index;
+} sampler_constraint;
+static bool constraint_allows(void *context, int32_t token) {
+  sampler_constraint *c = context;
+  return vlm_grammar_matcher_allows_token(c->matcher, c->index, token);
+}
+static vlm_status constraint_fill(void *context, uint32_t *bits) {
+  sampler_constraint *c = context;
+  return vlm_grammar_matcher_fill_mask(c->matcher, c->index, bits);
+}
+static vlm_status constraint_accept(void *context, int32_t token) {
+  sampler_constraint *c = context;
+  return vlm_grammar_matcher_accept_token(c->matcher, c->index, token);
+}
+
+/* The sampler masks what the grammar forbids, keeps the greedy choice when
+ * it is allowed, samples only allowed tokens, and ends with the end token. */
+static void sampler_follows_the_grammar(void) {
+  const char *tokens[] = {"a", "b", "ab", "c", NULL};
+  size_t lengths[5] = {1, 1, 2, 1, 0};
+  const int32_t end = 4;
+  vlm_token_index *index = NULL;
+  CHECK_OK(vlm_token_index_create_from_bytes(tokens, lengths, 5, &end, 1, &index));
+  vlm_grammar *g = parse("root ::= \"a\" [bc]{1,2}");
+  for (int sampled = 0; sampled < 2; sampled++) {
+    vlm_sampling_params params = vlm_sampling_params_greedy();
+    if (sampled) params.temperature = 1.0f, params.seed = 7;
+    vlm_sampler *sampler = NULL;
+    CHECK_OK(vlm_sampler_create(&params, 5, NULL, &sampler));
+    sampler_constraint c = {NULL, index};
+    CHECK_OK(vlm_grammar_matcher_create(g, &c.matcher));
+    vlm_token_constraint constraint = {&c, constraint_allows, constraint_fill, constraint_accept};
+    CHECK_OK(vlm_sampler_set_constraint(sampler, &constraint));
+    /* step 1: "c" is the model's favourite but cannot start; "ab" (allowed) beats "a" */
+    const float first[5] = {1.0f, 0.5f, 2.0f, 9.0f, 8.0f};
+    vlm_sample_result result;
+    CHECK_OK(vlm_sampler_sample(sampler, first, &result));
+    if (!sampled) CHECK_INT_EQ(result.token, 2);
+    CHECK(result.token == 0 || result.token == 2);
+    for (int step = 0; step < 4 && result.token != end; step++) {
+      const float later[5] = {0.0f, 1.0f, 5.0f, 0.5f, 3.0f};
+      CHECK_OK(vlm_sampler_sample(sampler, later, &result));
+      CHECK(result.token != 2 && result.token != 0);
+    }
+    CHECK_INT_EQ(result.token, end);
+    vlm_grammar_matcher_release(c.matcher);
+    vlm_sampler_release(sampler);
+  }
+  vlm_grammar_release(g);
+  vlm_token_index_release(index);
+}
+
+TEST_MAIN(TEST(sampler_follows_the_grammar), TEST(matches_bytes), TEST(refuses_bad_grammars), TEST(bounds_ambiguous_grammars), TEST(masks_match_tokens),
           TEST(compiles_schemas), TEST(refuses_schemas_outside_the_subset))

@@ -332,8 +332,21 @@ static vlm_status choose_constrained(vlm_sampler *sampler, float *values, int32_
       return VLM_OK;
     }
   }
+  if (greedy) { /* the best allowed token, visiting only the mask's set bits */
+    VLM_RETURN_IF_ERROR(sampler->constraint.fill_mask(sampler->constraint.context, sampler->allowed));
+    int32_t best = -1;
+    for (int32_t word = 0; word * 32 < sampler->vocab_size; word++)
+      for (uint32_t bits = sampler->allowed[word]; bits; bits &= bits - 1) {
+        int32_t i = word * 32 + __builtin_ctz(bits);
+        if (i >= sampler->vocab_size) break;
+        if (best < 0 || values[i] > values[best] || (values[best] != values[best] && values[i] == values[i])) best = i;
+      }
+    if (best < 0) return VLM_ERROR(FAILED_PRECONDITION, "the output's grammar allows no further token");
+    *out_token = best;
+    return VLM_OK;
+  }
   VLM_RETURN_IF_ERROR(apply_constraint(sampler, values));
-  int32_t token = greedy ? argmax(values, sampler->vocab_size) : sample_from_filtered(sampler, values);
+  int32_t token = sample_from_filtered(sampler, values);
   if (!((sampler->allowed[token >> 5] >> (token & 31)) & 1u)) { /* only NaN logits were allowed */
     int32_t first = 0;
     while (!((sampler->allowed[first >> 5] >> (first & 31)) & 1u)) first++;
