@@ -8,6 +8,10 @@
  * of range, n != 1, an unsupported content part type, are errors naming the
  * field in `param` (e.g. "messages[1].content[0].image_url.url").
  *
+ * response_format (json_object, json_schema), tools and tool_choice become
+ * a grammar for constrained decoding and the tool-call format to parse
+ * (openai_structured.c, docs/STRUCTURED_OUTPUTS.md).
+ *
  * Chat messages are converted to Transformers' chat format for the model's
  * template: content parts become {"type":"text","text":...} and
  * {"type":"image"} in order, and each image part's URL is kept in
