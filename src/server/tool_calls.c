@@ -201,7 +201,11 @@ bool tool_calls_parse(const tool_format *format, const char *text, size_t length
   const char *kept = content.data ? content.data : "";
   size_t kept_length = content.length;
   if (out->count) trim(&kept, &kept_length); /* the whitespace around calls */
-  out->content = ok ? strndup(kept, kept_length) : NULL;
+  out->content = ok ? malloc(kept_length + 1) : NULL; /* model text may hold NUL bytes: not strndup */
+  if (out->content) {
+    if (kept_length) memcpy(out->content, kept, kept_length);
+    out->content[kept_length] = '\0';
+  }
   out->content_length = kept_length;
   vlm_sb_release(&content);
   if (!ok || !out->content) {

@@ -460,6 +460,7 @@ static int32_t rule_with_body(parser *p, gvec body) {
  * and is repeated by generated rules. */
 static bool quantify(parser *p, gvec *out, size_t start, long min, long max /* -1: unbounded */) {
   gelem item;
+  if (out->count == start) return true; /* "" repeated is "" */
   if (out->count - start == 1) {
     item = out->items[start];
   } else {
@@ -782,14 +783,15 @@ vlm_status vlm_grammar_parse(const char *text, size_t length, vlm_grammar **out_
         size_t at = 0;
         for (size_t i = 0; i < p.rule_count; i++) {
           g->rule_start[i] = (uint32_t)at;
-          memcpy(g->elements + at, p.rules[i].body.items, p.rules[i].body.count * sizeof(gelem));
+          if (p.rules[i].body.count)
+            memcpy(g->elements + at, p.rules[i].body.items, p.rules[i].body.count * sizeof(gelem));
           at += p.rules[i].body.count;
           g->elements[at++] = (gelem){G_END, 0};
           names[i] = p.rules[i].name;
         }
         g->element_count = at;
         g->rule_count = (int32_t)p.rule_count;
-        memcpy(g->sets, p.sets, p.set_count * sizeof(byte_set));
+        if (p.set_count) memcpy(g->sets, p.sets, p.set_count * sizeof(byte_set));
         g->set_count = p.set_count;
         g->root = (uint32_t)root;
         p.status = check_left_recursion(g, names);
