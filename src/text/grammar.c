@@ -825,7 +825,7 @@ int32_t vlm_grammar_rule_count(const vlm_grammar *grammar) { return grammar->rul
 #define EMPTY_STACK UINT32_MAX
 #define MASK_CACHE_ENTRIES 32
 /* Work bounds per step (a step: one byte fed, or one mask). */
-#define MAX_WORK_PER_MASK (64ll << 20)
+#define MAX_WORK_PER_MASK (16ll << 20) /* about 0.2 s of the scheduler thread at worst */
 #define MAX_POOL_NODES (16u << 20)
 
 typedef struct stack_node {
@@ -931,7 +931,7 @@ static void expand(vlm_grammar_matcher *m, size_t from, uint32_t s) {
   while (m->work.count > base && !m->status) {
     uint32_t top = m->work.items[--m->work.count];
     if (++m->work_done > MAX_WORK_PER_MASK) {
-      set_failure(m, VLM_ERROR(RESOURCE_EXHAUSTED, "grammar: a step needs more than 64M expansions"));
+      set_failure(m, VLM_ERROR(RESOURCE_EXHAUSTED, "grammar: a step needs more than 16M expansions"));
       break;
     }
     if (top == EMPTY_STACK) {
