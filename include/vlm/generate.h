@@ -33,6 +33,13 @@ typedef struct vlm_sampling_params {
   int32_t top_logprobs;     /* alternatives to report per step, 0..20 */
 } vlm_sampling_params;
 
+/* One entry of OpenAI's logit_bias: `bias` (-100..100) is added to the
+ * token's logit before sampling (-100 bans it, 100 all but forces it). */
+typedef struct vlm_logit_bias {
+  int32_t token;
+  float bias;
+} vlm_logit_bias;
+
 typedef struct vlm_generator vlm_generator;
 /* A text decoder on some backend (see vlm/engine.h, vlm/xla.h). */
 typedef struct vlm_text_decoder vlm_text_decoder;

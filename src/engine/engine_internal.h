@@ -26,6 +26,8 @@
 #define ENGINE_MAX_STOP_TOKENS 16
 #define ENGINE_MAX_STOP_STRINGS 16   /* a request's stop strings */
 #define ENGINE_MAX_STOP_BYTES 1024   /* each; as the server's OPENAI_MAX_STOP_BYTES */
+#define ENGINE_MAX_STOP_TOKEN_IDS 64 /* a request's stop_token_ids */
+#define ENGINE_MAX_LOGIT_BIAS 1024   /* a request's logit_bias entries */
 
 struct vlm_engine_request {
   vlm_engine *engine;
@@ -48,6 +50,14 @@ struct vlm_engine_request {
   char **stop;
   size_t stop_count;
   struct vlm_grammar *grammar;    /* constrained decoding (engine_grammar.c); NULL: none */
+  /* vLLM's output controls (vlm_engine_request_options), copied. */
+  int64_t min_tokens;
+  bool ignore_eos;
+  bool keep_special_tokens;
+  int32_t *stop_token_ids;
+  size_t stop_token_id_count;
+  vlm_logit_bias *logit_bias;
+  size_t logit_bias_count;
   double submit_time;
   double preprocess_seconds;
   vlm_engine_request *next_in_queue;

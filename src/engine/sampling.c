@@ -21,7 +21,15 @@ struct vlm_sampler {
   bool skip_logprobs;       /* nobody reads them: skip the log-softmax */
   vlm_token_constraint constraint; /* fill_mask NULL: none */
   uint32_t *allowed;        /* (vocab+31)/32 words, with a constraint */
+  vlm_logit_bias *bias;     /* logit_bias entries (sampling_controls below) */
+  size_t bias_count;
+  int32_t *held_back;       /* min_tokens: ids masked while sampled < min_tokens */
+  size_t held_back_count;
+  int64_t min_tokens;
+  int64_t sampled;          /* tokens sampled since creation or reset */
 };
+
+static void apply_controls(const vlm_sampler *sampler, float *values);
 
 vlm_sampling_params vlm_sampling_params_greedy(void) {
   vlm_sampling_params params = {0};
@@ -149,6 +157,7 @@ void vlm_sampler_reset(vlm_sampler *sampler) {
     sampler->output_count[sampler->touched[i]] = 0;
   }
   sampler->touched_count = 0;
+  sampler->sampled = 0;
   seed_generator(sampler);
 }
 
@@ -161,6 +170,8 @@ void vlm_sampler_release(vlm_sampler *sampler) {
   vlm_release(allocator, sampler->work);
   vlm_release(allocator, sampler->order);
   free(sampler->allowed);
+  free(sampler->bias);
+  free(sampler->held_back);
   vlm_release(allocator, sampler);
 }
 
@@ -361,6 +372,7 @@ vlm_status vlm_sampler_sample(vlm_sampler *sampler, const float *logits,
   memset(out_result, 0, sizeof(*out_result));
   float *values = sampler->work;
   memcpy(values, logits, (size_t)sampler->vocab_size * sizeof(float));
+  apply_controls(sampler, values);
   apply_penalties(sampler, values);
   int32_t token = 0;
   if (sampler->constraint.fill_mask) {
@@ -374,5 +386,45 @@ vlm_status vlm_sampler_sample(vlm_sampler *sampler, const float *logits,
   if (!sampler->skip_logprobs) fill_logprobs(sampler, logits, out_result);
   touch(sampler, token);
   sampler->output_count[token]++;
+  sampler->sampled++;
+  return VLM_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Request controls: logit_bias and min_tokens.                            */
+/* ---------------------------------------------------------------------- */
+
+static void apply_controls(const vlm_sampler *sampler, float *values) {
+  for (size_t i = 0; i < sampler->bias_count; i++) values[sampler->bias[i].token] += sampler->bias[i].bias;
+  if (sampler->sampled >= sampler->min_tokens) return;
+  for (size_t i = 0; i < sampler->held_back_count; i++) values[sampler->held_back[i]] = -INFINITY;
+}
+
+vlm_status vlm_sampler_set_logit_bias(vlm_sampler *sampler, const vlm_logit_bias *entries, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    VLM_RETURN_IF_ERROR(check_token(sampler, entries[i].token));
+    if (!(fabsf(entries[i].bias) <= 100.0f))
+      return VLM_ERROR(INVALID_ARGUMENT, "logit_bias for token %d must be between -100 and 100, got %g",
+                       entries[i].token, entries[i].bias);
+  }
+  vlm_logit_bias *copy = count ? malloc(count * sizeof(*copy)) : NULL;
+  if (count && !copy) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  if (count) memcpy(copy, entries, count * sizeof(*copy));
+  free(sampler->bias);
+  sampler->bias = copy;
+  sampler->bias_count = count;
+  return VLM_OK;
+}
+
+vlm_status vlm_sampler_set_min_tokens(vlm_sampler *sampler, const int32_t *tokens, size_t count, int64_t min_tokens) {
+  int32_t *copy = count ? malloc(count * sizeof(*copy)) : NULL;
+  if (count && !copy) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  size_t kept = 0;
+  for (size_t i = 0; i < count; i++)
+    if (tokens[i] >= 0 && tokens[i] < sampler->vocab_size) copy[kept++] = tokens[i];
+  free(sampler->held_back);
+  sampler->held_back = copy;
+  sampler->held_back_count = kept;
+  sampler->min_tokens = min_tokens;
   return VLM_OK;
 }

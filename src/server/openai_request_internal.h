@@ -46,5 +46,10 @@ bool openai_parse_structured(const vlm_json_value *body, const openai_parse_opti
                              openai_request *request, openai_error *error);
 bool openai_append_tool_calls(vlm_string_builder *json, const vlm_json_value *message, const char *param,
                               openai_error *error);
+/* vLLM's extension fields, logit_bias and echo (openai_extensions.c);
+ * after the core fields (echo reads prompt and logprobs, min_tokens
+ * max_tokens). */
+bool openai_parse_extensions(const vlm_json_value *body, openai_request *request, openai_error *error);
+void openai_extensions_release(openai_request *request);
 
 #endif

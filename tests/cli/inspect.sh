@@ -107,6 +107,18 @@ cp -r "$work/text" "$work/badtokenizer"
 printf '{"model": {"type": "BPE", "vocab": 7}}' >"$work/badtokenizer/tokenizer.json"
 check garbage_tokenizer_fails bash -c "run 1 inspect --model '$work/badtokenizer' && err_has 'badtokenizer/tokenizer.json' \
   && one_line_error && out_has 'status: '"
+# A tokenizer.json that is a symlink loop (ELOOP) or dangles is a tokenizer
+# that does not load, not "no tokenizer" (issue 27: it exited 0).
+cp -r "$work/text" "$work/looptokenizer"
+rm "$work/looptokenizer/tokenizer.json"
+ln -s loop_b "$work/looptokenizer/loop_a" && ln -s loop_a "$work/looptokenizer/loop_b"
+ln -s loop_a "$work/looptokenizer/tokenizer.json"
+check tokenizer_symlink_loop_fails bash -c "run 1 inspect --model '$work/looptokenizer' \
+  && err_has 'looptokenizer/tokenizer.json: cannot open: Too many levels of symbolic links' && one_line_error"
+cp -r "$work/text" "$work/danglingtokenizer"
+rm "$work/danglingtokenizer/tokenizer.json" && ln -s nowhere.json "$work/danglingtokenizer/tokenizer.json"
+check tokenizer_dangling_symlink_fails bash -c "run 1 inspect --model '$work/danglingtokenizer' \
+  && err_has 'danglingtokenizer/tokenizer.json: cannot open' && one_line_error"
 cp -r "$work/text" "$work/badtemplate"
 printf '{%% for x in %%}' >"$work/badtemplate/chat_template.jinja"
 check broken_chat_template_fails bash -c "run 1 inspect --model '$work/badtemplate' && err_has 'chat_template.jinja:1:' \
