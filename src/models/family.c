@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "media/media_item.h"
+#include "models/decoder.h"
 
 /* Every family record, defined in its own src/models/<family>.c. Adding a
  * family means adding its file and one line here. */
@@ -190,4 +191,10 @@ vlm_status vlm_expand_repeated(const vlm_model_config *config, const vlm_media_i
   size_t length = strlen(placeholder);
   for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
   return VLM_OK;
+}
+
+void vlm_family_describe_decoder(const vlm_family *family, const vlm_model_config *config,
+                                 vlm_decoder_description *out) {
+  family->describe_decoder(config, out);
+  out->build = family->build_decoder;
 }

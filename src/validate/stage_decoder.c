@@ -71,7 +71,7 @@ static double embedding_scale(const vlm_model_config *config) {
   if (!family || !family->describe_decoder) return 1.0;
   vlm_decoder_description description;
   memset(&description, 0, sizeof(description));
-  family->describe_decoder(config, &description);
+  vlm_family_describe_decoder(family, config, &description);
   return description.embedding_scale ? description.embedding_scale : 1.0;
 }
 

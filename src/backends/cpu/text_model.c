@@ -115,7 +115,7 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
   model->weights = opened->weights;
   model->pool = options->pool;
   model->allocator = options->allocator;
-  opened->family->describe_decoder(model->config, &model->decoder);
+  vlm_family_describe_decoder(opened->family, model->config, &model->decoder);
   vlm_model_describe_adapters(opened, &model->decoder);
   const vlm_text_config *text = &model->config->text;
   model->slot_count = options->slot_count > 0 ? options->slot_count : 1;

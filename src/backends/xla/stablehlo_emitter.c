@@ -47,7 +47,7 @@ vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out
   out_model->model = vlm_model_retain(model);
   out_model->config = &model->config;
   out_model->weights = model->weights;
-  model->family->describe_decoder(&model->config, &out_model->decoder);
+  vlm_family_describe_decoder(model->family, &model->config, &out_model->decoder);
   vlm_model_describe_adapters(model, &out_model->decoder);
   bool adapters = false;
   for (int k = 0; k < model->adapter_count; k++) adapters = adapters || model->adapters[k].module_count > 0;
