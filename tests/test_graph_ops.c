@@ -18,7 +18,8 @@
  * (strided and padded, grouped, depthwise, a causal conv1d with a channel
  * multiplier over two batch items), permute, add and mul broadcasting a
  * suffix of the shape, and biased_attention (two blocks, per-head bias with
- * a -inf entry). */
+ * a -inf entry); and the decoder's feature merge block in both modes
+ * (replace the marked rows, add to them). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@
 #include "graph/graph.h"
 #include "core/tensor_list.h"
 #include "io/config.h"
+#include "models/blocks.h"
+#include "models/decoder.h"
 #include "test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
@@ -127,6 +130,32 @@ static void build_row_select(void) {
   c->graph.output = vlm_graph_row_select(&c->graph, nm, na, nb, "merged");
   for (int r = 0; r < 5; r++)
     for (int i = 0; i < 3; i++) c->expected[r * 3 + i] = mask[r] ? a[r * 3 + i] : b[r * 3 + i];
+}
+
+/* The decoder's feature merge block (models/blocks.h) in both modes:
+ * replace the marked rows (masked_scatter) or add to them (Molmo). */
+static void build_feature_merge(const char *name, vlm_feature_merge merge) {
+  enum { ROWS = 6, WIDTH = 4 };
+  op_case *c = new_case(name, ROWS * WIDTH, merge == VLM_FEATURE_MERGE_REPLACE);
+  static vlm_text_config text = {.hidden_size = WIDTH};
+  static vlm_decoder_description descriptions[2];
+  static vlm_decoder_step steps[2];
+  vlm_decoder_description *description = &descriptions[merge == VLM_FEATURE_MERGE_ADD];
+  vlm_decoder_step *step = &steps[merge == VLM_FEATURE_MERGE_ADD];
+  *description = (vlm_decoder_description){.text = &text, .prefix = "model.", .merge = merge};
+  *step = (vlm_decoder_step){.row_count = ROWS, .with_features = true};
+  float *embedded = add_f32(c, "embedded", 2, SHAPE(ROWS, WIDTH), 40);
+  float *features = add_f32(c, "features", 2, SHAPE(ROWS, WIDTH), 41);
+  const int32_t mask[ROWS] = {0, 1, 1, 0, 3, 0};
+  add_i32(c, "feature_mask", 1, SHAPE(ROWS), mask);
+  vlm_decoder_blocks blocks = {.description = description, .step = step, .text = &text, .graph = &c->graph};
+  int32_t ne = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(ROWS, WIDTH), "embedded");
+  c->graph.output = vlm_block_merge_features(&blocks, ne);
+  for (int r = 0; r < ROWS; r++)
+    for (int i = 0; i < WIDTH; i++) {
+      double e = embedded[r * WIDTH + i], f = features[r * WIDTH + i];
+      c->expected[r * WIDTH + i] = !mask[r] ? e : merge == VLM_FEATURE_MERGE_ADD ? e + f : f;
+    }
 }
 
 /* x[r] * s[r]: by an input [rows] and by a computed one; 3-d x too. */
@@ -533,6 +562,8 @@ static void build_cases(void) {
   build_concat_columns();
   build_slice();
   build_row_select();
+  build_feature_merge("feature_merge_replace", VLM_FEATURE_MERGE_REPLACE);
+  build_feature_merge("feature_merge_add", VLM_FEATURE_MERGE_ADD);
   build_scale_rows();
   build_gather_computed();
   build_transpose();
