@@ -395,12 +395,16 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
   int64_t row_count = query_node->shape[0], heads = query_node->shape[1];
   int64_t kv_heads = node->params.attention.kv_heads, head_dim = node->params.attention.head_dim;
   int32_t layer = node->params.attention.layer;
-  if (kv_heads != cache_shape->kv_head_count || head_dim != cache_shape->head_dim ||
-      layer >= cache_shape->layer_count)
+  const vlm_kv_layout *layout = vlm_kv_cache_layout(cache);
+  const vlm_kv_layer *kv_layer = layer >= 0 && layer < layout->layer_count ? &layout->layers[layer] : NULL;
+  if (layer >= cache_shape->layer_count || !kv_layer || kv_layer->latent ||
+      kv_layer->key_width != kv_heads * head_dim || kv_layer->value_width != kv_heads * head_dim)
     return VLM_ERROR(INTERNAL, "graph node '%s' does not fit the KV cache layout", node->name);
   size_t kv_row = (size_t)(kv_heads * head_dim);
   const float *keys = input_f32(state, node, 1), *values = input_f32(state, node, 2);
-  for (int64_t r = 0; r < row_count; r++) {
+  /* A layer that reads an earlier layer's KV stores nothing: its source
+   * wrote these rows earlier in the step. */
+  for (int64_t r = 0; kv_layer->source < 0 && r < row_count; r++) {
     int32_t slot = rows->slots[r];
     int64_t index = rows->cache_indices[r];
     memcpy(vlm_kv_cache_keys(cache, slot, layer) + (size_t)index * kv_row, keys + (size_t)r * kv_row,

@@ -74,6 +74,7 @@ const vlm_expected_tensor *vlm_manifest_find(const vlm_tensor_manifest *manifest
 struct vlm_decoder_description;
 struct vlm_decoder_step;
 struct vlm_graph;
+struct vlm_kv_layout;
 struct vlm_media_item;
 struct vlm_tensor_list;
 struct vlm_string_builder;
@@ -245,6 +246,9 @@ typedef struct vlm_family {
    * describe_decoder filled. */
   vlm_status (*build_decoder)(const struct vlm_decoder_description *description,
                               const struct vlm_decoder_step *step, struct vlm_graph *graph);
+  /* The decoder's KV layout, per layer (models/kv_layout.h: widths,
+   * shared layers, latent layers); NULL: the standard one. */
+  vlm_status (*kv_layout)(const vlm_model_config *config, struct vlm_kv_layout *out);
   /* The image path; NULL while the family's is not wired. */
   const vlm_family_image *image;
   /* The audio path; NULL while the family's is not wired (all, today). */
@@ -276,6 +280,11 @@ void vlm_family_set_request_media(const vlm_family *family, const vlm_model_conf
  * (build_decoder) in it: what every backend builds decoder graphs from. */
 void vlm_family_describe_decoder(const vlm_family *family, const vlm_model_config *config,
                                  struct vlm_decoder_description *out);
+
+/* The family's KV layout (kv_layout, or the standard one of the text
+ * config's layers, KV heads and head_dim), checked. */
+vlm_status vlm_family_kv_layout(const vlm_family *family, const vlm_model_config *config,
+                                struct vlm_kv_layout *out);
 
 /* The family for a model_type, or NULL when no family declares it. */
 const vlm_family *vlm_family_find(const char *model_type);
