@@ -101,6 +101,34 @@ static void a_cache_follows_a_per_layer_layout(void) {
   vlm_kv_cache_release(cache);
 }
 
+/* vlm compare's kv stage: packed KV into Transformers' cache order, per
+ * storing layer K then V [heads, position, width / heads]; a latent layer
+ * one head; a reading layer nothing. */
+static void packed_kv_reorders_into_the_golden_order(void) {
+  static vlm_kv_layout layout;
+  memset(&layout, 0, sizeof(layout));
+  layout.layer_count = 3;
+  layout.layers[0] = (vlm_kv_layer){4, 6, -1, false}; /* 2 heads: K dim 2, V dim 3 */
+  layout.layers[1] = (vlm_kv_layer){4, 6, 0, false};
+  layout.layers[2] = (vlm_kv_layer){3, 0, -1, true};
+  CHECK_OK(vlm_kv_layout_check(&layout));
+  enum { LENGTH = 3 };
+  float packed[LENGTH * (4 + 6 + 3)];
+  for (int i = 0; i < LENGTH * 13; i++) packed[i] = (float)i;
+  const int64_t positions[] = {2, 0};
+  double out[2 * 13];
+  CHECK_INT_EQ(vlm_kv_layout_to_golden(&layout, 2, packed, LENGTH, positions, 2, out), 2 * 13);
+  /* Layer 0 K, head 0: position 2's [8, 9], then position 0's [0, 1]. */
+  const double keys[8] = {8, 9, 0, 1, 10, 11, 2, 3};
+  for (int i = 0; i < 8; i++) CHECK(out[i] == keys[i]);
+  /* Layer 0 V starts at 12; head 1 of position 2 is 12 + 2 * 6 + 3. */
+  CHECK(out[8] == 12 + 12 + 0);
+  CHECK(out[8 + 3 + 3] == 12 + 12 + 3);
+  /* Layer 2's latent starts at 30: position 2 then 0, one head of 3. */
+  const double latent[6] = {36, 37, 38, 30, 31, 32};
+  for (int i = 0; i < 6; i++) CHECK(out[20 + i] == latent[i]);
+}
+
 static void layouts_a_cache_cannot_hold_are_refused(void) {
   static vlm_kv_layout layout;
   mixed(&layout);
@@ -138,4 +166,4 @@ static void layouts_a_cache_cannot_hold_are_refused(void) {
 }
 
 TEST_MAIN(TEST(standard_layout_is_the_uniform_one), TEST(a_cache_follows_a_per_layer_layout),
-          TEST(layouts_a_cache_cannot_hold_are_refused))
+          TEST(layouts_a_cache_cannot_hold_are_refused), TEST(packed_kv_reorders_into_the_golden_order))

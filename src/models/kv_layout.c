@@ -66,3 +66,22 @@ int32_t vlm_kv_layout_storing_layers(const vlm_kv_layout *layout) {
   for (int32_t l = 0; l < layout->layer_count; l++) count += layout->layers[l].source < 0;
   return count;
 }
+
+int64_t vlm_kv_layout_to_golden(const vlm_kv_layout *layout, int64_t kv_heads, const float *packed, int64_t length,
+                                const int64_t *positions, int64_t count, double *out) {
+  double *cursor = out;
+  for (int32_t l = 0; l < layout->layer_count; l++) {
+    const vlm_kv_layer *layer = &layout->layers[l];
+    if (layer->source >= 0) continue;
+    for (int half = 0; half < 2; half++) {
+      int64_t width = half ? layer->value_width : layer->key_width;
+      if (!width) continue;
+      int64_t heads = layer->latent || kv_heads <= 0 || width % kv_heads ? 1 : kv_heads, dim = width / heads;
+      for (int64_t head = 0; head < heads; head++)
+        for (int64_t p = 0; p < count; p++)
+          for (int64_t d = 0; d < dim; d++) *cursor++ = packed[positions[p] * width + head * dim + d];
+      packed += length * width;
+    }
+  }
+  return cursor - out;
+}

@@ -43,4 +43,13 @@ int64_t vlm_kv_layout_token_values(const vlm_kv_layout *layout);
 /* Layers that store their own KV. */
 int32_t vlm_kv_layout_storing_layers(const vlm_kv_layout *layout);
 
+/* Reorders packed KV of `length` positions (per storing layer, K [length,
+ * key_width] then V [length, value_width]: what read_kv and inspect_kv
+ * give) into Transformers' cache order at `positions` [count] (each in
+ * [0, length)): per storing layer, K then V, each [heads, count,
+ * width / heads] with heads = kv_heads (1 for a latent layer). Returns the
+ * values written to `out` (count * vlm_kv_layout_token_values). */
+int64_t vlm_kv_layout_to_golden(const vlm_kv_layout *layout, int64_t kv_heads, const float *packed, int64_t length,
+                                const int64_t *positions, int64_t count, double *out);
+
 #endif
