@@ -749,6 +749,63 @@ static vlm_status run_permute(executor *state, const vlm_node *node, float *out)
   return VLM_OK;
 }
 
+/* tanh, softplus, clamp: scalar libm per element (the same bits on every
+ * kernel path and thread count). */
+static vlm_status run_unary(executor *state, const vlm_node *node, float *out) {
+  const float *x = input_f32(state, node, 0);
+  int64_t count = element_count(node);
+  float low = (float)node->params.unary.low, high = (float)node->params.unary.high;
+  switch (node->params.unary.kind) {
+    case VLM_UNARY_TANH:
+      for (int64_t i = 0; i < count; i++) out[i] = tanhf(x[i]);
+      break;
+    case VLM_UNARY_SOFTPLUS:
+      for (int64_t i = 0; i < count; i++) out[i] = x[i] > 20.0f ? x[i] : log1pf(expf(x[i]));
+      break;
+    case VLM_UNARY_CLAMP:
+      for (int64_t i = 0; i < count; i++) out[i] = x[i] < low ? low : x[i] > high ? high : x[i];
+      break;
+    default: return VLM_ERROR(INTERNAL, "graph node '%s': unknown unary function", node->name);
+  }
+  return VLM_OK;
+}
+
+/* Each row's mean or std (two passes, f64 sums in order), repeated. */
+static vlm_status run_row_moment(executor *state, const vlm_node *node, float *out) {
+  const float *x = input_f32(state, node, 0);
+  int64_t width = node->shape[node->rank - 1], rows = element_count(node) / width;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *row = x + r * width;
+    double sum = 0;
+    for (int64_t i = 0; i < width; i++) sum += row[i];
+    double mean = sum / (double)width, value = mean;
+    if (node->params.moment.std) {
+      double squares = 0;
+      for (int64_t i = 0; i < width; i++) squares += (row[i] - mean) * (row[i] - mean);
+      value = sqrt(squares / (double)(width - node->params.moment.correction));
+    }
+    for (int64_t i = 0; i < width; i++) out[r * width + i] = (float)value;
+  }
+  return VLM_OK;
+}
+
+/* a [B, m, k] x b [B, k, n]: f32 sums over k in order. */
+static vlm_status run_matmul(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *a_node = &state->graph->nodes[node->inputs[0]];
+  const float *a = input_f32(state, node, 0), *b = input_f32(state, node, 1);
+  int r = node->rank;
+  int64_t batch = r == 3 ? node->shape[0] : 1, m = node->shape[r - 2], n = node->shape[r - 1];
+  int64_t k = a_node->shape[r - 1];
+  for (int64_t p = 0; p < batch; p++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        float sum = 0.0f;
+        for (int64_t t = 0; t < k; t++) sum += a[(p * m + i) * k + t] * b[(p * k + t) * n + j];
+        out[(p * m + i) * n + j] = sum;
+      }
+  return VLM_OK;
+}
+
 /* Each block of rows attends to itself with cpu_attention's non-causal
  * path and the per-head bias (bias_head_stride block^2). */
 static vlm_status run_biased_attention(executor *state, const vlm_node *node, float *out) {
@@ -804,6 +861,9 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_CONV2D: return run_conv2d(state, node, out);
     case VLM_OP_PERMUTE: return run_permute(state, node, out);
     case VLM_OP_BIASED_ATTENTION: return run_biased_attention(state, node, out);
+    case VLM_OP_UNARY: return run_unary(state, node, out);
+    case VLM_OP_ROW_MOMENT: return run_row_moment(state, node, out);
+    case VLM_OP_MATMUL: return run_matmul(state, node, out);
     default: return run_elementwise(state, node, out);
   }
 }
@@ -817,6 +877,7 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION: case VLM_OP_TRANSPOSE: case VLM_OP_AVERAGE_POOL:
     case VLM_OP_MOE:
     case VLM_OP_CONV2D: case VLM_OP_PERMUTE: case VLM_OP_BIASED_ATTENTION:
+    case VLM_OP_UNARY: case VLM_OP_ROW_MOMENT: case VLM_OP_MATMUL:
       return true;
     default: return false;
   }
