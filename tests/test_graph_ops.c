@@ -21,7 +21,8 @@
  * a -inf entry); the decoder's feature merge block in both modes
  * (replace the marked rows, add to them); tanh, softplus (past its
  * threshold too), clamp (two-sided, one-sided), row mean and std (both
- * corrections), and matmul of two activations (plain and batched). */
+ * corrections), matmul of two activations (plain and batched), and
+ * cross attention (other rows, other widths; grouped and one latent head). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,37 @@ static void build_matmul(const char *name, int64_t batch) {
         for (int t = 0; t < K; t++) sum += (double)a[(p * M + i) * K + t] * b[(p * K + t) * N + j];
         c->expected[(p * M + i) * N + j] = sum;
       }
+}
+
+/* Queries over other rows' keys and values of other widths, grouped heads. */
+static void build_cross_attention(const char *name, int64_t rq, int64_t rk, int64_t heads, int64_t kv_heads,
+                                  int64_t dk, int64_t dv, uint64_t seed) {
+  op_case *c = new_case(name, (size_t)(rq * heads * dv), false);
+  float *q = add_f32(c, "q", 3, SHAPE(rq, heads, dk), seed), *k = add_f32(c, "k", 3, SHAPE(rk, kv_heads, dk), seed + 1);
+  float *v = add_f32(c, "v", 3, SHAPE(rk, kv_heads, dv), seed + 2);
+  int32_t nq = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(rq, heads, dk), "q");
+  int32_t nk = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(rk, kv_heads, dk), "k");
+  int32_t nv = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(rk, kv_heads, dv), "v");
+  double scale = 1.5 / sqrt((double)dk);
+  c->graph.output = vlm_graph_cross_attention(&c->graph, nq, nk, nv, scale, "attended");
+  double scores[16];
+  for (int64_t i = 0; i < rq; i++)
+    for (int64_t h = 0; h < heads; h++) {
+      int64_t kv = h / (heads / kv_heads);
+      double maximum = -INFINITY, total = 0;
+      for (int64_t j = 0; j < rk; j++) {
+        double dot = 0;
+        for (int64_t d = 0; d < dk; d++) dot += (double)q[(i * heads + h) * dk + d] * k[(j * kv_heads + kv) * dk + d];
+        scores[j] = dot * scale;
+        if (scores[j] > maximum) maximum = scores[j];
+      }
+      for (int64_t j = 0; j < rk; j++) total += (scores[j] = exp(scores[j] - maximum));
+      for (int64_t d = 0; d < dv; d++) {
+        double sum = 0;
+        for (int64_t j = 0; j < rk; j++) sum += scores[j] * v[(j * kv_heads + kv) * dv + d];
+        c->expected[(i * heads + h) * dv + d] = sum / total;
+      }
+    }
 }
 
 /* x[r] * s[r]: by an input [rows] and by a computed one; 3-d x too. */
@@ -661,6 +693,9 @@ static void build_cases(void) {
   build_row_moment("row_std_population", true, 0);
   build_matmul("matmul", 1);
   build_matmul("matmul_batched", 3);
+  build_cross_attention("cross_attention_grouped", 3, 5, 4, 2, 6, 3, 90);
+  /* MLA's absorbed form: one latent head for every head, dk = rank + rope, dv = rank. */
+  build_cross_attention("cross_attention_latent", 2, 7, 3, 1, 7, 4, 93);
   build_scale_rows();
   build_gather_computed();
   build_transpose();

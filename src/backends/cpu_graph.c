@@ -806,6 +806,45 @@ static vlm_status run_matmul(executor *state, const vlm_node *node, float *out) 
   return VLM_OK;
 }
 
+/* Every query row over every key row, per head (f32 sums in order, a
+ * max-shifted softmax): the same bits on every path and thread count. */
+static vlm_status run_cross_attention(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *q_node = &state->graph->nodes[node->inputs[0]];
+  const vlm_node *k_node = &state->graph->nodes[node->inputs[1]];
+  const vlm_node *v_node = &state->graph->nodes[node->inputs[2]];
+  const float *q = input_f32(state, node, 0), *k = input_f32(state, node, 1), *v = input_f32(state, node, 2);
+  int64_t rq = q_node->shape[0], heads = q_node->shape[1], dk = q_node->shape[2];
+  int64_t rk = k_node->shape[0], kv_heads = k_node->shape[1], dv = v_node->shape[2], group = heads / kv_heads;
+  float scale = (float)node->params.cross_attention.scale;
+  float *scores = vlm_allocate(NULL, (size_t)rk * sizeof(float), VLM_DEFAULT_ALIGNMENT);
+  if (!scores) return VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory", node->name);
+  for (int64_t i = 0; i < rq; i++)
+    for (int64_t h = 0; h < heads; h++) {
+      const float *query = q + (i * heads + h) * dk;
+      int64_t kv = h / group;
+      float maximum = -INFINITY, total = 0.0f;
+      for (int64_t j = 0; j < rk; j++) {
+        const float *keyrow = k + (j * kv_heads + kv) * dk;
+        float dot = 0.0f;
+        for (int64_t d = 0; d < dk; d++) dot += query[d] * keyrow[d];
+        scores[j] = dot * scale;
+        if (scores[j] > maximum) maximum = scores[j];
+      }
+      for (int64_t j = 0; j < rk; j++) {
+        scores[j] = expf(scores[j] - maximum);
+        total += scores[j];
+      }
+      float *target = out + (i * heads + h) * dv;
+      for (int64_t d = 0; d < dv; d++) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < rk; j++) sum += scores[j] * v[(j * kv_heads + kv) * dv + d];
+        target[d] = sum / total;
+      }
+    }
+  vlm_release(NULL, scores);
+  return VLM_OK;
+}
+
 /* Each block of rows attends to itself with cpu_attention's non-causal
  * path and the per-head bias (bias_head_stride block^2). */
 static vlm_status run_biased_attention(executor *state, const vlm_node *node, float *out) {
@@ -864,6 +903,7 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_UNARY: return run_unary(state, node, out);
     case VLM_OP_ROW_MOMENT: return run_row_moment(state, node, out);
     case VLM_OP_MATMUL: return run_matmul(state, node, out);
+    case VLM_OP_CROSS_ATTENTION: return run_cross_attention(state, node, out);
     default: return run_elementwise(state, node, out);
   }
 }
@@ -877,7 +917,7 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION: case VLM_OP_TRANSPOSE: case VLM_OP_AVERAGE_POOL:
     case VLM_OP_MOE:
     case VLM_OP_CONV2D: case VLM_OP_PERMUTE: case VLM_OP_BIASED_ATTENTION:
-    case VLM_OP_UNARY: case VLM_OP_ROW_MOMENT: case VLM_OP_MATMUL:
+    case VLM_OP_UNARY: case VLM_OP_ROW_MOMENT: case VLM_OP_MATMUL: case VLM_OP_CROSS_ATTENTION:
       return true;
     default: return false;
   }

@@ -30,6 +30,7 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_UNARY] = "unary",
     [VLM_OP_ROW_MOMENT] = "row_moment",
     [VLM_OP_MATMUL] = "matmul",
+    [VLM_OP_CROSS_ATTENTION] = "cross_attention",
 };
 
 const char *vlm_op_name(vlm_op op) {
@@ -698,6 +699,7 @@ static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
     case VLM_OP_ROW_MOMENT:
       vlm_sb_appendf(out, " std=%d correction=%d", (int)node->params.moment.std, (int)node->params.moment.correction);
       break;
+    case VLM_OP_CROSS_ATTENTION: vlm_sb_appendf(out, " scale=%.17g", node->params.cross_attention.scale); break;
     case VLM_OP_ROPE: vlm_sb_appendf(out, " rope=%d", node->params.rope.rope_index); break;
     case VLM_OP_ATTENTION:
       vlm_sb_appendf(out, " layer=%d kv_heads=%d head_dim=%d scale=%.17g window=%lld softcap=%.17g",
@@ -858,5 +860,23 @@ int32_t vlm_graph_matmul(vlm_graph *graph, int32_t a, int32_t b, const char *nam
     return shape_error(graph, node, "operand shapes do not fit a matmul");
   copy_shape(node, x);
   node->shape[r - 1] = y->shape[r - 1];
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_cross_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value, double scale,
+                                  const char *name, ...) {
+  int32_t inputs[3] = {query, key, value};
+  BUILD(VLM_OP_CROSS_ATTENTION, inputs, 3);
+  const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1), *v = input_node(graph, node, 2);
+  if (q->dtype != VLM_DTYPE_F32 || k->dtype != VLM_DTYPE_F32 || v->dtype != VLM_DTYPE_F32 || q->rank != 3 ||
+      k->rank != 3 || v->rank != 3)
+    return shape_error(graph, node, "needs f32 query, key and value of rank 3");
+  if (k->shape[0] != v->shape[0] || k->shape[1] != v->shape[1] || q->shape[2] != k->shape[2] || k->shape[1] <= 0 ||
+      q->shape[1] % k->shape[1] != 0)
+    return shape_error(graph, node, "query, key and value shapes do not fit");
+  node->rank = 2;
+  node->shape[0] = q->shape[0];
+  node->shape[1] = q->shape[1] * v->shape[2];
+  node->params.cross_attention.scale = scale;
   return finish(graph, node);
 }

@@ -64,6 +64,7 @@ typedef enum vlm_op {
   VLM_OP_UNARY,             /* tanh, softplus, clamp, elementwise                   */
   VLM_OP_ROW_MOMENT,        /* each row's mean or std, repeated over the row        */
   VLM_OP_MATMUL,            /* a [.., m, k] x b [.., k, n] of two activations       */
+  VLM_OP_CROSS_ATTENTION,   /* queries over keys/values of other rows and widths    */
   VLM_OP_COUNT
 } vlm_op;
 
@@ -135,6 +136,7 @@ typedef struct vlm_node {
     struct { double scale; } biased_attention;
     struct { vlm_unary kind; double low, high; } unary;
     struct { bool std; int32_t correction; } moment;
+    struct { double scale; } cross_attention;
   } params;
 } vlm_node;
 
@@ -392,6 +394,15 @@ int32_t vlm_graph_row_std(vlm_graph *graph, int32_t x, int32_t correction, const
  * latent, AltUp's per-row coefficients). */
 int32_t vlm_graph_matmul(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Attention whose keys are not its queries: query [rq, heads, dk] over
+ * key [rk, kv_heads, dk] and value [rk, kv_heads, dv] (heads a multiple of
+ * kv_heads; head h reads kv head h / (heads / kv_heads)), every query row
+ * seeing every key row: softmax(scale q.k) v -> [rq, heads * dv]. MLA's
+ * absorbed decode (one latent head for every head, dk = rank + rope dims,
+ * dv = rank), cross-attention poolers. */
+int32_t vlm_graph_cross_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value, double scale,
+                                  const char *name, ...) __attribute__((format(printf, 6, 7)));
 
 /* Checks that every INPUT node of `graph` has a tensor of its name with
  * the node's dtype and shape in `tensors` (names listed in `implicit`,

@@ -60,6 +60,7 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_UNARY:
     case VLM_OP_ROW_MOMENT:
     case VLM_OP_MATMUL:
+    case VLM_OP_CROSS_ATTENTION:
       return VLM_OK;
     case VLM_OP_MOE: return xla_check_moe(node);
     case VLM_OP_ROPE: {
@@ -350,6 +351,30 @@ static xla_value lower_matmul(xla_emitter *e, const vlm_node *node) {
   int r = node->rank;
   const int64_t batch[1] = {0};
   return xla_dot_general(e, a, b, r == 3 ? 1 : 0, batch, batch, r - 1, r - 2, r, node->shape);
+}
+
+/* Keys (and values) repeated to every head of their group, then scores
+ * [heads, rq, rk], softmax, and the weighted values back to [rq, heads * dv]. */
+static xla_value lower_cross_attention(xla_emitter *e, const vlm_node *node) {
+  xla_value q = xla_input_f32(e, node, 0), k = xla_input_f32(e, node, 1), v = xla_input_f32(e, node, 2);
+  int64_t rq = q.shape[0], heads = q.shape[1], dk = q.shape[2];
+  int64_t rk = k.shape[0], kv_heads = k.shape[1], dv = v.shape[2], group = heads / kv_heads;
+  if (group > 1) {
+    k = xla_reshape(e, xla_broadcast(e, k, 4, (int64_t[]){rk, kv_heads, group, dk}, (int64_t[]){0, 1, 3}), 3,
+                    (int64_t[]){rk, heads, dk});
+    v = xla_reshape(e, xla_broadcast(e, v, 4, (int64_t[]){rk, kv_heads, group, dv}, (int64_t[]){0, 1, 3}), 3,
+                    (int64_t[]){rk, heads, dv});
+  }
+  int64_t score_shape[3] = {heads, rq, rk};
+  xla_value scores = xla_dot_general(e, q, k, 1, (int64_t[]){1}, (int64_t[]){1}, 2, 2, 3, score_shape);
+  scores = XLA_OP(e, "multiply", NULL, &scores, scores,
+                  xla_splat_like(e, (float)node->params.cross_attention.scale, scores));
+  xla_value probabilities = xla_softmax_last(e, scores);
+  xla_value attended = xla_dot_general(e, probabilities, v, 1, (int64_t[]){0}, (int64_t[]){1}, 2, 0, 3,
+                                       (int64_t[]){heads, rq, dv});
+  xla_value like = xla_make_value("f32", 3, (int64_t[]){rq, heads, dv});
+  attended = XLA_OP(e, "transpose", "permutation = array<i64: 1, 0, 2>", &like, attended);
+  return xla_reshape(e, attended, 2, (int64_t[]){rq, heads * dv});
 }
 
 /* x * rsqrt(mean(x^2) + eps) * w (or * (1 + w)), over the last dimension. */
@@ -897,6 +922,7 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_UNARY: *out = lower_unary(e, node); return VLM_OK;
     case VLM_OP_ROW_MOMENT: *out = lower_row_moment(e, node); return VLM_OK;
     case VLM_OP_MATMUL: *out = lower_matmul(e, node); return VLM_OK;
+    case VLM_OP_CROSS_ATTENTION: *out = lower_cross_attention(e, node); return VLM_OK;
     default: lower_elementwise(e, node, out); return VLM_OK;
   }
 }
