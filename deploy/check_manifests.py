@@ -278,6 +278,45 @@ def check_with_vlm(vlm, model, deployment, hpa_metric, engine):
         check("vlm serve exits 0 on SIGTERM", status == 0, f"exit {status}")
 
 
+def check_pull_with_vlm(vlm, model, documents):
+    """The init container's own arguments, run: `vlm pull ORG/NAME` from a
+    stand-in hub (tests/hub/fake_hub.py serving `model` under the example's
+    id) into a scratch HF_HOME, then the server's --model ID opened from that
+    cache offline (vlm inspect)."""
+    import tempfile
+    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name, document in documents:
+        pod = document.get("spec", {}).get("template", {}).get("spec", {})
+        for init in pod.get("initContainers", []):
+            if init.get("args", [None])[0] != "pull":
+                continue
+            repo = init["args"][1]
+            with tempfile.TemporaryDirectory() as scratch:
+                port_file = os.path.join(scratch, "port")
+                hub = subprocess.Popen([sys.executable, os.path.join(source, "tests/hub/fake_hub.py"), "--port-file",
+                                        port_file, "--repo", f"{repo}={model}"], stderr=subprocess.DEVNULL)
+                try:
+                    for _ in range(100):
+                        if os.path.exists(port_file):
+                            break
+                        time.sleep(0.1)
+                    env = dict(os.environ, HF_HOME=os.path.join(scratch, "hf"),
+                               HF_ENDPOINT=f"http://127.0.0.1:{open(port_file).read().strip()}")
+                    env.pop("HF_HUB_OFFLINE", None)
+                    env.pop("HF_HUB_CACHE", None)
+                    pulled = subprocess.run([vlm, *init["args"]], env=env, capture_output=True, text=True, timeout=120)
+                    check(f"{name}: the init container's `vlm {' '.join(init['args'])}` runs", pulled.returncode == 0,
+                          pulled.stderr.strip()[-500:])
+                    env["HF_HUB_OFFLINE"] = "1"
+                    opened = subprocess.run([vlm, "inspect", "--model", repo], env=env, capture_output=True,
+                                            text=True, timeout=120)
+                    check(f"{name}: the server's --model {repo} opens from the pulled cache, offline",
+                          opened.returncode == 0 and "status: ok" in opened.stdout, opened.stderr.strip()[-500:])
+                finally:
+                    hub.terminate()
+                    hub.wait(30)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vlm")
@@ -293,6 +332,8 @@ def main():
     together = check_together(documents)
     if arguments.vlm and together:
         check_with_vlm(arguments.vlm, arguments.model, *together)
+    if arguments.vlm and arguments.model:
+        check_pull_with_vlm(arguments.vlm, arguments.model, examples)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

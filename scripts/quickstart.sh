@@ -6,7 +6,10 @@
 # every stage is the real one: image decode and CLIP processor, vision tower,
 # projector, chat template, tokenizer, decoder, sampling); finally start
 # `vlm serve` on the tiny Qwen2, stream one chat completion from it over
-# HTTP, and stop it with SIGTERM.
+# HTTP, and stop it with SIGTERM; then a model by id: `vlm pull` of the tiny
+# Qwen2 from a stand-in Hugging Face hub on loopback (tests/hub/fake_hub.py,
+# HF_ENDPOINT) into a scratch cache (HF_HOME), and `vlm run --model ORG/NAME`
+# from that cache, offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-dependencies.sh
@@ -23,7 +26,9 @@ echo "== vlm serve: one streamed chat completion over HTTP"
 log=$(mktemp)
 build/vlm serve --model tests/models/qwen2 --port 0 --parallel 2 2>"$log" &
 server=$!
-trap 'kill $server 2>/dev/null || true; rm -f "$log"' EXIT
+hub=
+hub_dir=$(mktemp -d)
+trap 'kill $server $hub 2>/dev/null || true; rm -rf "$log" "$hub_dir"' EXIT
 for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
 url=$(grep -o "http://[^ ]*" "$log" | head -1)
 [ -n "$url" ] || { cat "$log"; exit 1; }
@@ -44,3 +49,11 @@ PY
 kill -TERM $server
 wait $server
 echo "vlm serve stopped cleanly"
+
+echo "== a model by id: vlm pull from a stand-in hub, then vlm run --model ORG/NAME from the cache"
+python3 tests/hub/fake_hub.py --port-file "$hub_dir/port" --repo tiny/qwen2=tests/models/qwen2 2>"$hub_dir/log" &
+hub=$!
+for _ in $(seq 100); do [ -s "$hub_dir/port" ] && break; sleep 0.1; done
+export HF_HOME=$hub_dir/hf HF_ENDPOINT=http://127.0.0.1:$(cat "$hub_dir/port")
+build/vlm pull tiny/qwen2
+HF_HUB_OFFLINE=1 build/vlm run --model tiny/qwen2 --prompt "Describe a cat sitting on a warm windowsill." --max-tokens 24

@@ -21,6 +21,11 @@ fuzz_seconds=${FUZZ_SECONDS:-20}
 [ -x .venv-browser/bin/python ] || { python3 -m venv .venv-browser && .venv-browser/bin/pip install --quiet -r tests/server/requirements-browser.txt; }
 [ -x .venv-deploy/bin/kubernetes-validate ] && [ -x .venv-deploy/bin/hadolint ] || { python3 -m venv .venv-deploy && .venv-deploy/bin/pip install --quiet -r deploy/requirements.txt; }
 
+# The oracle's CI venv (tools/oracle/requirements-ci.txt: transformers
+# without torch, and huggingface_hub, with which tests/cli/hub.sh shares the
+# model cache both ways).
+[ -x .venv-ci/bin/python ] || { python3 -m venv .venv-ci && .venv-ci/bin/pip install --quiet -r tools/oracle/requirements-ci.txt; }
+
 # xla backend: the pinned IREE compiler and runtime (tools/xla/requirements.txt,
 # ~600 MB, paid once per machine). The venv must come from Debian's
 # /usr/bin/python3.11, whose libpython the runtime embeds; without it the
@@ -31,6 +36,11 @@ echo "== build and test (release with debug info)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVLM_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 scripts/check-skips.sh build -j"$jobs"
+
+# The README's first command on this build: the tiny runs, serve, and a
+# model by id pulled from a stand-in hub and run from the cache.
+echo "== quickstart (scripts/quickstart.sh): tiny runs, serve, vlm pull and run by id"
+scripts/quickstart.sh >/dev/null
 
 # Every build type a user may pick, with both compilers we support, builds
 # warning-free (the tests included); a packager's first try is Release.
@@ -50,7 +60,6 @@ scripts/check-package.sh build-types/gcc-Release
 # Oracle harness (tools/oracle): vlm's tables of Transformers defaults against
 # the pinned Transformers classes. Needs no torch; the venv is reused when present.
 echo "== oracle: config defaults against transformers (tools/oracle/check_config_defaults.py)"
-[ -x .venv-ci/bin/python ] || { python3 -m venv .venv-ci && .venv-ci/bin/pip install --quiet -r tools/oracle/requirements-ci.txt; }
 .venv-ci/bin/python tools/oracle/check_config_defaults.py build/vlm-dump-config-defaults
 
 echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -41,7 +41,12 @@ typedef struct vlm_model_options {
 /* Fails on an unreadable or malformed config, processor config or
  * safetensors header (the message names the file). A model_type without a
  * family in vlm opens (so `vlm inspect` can report it); what needs the
- * family refuses it then, naming the supported types. */
+ * family refuses it then, naming the supported types. `model_dir` may also
+ * be a Hugging Face model id ORG/NAME[@REVISION] found in the local hub
+ * cache (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub);
+ * an existing path wins. What vlm cannot run (a file, a .gguf,
+ * pytorch_model.bin only, tokenizer.model without tokenizer.json, a packed
+ * test model) is refused saying what to do. Nothing is downloaded. */
 vlm_status vlm_model_open(const char *model_dir, const vlm_model_options *options, vlm_model **out_model);
 /* Adds a reference and returns `model`. */
 vlm_model *vlm_model_retain(vlm_model *model);

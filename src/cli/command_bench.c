@@ -5,6 +5,7 @@
 
 #include "cli/bench_compare.h"
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "models/modules.h"
 #include "vlm/benchmark.h"
 #include "vlm/engine.h"
@@ -24,6 +25,8 @@ static void print_usage(FILE *out) {
           "each as the best of N repetitions (default 3), next to the machine's read\n"
           "bandwidth and FMA peak measured in the same run; prints a JSON report on stdout\n"
           "(progress on stderr). Use the global --threads to set the thread count.\n"
+          "DIR may also be a model id ORG/NAME[@REVISION] in the local Hugging Face cache\n"
+          "(see vlm pull).\n"
           "--quantize q8|q4 quantizes the decoder's linear weights at load (as vlm run);\n"
           "decode's bandwidth bound is then over the quantized bytes (weight_bytes).\n"
           "With --image it also times that image's decode + image processor and its\n"
@@ -152,6 +155,10 @@ int command_bench(int argc, char **argv, const global_options *options) {
     }
   }
   if (!bench.model_dir) return cli_usage_error("bench: --model DIR is required (see vlm bench --help)");
+  char model_dir[VLM_HUB_PATH_MAX];
+  vlm_status resolved = cli_model_dir(bench.model_dir, VLM_HUB_NEEDS_WEIGHTS, false, model_dir, sizeof(model_dir));
+  if (resolved) return cli_report_status(resolved);
+  bench.model_dir = model_dir;
   if (rounds_given && !comparing) return cli_usage_error("bench: --rounds applies to --compare and --compare-backend");
   if (comparing) {
     compare.arguments = forwarded;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "media/media_item.h"
 #include "validate/compare.h"
 
@@ -21,7 +22,8 @@ static void print_usage(FILE *out) {
           "cannot compute yet are listed as \"not implemented yet\".\n"
           "\n"
           "  --golden CASE_DIR  a case directory (manifest.json + tensors.safetensors)\n"
-          "  --model DIR        the checkpoint (default: the one the manifest names)\n"
+          "  --model DIR        the checkpoint, or a cached model id ORG/NAME (default: the\n"
+          "                     one the manifest names)\n"
           "  --backend NAME     cpu (default): every stage on the cpu reference path;\n"
           "                     xla: every stage that is a module boundary of the xla\n"
           "                     backend through its compiled modules (each image's and\n"
@@ -90,6 +92,12 @@ int command_compare(int argc, char **argv, const global_options *options) {
     }
   }
   if (!golden) return cli_usage_error("compare: --golden CASE_DIR is required (see vlm compare --help)");
+  char model_dir[VLM_HUB_PATH_MAX];
+  if (model) {
+    vlm_status resolved = cli_model_dir(model, VLM_HUB_NEEDS_WEIGHTS, false, model_dir, sizeof(model_dir));
+    if (resolved) return cli_report_status(resolved);
+    model = model_dir;
+  }
   int thread_count = options->thread_count;
   vlm_compare_backend xla = {.name = "xla", .user = &thread_count, .open_text_decoder = open_xla_decoder,
                              .open_media_encoder = open_xla_encoder};

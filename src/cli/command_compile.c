@@ -8,6 +8,7 @@
 #include "backends/xla/stablehlo_encoder.h"
 #include "models/model.h"
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "core/status.h"
 
 static void print_usage(FILE *out) {
@@ -27,7 +28,7 @@ static void print_usage(FILE *out) {
           "target and CPU features). Prints that directory on stdout; progress and the\n"
           "compiler's output go to stderr.\n"
           "\n"
-          "  --model DIR          the checkpoint directory\n"
+          "  --model DIR          the checkpoint directory (or a cached model id ORG/NAME)\n"
           "  --backend xla        the backend to compile for (only xla compiles)\n"
           "  --target T           llvm-cpu (this machine's CPU, default) or cuda (sm_80)\n"
           "  --capacity N         positions per slot (default min(max_position_embeddings, 4096))\n"
@@ -175,8 +176,12 @@ int command_compile(int argc, char **argv, const global_options *options) {
   compile_arguments arguments = {0};
   int parsed = parse_arguments(argc, argv, &arguments);
   if (parsed >= 0) return parsed;
+  char model_dir[VLM_HUB_PATH_MAX];
+  vlm_status status = cli_model_dir(arguments.model_dir, VLM_HUB_NEEDS_WEIGHTS, false, model_dir, sizeof(model_dir));
+  if (status) return cli_report_status(status);
+  arguments.model_dir = model_dir;
   vlm_model *opened = NULL;
-  vlm_status status = vlm_model_open(arguments.model_dir, NULL, &opened);
+  status = vlm_model_open(arguments.model_dir, NULL, &opened);
   vlm_xla_text_decoder model = {0};
   if (!status) status = vlm_xla_text_decoder_open(opened, &model);
   if (!status) status = compile_model(&arguments, &model);

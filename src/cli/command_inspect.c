@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "engine/module_support.h"
 #include "models/model.h"
 #include "io/json.h"
@@ -21,7 +22,7 @@ static void print_usage(FILE *out) {
           "backend (cpu, xla) can run each module: token_prefill, embeddings_prefill,\n"
           "decode, and the vision encoder for models with images.\n"
           "\n"
-          "  --model DIR   the checkpoint directory\n"
+          "  --model DIR   the checkpoint directory (or a cached model id ORG/NAME[@REV])\n"
           "  --json        print the report as JSON\n"
           "\n"
           "Exit status: 0 when the checkpoint is complete, 1 when it is malformed or\n"
@@ -89,8 +90,12 @@ int command_inspect(int argc, char **argv, const global_options *options) {
   if (!model_dir) return cli_usage_error("inspect: --model DIR is required (see vlm inspect --help)");
   vlm_inspect_options inspect_options = {.thread_count = options->thread_count};
   vlm_model_report *report = NULL;
+  char resolved[VLM_HUB_PATH_MAX];
+  vlm_status status = cli_model_dir(model_dir, VLM_HUB_NEEDS_WEIGHTS, false, resolved, sizeof(resolved));
+  if (status) return cli_report_status(status);
+  model_dir = resolved;
   vlm_model *model = NULL; /* opened once: the report and the module table read it */
-  vlm_status status = vlm_model_open(model_dir, NULL, &model);
+  status = vlm_model_open(model_dir, NULL, &model);
   if (!status) status = vlm_model_inspect_opened(model, &inspect_options, &report);
   if (status) {
     vlm_model_release(model);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "models/modules.h"
 #include "vlm/generate.h"
 
@@ -20,7 +21,10 @@ static void print_usage(FILE *out) {
           "images and audio, its encoders, on the cpu or xla backend (--backend, below),\n"
           "streaming it to stdout.\n"
           "\n"
-          "  --model DIR            the checkpoint directory\n"
+          "  --model DIR            the checkpoint directory, or a Hugging Face model id\n"
+          "                         ORG/NAME[@REVISION] found in the local hub cache\n"
+          "                         (HF_HUB_CACHE, HF_HOME; see vlm pull)\n"
+          "  --download             pull an id that is not in the cache first (vlm pull)\n"
           "  --prompt TEXT          the user's message\n"
           "  --image PATH           an image (JPEG, PNG, WebP, GIF; repeatable, up to %d) for\n"
           "                         models with an image path (listed below); with the chat\n"
@@ -85,7 +89,7 @@ typedef struct run_arguments {
   const char *model_dir;
   const char *backend;
   vlm_generation_request request;
-  bool as_json, sampling_set[9];
+  bool as_json, download, sampling_set[9];
   float temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
   long long top_k, seed, max_tokens, context, prefill_chunk;
   const char *processor_kwargs;
@@ -113,6 +117,7 @@ static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
     else if (strcmp(name, "--system") == 0 && value) arguments->request.system_prompt = value;
     else if (strcmp(name, "--raw") == 0) { arguments->request.raw_prompt = true; takes_value = false; }
     else if (strcmp(name, "--json") == 0) { arguments->as_json = true; takes_value = false; }
+    else if (strcmp(name, "--download") == 0) { arguments->download = true; takes_value = false; }
     else if (strcmp(name, "--max-tokens") == 0 && value) ok = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->max_tokens) && arguments->max_tokens > 0;
     else if (strcmp(name, "--context") == 0 && value) ok = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->context) && arguments->context > 0;
     else if (strcmp(name, "--prefill-chunk") == 0 && value) ok = cli_parse_integer(value, 1, 1 << 20, &arguments->prefill_chunk);
@@ -188,9 +193,13 @@ int command_run(int argc, char **argv, const global_options *options) {
                                              .capacity = arguments.context,
                                              .prefill_chunk = arguments.prefill_chunk,
                                              .max_audio_seconds = arguments.max_audio_seconds};
+  char model_dir[VLM_HUB_PATH_MAX];
+  vlm_status status = cli_model_dir(arguments.model_dir, VLM_HUB_NEEDS_WEIGHTS | VLM_HUB_NEEDS_TOKENIZER, arguments.download, model_dir, sizeof(model_dir));
+  if (status) return cli_report_status(status);
+  arguments.model_dir = model_dir;
   vlm_model *model = NULL;
   vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs, .quantize = arguments.quantize};
-  vlm_status status = vlm_model_open(arguments.model_dir, &model_options, &model);
+  status = vlm_model_open(arguments.model_dir, &model_options, &model);
   if (!status)
     status = cli_open_backend(arguments.backend, model, 1, arguments.context, arguments.prefill_chunk, options->thread_count,
                               &generator_options.text_decoder,

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "models/modules.h"
 #include "server/server.h"
 #include "vlm/engine.h"
@@ -21,7 +23,10 @@ static void print_usage(FILE *out) {
           "page at / (in the binary; it uses the API above). Requests share the model\n"
           "through continuous batching over --parallel slots.\n"
           "\n"
-          "  --model DIR              the checkpoint directory\n"
+          "  --model DIR              the checkpoint directory, or a Hugging Face model id\n"
+          "                           ORG/NAME[@REVISION] found in the local hub cache\n"
+          "                           (HF_HUB_CACHE, HF_HOME; see vlm pull)\n"
+          "  --download               pull an id that is not in the cache first (vlm pull)\n"
           "  --host HOST              address to listen on (default 127.0.0.1)\n"
           "  --port N                 port (default 8080; 0 picks a free one)\n"
           "  --parallel N             slots: requests generated together (default 1)\n"
@@ -92,7 +97,8 @@ static void print_usage(FILE *out) {
           "                           get 403. Default: those whose host passes the Host rule\n"
           "  --grace S                on SIGINT/SIGTERM, let in-flight requests finish for up\n"
           "                           to S seconds before cancelling them (default 30)\n"
-          "  --model-name NAME        the model's id in the API (default: DIR's last part)\n"
+          "  --model-name NAME        the model's id in the API (default: DIR's last part, or\n"
+          "                           the model id given to --model)\n"
           "  --no-ui                  no chat page: GET / and /ui/... answer 404\n"
           "\n"
           "It checks the model's files, then binds: while the engine opens (on xla: while\n"
@@ -129,7 +135,7 @@ typedef struct serve_arguments {
       max_media_items, max_connections, per_client, prefix_cache_mb, encoder_cache_mb, max_prompt_bytes,
       media_memory_mb;
   double header_timeout, body_timeout, request_timeout, max_audio_seconds, media_wait;
-  bool request_timeout_given, per_client_given;
+  bool request_timeout_given, per_client_given, download;
 } serve_arguments;
 
 /* Returns 0, -1 after --help, or the exit code of a usage error. */
@@ -142,6 +148,7 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
       print_usage(stdout);
       return -1;
     } else if (strcmp(name, "--model") == 0 && value) arguments->model_dir = value;
+    else if (strcmp(name, "--download") == 0) { arguments->download = true; takes_value = false; }
     else if (strcmp(name, "--backend") == 0 && value) arguments->backend = value;
     else if (strcmp(name, "--host") == 0 && value) arguments->server.host = value;
     else if (strcmp(name, "--port") == 0 && value) ok = cli_parse_integer(value, 0, 65535, &arguments->port);
@@ -241,9 +248,19 @@ int command_serve(int argc, char **argv, const global_options *options) {
    * server binds, so that while the backend and engine open (on xla: the
    * modules compile) the port answers liveness and a 503 "loading" rather
    * than refusing. A signal meanwhile ends the process: nothing is in flight. */
+  char model_dir[VLM_HUB_PATH_MAX];
+  vlm_status status = cli_model_dir(arguments.model_dir, VLM_HUB_NEEDS_WEIGHTS | VLM_HUB_NEEDS_TOKENIZER, arguments.download, model_dir, sizeof(model_dir));
+  if (status) return cli_report_status(status);
+  /* A model by id is served under its id (a snapshot's last part is a commit). */
+  vlm_hub_id hub_id;
+  struct stat model_stat;
+  if (!arguments.server.model_name && stat(arguments.model_dir, &model_stat) != 0 &&
+      vlm_hub_id_parse(arguments.model_dir, &hub_id))
+    arguments.server.model_name = arguments.model_dir;
+  arguments.model_dir = model_dir;
   vlm_model *model = NULL;
   vlm_model_options model_options = {.processor_kwargs = arguments.processor_kwargs, .quantize = arguments.quantize};
-  vlm_status status = vlm_model_open(arguments.model_dir, &model_options, &model);
+  status = vlm_model_open(arguments.model_dir, &model_options, &model);
   if (status) return cli_report_status(status);
   vlm_server *server = NULL;
   status = vlm_server_start_loading(&arguments.server, &server);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "vlm/tokenizer.h"
 
 static void print_usage(FILE *out) {
@@ -19,7 +20,7 @@ static void print_usage(FILE *out) {
           "config.json, whose model_type picks the tokenizer class as AutoTokenizer\n"
           "does).\n"
           "\n"
-          "  --model DIR        the model (or tokenizer) directory\n"
+          "  --model DIR        the model (or tokenizer) directory, or a cached model id\n"
           "  --text T           the text to tokenize\n"
           "  --file F           tokenize the contents of file F (bytes as they are)\n"
           "  --no-special       do not add BOS/EOS/template tokens (add_special_tokens=False)\n"
@@ -148,8 +149,12 @@ int command_tokenize(int argc, char **argv, const global_options *options) {
   if (usage) return usage;
   vlm_tokenizer_options tokenizer_options = {
       .tokenizers_library_semantics = arguments.hf_tokenizers};
+  char model_dir[VLM_HUB_PATH_MAX];
+  vlm_status status = cli_model_dir(arguments.model_dir, VLM_HUB_NEEDS_TOKENIZER, false, model_dir, sizeof(model_dir));
+  if (status) return cli_report_status(status);
+  arguments.model_dir = model_dir;
   vlm_tokenizer *tokenizer = NULL;
-  vlm_status status = vlm_tokenizer_create(arguments.model_dir, &tokenizer_options, &tokenizer);
+  status = vlm_tokenizer_create(arguments.model_dir, &tokenizer_options, &tokenizer);
   if (status) return cli_report_status(status);
   int exit_code = arguments.decode ? run_decode(tokenizer, &arguments)
                                    : run_encode(tokenizer, &arguments);

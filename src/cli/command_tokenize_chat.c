@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hub_download.h"
 #include "vlm.h"
 
 void cli_tokenize_chat_usage(FILE *out) {
@@ -19,7 +20,7 @@ void cli_tokenize_chat_usage(FILE *out) {
           "tokenizer_config.json) as Transformers' apply_chat_template does, and prints\n"
           "the prompt without a trailing newline.\n"
           "\n"
-          "  --model DIR              the model directory\n"
+          "  --model DIR              the model directory, or a cached model id\n"
           "  --chat FILE              a JSON array of messages, or {\"messages\": [...],\n"
           "                           \"tools\": [...]}\n"
           "  --add-generation-prompt  end with the header of the assistant's reply\n"
@@ -79,6 +80,10 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options) 
   }
   if (!model_dir) return cli_usage_error("tokenize: --model DIR is required");
   if (!chat_path) return cli_usage_error("tokenize: --chat FILE is required");
+  char resolved[VLM_HUB_PATH_MAX];
+  vlm_status resolve_status = cli_model_dir(model_dir, VLM_HUB_NEEDS_TOKENIZER, false, resolved, sizeof(resolved));
+  if (resolve_status) return cli_report_status(resolve_status);
+  model_dir = resolved;
 
   size_t messages_length = 0, tools_length = 0;
   char *messages = cli_read_file(chat_path, &messages_length);

@@ -52,6 +52,7 @@ vlm_status cli_open_image_encoder(const char *backend, vlm_model *model, int thr
                                   vlm_media_encoder **out_encoder);
 int command_compile(int argc, char **argv, const global_options *options);
 int command_families(int argc, char **argv, const global_options *options);
+int command_pull(int argc, char **argv, const global_options *options);
 
 /* Which families the help texts name (src/cli/command_families.c, from the
  * family registry): those with an image path, an audio path, either, only

@@ -29,6 +29,7 @@ static const command commands[] = {
     {"serve", "serve the model over HTTP with OpenAI's API (chat, completions, streaming)", command_serve},
     {"compile", "emit StableHLO and compile it with IREE into the artifact cache (--backend xla)", command_compile},
     {"families", "list the model families this vlm runs (--json, --markdown)", command_families},
+    {"pull", "download a model by Hugging Face id into the local hub cache (ORG/NAME[@REV])", command_pull},
 };
 
 static void print_usage(FILE *out) {

@@ -8,6 +8,7 @@
 
 #include "core/log.h"
 #include "core/status.h"
+#include "io/hub.h"
 #include "io/json.h"
 #include "media/audio_processors.h"
 #include "models/decoder.h"
@@ -90,9 +91,14 @@ static vlm_status open_parts(vlm_model *model, const char *model_dir, const vlm_
   return vlm_model_count_adapter_modules(model);
 }
 
-vlm_status vlm_model_open(const char *model_dir, const vlm_model_options *options, vlm_model **out_model) {
+vlm_status vlm_model_open(const char *model_or_id, const vlm_model_options *options, vlm_model **out_model) {
   *out_model = NULL;
-  if (!model_dir) return VLM_ERROR(INVALID_ARGUMENT, "no model directory given");
+  if (!model_or_id) return VLM_ERROR(INVALID_ARGUMENT, "no model directory given");
+  /* A directory, checked for what vlm cannot run, or a model id from the
+   * local Hugging Face cache (io/hub.h; fetching is the command's). */
+  char resolved[VLM_HUB_PATH_MAX];
+  VLM_RETURN_IF_ERROR(vlm_hub_model_dir(model_or_id, VLM_HUB_NEEDS_WEIGHTS, resolved, sizeof(resolved)));
+  const char *model_dir = resolved;
   vlm_model *model = calloc(1, sizeof(*model));
   if (!model) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   atomic_init(&model->references, 1);

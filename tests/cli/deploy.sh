@@ -4,7 +4,9 @@
 # bundles (strict, Kubernetes 1.30 and 1.37; nothing fetched), checks that
 # they fit together, that vlm parses the container's arguments, and that a
 # `vlm serve` started with them (on the tiny LLaVA, loopback) answers the
-# probes and exports the HPA's metric and the endpoint picker's; and the
+# probes and exports the HPA's metric and the endpoint picker's, that the
+# init-container example's `vlm pull` fills a cache (from the stand-in hub,
+# tests/hub/fake_hub.py) its server's --model ID opens offline; and the
 # Dockerfile passes hadolint. Needs .venv-deploy
 # (deploy/requirements.txt, created by scripts/test.sh); without it, reports
 # SKIP(no-venv-deploy). Arguments: VLM MAKE_TINY SOURCE_DIR.
