@@ -204,6 +204,12 @@ typedef struct vlm_engine_request_options {
    * each prefill chunk, the last with processed == prompt tokens. Off by
    * default, so a callback written for TOKEN and FINISH sees only those. */
   bool progress;
+  /* Constrained decoding: a GBNF grammar (src/text/grammar.h) the
+   * completion must match; every token that cannot continue it is masked
+   * and the end of the output is allowed only where it is complete.
+   * Parsed at submit (INVALID_ARGUMENT / RESOURCE_EXHAUSTED naming what is
+   * wrong); NULL: none. */
+  const char *grammar;
   /* The controls vLLM's chat and sampling parameters add (zero: off, the
    * defaults above). Chat only: chat_template_kwargs_json is a JSON object
    * of extra template variables (vLLM's chat_template_kwargs, e.g.

@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
+#include "text/grammar.h"
 #include "io/file.h"
 #include "models/family.h"
 #include "vlm/audio.h"
@@ -160,6 +161,7 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
   pthread_mutex_init(&engine->media_mutex, NULL);
   pthread_cond_init(&engine->media_released, NULL);
   pthread_mutex_init(&engine->vision_mutex, NULL);
+  pthread_mutex_init(&engine->grammar_mutex, NULL);
   pthread_mutex_init(&engine->mutex, NULL);
   pthread_cond_init(&engine->wake, NULL);
   pthread_cond_init(&engine->changed, NULL);
@@ -223,6 +225,8 @@ void vlm_engine_release(vlm_engine *engine) {
   pthread_mutex_destroy(&engine->media_mutex);
   pthread_cond_destroy(&engine->media_released);
   pthread_mutex_destroy(&engine->vision_mutex);
+  engine_grammar_release(engine);
+  pthread_mutex_destroy(&engine->grammar_mutex);
   pthread_mutex_destroy(&engine->mutex);
   pthread_cond_destroy(&engine->wake);
   pthread_cond_destroy(&engine->changed);
@@ -401,6 +405,7 @@ void engine_request_free(vlm_engine_request *request) {
   free(request->items);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
+  vlm_grammar_release(request->grammar);
   free(request->stop_token_ids);
   free(request->logit_bias);
   engine_prompt_release(&request->prompt);
@@ -793,6 +798,7 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
   if (!status) status = check_options(engine, options, false);
   if (!status) status = copy_stop_strings(request, options);
+  if (!status && options->grammar) status = engine_grammar_prepare(engine, options->grammar, request);
   if (!status) status = copy_controls(request, options);
   if (!status) status = tokenize_prompt(engine, options, request);
   if (!status) status = check_capacity(engine, request->prompt.count, request->max_tokens);

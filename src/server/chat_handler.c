@@ -50,6 +50,8 @@ typedef struct completion {
   size_t tokens_sent;
   bool done;                    /* the last event is in `pending` */
   bool client_gone;
+  const tool_format *tool_format; /* parse tool calls from the output; NULL: no */
+  tool_stream tools;            /* streaming: content vs held tool calls */
   char *echo_text;              /* the request's, owned (header.echo_text) */
   /* Chat with a reasoning parser: the stream's split (reasoning.h) and the
    * prompt's end it starts from (owned; header.prompt_tail). */
@@ -75,6 +77,8 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
   answer->include_usage = request->include_usage;
   answer->logprobs = request->logprobs;
   answer->return_progress = request->return_progress;
+  answer->tool_format = request->tool_format;
+  if (answer->tool_format) tool_stream_init(&answer->tools, answer->tool_format);
   request_events_init(&answer->events);
   answer->events.wake_on_progress = request->return_progress;
   snprintf(answer->events.log_id, sizeof(answer->events.log_id), "%s", http->id);
@@ -88,6 +92,7 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
 }
 
 static void completion_destroy(completion *answer) {
+  if (answer->tool_format) tool_stream_release(&answer->tools);
   request_events_destroy(&answer->events); /* cancels the request if it still runs */
   vlm_sb_release(&answer->pending);
   free(answer->echo_text);
@@ -425,8 +430,24 @@ static enum MHD_Result answer_whole(completion *answer) {
   record_usage(answer);
   enum MHD_Result result;
   if (answer->events.finish_code == VLM_STATUS_OK && !answer->events.out_of_memory) {
-    result = server_respond(server, answer->connection, answer->http, 200, "application/json",
-                            response_completion(&answer->header, &answer->events, answer->logprobs));
+    char *body = NULL;
+    if (answer->tool_format) {
+      request_events *events = &answer->events;
+      vlm_string_builder joined = {0};
+      if (!events->full_text)
+        for (size_t i = 0; i < events->token_count; i++)
+          vlm_sb_append(&joined, events->tokens[i].text, events->tokens[i].text_length);
+      tool_calls_result calls;
+      if (!joined.failed && tool_calls_parse(answer->tool_format, events->full_text ? events->full_text : joined.data,
+                                             events->full_text ? events->full_text_length : joined.length, &calls)) {
+        body = response_completion_tools(&answer->header, events, answer->logprobs, &calls);
+        tool_calls_result_release(&calls);
+      }
+      vlm_sb_release(&joined);
+    } else {
+      body = response_completion(&answer->header, &answer->events, answer->logprobs);
+    }
+    result = server_respond(server, answer->connection, answer->http, 200, "application/json", body);
   } else {
     openai_error error = finish_error(answer);
     result = respond_and_release_error(server, answer->connection, answer->http, &error);
@@ -468,6 +489,17 @@ static bool produce_events(completion *answer) {
   }
   for (; answer->tokens_sent < events->token_count; answer->tokens_sent++) {
     const event_token *token = &events->tokens[answer->tokens_sent];
+    if (answer->tool_format) { /* only what cannot be part of a call streams as content */
+      vlm_string_builder content = {0};
+      tool_stream_push(&answer->tools, token->text, token->text_length, &content);
+      event_token piece = *token;
+      piece.text = content.data;
+      piece.text_length = content.length;
+      if (piece.text_length || (answer->logprobs && token->has_logprob))
+        response_append_token_chunk(&answer->pending, &answer->header, &piece, answer->logprobs);
+      vlm_sb_release(&content);
+      continue;
+    }
     if (answer->splitting)
       append_split_token(answer, token);
     else if (token->text_length || (answer->logprobs && token->has_logprob))
@@ -478,8 +510,22 @@ static bool produce_events(completion *answer) {
   if (!finished) return true;
   record_usage(answer);
   if (events->finish_code == VLM_STATUS_OK && !events->out_of_memory) {
+    const char *finish_reason = events->finish_reason;
     if (answer->splitting) append_split_token(answer, NULL); /* what the parser held back */
-    response_append_finish_chunk(&answer->pending, &answer->header, events->finish_reason, events);
+    if (answer->tool_format) {
+      vlm_string_builder content = {0};
+      tool_calls_result calls = {0};
+      if (!tool_stream_finish(&answer->tools, &content, &calls)) answer->pending.failed = true;
+      if (content.length) {
+        event_token piece = {.text = content.data, .text_length = content.length, .token = -1};
+        response_append_token_chunk(&answer->pending, &answer->header, &piece, false);
+      }
+      response_append_tool_call_chunks(&answer->pending, &answer->header, &calls);
+      if (calls.count && strcmp(finish_reason, "stop") == 0) finish_reason = "tool_calls";
+      tool_calls_result_release(&calls);
+      vlm_sb_release(&content);
+    }
+    response_append_finish_chunk(&answer->pending, &answer->header, finish_reason, events);
     if (answer->include_usage) response_append_usage_chunk(&answer->pending, &answer->header, &events->usage);
     response_append_done(&answer->pending);
   } else {
@@ -559,6 +605,7 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
       .logprobs = request->logprobs,
       .stop = (const char *const *)request->stop,
       .stop_count = request->stop_count,
+      .grammar = request->grammar,
       /* for the stream's prompt_progress, and the log's line per chunk */
       .progress = request->return_progress || vlm_log_get_level() <= VLM_LOG_INFO,
       .chat_template_kwargs_json = request->chat_template_kwargs_json,
@@ -724,7 +771,8 @@ enum MHD_Result chat_handle(vlm_server *server, struct MHD_Connection *connectio
   memset(&request, 0, sizeof(request));
   openai_error error = {0};
   openai_parse_options options = {.content_format = server->content_format,
-                                  .accept_unknown_fields = server->options.accept_unknown_fields};
+                                  .accept_unknown_fields = server->options.accept_unknown_fields,
+                                  .tool_format = server->tool_format};
   if (!openai_request_parse(endpoint, http->body ? http->body : "", http->length, &options, &request,
                             &error)) {
     openai_request_release(&request);
