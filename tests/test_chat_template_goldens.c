@@ -58,7 +58,10 @@ static bool check_case(const vlm_chat_template *chat_template, const vlm_json_va
   char *extra = to_json(vlm_json_object_get(item, "extra"));
   bool generation = false;
   vlm_json_get_bool(vlm_json_object_get(item, "add_generation_prompt"), &generation);
+  bool continuing = false; /* Transformers' continue_final_message argument */
+  vlm_json_get_bool(vlm_json_object_get(item, "continue_final_message"), &continuing);
   vlm_chat_template_options options = {.add_generation_prompt = generation, .tools_json = tools,
+                                       .continue_final_message = continuing,
                                        .extra_variables_json = extra, .fixed_time = 1735689600 + 86400 * 45};
   char *prompt = NULL;
   size_t length = 0;

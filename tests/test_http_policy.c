@@ -111,5 +111,59 @@ static void request_ids(void) {
   CHECK(strcmp(first, second) != 0);
 }
 
+/* Issue 27: JSON is UTF-8; a body declared in another charset is refused. */
+static void charsets(void) {
+  CHECK(http_content_type_charset_ok(NULL));
+  CHECK(http_content_type_charset_ok("application/json"));
+  CHECK(http_content_type_charset_ok("application/json;"));
+  CHECK(http_content_type_charset_ok("application/json; charset=utf-8"));
+  CHECK(http_content_type_charset_ok("application/json;charset=UTF8"));
+  CHECK(http_content_type_charset_ok("application/json; charset=\"Utf-8\" ; x=y"));
+  CHECK(!http_content_type_charset_ok("application/json; charset=utf-16"));
+  CHECK(!http_content_type_charset_ok("application/json; charset=\"latin1\""));
+  CHECK(!http_content_type_charset_ok("application/json; x=1; Charset=UTF-32"));
+  CHECK(!http_content_type_charset_ok("application/json; charset"));
+  CHECK(!http_content_type_charset_ok("application/json; charset=\"utf-8"));
+  CHECK(!http_content_type_charset_ok("application/json; charset=\"utf-8\"x"));
+}
+
+static void codings_and_header_syntax(void) {
+  CHECK(http_content_encoding_ok(NULL));
+  CHECK(http_content_encoding_ok("identity"));
+  CHECK(http_content_encoding_ok(" Identity "));
+  CHECK(!http_content_encoding_ok("gzip"));
+  CHECK(!http_content_encoding_ok("identity, gzip"));
+  CHECK(!http_content_encoding_ok(""));
+  CHECK(http_header_name_ok("X-Request-ID", 12));
+  CHECK(http_header_name_ok("a!#$%&'*+-.^_`|~9", 17));
+  CHECK(!http_header_name_ok("Bad Name", 8));
+  CHECK(!http_header_name_ok("Bad(Name)", 9));
+  CHECK(!http_header_name_ok("Bad\x01", 4));
+  CHECK(!http_header_name_ok("caf\xc3\xa9", 5));
+  CHECK(!http_header_name_ok("", 0));
+  CHECK(http_header_value_ok("Bearer key\twith tab and \x80 obs-text", 34));
+  CHECK(!http_header_value_ok("Bearer key\x01", 11));
+  CHECK(!http_header_value_ok("Bearer key\x7f", 11));
+  CHECK(!http_header_value_ok("a\0b", 3));
+}
+
+/* libmicrohttpd's buffer after it parsed "Authorization: Bearer K\r\nX: 1":
+ * line ends overwritten by NULs in place. */
+static void hidden_nuls(void) {
+  static const char whole[] = "Bearer K\0\0X";
+  CHECK(http_header_value_is_whole(whole, 8, whole + 10, 2));
+  static const char bare_lf[] = "Bearer K\0X";
+  CHECK(http_header_value_is_whole(bare_lf, 8, bare_lf + 9, 2));
+  static const char cut[] = "Bearer K\0junk\0\0X"; /* "Bearer K\0junk\r\n" */
+  CHECK(!http_header_value_is_whole(cut, 8, cut + 15, 2));
+  static const char trailing[] = "Bearer K\0\0\0X";   /* "Bearer K\0\r\n" */
+  CHECK(!http_header_value_is_whole(trailing, 8, trailing + 11, 2));
+  static const char last[] = "Bearer K\0\0\0\0";    /* the last header, then the empty line */
+  CHECK(http_header_value_is_whole(last, 8, last + 12, 4));
+  CHECK(!http_header_value_is_whole(last, 8, last + 13, 4));
+  CHECK(!http_header_value_is_whole(last, 8, last + 7, 4)); /* next before the end: never */
+}
+
 TEST_MAIN(TEST(loopback_names), TEST(default_hosts_when_bound_to_loopback), TEST(allowed_host_lists),
-          TEST(origins), TEST(content_types), TEST(request_ids))
+          TEST(origins), TEST(content_types), TEST(request_ids), TEST(charsets), TEST(codings_and_header_syntax),
+          TEST(hidden_nuls))

@@ -1,6 +1,7 @@
 #include "server/openai_request.h"
 
 #include "engine/sampling.h"
+#include "server/tool_calls.h"
 #include "test.h"
 #include "vlm/chat_template.h"
 
@@ -233,16 +234,8 @@ static void refuses_fields_that_would_change_the_output(void) {
     const char *fields;
     const char *param;
   } cases[] = {
-      {CHAT, "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]", "tools"},
-      {CHAT, "\"tools\":[]", "tools"},
-      {CHAT, "\"tool_choice\":\"auto\"", "tool_choice"},
-      {CHAT, "\"tool_choice\":{\"type\":\"function\"}", "tool_choice"},
       {CHAT, "\"functions\":[{\"name\":\"f\"}]", "functions"},
       {CHAT, "\"function_call\":\"auto\"", "function_call"},
-      {CHAT, "\"response_format\":{\"type\":\"json_object\"}", "response_format"},
-      {CHAT, "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}", "response_format"},
-      {CHAT, "\"response_format\":{\"type\":\"text\",\"extra\":1}", "response_format"},
-      {CHAT, "\"logit_bias\":{\"50256\":-100}", "logit_bias"},
       {CHAT, "\"audio\":{\"voice\":\"alloy\",\"format\":\"wav\"}", "audio"},
       {CHAT, "\"modalities\":[\"text\",\"audio\"]", "modalities"},
       {CHAT, "\"modalities\":[]", "modalities"},
@@ -251,9 +244,7 @@ static void refuses_fields_that_would_change_the_output(void) {
       {CHAT, "\"verbosity\":\"low\"", "verbosity"},
       {CHAT, "\"web_search_options\":{}", "web_search_options"},
       {COMPLETIONS, "\"suffix\":\"end\"", "suffix"},
-      {COMPLETIONS, "\"echo\":true", "echo"},
       {COMPLETIONS, "\"best_of\":2", "best_of"},
-      {COMPLETIONS, "\"logit_bias\":{\"1\":5}", "logit_bias"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     char body[512];
@@ -281,7 +272,7 @@ static void refuses_unknown_fields(void) {
                 "Unrecognized request argument supplied: temprature");
   /* Fields of the other endpoint are unknown here. */
   CHECK_REFUSED(CHAT, "{" HELLO ",\"prompt\":\"p\"}", "prompt", "Unrecognized");
-  CHECK_REFUSED(CHAT, "{" HELLO ",\"echo\":false}", "echo", "Unrecognized");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"suffix\":\"x\"}", "suffix", "Unrecognized");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\"," HELLO "}", "messages", "Unrecognized");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"max_completion_tokens\":3}",
                 "max_completion_tokens", "Unrecognized");
@@ -520,8 +511,8 @@ static void refuses_malformed_messages(void) {
       {"[{\"role\":\"user\",\"content\":[]}]", "messages[0].content", "empty array"},
       {"[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":null,"
        "\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\","
-       "\"arguments\":\"{}\"}}]}]",
-       "messages[1].tool_calls", "is not supported"},
+       "\"arguments\":\"{x\"}}]}]",
+       "messages[1].tool_calls[0].function.arguments", "is not valid JSON"},
       {"[{\"role\":\"assistant\",\"content\":null}]", "messages[0].content", "but got null"},
       {"[{\"role\":\"assistant\",\"content\":\"x\",\"function_call\":{\"name\":\"f\"}}]",
        "messages[0].function_call", "is not supported"},
@@ -585,9 +576,17 @@ static void completions_prompt_forms(void) {
   CHECK_ACCEPTED(COMPLETIONS, "{\"prompt\":\"\"}");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[\"a\",\"b\"]}", "prompt", "single prompt");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[]}", "prompt", "single prompt");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,2,3]}", "prompt", "single prompt");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1]}", "prompt", "token id");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[[1,2]]}", "prompt", "token id");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[[1],[2]]}", "prompt", "single prompt");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,\"a\"]}", "prompt[1]", "token ids");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,-2]}", "prompt[1]", "token ids");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[{}]}", "prompt", "array of token ids");
+  /* A token prompt: ids as given, alone or as the only prompt of a list. */
+  CHECK(parse(COMPLETIONS, "{\"prompt\":[5,0,7]}", &request, &error));
+  CHECK(!request.prompt && request.prompt_id_count == 3 && request.prompt_ids[2] == 7);
+  openai_request_release(&request);
+  CHECK(parse(COMPLETIONS, "{\"prompt\":[[9]],\"echo\":true}", &request, &error));
+  CHECK(request.prompt_id_count == 1 && request.prompt_ids[0] == 9 && request.echo_prompt_ids);
+  openai_request_release(&request);
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":5}", "prompt", "expected a string");
   CHECK_REFUSED(COMPLETIONS, "{\"model\":\"m\"}", "prompt", "expected a string, but got null");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"a\\u0000b\"}", "prompt", "NUL");
@@ -665,7 +664,154 @@ static void return_progress_asks_for_progress_in_a_stream(void) {
   }
 }
 
-TEST_MAIN(TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
+/* response_format, tools and tool_choice (openai_structured.c). */
+static void parses_structured_outputs_and_tools(void) {
+  openai_request request;
+  openai_error error;
+  CHECK(parse(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"json_object\"}}", &request, &error));
+  CHECK(request.grammar && strstr(request.grammar, "root ::= object"));
+  openai_request_release(&request);
+  CHECK(parse(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"n\","
+                    "\"strict\":true,\"schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}}}}",
+              &request, &error));
+  CHECK(request.grammar && strstr(request.grammar, "\\\"a\\\""));
+  openai_request_release(&request);
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}}",
+                "response_format.json_schema.name", "expected a string");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"text\",\"extra\":1}}", "response_format.extra",
+                "Unrecognized argument");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"n\","
+                      "\"schema\":{\"type\":\"string\",\"format\":\"hostname\"}}}}",
+                "response_format.json_schema.schema", "'format' 'hostname'");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"tool_choice\":{\"type\":\"function\"}}", "tool_choice", "must be");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"tool_choice\":\"required\"}", "tool_choice", "needs tools");
+  const char *tools = "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
+                      "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"boolean\"}},\"required\":[\"x\"]}}}]";
+  char body[1024];
+  snprintf(body, sizeof(body), "{" HELLO ",%s}", tools);
+  CHECK(parse(CHAT, body, &request, &error));
+  CHECK(request.grammar == NULL && request.tool_format == NULL); /* no parser given: auto parses nothing */
+  CHECK(strncmp(request.messages_json, "{\"messages\":[", 13) == 0 && strstr(request.messages_json, "\"tools\":[{"));
+  openai_request_release(&request);
+  snprintf(body, sizeof(body), "{" HELLO ",%s,\"tool_choice\":\"required\"}", tools);
+  CHECK_REFUSED(CHAT, body, "tool_choice", "--tool-call-parser");
+  openai_parse_options options = {.tool_format = tool_format_by_name("hermes")};
+  snprintf(body, sizeof(body), "{" HELLO ",%s,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"f\"}}}",
+           tools);
+  memset(&error, 0, sizeof(error));
+  CHECK(openai_request_parse(CHAT, body, strlen(body), &options, &request, &error));
+  CHECK(request.grammar && strstr(request.grammar, "<tool_call>") && request.tool_format == options.tool_format);
+  openai_request_release(&request);
+  snprintf(body, sizeof(body), "{" HELLO ",%s,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"g\"}}}",
+           tools);
+  memset(&error, 0, sizeof(error));
+  CHECK(!openai_request_parse(CHAT, body, strlen(body), &options, &request, &error));
+  CHECK(error.message && strstr(error.message, "not in tools"));
+  openai_error_release(&error);
+  /* history: the call's arguments string becomes an object for the template */
+  CHECK(parse(CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":null,"
+                    "\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\","
+                    "\"arguments\":\"{\\\"x\\\": true}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"c\",\"content\":\"1\"}]}",
+              &request, &error));
+  CHECK(request.messages_json && strstr(request.messages_json, "\"arguments\":{\"x\":true}"));
+  openai_request_release(&request);
+}
+
+/* vLLM's extension fields, logit_bias and echo (openai_extensions.c). */
+static void extension_fields_are_stored(void) {
+  openai_request request;
+  openai_error error;
+  CHECK(parse(CHAT,
+              "{" HELLO ",\"chat_template_kwargs\":{\"enable_thinking\":false,\"x\":[1]},"
+              "\"add_generation_prompt\":false,\"continue_final_message\":true,\"min_tokens\":2,"
+              "\"max_tokens\":5,\"ignore_eos\":true,\"stop_token_ids\":[7,9],\"skip_special_tokens\":false,"
+              "\"spaces_between_special_tokens\":false,\"logit_bias\":{\"3\":100,\"12\":-100.0,\"0\":0.5}}",
+              &request, &error));
+  CHECK_STR_EQ(request.chat_template_kwargs_json, "{\"enable_thinking\":false,\"x\":[1]}");
+  CHECK(request.no_generation_prompt && request.continue_final_message && request.ignore_eos);
+  CHECK(request.keep_special_tokens);
+  CHECK_INT_EQ(request.min_tokens, 2);
+  CHECK_INT_EQ(request.stop_token_id_count, 2);
+  CHECK_INT_EQ(request.stop_token_ids[1], 9);
+  CHECK_INT_EQ(request.logit_bias_count, 3);
+  CHECK_INT_EQ(request.logit_bias[1].token, 12);
+  CHECK_NEAR(request.logit_bias[1].bias, -100.0, 0);
+  CHECK_NEAR(request.logit_bias[2].bias, 0.5, 0);
+  CHECK(!request.echo_text);
+  openai_request_release(&request);
+  /* Defaults: generation prompt on, special tokens skipped, nothing else. */
+  CHECK(parse(CHAT, "{" HELLO "}", &request, &error));
+  CHECK(!request.no_generation_prompt && !request.continue_final_message && !request.keep_special_tokens);
+  CHECK(!request.chat_template_kwargs_json && !request.logit_bias_count && !request.stop_token_id_count);
+  openai_request_release(&request);
+}
+
+static void echo_starts_the_answer(void) {
+  openai_request request;
+  openai_error error;
+  CHECK(parse(COMPLETIONS, "{\"prompt\":\"Once upon\",\"echo\":true}", &request, &error));
+  CHECK_STR_EQ(request.echo_text, "Once upon");
+  openai_request_release(&request);
+  /* Chat: the final message's content when it is the assistant's. */
+  CHECK(parse(CHAT,
+              "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\","
+              "\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"}]}],"
+              "\"echo\":true,\"add_generation_prompt\":false,\"continue_final_message\":true}",
+              &request, &error));
+  CHECK_STR_EQ(request.echo_text, "a\nb");
+  openai_request_release(&request);
+  /* The final message is the user's: nothing to echo (vLLM's ""). */
+  CHECK(parse(CHAT, "{" HELLO ",\"echo\":true}", &request, &error));
+  CHECK(!request.echo_text);
+  openai_request_release(&request);
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"echo\":true,\"logprobs\":1}", "echo", "prompt logprobs");
+}
+
+static void extension_fields_are_validated(void) {
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"chat_template_kwargs\":[1]}", "chat_template_kwargs", "expected an object");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"chat_template_kwargs\":{\"messages\":[]}}", "chat_template_kwargs.messages",
+                "set by the server");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"continue_final_message\":true}", "continue_final_message",
+                "add_generation_prompt");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"add_generation_prompt\":1}", "add_generation_prompt", "expected a boolean");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"chat_template_kwargs\":{}}", "chat_template_kwargs",
+                "Unrecognized");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"min_tokens\":-1}", "min_tokens", "between 0");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"min_tokens\":4,\"max_tokens\":3}", "min_tokens", "max_tokens=3");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"ignore_eos\":\"yes\"}", "ignore_eos", "expected a boolean");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"stop_token_ids\":[1,\"2\"]}", "stop_token_ids[1]", "expected an integer");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"stop_token_ids\":[-3]}", "stop_token_ids[0]", "token id");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"logit_bias\":{\"5\":101}}", "logit_bias.5", "between -100 and 100");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"logit_bias\":{\"5\":\"1\"}}", "logit_bias.5", "expected a number");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"logit_bias\":{\"a\":1}}", "logit_bias.a", "token ids");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"logit_bias\":{\"-1\":1}}", "logit_bias.-1", "token ids");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"logit_bias\":{\"99999999999\":1}}", "logit_bias.99999999999", "token ids");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"logit_bias\":{\"1\":1,\"01\":2}}", "logit_bias.01", "second time");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"logit_bias\":[]}", "logit_bias", "expected an object");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"skip_special_tokens\":0}", "skip_special_tokens", "expected a boolean");
+  CHECK_ACCEPTED(CHAT, "{" HELLO ",\"logit_bias\":{},\"stop_token_ids\":[],\"chat_template_kwargs\":null,"
+                       "\"echo\":false,\"min_tokens\":0,\"ignore_eos\":null}");
+}
+
+/* vlm serve --accept-unknown-fields: vLLM's ignore-and-log. */
+static void unknown_fields_can_be_accepted(void) {
+  openai_request request;
+  openai_error error = {0};
+  openai_parse_options options = {.accept_unknown_fields = true};
+  const char *body = "{" HELLO ",\"temprature\":1,\"guided_foo\":{}}";
+  CHECK(openai_request_parse(CHAT, body, strlen(body), &options, &request, &error));
+  CHECK_INT_EQ(request.ignored_field_count, 2);
+  CHECK_STR_EQ(request.ignored_fields[0], "temprature");
+  openai_request_release(&request);
+  /* Known-but-refused fields stay refused. */
+  body = "{" HELLO ",\"temprature\":1,\"functions\":[{\"name\":\"f\"}]}";
+  CHECK(!openai_request_parse(CHAT, body, strlen(body), &options, &request, &error));
+  CHECK_STR_EQ(error.param, "functions");
+  openai_error_release(&error);
+  openai_request_release(&request);
+}
+
+TEST_MAIN(TEST(parses_structured_outputs_and_tools), TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
           TEST(defaults_leave_sampling_greedy), TEST(every_sampling_field_is_stored),
           TEST(audio_parts_are_kept_as_media), TEST(refuses_fields_that_would_change_the_output),
           TEST(accepts_harmless_values_and_ignored_fields), TEST(refuses_unknown_fields),
@@ -674,4 +820,6 @@ TEST_MAIN(TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
           TEST(error_object_serialises_as_openai_does), TEST(numeric_fields_have_ranges),
           TEST(float_fields_are_checked_as_floats), TEST(keys_with_nul_are_unknown),
           TEST(stop_strings_are_bounded), TEST(content_reaches_the_template_in_its_format),
-          TEST(string_content_reaches_llavas_prompt), TEST(return_progress_asks_for_progress_in_a_stream))
+          TEST(string_content_reaches_llavas_prompt), TEST(return_progress_asks_for_progress_in_a_stream),
+          TEST(extension_fields_are_stored), TEST(echo_starts_the_answer),
+          TEST(extension_fields_are_validated), TEST(unknown_fields_can_be_accepted))

@@ -182,7 +182,50 @@ static void reports_log_probabilities(void) {
   vlm_sampler_release(sampler);
 }
 
+/* OpenAI's logit_bias: added before the choice; logprobs stay the model's. */
+static void logit_bias_moves_the_choice(void) {
+  vlm_sampler *sampler = make(vlm_sampling_params_greedy(), 4);
+  const float logits[4] = {3.0f, 1.0f, 0.0f, -2.0f};
+  const vlm_logit_bias bias[2] = {{3, 100.0f}, {0, -100.0f}};
+  CHECK_OK(vlm_sampler_set_logit_bias(sampler, bias, 2));
+  vlm_sample_result result;
+  CHECK_OK(vlm_sampler_sample(sampler, logits, &result));
+  CHECK_INT_EQ(result.token, 3);
+  /* log-softmax of the raw logits: token 3 is the least likely there. */
+  CHECK(result.logprob < -5.0f);
+  const vlm_logit_bias out_of_range[1] = {{4, 1.0f}};
+  CHECK_ERROR(vlm_sampler_set_logit_bias(sampler, out_of_range, 1), VLM_STATUS_OUT_OF_RANGE, "outside");
+  const vlm_logit_bias too_big[1] = {{1, 101.0f}};
+  CHECK_ERROR(vlm_sampler_set_logit_bias(sampler, too_big, 1), VLM_STATUS_INVALID_ARGUMENT, "-100 and 100");
+  vlm_sampler_release(sampler);
+  /* Sampling too: -100 on the favourite removes it in practice. */
+  vlm_sampling_params params = vlm_sampling_params_greedy();
+  params.temperature = 1.0f;
+  params.seed = 7;
+  sampler = make(params, 4);
+  const vlm_logit_bias ban[1] = {{0, -100.0f}};
+  CHECK_OK(vlm_sampler_set_logit_bias(sampler, ban, 1));
+  for (int i = 0; i < 200; i++) CHECK(draw(sampler, logits) != 0);
+  vlm_sampler_release(sampler);
+}
+
+/* vLLM's min_tokens: the stop ids are masked until that many were sampled
+ * (again after a reset). */
+static void min_tokens_hold_back_stop_tokens(void) {
+  vlm_sampler *sampler = make(vlm_sampling_params_greedy(), 4);
+  const float logits[4] = {0.0f, 5.0f, 1.0f, 0.5f};
+  const int32_t stops[2] = {1, 99};
+  CHECK_OK(vlm_sampler_set_min_tokens(sampler, stops, 2, 2));
+  CHECK_INT_EQ(draw(sampler, logits), 2);
+  CHECK_INT_EQ(draw(sampler, logits), 2);
+  CHECK_INT_EQ(draw(sampler, logits), 1);
+  vlm_sampler_reset(sampler);
+  CHECK_INT_EQ(draw(sampler, logits), 2);
+  vlm_sampler_release(sampler);
+}
+
 TEST_MAIN(TEST(greedy_takes_the_first_maximum), TEST(refuses_bad_parameters),
           TEST(samples_follow_the_distribution), TEST(same_seed_same_tokens),
           TEST(filters_cut_the_tail), TEST(top_k_keeps_ties), TEST(never_draws_masked_tokens),
-          TEST(penalties_change_the_choice), TEST(reports_log_probabilities))
+          TEST(penalties_change_the_choice), TEST(reports_log_probabilities),
+          TEST(logit_bias_moves_the_choice), TEST(min_tokens_hold_back_stop_tokens))

@@ -38,6 +38,12 @@ typedef struct vlm_chat_template_options {
   bool add_generation_prompt;
   /* JSON array of tool schemas, exposed as `tools` (NULL: tools is none). */
   const char *tools_json;
+  /* Transformers' continue_final_message=True: the final message is
+   * left open for the model to continue (rendered with a tag appended to
+   * its content, or to its last text part, and the prompt cut where the
+   * tag starts). Errors as Transformers raises them (INVALID_ARGUMENT).
+   * Use it with add_generation_prompt false. */
+  bool continue_final_message;
   /* JSON object of further template variables, e.g. {"enable_thinking":
    * false}; they override the special tokens (NULL: none). */
   const char *extra_variables_json;

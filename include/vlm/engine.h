@@ -266,6 +266,42 @@ typedef struct vlm_engine_request_options {
    * each prefill chunk, the last with processed == prompt tokens. Off by
    * default, so a callback written for TOKEN and FINISH sees only those. */
   bool progress;
+  /* Constrained decoding: a GBNF grammar (src/text/grammar.h) the
+   * completion must match; every token that cannot continue it is masked
+   * and the end of the output is allowed only where it is complete.
+   * Parsed at submit (INVALID_ARGUMENT / RESOURCE_EXHAUSTED naming what is
+   * wrong); NULL: none. */
+  const char *grammar;
+  /* The controls vLLM's chat and sampling parameters add (zero: off, the
+   * defaults above). Chat only: chat_template_kwargs_json is a JSON object
+   * of extra template variables (vLLM's chat_template_kwargs, e.g.
+   * {"enable_thinking": false}); no_generation_prompt renders without the
+   * assistant header (add_generation_prompt=false); continue_final_message
+   * leaves the last message open for the model to continue, as
+   * Transformers' apply_chat_template(continue_final_message=True) does
+   * (it needs no_generation_prompt). */
+  const char *chat_template_kwargs_json;
+  bool no_generation_prompt;
+  bool continue_final_message;
+  /* The stop tokens (the model's EOS ids and stop_token_ids) cannot be
+   * sampled, and stop strings are not matched, before min_tokens tokens. */
+  int64_t min_tokens;
+  /* The model's EOS ids do not end the completion (they are generated as
+   * tokens; stop_token_ids still do). */
+  bool ignore_eos;
+  /* Further ids that end the completion (at most 64, not in the output). */
+  const int32_t *stop_token_ids;
+  size_t stop_token_id_count;
+  /* Special tokens are decoded into the text (skip_special_tokens=false). */
+  bool keep_special_tokens;
+  /* Instead of messages_json / raw_prompt: the prompt as token ids, fed
+   * as given (/v1/completions' token prompts; ids inside the vocabulary,
+   * no media). */
+  const int32_t *prompt_ids;
+  int64_t prompt_id_count;
+  /* OpenAI's logit_bias (at most 1024 entries, copied). */
+  const vlm_logit_bias *logit_bias;
+  size_t logit_bias_count;
 } vlm_engine_request_options;
 
 typedef enum vlm_engine_event_kind {
@@ -384,6 +420,30 @@ void vlm_engine_cancel(vlm_engine_request *request);
 /* Drops the caller's reference; cancels the request if it has not
  * finished. No callback runs for it after this returns. */
 void vlm_engine_request_release(vlm_engine_request *request);
+/* The prompt ids vlm_engine_submit would feed the model for `options`
+ * (chat template with its controls, content format, tokenization in the
+ * family's flow), without submitting anything: POST /tokenize. Requests
+ * with images or audio are UNIMPLEMENTED (their placeholders expand only
+ * once the media are decoded). *out_ids is malloc'd. */
+vlm_status vlm_engine_tokenize(vlm_engine *engine, const vlm_engine_request_options *options, int32_t **out_ids,
+                               int64_t *out_count);
+/* The text of `count` ids (special tokens kept), as Transformers'
+ * tokenizer.decode: POST /detokenize. Ids outside the vocabulary are
+ * INVALID_ARGUMENT. *out_text is malloc'd. */
+vlm_status vlm_engine_detokenize(vlm_engine *engine, const int32_t *ids, size_t count, char **out_text,
+                                 size_t *out_length);
+/* The same prompt ids without an engine (vlm tokenize --chat --ids): the
+ * model opened (config and headers only), its tokenizer and template. One
+ * code path with vlm_engine_tokenize, so the two always agree. Media parts
+ * stay one placeholder id each. */
+vlm_status vlm_chat_prompt_ids(vlm_model *model, const vlm_engine_request_options *options, int32_t **out_ids,
+                               int64_t *out_count);
+
+/* The text of the submitted prompt's last `count` tokens (special tokens
+ * included), for callers that look at how the prompt ends (a reasoning
+ * parser: does the template open a thinking block?). *out_text is
+ * malloc'd. Call between a successful submit and the release. */
+vlm_status vlm_engine_request_prompt_tail(const vlm_engine_request *request, int count, char **out_text);
 
 /* Stops admitting requests (submit fails with UNAVAILABLE) and waits up
  * to `timeout_seconds` for queued and running ones to finish; the rest

@@ -33,6 +33,13 @@ typedef struct vlm_sampling_params {
   int32_t top_logprobs;     /* alternatives to report per step, 0..20 */
 } vlm_sampling_params;
 
+/* One entry of OpenAI's logit_bias: `bias` (-100..100) is added to the
+ * token's logit before sampling (-100 bans it, 100 all but forces it). */
+typedef struct vlm_logit_bias {
+  int32_t token;
+  float bias;
+} vlm_logit_bias;
+
 typedef struct vlm_generator vlm_generator;
 /* A text decoder on some backend (see vlm/engine.h, vlm/xla.h). */
 typedef struct vlm_text_decoder vlm_text_decoder;
@@ -121,6 +128,9 @@ typedef struct vlm_generation_request {
    * images and before the text. Taken over like the images. */
   vlm_loaded_audio *audio;
   int audio_count;
+  /* Constrained decoding: a GBNF grammar the completion must match
+   * (vlm_engine_request_options.grammar); NULL: none. */
+  const char *grammar;
   /* Called with each new piece of text (valid UTF-8) as it is generated. */
   void (*on_text)(void *context, const char *text, size_t length);
   void *on_text_context;

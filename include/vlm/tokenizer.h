@@ -130,6 +130,12 @@ vlm_status vlm_tokenizer_decode(const vlm_tokenizer *tokenizer, const int32_t *i
                                 size_t count, bool skip_special_tokens,
                                 char **out_text, size_t *out_length);
 
+/* One token's bytes as it decodes in the middle of a text (partial UTF-8
+ * kept as bytes, nothing stripped): what constrained decoding matches.
+ * OUT_OF_RANGE for an unknown id or over `capacity` bytes. */
+vlm_status vlm_tokenizer_token_bytes(const vlm_tokenizer *tokenizer, int32_t id, char *buffer,
+                                     size_t capacity, size_t *out_length);
+
 /* Vocabulary. */
 size_t vlm_tokenizer_vocab_size(const vlm_tokenizer *tokenizer); /* max id + 1 */
 /* The token's string as stored (byte-level tokens in their mapped form), or

@@ -1,6 +1,7 @@
 /* vlm serve: the OpenAI-compatible HTTP server (src/server) in front of one
  * engine with N slots. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,9 +20,11 @@ static void print_usage(FILE *out) {
           "(text and, for models with an image or audio path, images and audio; streaming\n"
           "with SSE),\n"
           "POST /v1/completions (raw prompts), GET /v1/models (with what the model accepts),\n"
+          "POST /tokenize and /detokenize (vLLM's; the ids the model is fed),\n"
           "GET /health, /health/live, /health/ready, GET /metrics (Prometheus) and a chat\n"
           "page at / (in the binary; it uses the API above). Requests share the model\n"
-          "through continuous batching over --parallel slots.\n"
+          "through continuous batching over --parallel slots. Request fields (OpenAI's and\n"
+          "vLLM's extensions) and what each does: docs/API.md.\n"
           "\n"
           "  --model DIR              the checkpoint directory, or a Hugging Face model id\n"
           "                           ORG/NAME[@REVISION] found in the local hub cache\n"
@@ -62,6 +65,12 @@ static void print_usage(FILE *out) {
           "  --allowed-media-dir DIR  accept file:// image URLs under DIR (default: refused)\n"
           "  --allow-remote-media     accept http(s):// image URLs (public addresses only)\n"
           "  --max-body-bytes N       request body limit; larger gets 413 (default 64 MiB)\n"
+          "  --max-body-memory-mb N   MiB of request bodies all clients may have in flight\n"
+          "                           at once (reserved from Content-Length before the body\n"
+          "                           is read); more gets 503 server_busy (default 256, at\n"
+          "                           least --max-body-bytes; 0: no limit)\n"
+          "  --max-body-memory-per-client-mb N  the same for one client address (default\n"
+          "                           128, at least --max-body-bytes; 0: no limit)\n"
           "  --max-media-items N      image/audio parts per request; more gets 400 (default 16)\n"
           "  --max-audio-seconds S    an audio part's longest duration; longer gets 400\n"
           "                           (default 600)\n"
@@ -88,6 +97,9 @@ static void print_usage(FILE *out) {
           "  --max-connections-per-client N  concurrent connections of one client (an IPv4\n"
           "                           address or an IPv6 /64); more are closed at once\n"
           "                           (default 64; 0: no limit)\n"
+          "  --max-idle-connections N  idle keep-alive connections kept; past it the\n"
+          "                           least recently used is closed (default: half of\n"
+          "                           --max-connections; 0: no cap)\n"
           "  --allowed-hosts LIST     comma-separated Host names to answer (\"*\": any;\n"
           "                           \".example.com\": it and its subdomains); others get\n"
           "                           403. Default: bound to a loopback address, loopback\n"
@@ -99,7 +111,21 @@ static void print_usage(FILE *out) {
           "                           to S seconds before cancelling them (default 30)\n"
           "  --model-name NAME        the model's id in the API (default: DIR's last part, or\n"
           "                           the model id given to --model)\n"
+          "  --tool-call-parser NAME  the tool-call format of the model's output: hermes,\n"
+          "                           llama3_json, mistral, phi4_mini_json, or none (default:\n"
+          "                           detected from the chat template's markers)\n"
           "  --no-ui                  no chat page: GET / and /ui/... answer 404\n"
+          "  --reasoning-parser none|auto|qwen3|deepseek_r1\n"
+          "                           split chat answers' reasoning (<think>...</think>) into\n"
+          "                           message.reasoning_content / delta.reasoning_content:\n"
+          "                           qwen3, deepseek_r1 (reasoning until </think> even\n"
+          "                           without <think>), auto (qwen3 when the chat template\n"
+          "                           writes <think> and </think>) or none (default, as\n"
+          "                           vLLM: the text stays in content)\n"
+          "  --accept-unknown-fields  accept request fields this server does not know,\n"
+          "                           ignoring them with a warning in the log (vLLM's\n"
+          "                           behaviour); default: 400 naming the field, as OpenAI\n"
+          "                           (docs/API.md lists every field)\n"
           "\n"
           "It checks the model's files, then binds: while the engine opens (on xla: while\n"
           "the modules compile), /health/live answers 200 and /health, /health/ready and\n"
@@ -133,7 +159,8 @@ typedef struct serve_arguments {
   vlm_server_options server;
   long long port, parallel, context, prefill_chunk, decoding_prefill_chunk, queue, max_body_bytes, timeout, grace,
       max_media_items, max_connections, per_client, prefix_cache_mb, encoder_cache_mb, max_prompt_bytes,
-      media_memory_mb;
+      media_memory_mb, max_idle_connections, body_memory_mb, body_memory_per_client_mb;
+  bool max_idle_given, body_memory_given, body_memory_per_client_given;
   double header_timeout, body_timeout, request_timeout, max_audio_seconds, media_wait;
   bool request_timeout_given, per_client_given, download;
 } serve_arguments;
@@ -190,12 +217,29 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     else if (strcmp(name, "--max-connections-per-client") == 0 && value) {
       ok = cli_parse_integer(value, 0, 65536, &arguments->per_client);
       arguments->per_client_given = true;
+    } else if (strcmp(name, "--max-idle-connections") == 0 && value) {
+      ok = cli_parse_integer(value, 0, 65536, &arguments->max_idle_connections);
+      arguments->max_idle_given = true;
+    } else if (strcmp(name, "--max-body-memory-mb") == 0 && value) {
+      ok = cli_parse_integer(value, 0, 1LL << 24, &arguments->body_memory_mb);
+      arguments->body_memory_given = true;
+    } else if (strcmp(name, "--max-body-memory-per-client-mb") == 0 && value) {
+      ok = cli_parse_integer(value, 0, 1LL << 24, &arguments->body_memory_per_client_mb);
+      arguments->body_memory_per_client_given = true;
     } else if (strcmp(name, "--allowed-hosts") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_hosts = value; }
     else if (strcmp(name, "--allowed-origins") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_origins = value; }
     else if (strcmp(name, "--grace") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->grace);
+    else if (strcmp(name, "--tool-call-parser") == 0 && value) { ok = value[0] != '\0'; arguments->server.tool_call_parser = value; }
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
     else if (strcmp(name, "--no-ui") == 0) { arguments->server.no_ui = true; takes_value = false; }
     else if (strcmp(name, "--public-metrics") == 0) { arguments->server.public_metrics = true; takes_value = false; }
+    else if (strcmp(name, "--reasoning-parser") == 0 && value) {
+      ok = !strcmp(value, "auto") || !strcmp(value, "qwen3") || !strcmp(value, "deepseek_r1") || !strcmp(value, "none");
+      arguments->server.reasoning_parser = value;
+    } else if (strcmp(name, "--accept-unknown-fields") == 0) {
+      arguments->server.accept_unknown_fields = true;
+      takes_value = false;
+    }
     else return cli_usage_error("serve: unknown or incomplete option '%s' (see vlm serve --help)", name);
     if (!ok) return cli_usage_error("serve: bad value for %s: '%s'", name, value ? value : "");
     if (takes_value) i++;
@@ -227,6 +271,15 @@ int command_serve(int argc, char **argv, const global_options *options) {
   arguments.server.connection_limit = (unsigned)arguments.max_connections;
   if (arguments.per_client_given)
     arguments.server.max_connections_per_client = arguments.per_client ? (int)arguments.per_client : -1;
+  /* As above: 0 on the command line is "no limit", in the options "default". */
+  if (arguments.max_idle_given)
+    arguments.server.max_idle_connections = arguments.max_idle_connections ? (int)arguments.max_idle_connections : -1;
+  if (arguments.body_memory_given)
+    arguments.server.max_body_memory =
+        arguments.body_memory_mb ? (size_t)arguments.body_memory_mb << 20 : SIZE_MAX;
+  if (arguments.body_memory_per_client_given)
+    arguments.server.max_body_memory_per_client =
+        arguments.body_memory_per_client_mb ? (size_t)arguments.body_memory_per_client_mb << 20 : SIZE_MAX;
   arguments.server.max_media_items = (unsigned)arguments.max_media_items;
   arguments.server.max_audio_seconds = arguments.max_audio_seconds;
   arguments.server.shutdown_grace_seconds = (double)arguments.grace;

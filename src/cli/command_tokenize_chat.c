@@ -8,6 +8,8 @@
 #include "cli/commands.h"
 #include "cli/hub_download.h"
 #include "vlm.h"
+#include "vlm/engine.h"
+#include "vlm/model.h"
 
 void cli_tokenize_chat_usage(FILE *out) {
   char processor[512];
@@ -29,29 +31,33 @@ void cli_tokenize_chat_usage(FILE *out) {
           "                           model's Transformers flow tokenizes it: multimodal\n"
           "                           models through their processor (special tokens added\n"
           "                           unless the prompt starts with bos_token), text-only\n"
-          "                           models through the tokenizer (none added); needs\n"
-          "                           DIR/config.json\n"
+          "                           models through the tokenizer (none added); the ids\n"
+          "                           vlm serve feeds the model (the same code, content in\n"
+          "                           the template's format) and POST /tokenize returns;\n"
+          "                           needs DIR/config.json and the safetensors headers\n"
           "\n"
           "Prompts go through the processor for:\n");
   cli_print_wrapped(out, "", processor);
   fprintf(out, "and through the tokenizer for every other model_type.\n");
 }
 
-/* The ids the model is given for the rendered prompt, in its family's flow. */
-static vlm_status print_prompt_ids(const char *model_dir, const char *prompt, size_t length) {
-  vlm_prompt_flow flow;
-  vlm_tokenizer *tokenizer = NULL;
-  vlm_status status = vlm_model_prompt_flow(model_dir, &flow);
-  if (!status) status = vlm_tokenizer_create(model_dir, NULL, &tokenizer);
-  vlm_token_ids ids = {0};
-  if (!status) status = vlm_tokenizer_encode_chat(tokenizer, prompt, length, flow, &ids);
-  vlm_tokenizer_release(tokenizer);
+/* The ids the model is given, by the same code as `vlm serve` builds its
+ * prompts (vlm_chat_prompt_ids: the template with the content format the
+ * family's flow hands it, then its tokenization), so the two agree. */
+static vlm_status print_prompt_ids(const char *model_dir, const char *messages, bool add_generation_prompt) {
+  vlm_model *model = NULL;
+  vlm_status status = vlm_model_open(model_dir, NULL, &model);
+  int32_t *ids = NULL;
+  int64_t count = 0;
+  vlm_engine_request_options options = {.messages_json = messages, .no_generation_prompt = !add_generation_prompt};
+  if (!status) status = vlm_chat_prompt_ids(model, &options, &ids, &count);
+  vlm_model_release(model);
   if (!status) {
     printf("[");
-    for (size_t i = 0; i < ids.count; i++) printf(i ? ", %d" : "%d", ids.ids[i]);
+    for (int64_t i = 0; i < count; i++) printf(i ? ", %d" : "%d", ids[i]);
     printf("]\n");
   }
-  vlm_token_ids_release(&ids);
+  free(ids);
   return status;
 }
 
@@ -93,6 +99,16 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options) 
     free(messages);
     return 1;
   }
+  if (print_ids && tools) {
+    free(messages);
+    free(tools);
+    return cli_usage_error("tokenize: --ids does not take --tools yet (the server's prompts carry no tools)");
+  }
+  if (print_ids) {
+    vlm_status status = print_prompt_ids(model_dir, messages, add_generation_prompt);
+    free(messages);
+    return status ? cli_report_status(status) : 0;
+  }
   vlm_chat_template *chat_template = NULL;
   vlm_status status = vlm_chat_template_load(model_dir, &chat_template);
   char *prompt = NULL;
@@ -107,11 +123,6 @@ int command_tokenize_chat(int argc, char **argv, const global_options *options) 
   free(messages);
   free(tools);
   if (status != VLM_OK) return cli_report_status(status);
-  if (print_ids) {
-    status = print_prompt_ids(model_dir, prompt, length);
-    free(prompt);
-    return status ? cli_report_status(status) : 0;
-  }
   bool written = fwrite(prompt, 1, length, stdout) == length && fflush(stdout) == 0;
   free(prompt);
   if (!written) {

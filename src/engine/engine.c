@@ -2,6 +2,7 @@
  * preparation and admission on the caller's thread, cancellation, drain
  * and metrics. Images are loaded in engine_images.c, the scheduler thread
  * lives in scheduler.c. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
+#include "text/grammar.h"
 #include "io/file.h"
 #include "media/audio_resample.h"
 #include "models/family.h"
@@ -160,6 +162,7 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
   pthread_mutex_init(&engine->media_mutex, NULL);
   pthread_cond_init(&engine->media_released, NULL);
   pthread_mutex_init(&engine->vision_mutex, NULL);
+  pthread_mutex_init(&engine->grammar_mutex, NULL);
   pthread_mutex_init(&engine->mutex, NULL);
   pthread_cond_init(&engine->wake, NULL);
   pthread_cond_init(&engine->changed, NULL);
@@ -223,6 +226,8 @@ void vlm_engine_release(vlm_engine *engine) {
   pthread_mutex_destroy(&engine->media_mutex);
   pthread_cond_destroy(&engine->media_released);
   pthread_mutex_destroy(&engine->vision_mutex);
+  engine_grammar_release(engine);
+  pthread_mutex_destroy(&engine->grammar_mutex);
   pthread_mutex_destroy(&engine->mutex);
   pthread_cond_destroy(&engine->wake);
   pthread_cond_destroy(&engine->changed);
@@ -486,6 +491,9 @@ void engine_request_free(vlm_engine_request *request) {
   free(request->items);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
+  vlm_grammar_release(request->grammar);
+  free(request->stop_token_ids);
+  free(request->logit_bias);
   engine_prompt_release(&request->prompt);
   pthread_mutex_destroy(&request->callback_mutex);
   free(request);
@@ -514,6 +522,15 @@ void vlm_engine_cancel(vlm_engine_request *request) {
   pthread_mutex_unlock(&engine->mutex);
 }
 
+vlm_status vlm_engine_request_prompt_tail(const vlm_engine_request *request, int count, char **out_text) {
+  *out_text = NULL;
+  const engine_prompt *prompt = &request->prompt;
+  int64_t first = count > 0 && prompt->count > count ? prompt->count - count : 0;
+  size_t length = 0;
+  return vlm_tokenizer_decode(request->engine->tokenizer, prompt->ids + first, (size_t)(prompt->count - first), false,
+                              out_text, &length);
+}
+
 void vlm_engine_request_release(vlm_engine_request *request) {
   if (!request) return;
   vlm_engine_cancel(request);
@@ -524,12 +541,67 @@ void vlm_engine_request_release(vlm_engine_request *request) {
   if (free_now) engine_request_free(request);
 }
 
+/* vLLM's output controls: bounded, ids inside the vocabulary. */
+static vlm_status check_controls(const vlm_engine *engine, const vlm_engine_request_options *options) {
+  if (options->min_tokens < 0) return VLM_ERROR(INVALID_ARGUMENT, "min_tokens must not be negative");
+  if (options->continue_final_message && !options->no_generation_prompt)
+    return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message and add_generation_prompt cannot both be true");
+  if ((options->continue_final_message || options->no_generation_prompt || options->chat_template_kwargs_json) &&
+      !options->messages_json)
+    return VLM_ERROR(INVALID_ARGUMENT, "chat template controls apply to chat messages only");
+  if (options->stop_token_id_count > ENGINE_MAX_STOP_TOKEN_IDS || (options->stop_token_id_count && !options->stop_token_ids))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request has %zu stop token ids; at most %d are accepted",
+                     options->stop_token_id_count, ENGINE_MAX_STOP_TOKEN_IDS);
+  for (size_t i = 0; i < options->stop_token_id_count; i++)
+    if (options->stop_token_ids[i] < 0 || options->stop_token_ids[i] >= engine->vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "stop token id %d is outside the vocabulary (size %lld)",
+                       options->stop_token_ids[i], (long long)engine->vocab_size);
+  if (options->logit_bias_count > ENGINE_MAX_LOGIT_BIAS || (options->logit_bias_count && !options->logit_bias))
+    return VLM_ERROR(INVALID_ARGUMENT, "the request has %zu logit_bias entries; at most %d are accepted",
+                     options->logit_bias_count, ENGINE_MAX_LOGIT_BIAS);
+  for (size_t i = 0; i < options->logit_bias_count; i++) {
+    const vlm_logit_bias *entry = &options->logit_bias[i];
+    if (entry->token < 0 || entry->token >= engine->vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "logit_bias token id %d is outside the vocabulary (size %lld)",
+                       entry->token, (long long)engine->vocab_size);
+    if (!(fabsf(entry->bias) <= 100.0f))
+      return VLM_ERROR(INVALID_ARGUMENT, "logit_bias for token %d must be between -100 and 100, got %g",
+                       entry->token, entry->bias);
+  }
+  return vlm_sampling_params_validate(&options->sampling);
+}
+
+static vlm_status copy_controls(vlm_engine_request *request, const vlm_engine_request_options *options) {
+  request->min_tokens = options->min_tokens;
+  request->ignore_eos = options->ignore_eos;
+  request->keep_special_tokens = options->keep_special_tokens;
+  if (options->stop_token_id_count) {
+    request->stop_token_ids = malloc(options->stop_token_id_count * sizeof(int32_t));
+    if (!request->stop_token_ids) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(request->stop_token_ids, options->stop_token_ids, options->stop_token_id_count * sizeof(int32_t));
+    request->stop_token_id_count = options->stop_token_id_count;
+  }
+  if (options->logit_bias_count) {
+    request->logit_bias = malloc(options->logit_bias_count * sizeof(vlm_logit_bias));
+    if (!request->logit_bias) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(request->logit_bias, options->logit_bias, options->logit_bias_count * sizeof(vlm_logit_bias));
+    request->logit_bias_count = options->logit_bias_count;
+  }
+  return VLM_OK;
+}
+
 /* media_given: the request's images and clips are loaded (submit), or
  * only counted (admission before decoding). */
 static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options,
                                 bool media_given) {
-  if (!options->messages_json == !options->raw_prompt)
-    return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages or a raw prompt");
+  if ((options->messages_json != NULL) + (options->raw_prompt != NULL) + (options->prompt_ids != NULL) != 1)
+    return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages, a raw prompt or prompt ids");
+  for (int64_t i = 0; options->prompt_ids && i < options->prompt_id_count; i++)
+    if (options->prompt_ids[i] < 0 || options->prompt_ids[i] >= engine->vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "prompt token id %d (at %lld) is outside the vocabulary (size %lld)",
+                       options->prompt_ids[i], (long long)i, (long long)engine->vocab_size);
+  if (options->prompt_ids && (options->image_count > 0 || options->audio_count > 0))
+    return VLM_ERROR(INVALID_ARGUMENT, "a prompt of token ids takes no images or audio");
   if (options->image_count < 0 || (options->image_count > 0 && !options->images && !media_given))
     return VLM_ERROR(INVALID_ARGUMENT, "the request names %d image(s) but gives none", options->image_count);
   if (options->image_count > 0 && !engine->accepts_images) return engine_refuse_images(engine, options->image_count);
@@ -552,7 +624,7 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
     if (length > ENGINE_MAX_STOP_BYTES)
       return VLM_ERROR(INVALID_ARGUMENT, "stop string %zu is over %d bytes", i, ENGINE_MAX_STOP_BYTES);
   }
-  return vlm_sampling_params_validate(&options->sampling);
+  return check_controls(engine, options);
 }
 
 /* What the request's media take of the prompt: their placeholders in the
@@ -653,6 +725,10 @@ static vlm_status build_prompt(vlm_engine *engine, const vlm_engine_request_opti
                                  .item_count = request ? request->item_count : 0,
                                  .max_prompt_bytes = budget.max_bytes, .prompt_limit_reached = &too_long,
                                  .max_ids = id_limit > 0 ? (size_t)id_limit : 1, .token_limit_reached = &too_many,
+                                 .chat_template_kwargs_json = options->chat_template_kwargs_json,
+                                 .no_generation_prompt = options->no_generation_prompt,
+                                 .continue_final_message = options->continue_final_message,
+                                 .prompt_ids = options->prompt_ids, .prompt_id_count = options->prompt_id_count,
                                  .ids_only = request == NULL};
   vlm_status status =
       engine_prompt_build(engine->model, engine->tokenizer, engine->chat_template, &source, out_prompt);
@@ -823,6 +899,8 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
   if (!status) status = check_options(engine, options, false);
   if (!status) status = copy_stop_strings(request, options);
+  if (!status && options->grammar) status = engine_grammar_prepare(engine, options->grammar, request);
+  if (!status) status = copy_controls(request, options);
   if (!status) status = tokenize_prompt(engine, options, request);
   if (!status) status = check_capacity(engine, request->prompt.count, request->max_tokens);
   if (!status) status = check_attention_blocks(engine, request);
@@ -912,4 +990,65 @@ void vlm_engine_get_metrics(vlm_engine *engine, vlm_engine_metrics *out_metrics)
   pthread_mutex_lock(&engine->mutex);
   *out_metrics = engine->metrics;
   pthread_mutex_unlock(&engine->mutex);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Tokenizing without generating (POST /tokenize, vlm tokenize --ids)      */
+/* ---------------------------------------------------------------------- */
+
+/* The ids out of a prompt built text-only (ids_only). */
+static vlm_status take_ids(engine_prompt *prompt, int32_t **out_ids, int64_t *out_count) {
+  *out_ids = prompt->ids;
+  *out_count = prompt->count;
+  prompt->ids = NULL;
+  engine_prompt_release(prompt);
+  return VLM_OK;
+}
+
+vlm_status vlm_engine_tokenize(vlm_engine *engine, const vlm_engine_request_options *options, int32_t **out_ids,
+                               int64_t *out_count) {
+  *out_ids = NULL;
+  *out_count = 0;
+  if (options->image_count > 0 || options->audio_count > 0)
+    return VLM_ERROR(UNIMPLEMENTED, "tokenizing a prompt with images or audio is not supported");
+  VLM_RETURN_IF_ERROR(check_options(engine, options, true));
+  media_positions media = {0};
+  engine_prompt prompt;
+  VLM_RETURN_IF_ERROR(build_prompt(engine, options, 0, NULL, &media, &prompt));
+  return take_ids(&prompt, out_ids, out_count);
+}
+
+vlm_status vlm_engine_detokenize(vlm_engine *engine, const int32_t *ids, size_t count, char **out_text,
+                                 size_t *out_length) {
+  *out_text = NULL;
+  for (size_t i = 0; i < count; i++)
+    if (ids[i] < 0 || ids[i] >= engine->vocab_size)
+      return VLM_ERROR(INVALID_ARGUMENT, "token id %d (at %zu) is outside the vocabulary (size %lld)", ids[i], i,
+                       (long long)engine->vocab_size);
+  return vlm_tokenizer_decode(engine->tokenizer, ids, count, false, out_text, out_length);
+}
+
+vlm_status vlm_chat_prompt_ids(vlm_model *model, const vlm_engine_request_options *options, int32_t **out_ids,
+                               int64_t *out_count) {
+  *out_ids = NULL;
+  *out_count = 0;
+  vlm_tokenizer *tokenizer = NULL;
+  vlm_chat_template *chat_template = NULL;
+  vlm_status status = vlm_tokenizer_create(model->directory, NULL, &tokenizer);
+  if (!status && options->messages_json) status = vlm_chat_template_load(model->directory, &chat_template);
+  for (int64_t i = 0; !status && options->prompt_ids && i < options->prompt_id_count; i++)
+    if (options->prompt_ids[i] < 0 || options->prompt_ids[i] >= (int64_t)vlm_tokenizer_vocab_size(tokenizer))
+      status = VLM_ERROR(INVALID_ARGUMENT, "prompt token id %d is outside the vocabulary", options->prompt_ids[i]);
+  engine_prompt prompt;
+  engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
+                                 .ids_only = true,
+                                 .chat_template_kwargs_json = options->chat_template_kwargs_json,
+                                 .no_generation_prompt = options->no_generation_prompt,
+                                 .continue_final_message = options->continue_final_message,
+                                 .prompt_ids = options->prompt_ids, .prompt_id_count = options->prompt_id_count};
+  if (!status) status = engine_prompt_build(model, tokenizer, chat_template, &source, &prompt);
+  if (!status) status = take_ids(&prompt, out_ids, out_count);
+  vlm_chat_template_release(chat_template);
+  vlm_tokenizer_release(tokenizer);
+  return status;
 }

@@ -26,6 +26,8 @@
 #define ENGINE_MAX_STOP_TOKENS 16
 #define ENGINE_MAX_STOP_STRINGS 16   /* a request's stop strings */
 #define ENGINE_MAX_STOP_BYTES 1024   /* each; as the server's OPENAI_MAX_STOP_BYTES */
+#define ENGINE_MAX_STOP_TOKEN_IDS 64 /* a request's stop_token_ids */
+#define ENGINE_MAX_LOGIT_BIAS 1024   /* a request's logit_bias entries */
 
 struct vlm_engine_request {
   vlm_engine *engine;
@@ -47,6 +49,15 @@ struct vlm_engine_request {
   bool progress;                  /* deliver PROGRESS events */
   char **stop;
   size_t stop_count;
+  struct vlm_grammar *grammar;    /* constrained decoding (engine_grammar.c); NULL: none */
+  /* vLLM's output controls (vlm_engine_request_options), copied. */
+  int64_t min_tokens;
+  bool ignore_eos;
+  bool keep_special_tokens;
+  int32_t *stop_token_ids;
+  size_t stop_token_id_count;
+  vlm_logit_bias *logit_bias;
+  size_t logit_bias_count;
   double submit_time;
   double preprocess_seconds;
   vlm_engine_request *next_in_queue;
@@ -75,6 +86,7 @@ typedef struct engine_slot {
   vlm_sampler *sampler;
   vlm_detokenizer *detokenizer;
   vlm_stop_matcher *stop_matcher;
+  struct engine_constraint *constraint; /* the request's grammar matcher (engine_grammar.c) */
   int32_t *completion;            /* [max_tokens] */
   int64_t completion_count;
   int32_t pending_token;          /* sampled, to be fed by the next decode */
@@ -106,6 +118,10 @@ struct vlm_engine {
    * the first image (text-only use never builds it). load_image runs on
    * callers' threads, hence its own lock. */
   pthread_mutex_t vision_mutex;
+  /* The vocabulary's token trie for constrained decoding, built with the
+   * first request that has a grammar (engine_grammar.c). */
+  pthread_mutex_t grammar_mutex;
+  struct vlm_token_index *token_index;
   vlm_media_encoder *image_encoder;
   vlm_media_encoder *audio_encoder;   /* under vision_mutex too; built with the first clip */
 
@@ -212,5 +228,12 @@ void engine_request_deliver(vlm_engine_request *request, const vlm_engine_event 
 /* Marks the engine's side done; frees the request when the caller is too. */
 void engine_request_engine_done(vlm_engine_request *request);
 void engine_histogram_observe(vlm_engine_histogram *histogram, double value);
+
+/* Constrained decoding (engine_grammar.c). */
+vlm_status engine_grammar_prepare(vlm_engine *engine, const char *grammar_text, vlm_engine_request *request);
+vlm_status engine_grammar_attach(vlm_engine *engine, engine_slot *slot);
+bool engine_grammar_finished(const engine_slot *slot);
+void engine_grammar_detach(engine_slot *slot);
+void engine_grammar_release(vlm_engine *engine);
 
 #endif

@@ -62,7 +62,9 @@ static vlm_status render(const vlm_chat_template *chat_template, const vlm_model
    * vLLM's "string" content format makes it. */
   bool parts = prompt_flow(model) == VLM_PROMPT_FLOW_PROCESSOR &&
                vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
-  vlm_chat_template_options options = {.add_generation_prompt = true,
+  vlm_chat_template_options options = {.add_generation_prompt = !source->no_generation_prompt,
+                                       .continue_final_message = source->continue_final_message,
+                                       .extra_variables_json = source->chat_template_kwargs_json,
                                        .string_content_as_parts = parts,
                                        .max_prompt_bytes = source->max_prompt_bytes,
                                        .prompt_limit_reached = source->prompt_limit_reached,
@@ -239,10 +241,28 @@ static vlm_status compute_attention_blocks(const vlm_model *model, engine_prompt
   return VLM_OK;
 }
 
+/* A prompt given as ids: copied as they are (the caller checked them
+ * against the vocabulary), positions as for any text. */
+static vlm_status build_from_ids(const vlm_model *model, const engine_prompt_source *source, engine_prompt *out) {
+  if (source->messages_json || source->raw_prompt || source->item_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "a prompt of token ids takes no messages, text or media");
+  if (source->prompt_id_count <= 0) return VLM_ERROR(INVALID_ARGUMENT, "the prompt has no token ids");
+  out->ids = malloc((size_t)source->prompt_id_count * sizeof(int32_t));
+  if (!out->ids) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  memcpy(out->ids, source->prompt_ids, (size_t)source->prompt_id_count * sizeof(int32_t));
+  out->count = source->prompt_id_count;
+  out->position_axes = 1;
+  vlm_status status = source->ids_only ? VLM_OK : compute_positions(model, source, out);
+  if (!status && !source->ids_only) status = compute_attention_blocks(model, out);
+  if (status) engine_prompt_release(out);
+  return status;
+}
+
 vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *tokenizer,
                                const vlm_chat_template *chat_template, const engine_prompt_source *source,
                                engine_prompt *out) {
   memset(out, 0, sizeof(*out));
+  if (source->prompt_ids) return build_from_ids(model, source, out);
   if (!source->messages_json == !source->raw_prompt)
     return VLM_ERROR(INVALID_ARGUMENT, "a request needs exactly one of chat messages or a raw prompt");
   char *rendered = NULL;

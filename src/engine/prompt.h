@@ -63,6 +63,15 @@ typedef struct engine_prompt_source {
   /* Only the text's ids (items must be none): each placeholder stays one
    * id, and no positions are computed (admission before decoding). */
   bool ids_only;
+  /* Chat only (vlm_engine_request_options): extra template variables, no
+   * assistant header, the last message left open. */
+  const char *chat_template_kwargs_json;
+  bool no_generation_prompt;
+  bool continue_final_message;
+  /* Instead of a text: the prompt's ids as given (/v1/completions' token
+   * prompts), nothing added; no media. */
+  const int32_t *prompt_ids;
+  int64_t prompt_id_count;
 } engine_prompt_source;
 
 vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *tokenizer,

@@ -61,6 +61,20 @@ static vlm_status begin_on_decoder(vlm_engine *engine, engine_slot *slot) {
   return VLM_OK;
 }
 
+/* logit_bias, and min_tokens over every id that could end the completion
+ * (vLLM masks all of them, the EOS ids even with ignore_eos). */
+static vlm_status start_controls(vlm_engine *engine, engine_slot *slot) {
+  const vlm_engine_request *request = slot->request;
+  if (request->logit_bias_count)
+    VLM_RETURN_IF_ERROR(vlm_sampler_set_logit_bias(slot->sampler, request->logit_bias, request->logit_bias_count));
+  if (request->min_tokens <= 0) return VLM_OK;
+  int32_t ids[ENGINE_MAX_STOP_TOKENS + ENGINE_MAX_STOP_TOKEN_IDS];
+  size_t count = 0;
+  for (int i = 0; i < engine->stop_token_count; i++) ids[count++] = engine->stop_tokens[i];
+  for (size_t i = 0; i < request->stop_token_id_count; i++) ids[count++] = request->stop_token_ids[i];
+  return vlm_sampler_set_min_tokens(slot->sampler, ids, count, request->min_tokens);
+}
+
 static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   vlm_engine_request *request = slot->request;
   /* Admission bounded max_tokens by the capacity; checked again here
@@ -73,10 +87,12 @@ static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   VLM_RETURN_IF_ERROR(vlm_sampler_create(&request->sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
   vlm_sampler_set_logprobs(slot->sampler, request->logprobs);
   VLM_RETURN_IF_ERROR(vlm_sampler_add_prompt(slot->sampler, request->prompt.ids, request->prompt.count));
-  VLM_RETURN_IF_ERROR(vlm_detokenizer_create(engine->tokenizer, true, &slot->detokenizer));
+  VLM_RETURN_IF_ERROR(start_controls(engine, slot));
+  VLM_RETURN_IF_ERROR(vlm_detokenizer_create(engine->tokenizer, !request->keep_special_tokens, &slot->detokenizer));
   if (request->stop_count)
     VLM_RETURN_IF_ERROR(vlm_stop_matcher_create((const char *const *)request->stop, request->stop_count,
                                                 &slot->stop_matcher));
+  if (request->grammar) VLM_RETURN_IF_ERROR(engine_grammar_attach(engine, slot));
   VLM_RETURN_IF_ERROR(engine_decoder_clear_slot(engine, slot->index));
   return begin_on_decoder(engine, slot);
 }
@@ -87,6 +103,7 @@ static void slot_clear(engine_slot *slot) {
   vlm_sampler_release(slot->sampler);
   vlm_detokenizer_release(slot->detokenizer);
   vlm_stop_matcher_release(slot->stop_matcher);
+  engine_grammar_detach(slot);
   vlm_sb_release(&slot->streamed);
   free(slot->features);
   free(slot->completion);
@@ -111,7 +128,8 @@ static void count_outcome(vlm_engine *engine, const vlm_engine_event *event) {
 static char *final_text(vlm_engine *engine, engine_slot *slot, bool stopped_by_string, size_t *out_length) {
   if (!stopped_by_string) {
     char *exact = NULL;
-    if (!vlm_tokenizer_decode(engine->tokenizer, slot->completion, (size_t)slot->completion_count, true, &exact,
+    if (!vlm_tokenizer_decode(engine->tokenizer, slot->completion, (size_t)slot->completion_count,
+                              !slot->request->keep_special_tokens, &exact,
                               out_length))
       return exact;
   }
@@ -235,7 +253,12 @@ static void update_kv_metrics(vlm_engine *engine) {
 /* Tokens                                                                  */
 /* ---------------------------------------------------------------------- */
 
-static bool is_stop_token(const vlm_engine *engine, int32_t token) {
+/* vLLM's check_stop: the model's EOS ids unless ignore_eos, and the
+ * request's stop_token_ids. */
+static bool is_stop_token(const vlm_engine *engine, const vlm_engine_request *request, int32_t token) {
+  for (size_t i = 0; i < request->stop_token_id_count; i++)
+    if (request->stop_token_ids[i] == token) return true;
+  if (request->ignore_eos) return false;
   for (int i = 0; i < engine->stop_token_count; i++)
     if (engine->stop_tokens[i] == token) return true;
   return false;
@@ -282,7 +305,9 @@ static bool emit_text(vlm_engine *engine, engine_slot *slot, const vlm_sample_re
   const char *released = text;
   size_t released_length = length;
   bool stopped = false;
-  if (slot->stop_matcher)
+  /* vLLM checks stop strings only once min_tokens are out: text before
+   * that passes the matcher by (and can start no match). */
+  if (slot->stop_matcher && slot->completion_count > slot->request->min_tokens)
     stopped = vlm_stop_matcher_push(slot->stop_matcher, text, length, &released, &released_length);
   deliver_token(engine, slot, sample, released, released_length);
   return stopped;
@@ -328,7 +353,8 @@ static void take_token(vlm_engine *engine, engine_slot *slot, const float *logit
     return;
   }
   observe_token_time(engine, slot);
-  if (is_stop_token(engine, sample.token)) {
+  if (is_stop_token(engine, slot->request, sample.token)) {
+    flush_text(engine, slot); /* what the detokenizer held (a byte run) is the stream's too */
     slot_finish(engine, slot, VLM_OK, "stop");
     return;
   }
@@ -341,6 +367,11 @@ static void take_token(vlm_engine *engine, engine_slot *slot, const float *logit
     return;
   }
   if (emit_text(engine, slot, &sample, piece, piece_length)) {
+    slot_finish(engine, slot, VLM_OK, "stop");
+    return;
+  }
+  if (engine_grammar_finished(slot)) { /* the grammar admits nothing more: the output is whole */
+    flush_text(engine, slot);
     slot_finish(engine, slot, VLM_OK, "stop");
     return;
   }

@@ -26,6 +26,8 @@ typedef struct vlm_file_map {
 vlm_status vlm_file_map_open(const char *path, vlm_file_map *out_map);
 void vlm_file_map_close(vlm_file_map *map);
 
+/* True when the name exists, even as a link that cannot be followed
+ * (opening it then fails with the reason). */
 bool vlm_path_exists(const char *path);
 /* Joins directory and file name into a malloc'd string. */
 char *vlm_path_join(const char *directory, const char *name);

@@ -276,6 +276,6 @@ int64_t vlm_model_feature_width(const vlm_model *model) {
   if (!model->family || !model->family->describe_decoder) return model->config.text.hidden_size;
   vlm_decoder_description description;
   memset(&description, 0, sizeof(description));
-  model->family->describe_decoder(&model->config, &description);
+  vlm_family_describe_decoder(model->family, &model->config, &description);
   return vlm_decoder_feature_width(&description);
 }

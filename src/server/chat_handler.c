@@ -51,6 +51,14 @@ typedef struct completion {
   size_t tokens_sent;
   bool done;                    /* the last event is in `pending` */
   bool client_gone;
+  const tool_format *tool_format; /* parse tool calls from the output; NULL: no */
+  tool_stream tools;            /* streaming: content vs held tool calls */
+  char *echo_text;              /* the request's, owned (header.echo_text) */
+  /* Chat with a reasoning parser: the stream's split (reasoning.h) and the
+   * prompt's end it starts from (owned; header.prompt_tail). */
+  bool splitting;
+  reasoning_split split;
+  char *prompt_tail;
 } completion;
 
 static completion *completion_create(vlm_server *server, struct MHD_Connection *connection,
@@ -61,10 +69,17 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
   answer->connection = connection;
   answer->http = http;
   response_header_init(&answer->header, request->endpoint, server->model_id);
+  if (request->echo_text && !(answer->echo_text = strdup(request->echo_text))) {
+    free(answer);
+    return NULL;
+  }
+  answer->header.echo_text = answer->echo_text;
   answer->stream = request->stream;
   answer->include_usage = request->include_usage;
   answer->logprobs = request->logprobs;
   answer->return_progress = request->return_progress;
+  answer->tool_format = request->tool_format;
+  if (answer->tool_format) tool_stream_init(&answer->tools, answer->tool_format);
   request_events_init(&answer->events);
   answer->events.wake_on_progress = request->return_progress;
   snprintf(answer->events.log_id, sizeof(answer->events.log_id), "%s", http->id);
@@ -78,8 +93,12 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
 }
 
 static void completion_destroy(completion *answer) {
+  if (answer->tool_format) tool_stream_release(&answer->tools);
   request_events_destroy(&answer->events); /* cancels the request if it still runs */
   vlm_sb_release(&answer->pending);
+  free(answer->echo_text);
+  free(answer->prompt_tail);
+  if (answer->splitting) reasoning_split_release(&answer->split);
   bool now_idle = atomic_fetch_sub(&answer->server->active_requests, 1) == 1;
   free(answer);
   /* Image requests free megabytes of pixels and activations, which glibc
@@ -196,6 +215,29 @@ static enum MHD_Result respond_and_release_error(vlm_server *server, struct MHD_
 /* Preparing a request                                                       */
 /* ------------------------------------------------------------------------ */
 
+/* logit_bias and stop_token_ids name ids of this model's vocabulary. */
+static bool check_token_ids(const vlm_engine_info *info, const openai_request *request, openai_error *error) {
+  for (size_t i = 0; i < request->logit_bias_count; i++) {
+    if (request->logit_bias[i].token < info->vocab_size) continue;
+    char param[64];
+    snprintf(param, sizeof(param), "logit_bias.%d", request->logit_bias[i].token);
+    openai_error_set(error, 400, "invalid_request_error", param, NULL,
+                     "Invalid value for '%s': token id %d is outside the vocabulary of %lld tokens.", param,
+                     request->logit_bias[i].token, (long long)info->vocab_size);
+    return false;
+  }
+  for (size_t i = 0; i < request->stop_token_id_count; i++) {
+    if (request->stop_token_ids[i] < info->vocab_size) continue;
+    char param[64];
+    snprintf(param, sizeof(param), "stop_token_ids[%zu]", i);
+    openai_error_set(error, 400, "invalid_request_error", param, NULL,
+                     "Invalid value for '%s': token id %d is outside the vocabulary of %lld tokens.", param,
+                     request->stop_token_ids[i], (long long)info->vocab_size);
+    return false;
+  }
+  return true;
+}
+
 /* Everything the model cannot take is refused by name, never dropped. */
 static bool check_request(const vlm_server *server, const openai_request *request, openai_error *error) {
   const vlm_engine_info *info = &server->info;
@@ -225,6 +267,16 @@ static bool check_request(const vlm_server *server, const openai_request *reques
     openai_error_set(error, 400, "invalid_request_error", media->param, "unsupported_content",
                      "%s: the model '%s' (%s) takes no %s input.", media->param, server->model_id,
                      info->model_type ? info->model_type : "?", image ? "image" : "audio");
+    return false;
+  }
+  if (!check_token_ids(info, request, error)) return false;
+  for (int64_t i = 0; i < request->prompt_id_count; i++) {
+    if (request->prompt_ids[i] < info->vocab_size) continue;
+    char param[64];
+    snprintf(param, sizeof(param), "prompt[%lld]", (long long)i);
+    openai_error_set(error, 400, "invalid_request_error", param, NULL,
+                     "Invalid value for '%s': token id %d is outside the vocabulary of %lld tokens.", param,
+                     request->prompt_ids[i], (long long)info->vocab_size);
     return false;
   }
   /* A template that prints content as one string gets a message with
@@ -425,14 +477,44 @@ static enum MHD_Result answer_whole(completion *answer) {
   record_usage(answer);
   enum MHD_Result result;
   if (answer->events.finish_code == VLM_STATUS_OK && !answer->events.out_of_memory) {
-    result = server_respond(server, answer->connection, answer->http, 200, "application/json",
-                            response_completion(&answer->header, &answer->events, answer->logprobs));
+    char *body = NULL;
+    if (answer->tool_format) {
+      request_events *events = &answer->events;
+      vlm_string_builder joined = {0};
+      if (!events->full_text)
+        for (size_t i = 0; i < events->token_count; i++)
+          vlm_sb_append(&joined, events->tokens[i].text, events->tokens[i].text_length);
+      tool_calls_result calls;
+      if (!joined.failed && tool_calls_parse(answer->tool_format, events->full_text ? events->full_text : joined.data,
+                                             events->full_text ? events->full_text_length : joined.length, &calls)) {
+        body = response_completion_tools(&answer->header, events, answer->logprobs, &calls);
+        tool_calls_result_release(&calls);
+      }
+      vlm_sb_release(&joined);
+    } else {
+      body = response_completion(&answer->header, &answer->events, answer->logprobs);
+    }
+    result = server_respond(server, answer->connection, answer->http, 200, "application/json", body);
   } else {
     openai_error error = finish_error(answer);
     result = respond_and_release_error(server, answer->connection, answer->http, &error);
   }
   completion_destroy(answer);
   return result;
+}
+
+/* One token's text through the stream's reasoning split (NULL: the end
+ * of the completion, flushing what was held back). */
+static void append_split_token(completion *answer, const event_token *token) {
+  vlm_string_builder reasoning = {0}, content = {0};
+  if (token)
+    reasoning_split_push(&answer->split, token->text, token->text_length, &reasoning, &content);
+  else
+    reasoning_split_finish(&answer->split, &reasoning, &content);
+  response_append_split_chunk(&answer->pending, &answer->header, token, &reasoning, &content, answer->logprobs);
+  if (reasoning.failed || content.failed) answer->pending.failed = true;
+  vlm_sb_release(&reasoning);
+  vlm_sb_release(&content);
 }
 
 /* Turns the tokens that arrived since the last call (and the finish, if it
@@ -454,7 +536,20 @@ static bool produce_events(completion *answer) {
   }
   for (; answer->tokens_sent < events->token_count; answer->tokens_sent++) {
     const event_token *token = &events->tokens[answer->tokens_sent];
-    if (token->text_length || (answer->logprobs && token->has_logprob))
+    if (answer->tool_format) { /* only what cannot be part of a call streams as content */
+      vlm_string_builder content = {0};
+      tool_stream_push(&answer->tools, token->text, token->text_length, &content);
+      event_token piece = *token;
+      piece.text = content.data;
+      piece.text_length = content.length;
+      if (piece.text_length || (answer->logprobs && token->has_logprob))
+        response_append_token_chunk(&answer->pending, &answer->header, &piece, answer->logprobs);
+      vlm_sb_release(&content);
+      continue;
+    }
+    if (answer->splitting)
+      append_split_token(answer, token);
+    else if (token->text_length || (answer->logprobs && token->has_logprob))
       response_append_token_chunk(&answer->pending, &answer->header, token, answer->logprobs);
   }
   bool finished = events->finished;
@@ -462,7 +557,22 @@ static bool produce_events(completion *answer) {
   if (!finished) return true;
   record_usage(answer);
   if (events->finish_code == VLM_STATUS_OK && !events->out_of_memory) {
-    response_append_finish_chunk(&answer->pending, &answer->header, events->finish_reason, events);
+    const char *finish_reason = events->finish_reason;
+    if (answer->splitting) append_split_token(answer, NULL); /* what the parser held back */
+    if (answer->tool_format) {
+      vlm_string_builder content = {0};
+      tool_calls_result calls = {0};
+      if (!tool_stream_finish(&answer->tools, &content, &calls)) answer->pending.failed = true;
+      if (content.length) {
+        event_token piece = {.text = content.data, .text_length = content.length, .token = -1};
+        response_append_token_chunk(&answer->pending, &answer->header, &piece, false);
+      }
+      response_append_tool_call_chunks(&answer->pending, &answer->header, &calls);
+      if (calls.count && strcmp(finish_reason, "stop") == 0) finish_reason = "tool_calls";
+      tool_calls_result_release(&calls);
+      vlm_sb_release(&content);
+    }
+    response_append_finish_chunk(&answer->pending, &answer->header, finish_reason, events);
     if (answer->include_usage) response_append_usage_chunk(&answer->pending, &answer->header, &events->usage);
     response_append_done(&answer->pending);
   } else {
@@ -508,6 +618,7 @@ static void free_stream(void *context) {
 static enum MHD_Result answer_stream(completion *answer) {
   if (answer->header.endpoint == OPENAI_CHAT_COMPLETIONS)
     response_append_role_chunk(&answer->pending, &answer->header); /* sent at once */
+  response_append_echo_chunk(&answer->pending, &answer->header);
   answer->http->stream = true;
   struct MHD_Response *response =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, answer, free_stream);
@@ -530,6 +641,8 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
   vlm_engine_request_options options = {
       .messages_json = request->endpoint == OPENAI_CHAT_COMPLETIONS ? request->messages_json : NULL,
       .raw_prompt = request->endpoint == OPENAI_COMPLETIONS ? request->prompt : NULL,
+      .prompt_ids = request->prompt_ids,
+      .prompt_id_count = request->prompt_id_count,
       .images = images,
       .image_count = image_count,
       .audio = audio,
@@ -539,10 +652,33 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
       .logprobs = request->logprobs,
       .stop = (const char *const *)request->stop,
       .stop_count = request->stop_count,
+      .grammar = request->grammar,
       /* for the stream's prompt_progress, and the log's line per chunk */
       .progress = request->return_progress || vlm_log_get_level() <= VLM_LOG_INFO,
+      .chat_template_kwargs_json = request->chat_template_kwargs_json,
+      .no_generation_prompt = request->no_generation_prompt,
+      .continue_final_message = request->continue_final_message,
+      .min_tokens = request->min_tokens,
+      .ignore_eos = request->ignore_eos,
+      .stop_token_ids = request->stop_token_ids,
+      .stop_token_id_count = request->stop_token_id_count,
+      .keep_special_tokens = request->keep_special_tokens,
+      .logit_bias = request->logit_bias,
+      .logit_bias_count = request->logit_bias_count,
   };
   return options;
+}
+
+/* Chat answers with a reasoning parser start from how the prompt ends
+ * (a template may open the thinking block itself). */
+static vlm_status start_reasoning_split(const vlm_server *server, const openai_request *request, completion *answer) {
+  if (server->reasoning == REASONING_OFF || request->endpoint != OPENAI_CHAT_COMPLETIONS) return VLM_OK;
+  VLM_RETURN_IF_ERROR(vlm_engine_request_prompt_tail(answer->events.request, 4, &answer->prompt_tail));
+  answer->header.reasoning = server->reasoning;
+  answer->header.prompt_tail = answer->prompt_tail;
+  reasoning_split_init(&answer->split, server->reasoning, answer->prompt_tail);
+  answer->splitting = true;
+  return VLM_OK;
 }
 
 /* Submits the prepared request; images and clips pass to the engine
@@ -554,6 +690,7 @@ static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connecti
   vlm_engine_request_options options = request_options(server, request, images, image_count, audio, audio_count);
   vlm_status status = vlm_engine_submit(server->engine, &options, request_events_callback,
                                         &answer->events, &answer->events.request);
+  if (!status) status = start_reasoning_split(server, request, answer);
   if (status) {
     http_request *http = answer->http;
     completion_destroy(answer);
@@ -609,10 +746,20 @@ static bool prepare_media(vlm_server *server, const openai_request *request, com
 
 /* Prepares one parsed request and answers it. */
 static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection *connection,
-                                      http_request *http, const openai_request *request) {
+                                      http_request *http, openai_request *request) {
   openai_error error = {0};
   if (!check_request(server, request, &error))
     return respond_and_release_error(server, connection, http, &error);
+  if (request->echo_prompt_ids) {
+    /* echo of a token prompt: its text */
+    char *text = NULL;
+    size_t length = 0;
+    vlm_status status = vlm_engine_detokenize(server->engine, request->prompt_ids, (size_t)request->prompt_id_count,
+                                              &text, &length);
+    if (status) return respond_status(server, connection, http, STAGE_SUBMIT, status, "prompt");
+    free(request->echo_text);
+    request->echo_text = text;
+  }
   completion *answer = completion_create(server, connection, http, request);
   vlm_loaded_image *images = request->media_count ? calloc(request->media_count, sizeof(*images)) : NULL;
   vlm_loaded_audio *audio = request->media_count ? calloc(request->media_count, sizeof(*audio)) : NULL;
@@ -656,17 +803,32 @@ static enum MHD_Result handle_request(vlm_server *server, struct MHD_Connection 
   return result;
 }
 
+/* vLLM's warning for the fields it ignored (vlm serve --accept-unknown-fields). */
+static void log_ignored_fields(const http_request *http, const openai_request *request) {
+  if (!request->ignored_field_count) return;
+  char names[1024];
+  size_t used = 0;
+  names[0] = '\0';
+  for (size_t i = 0; i < request->ignored_field_count && used < sizeof(names); i++)
+    used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "", request->ignored_fields[i]);
+  vlm_log(VLM_LOG_WARN, "serve: request %s: the following fields were present in the request but ignored: %s%s",
+          http->id, names, request->ignored_field_count >= OPENAI_MAX_IGNORED_FIELDS ? ", ..." : "");
+}
+
 enum MHD_Result chat_handle(vlm_server *server, struct MHD_Connection *connection,
                             http_request *http, openai_endpoint endpoint) {
   openai_request request;
   memset(&request, 0, sizeof(request));
   openai_error error = {0};
-  openai_parse_options options = {.content_format = server->content_format};
+  openai_parse_options options = {.content_format = server->content_format,
+                                  .accept_unknown_fields = server->options.accept_unknown_fields,
+                                  .tool_format = server->tool_format};
   if (!openai_request_parse(endpoint, http->body ? http->body : "", http->length, &options, &request,
                             &error)) {
     openai_request_release(&request);
     return respond_and_release_error(server, connection, http, &error);
   }
+  log_ignored_fields(http, &request);
   enum MHD_Result result = handle_request(server, connection, http, &request);
   openai_request_release(&request);
   return result;

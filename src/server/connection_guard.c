@@ -36,6 +36,8 @@ struct guarded_connection {
   connection_phase phase;
   double deadline;              /* for PHASE_HEADERS and PHASE_BODY */
   double accepted;
+  double idle_since;            /* accept, or the end of the last response */
+  size_t body_bytes;            /* request body reserved by its request */
   uint64_t requests;            /* requests completed on this connection */
   bool shut_down;               /* the guard closed it */
   bool nul_in_url;
@@ -51,7 +53,13 @@ struct connection_guard {
   bool stopping;
   guarded_connection *head;
   connection_guard_counts counts;
+  int64_t closing;              /* shut down by the guard, not yet closed by libmicrohttpd */
 };
+
+/* Waiting for its next request after a response (not shut down). */
+static bool is_idle_keep_alive(const guarded_connection *entry) {
+  return entry->phase == PHASE_HEADERS && entry->requests > 0 && !entry->shut_down;
+}
 
 double connection_guard_now(void) {
   struct timespec now;
@@ -85,7 +93,9 @@ static void close_past_deadline(connection_guard *guard, guarded_connection *ent
     guard->counts.keep_alive_deadline++;
     what = "no complete next request on a keep-alive connection in time (--timeout)";
   }
+  if (is_idle_keep_alive(entry)) guard->counts.idle--;
   entry->shut_down = true;
+  guard->closing++;
   /* The connection's thread sees the end of the stream and closes it; the
    * descriptor stays valid until the CLOSED notification, which waits for
    * this lock. */
@@ -196,6 +206,26 @@ static bool same_client(const client_key *a, const client_key *b) {
   return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
 }
 
+/* The connection waiting longest for its next (or first) request; with
+ * `keep_alive_only`, among idle keep-alive connections. Under the lock. */
+static guarded_connection *least_recently_used(connection_guard *guard, bool keep_alive_only) {
+  guarded_connection *oldest = NULL;
+  for (guarded_connection *entry = guard->head; entry; entry = entry->next) {
+    bool candidate = keep_alive_only ? is_idle_keep_alive(entry)
+                                     : entry->phase == PHASE_HEADERS && !entry->shut_down;
+    if (candidate && (!oldest || entry->idle_since < oldest->idle_since)) oldest = entry;
+  }
+  return oldest;
+}
+
+static void close_idle(connection_guard *guard, guarded_connection *entry, const char *why) {
+  if (is_idle_keep_alive(entry)) guard->counts.idle--;
+  entry->shut_down = true;
+  guard->closing++;
+  shutdown(entry->fd, SHUT_RDWR); /* as in close_past_deadline */
+  VLM_LOG_INFOF("serve: closed the connection from %s: %s", entry->client, why);
+}
+
 enum MHD_Result connection_guard_accept(void *context, const struct sockaddr *address, socklen_t length) {
   (void)length;
   connection_guard *guard = context;
@@ -206,7 +236,21 @@ enum MHD_Result connection_guard_accept(void *context, const struct sockaddr *ad
     held += same_client(&entry->key, &key);
   const connection_guard_options *options = &guard->options;
   bool over_client = options->per_client && held >= options->per_client;
-  bool in_reserve = guard->counts.open + (int64_t)options->reserve >= (int64_t)options->connection_limit;
+  /* Connections the guard shut down still count until libmicrohttpd closes
+   * them, but are as good as gone: not counted, so a burst of new ones
+   * does not close more idle ones than it needs. */
+  int64_t open = guard->counts.open - guard->closing;
+  bool in_reserve = open + (int64_t)options->reserve >= (int64_t)options->connection_limit;
+  /* Only the reserve is left: make room by closing the connection that has
+   * waited longest for a request, rather than turn this client away
+   * (however many addresses the idle ones came from). */
+  guarded_connection *oldest = in_reserve && !over_client ? least_recently_used(guard, false) : NULL;
+  if (oldest) {
+    close_idle(guard, oldest, "the connection slots are nearly all taken, and it was the one "
+               "waiting longest for a request");
+    guard->counts.idle_closed_accept++;
+    in_reserve = false;
+  }
   /* In the reserve only light clients get in: a health checker, or a new
    * user, rather than the addresses that filled the rest. */
   unsigned light = options->per_client >= 8 ? options->per_client / 4 : 1;
@@ -250,6 +294,7 @@ static void add_connection(connection_guard *guard, struct MHD_Connection *conne
   describe_client(connection, entry->client, sizeof(entry->client));
   entry->phase = PHASE_HEADERS;
   entry->accepted = connection_guard_now();
+  entry->idle_since = entry->accepted;
   entry->deadline = entry->accepted + guard->options.header_seconds;
   pthread_mutex_lock(&guard->mutex);
   entry->next = guard->head;
@@ -266,6 +311,9 @@ static void remove_connection(connection_guard *guard, guarded_connection *entry
   else guard->head = entry->next;
   if (entry->next) entry->next->previous = entry->previous;
   guard->counts.open--;
+  if (is_idle_keep_alive(entry)) guard->counts.idle--;
+  if (entry->shut_down) guard->closing--;
+  guard->counts.body_bytes -= entry->body_bytes;
   pthread_mutex_unlock(&guard->mutex);
   free(entry);
 }
@@ -295,6 +343,7 @@ static void set_phase(guarded_connection *entry, connection_phase phase, double 
   if (!entry) return;
   connection_guard *guard = entry->guard;
   pthread_mutex_lock(&guard->mutex);
+  if (is_idle_keep_alive(entry)) guard->counts.idle--;
   entry->phase = phase;
   entry->deadline = deadline;
   pthread_mutex_unlock(&guard->mutex);
@@ -316,10 +365,24 @@ void guarded_connection_request_done(guarded_connection *entry) {
   if (!entry) return;
   connection_guard *guard = entry->guard;
   pthread_mutex_lock(&guard->mutex);
+  bool was_idle = is_idle_keep_alive(entry);
   entry->requests++;
   entry->phase = PHASE_HEADERS;
-  entry->deadline = connection_guard_now() + guard->options.keep_alive_seconds;
+  entry->idle_since = connection_guard_now();
+  entry->deadline = entry->idle_since + guard->options.keep_alive_seconds;
   entry->watch = NULL;
+  if (!was_idle && is_idle_keep_alive(entry)) guard->counts.idle++;
+  /* One more idle connection than the cap: the least recently used goes
+   * (not this one, which was used last). */
+  unsigned cap = guard->options.idle_limit;
+  if (cap && guard->counts.idle > (int64_t)cap) {
+    guarded_connection *oldest = least_recently_used(guard, true);
+    if (oldest && oldest != entry) {
+      close_idle(guard, oldest, "more idle keep-alive connections than --max-idle-connections, "
+                 "and it was idle longest");
+      guard->counts.idle_closed_cap++;
+    }
+  }
   pthread_mutex_unlock(&guard->mutex);
 }
 
@@ -328,6 +391,42 @@ void guarded_connection_watch(guarded_connection *entry, request_watch *watch) {
   connection_guard *guard = entry->guard;
   pthread_mutex_lock(&guard->mutex);
   entry->watch = watch;
+  pthread_mutex_unlock(&guard->mutex);
+}
+
+body_reservation guarded_connection_reserve_body(guarded_connection *entry, size_t bytes) {
+  if (!entry || !bytes) return BODY_OK;
+  connection_guard *guard = entry->guard;
+  const connection_guard_options *options = &guard->options;
+  body_reservation outcome = BODY_OK;
+  pthread_mutex_lock(&guard->mutex);
+  if (options->body_budget &&
+      (bytes > options->body_budget || guard->counts.body_bytes > options->body_budget - bytes)) {
+    outcome = BODY_OVER_TOTAL;
+  } else if (options->body_per_client) {
+    size_t held = 0;
+    for (const guarded_connection *other = guard->head; other; other = other->next)
+      if (same_client(&other->key, &entry->key)) held += other->body_bytes;
+    if (bytes > options->body_per_client || held > options->body_per_client - bytes) outcome = BODY_OVER_CLIENT;
+  }
+  if (outcome == BODY_OK) {
+    entry->body_bytes += bytes;
+    guard->counts.body_bytes += bytes;
+  } else if (outcome == BODY_OVER_TOTAL) {
+    guard->counts.body_refused_total++;
+  } else {
+    guard->counts.body_refused_client++;
+  }
+  pthread_mutex_unlock(&guard->mutex);
+  return outcome;
+}
+
+void guarded_connection_release_body(guarded_connection *entry) {
+  if (!entry) return;
+  connection_guard *guard = entry->guard;
+  pthread_mutex_lock(&guard->mutex);
+  guard->counts.body_bytes -= entry->body_bytes;
+  entry->body_bytes = 0;
   pthread_mutex_unlock(&guard->mutex);
 }
 

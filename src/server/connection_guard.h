@@ -24,6 +24,17 @@
  * several addresses still leaves room for a health check or a new client
  * (libmicrohttpd itself resets every connection over its limit).
  *
+ * Idle keep-alive connections are capped (idle_limit): when one more goes
+ * idle, the least recently used idle one is closed; and a new connection
+ * arriving when only the reserve is left closes the least recently used
+ * connection still waiting for its request (idle keep-alive or a new one
+ * that has not sent its headers), so no number of source addresses can
+ * hold every slot with idle connections (issue 27).
+ *
+ * Request bodies are charged to a budget shared by all connections and to
+ * a share per client (guarded_connection_reserve_body), so unfinished
+ * uploads cannot hold more memory than body_budget.
+ *
  * A connection past a deadline is shut down (shutdown(2) on its socket):
  * its libmicrohttpd thread sees the end of the stream and closes it. The
  * guard learns of connections through libmicrohttpd's connection
@@ -50,6 +61,13 @@ typedef struct connection_guard_options {
   unsigned connection_limit;    /* libmicrohttpd's (--max-connections) */
   unsigned per_client;          /* 0: no limit */
   unsigned reserve;             /* slots kept for light clients */
+  /* Idle keep-alive connections (a response sent, no next request yet)
+   * kept at most; past it the least recently used is closed. 0: no cap. */
+  unsigned idle_limit;
+  /* Request bodies being received or held, all connections together and
+   * per client; 0: no limit. */
+  size_t body_budget;
+  size_t body_per_client;
 } connection_guard_options;
 
 /* What the guard closed, for /metrics. */
@@ -60,6 +78,12 @@ typedef struct connection_guard_counts {
   uint64_t refused_per_client;  /* the client already held per_client connections */
   uint64_t refused_reserve;     /* only the reserve was left, and the client was not light */
   int64_t open;                 /* connections open now */
+  int64_t idle;                 /* of them, idle keep-alive connections */
+  uint64_t idle_closed_cap;     /* idle ones closed because more than idle_limit were idle */
+  uint64_t idle_closed_accept;  /* idle ones closed to make room for a new connection */
+  uint64_t body_bytes;          /* request body bytes reserved now */
+  uint64_t body_refused_total;  /* bodies refused: over body_budget */
+  uint64_t body_refused_client; /* bodies refused: over the client's body_per_client */
 } connection_guard_counts;
 
 /* A request while it is prepared and answered. The connection thread owns
@@ -102,6 +126,15 @@ void guarded_connection_request_done(guarded_connection *entry);
 /* Attaches (or, with NULL, detaches) the request the connection is working
  * on. Detach before the watch is freed. */
 void guarded_connection_watch(guarded_connection *entry, request_watch *watch);
+
+/* Reserves `bytes` more of request body for the connection's request,
+ * from the global budget and its client's share. BODY_OK, or which limit
+ * it would pass (nothing reserved then). Released together by
+ * guarded_connection_release_body (and when the connection closes). A
+ * NULL entry (a connection the guard never saw) reserves nothing. */
+typedef enum body_reservation { BODY_OK, BODY_OVER_TOTAL, BODY_OVER_CLIENT } body_reservation;
+body_reservation guarded_connection_reserve_body(guarded_connection *entry, size_t bytes);
+void guarded_connection_release_body(guarded_connection *entry);
 
 /* The URL of the request being received held an encoded NUL (%00); set by
  * the unescape callback, read (and cleared) when its headers are in. */

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "server/server_internal.h"
+#include "server/tool_calls.h"
 #include "vlm/chat_template.h"
 
 #define DEFAULT_MAX_BODY_BYTES ((size_t)64 << 20) /* room for a few base64 images */
@@ -38,6 +40,11 @@
 #define DEFAULT_CONNECTION_LIMIT 256
 #define DEFAULT_CONNECTIONS_PER_CLIENT 64
 #define DEFAULT_MAX_MEDIA_ITEMS 16
+/* Bodies in memory: 16 unfinished 60 MB uploads used to hold 932 MB (the
+ * old bound was max_body_bytes per connection: 4 GiB per address, 16 GiB
+ * in all). Four full-size bodies at once, two per address. */
+#define DEFAULT_MAX_BODY_MEMORY ((size_t)256 << 20)
+#define DEFAULT_MAX_BODY_MEMORY_PER_CLIENT ((size_t)128 << 20)
 /* 1/8 of --max-connections is kept for clients holding no connection. */
 #define CONNECTION_RESERVE_FRACTION 8
 /* After the engine drained, how long responses may take to reach their
@@ -98,6 +105,13 @@ static void fill_defaults(vlm_server_options *options) {
   if (!options->connection_limit) options->connection_limit = DEFAULT_CONNECTION_LIMIT;
   if (!options->max_connections_per_client) options->max_connections_per_client = DEFAULT_CONNECTIONS_PER_CLIENT;
   if (!options->max_media_items) options->max_media_items = DEFAULT_MAX_MEDIA_ITEMS;
+  if (!options->max_idle_connections) options->max_idle_connections = (int)(options->connection_limit / 2);
+  if (!options->max_body_memory) options->max_body_memory = DEFAULT_MAX_BODY_MEMORY;
+  if (!options->max_body_memory_per_client) options->max_body_memory_per_client = DEFAULT_MAX_BODY_MEMORY_PER_CLIENT;
+  /* One body of the largest size always fits an otherwise idle server. */
+  if (options->max_body_memory < options->max_body_bytes) options->max_body_memory = options->max_body_bytes;
+  if (options->max_body_memory_per_client < options->max_body_bytes)
+    options->max_body_memory_per_client = options->max_body_bytes;
 }
 
 /* The model's id: --model-name, else the checkpoint directory's last part. */
@@ -115,11 +129,31 @@ static char *model_id_of(const vlm_server_options *options, const char *model_di
  * it reads the same template from the model directory. */
 static vlm_status detect_content_format(vlm_server *server) {
   server->content_format = OPENAI_CONTENT_AS_GIVEN;
+  server->tool_format = NULL;
+  const char *tool_parser = server->options.tool_call_parser;
+  if (tool_parser && strcmp(tool_parser, "none") != 0) {
+    server->tool_format = tool_format_by_name(tool_parser);
+    if (!server->tool_format)
+      return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown tool-call parser '%s' (known: %s, none)", tool_parser,
+                             TOOL_FORMAT_NAMES);
+  }
+  server->reasoning = REASONING_OFF;
+  const char *parser = server->options.reasoning_parser;
+  if (parser && strcmp(parser, "auto") && !reasoning_kind_parse(parser, &server->reasoning))
+    return VLM_ERROR(INVALID_ARGUMENT, "unknown reasoning parser '%s' (auto, qwen3, deepseek_r1 or none)", parser);
   if (!server->info.has_chat_template) return VLM_OK;
   vlm_chat_template *chat_template = NULL;
   vlm_status status = vlm_chat_template_load(server->info.model_dir, &chat_template);
   if (status) return vlm_status_annotate(status, "reading the chat template's content format");
+  /* The tool-call format the template teaches (the markers it renders). */
+  if (!tool_parser) server->tool_format = tool_format_detect(vlm_chat_template_text(chat_template));
+  VLM_LOG_INFOF("serve: tool calls: %s%s", tool_format_name(server->tool_format),
+                tool_parser ? " (--tool-call-parser)" : " (from the chat template)");
   bool parts = vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
+  if (parser && !strcmp(parser, "auto")) server->reasoning = reasoning_kind_detect(vlm_chat_template_text(chat_template));
+  if (server->reasoning != REASONING_OFF)
+    VLM_LOG_INFOF("serve: chat answers split reasoning_content from content (reasoning parser '%s'%s)",
+                  reasoning_kind_name(server->reasoning), strcmp(parser, "auto") ? "" : ", from the template");
   server->content_format = parts ? OPENAI_CONTENT_PARTS : OPENAI_CONTENT_STRING;
   VLM_LOG_INFOF("serve: the chat template takes message content as %s",
                 parts ? "a list of parts (vLLM's 'openai' format)" : "a string (vLLM's 'string' format)");
@@ -177,7 +211,11 @@ static vlm_status start_daemon(vlm_server *server) {
       .keep_alive_seconds = server->options.timeout_seconds,
       .connection_limit = limit,
       .per_client = per_client > 0 ? (unsigned)per_client : 0,
-      .reserve = limit / CONNECTION_RESERVE_FRACTION ? limit / CONNECTION_RESERVE_FRACTION : 1};
+      .reserve = limit / CONNECTION_RESERVE_FRACTION ? limit / CONNECTION_RESERVE_FRACTION : 1,
+      .idle_limit = server->options.max_idle_connections > 0 ? (unsigned)server->options.max_idle_connections : 0,
+      .body_budget = server->options.max_body_memory == SIZE_MAX ? 0 : server->options.max_body_memory,
+      .body_per_client = server->options.max_body_memory_per_client == SIZE_MAX
+                             ? 0 : server->options.max_body_memory_per_client};
   if (!status) status = connection_guard_start(&guard_options, &server->guard);
   if (status) {
     freeaddrinfo(address);

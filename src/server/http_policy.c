@@ -189,3 +189,82 @@ void http_request_id_choose(const char *given, char *out) {
   }
   for (size_t i = 0; i < sizeof(bytes); i++) snprintf(out + 2 * i, 3, "%02x", bytes[i]);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Header syntax, charsets and codings                                    */
+/* ---------------------------------------------------------------------- */
+
+bool http_header_name_ok(const char *name, size_t length) {
+  if (!name || !length) return false;
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)name[i];
+    bool token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+    if (!token) return false;
+  }
+  return true;
+}
+
+bool http_header_value_ok(const char *value, size_t length) {
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)value[i];
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
+  }
+  return true;
+}
+
+bool http_header_value_is_whole(const char *value, size_t length, const char *next, size_t max_gap) {
+  const char *end = value + length;
+  if (next < end || (size_t)(next - end) > max_gap) return false;
+  for (const char *c = end; c < next; c++)
+    if (*c) return false;
+  return true;
+}
+
+bool http_content_encoding_ok(const char *content_encoding) {
+  if (!content_encoding) return true;
+  while (is_space(*content_encoding)) content_encoding++;
+  size_t length = strlen(content_encoding);
+  while (length && is_space(content_encoding[length - 1])) length--;
+  return equals_ignoring_case(content_encoding, length, "identity");
+}
+
+bool http_content_type_charset_ok(const char *content_type) {
+  if (!content_type) return true;
+  const char *c = strchr(content_type, ';');
+  while (c) {
+    c++; /* past ';' */
+    while (is_space(*c)) c++;
+    const char *name = c;
+    size_t name_length = strcspn(c, "=;");
+    c += name_length;
+    while (name_length && is_space(name[name_length - 1])) name_length--;
+    if (*c != '=') {
+      if (name_length) return false; /* a parameter without a value */
+      c = *c == ';' ? c : NULL;
+      continue;
+    }
+    c++; /* past '=' */
+    while (is_space(*c)) c++;
+    const char *value = c;
+    size_t value_length;
+    if (*c == '"') {
+      const char *close = strchr(c + 1, '"');
+      if (!close) return false;
+      value = c + 1;
+      value_length = (size_t)(close - value);
+      c = close + 1;
+      while (is_space(*c)) c++;
+      if (*c && *c != ';') return false;
+    } else {
+      value_length = strcspn(c, ";");
+      c += value_length;
+      while (value_length && is_space(value[value_length - 1])) value_length--;
+    }
+    if (equals_ignoring_case(name, name_length, "charset") &&
+        !equals_ignoring_case(value, value_length, "utf-8") && !equals_ignoring_case(value, value_length, "utf8"))
+      return false;
+    c = *c == ';' ? c : NULL;
+  }
+  return true;
+}

@@ -40,6 +40,8 @@ static const char *const route_paths[ROUTE_COUNT] = {
     [ROUTE_HEALTH_LIVE] = "/health/live",
     [ROUTE_HEALTH_READY] = "/health/ready",
     [ROUTE_METRICS] = "/metrics",
+    [ROUTE_TOKENIZE] = "/tokenize",
+    [ROUTE_DETOKENIZE] = "/detokenize",
     [ROUTE_UI] = "/",
     [ROUTE_OTHER] = "other",
 };
@@ -65,6 +67,13 @@ enum MHD_Result server_queue_response(vlm_server *server, struct MHD_Connection 
                                       http_request *request, int http_status,
                                       struct MHD_Response *response) {
   MHD_add_response_header(response, "X-Request-ID", request->id);
+  /* API answers are JSON or event streams, never to be sniffed into HTML
+   * nor kept by a cache (they carry completions, maybe private ones). The
+   * chat page's files set their own caching (ui_handler.c). */
+  if (request->route != ROUTE_UI) {
+    MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  }
   /* While shutting down, keep-alive connections are closed after each answer. */
   if (atomic_load(&server->shutting_down))
     MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -153,7 +162,8 @@ static server_route find_route(const vlm_server *server, const char *url) {
 }
 
 static bool route_takes_post(server_route route) {
-  return route == ROUTE_CHAT_COMPLETIONS || route == ROUTE_COMPLETIONS;
+  return route == ROUTE_CHAT_COMPLETIONS || route == ROUTE_COMPLETIONS || route == ROUTE_TOKENIZE ||
+         route == ROUTE_DETOKENIZE;
 }
 
 /* Compares in time that depends only on the lengths, so the key cannot be
@@ -264,10 +274,122 @@ static void check_headers(vlm_server *server, struct MHD_Connection *connection,
     return;
   }
   const char *content_type = header_value(connection, MHD_HTTP_HEADER_CONTENT_TYPE);
-  if (!http_content_type_is_json(content_type))
+  if (!http_content_type_is_json(content_type)) {
     refuse(request, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "invalid_request_error", "unsupported_media_type",
            NULL, "The request body must be JSON, sent with 'Content-Type: application/json' (got %s%.80s%s).",
            content_type ? "'" : "", content_type ? content_type : "none", content_type ? "'" : "");
+    return;
+  }
+  if (!http_content_type_charset_ok(content_type)) {
+    refuse(request, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "invalid_request_error", "unsupported_charset", NULL,
+           "The request body must be UTF-8 JSON (RFC 8259); 'Content-Type: %.80s' names another charset "
+           "or is malformed.", content_type);
+    return;
+  }
+  const char *coding = header_value(connection, MHD_HTTP_HEADER_CONTENT_ENCODING);
+  if (!http_content_encoding_ok(coding))
+    refuse(request, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "invalid_request_error", "unsupported_content_encoding",
+           NULL, "Content-Encoding '%.40s' is not supported; send the body uncompressed.", coding);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Header syntax: what libmicrohttpd 0.9.75 lets through                     */
+/* ------------------------------------------------------------------------ */
+
+/* Headers that must appear at most once: two Hosts, Content-Lengths or
+ * Transfer-Encodings are read differently by different parsers (a proxy
+ * in front may route or frame by the other one: request smuggling). */
+static const char *const single_headers[] = {MHD_HTTP_HEADER_HOST, MHD_HTTP_HEADER_CONTENT_LENGTH,
+                                             MHD_HTTP_HEADER_TRANSFER_ENCODING, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                             MHD_HTTP_HEADER_CONTENT_ENCODING, MHD_HTTP_HEADER_AUTHORIZATION};
+#define SINGLE_HEADER_COUNT (sizeof(single_headers) / sizeof(single_headers[0]))
+
+typedef struct header_scan {
+  const char *block_end;        /* the end of the header block in libmicrohttpd's buffer, or NULL */
+  const char *block_start;
+  const char *previous_key, *previous_value; /* the previous header, for its NUL check */
+  size_t previous_key_size, previous_length;
+  unsigned counts[SINGLE_HEADER_COUNT];
+  const char *problem;          /* what is wrong, static text */
+  char name[48];                /* the header it is about, printable */
+} header_scan;
+
+static void note_header_problem(header_scan *scan, const char *problem, const char *name, size_t length) {
+  if (scan->problem) return;
+  scan->problem = problem;
+  size_t used = 0;
+  for (size_t i = 0; i < length && used + 1 < sizeof(scan->name); i++) {
+    unsigned char c = (unsigned char)name[i];
+    scan->name[used++] = c > 0x20 && c < 0x7f && c != '\'' ? (char)c : '?';
+  }
+  scan->name[used] = '\0';
+}
+
+static bool inside_block(const header_scan *scan, const char *pointer) {
+  return scan->block_end && pointer >= scan->block_start && pointer <= scan->block_end;
+}
+
+/* A NUL inside the previous value shows as bytes between its end and this
+ * header's name (see http_header_value_is_whole); a line end is 2 NULs. */
+static void check_previous_value(header_scan *scan, const char *next, size_t max_gap) {
+  if (!scan->previous_value || !inside_block(scan, scan->previous_value) || !inside_block(scan, next)) return;
+  if (!http_header_value_is_whole(scan->previous_value, scan->previous_length, next, max_gap))
+    note_header_problem(scan, "has a value cut short by a NUL byte, or continued on a second line",
+                        scan->previous_key, scan->previous_key_size);
+}
+
+static enum MHD_Result scan_header(void *context, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                   const char *value, size_t value_size) {
+  (void)kind;
+  header_scan *scan = context;
+  check_previous_value(scan, key, 2);
+  if (!http_header_name_ok(key, key_size))
+    note_header_problem(scan, "has a name that is not an HTTP token (RFC 9110 5.1)", key, key_size);
+  size_t length = value ? strlen(value) : 0;
+  if (value && (length != value_size || !http_header_value_ok(value, length)))
+    note_header_problem(scan, "has a control character in its value", key, key_size);
+  for (size_t i = 0; i < SINGLE_HEADER_COUNT; i++)
+    if (strlen(single_headers[i]) == key_size && strncasecmp(key, single_headers[i], key_size) == 0 &&
+        ++scan->counts[i] == 2)
+      note_header_problem(scan, "appears more than once", key, key_size);
+  scan->previous_key = key;
+  scan->previous_key_size = key_size;
+  scan->previous_value = value;
+  scan->previous_length = length;
+  return MHD_YES;
+}
+
+/* Every header: its name a token, its value free of control bytes and of
+ * a NUL libmicrohttpd would have cut it at, the framing and routing
+ * headers at most once, and not both Content-Length and
+ * Transfer-Encoding (RFC 9112 6.1: such a message may be an attempt at
+ * request smuggling, and the connection must be closed after it). Only
+ * what libmicrohttpd itself lets through is checked here. */
+static bool check_header_syntax(struct MHD_Connection *connection, const char *method, http_request *request) {
+  header_scan scan = {0};
+  const union MHD_ConnectionInfo *size = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  if (size && method) {
+    scan.block_start = method; /* the request line starts the block, in place */
+    scan.block_end = method + size->header_size;
+  }
+  MHD_get_connection_values_n(connection, MHD_HEADER_KIND, scan_header, &scan);
+  /* The last value: its line end, then the empty line (2 + 2 NULs). */
+  check_previous_value(&scan, scan.block_end, 4);
+  static const char *const close_after[] = {MHD_HTTP_HEADER_CONNECTION, "close", NULL};
+  if (scan.problem) {
+    refuse(request, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "invalid_header", close_after,
+           "A request header%s%s%s %s.", scan.name[0] ? " '" : "", scan.name, scan.name[0] ? "'" : "",
+           scan.problem);
+    return false;
+  }
+  if (header_value(connection, MHD_HTTP_HEADER_CONTENT_LENGTH) &&
+      header_value(connection, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+    refuse(request, MHD_HTTP_BAD_REQUEST, "invalid_request_error", "invalid_header", close_after,
+           "A request may not have both Content-Length and Transfer-Encoding (RFC 9112 6.1); "
+           "the connection is closed.");
+    return false;
+  }
+  return true;
 }
 
 /* The declared body: -1 when of unknown size (chunked), else its length
@@ -280,6 +402,19 @@ static long long declared_body_length(struct MHD_Connection *connection) {
   errno = 0;
   unsigned long long value = strtoull(length, &end, 10);
   return errno == ERANGE || value > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)value;
+}
+
+/* 503: the bodies being received already hold the budget (or this
+ * client's share of it). Transient: they finish within --body-timeout. */
+static void refuse_over_budget(vlm_server *server, http_request *request) {
+  static const char *const retry_close[] = {MHD_HTTP_HEADER_RETRY_AFTER, "1", MHD_HTTP_HEADER_CONNECTION, "close",
+                                            NULL};
+  bool total = request->over_budget == BODY_OVER_TOTAL;
+  size_t limit = total ? server->options.max_body_memory : server->options.max_body_memory_per_client;
+  refuse(request, MHD_HTTP_SERVICE_UNAVAILABLE, "server_error", "server_busy", retry_close,
+         "The server is receiving as much request body as it holds at once (%zu MiB %s, --%s); retry later.",
+         limit >> 20, total ? "from all clients" : "from one client address",
+         total ? "max-body-memory-mb" : "max-body-memory-per-client-mb");
 }
 
 static enum MHD_Result respond_refusal(vlm_server *server, struct MHD_Connection *connection,
@@ -328,6 +463,9 @@ static enum MHD_Result start_request(vlm_server *server, struct MHD_Connection *
   request->guarded = connection_guard_find(connection);
   guarded_connection_headers_received(request->guarded);
   http_request_id_choose(header_value(connection, "X-Request-ID"), request->id);
+  /* Framing the server cannot trust: answered at once, and the connection
+   * closes (nothing after it is read as another request). */
+  if (!check_header_syntax(connection, method, request)) return respond_refusal(server, connection, request);
   /* libmicrohttpd reads a body only as Content-Length or chunked; any other
    * coding would be read until the client closes. */
   const char *coding = header_value(connection, MHD_HTTP_HEADER_TRANSFER_ENCODING);
@@ -346,6 +484,16 @@ static enum MHD_Result start_request(vlm_server *server, struct MHD_Connection *
            "The request body is larger than the server's limit of %zu bytes.", server->options.max_body_bytes);
     return respond_refusal(server, connection, request); /* not read: the connection closes */
   }
+  request->declared = declared;
+  /* The body's memory, from the budget all connections share, before any
+   * of it is read: a declared one at once (503, closing: nothing read). */
+  if (takes_body && declared > 0) {
+    request->over_budget = guarded_connection_reserve_body(request->guarded, (size_t)declared);
+    if (request->over_budget) {
+      refuse_over_budget(server, request);
+      return respond_refusal(server, connection, request);
+    }
+  }
   /* A refusal waits for a small body (drained, the connection stays), not
    * for a large or endless one. */
   if (request->refused && (declared < 0 || declared > (long long)DRAIN_LIMIT_BYTES))
@@ -354,10 +502,13 @@ static enum MHD_Result start_request(vlm_server *server, struct MHD_Connection *
 }
 
 /* Keeps at most max_body_bytes; past that only remembers the body was too
- * large (a chunked body can only be answered once it ended). */
+ * large (a chunked body can only be answered once it ended). A declared
+ * body was reserved whole and is allocated once; a chunked one reserves
+ * each growth, and past the budget is dropped and answered 503. */
 static void append_body(vlm_server *server, http_request *request, const char *data, size_t size) {
   /* Refused requests and GETs keep nothing of a body (it is drained). */
-  if (request->too_large || request->refused || !route_takes_post(request->route)) return;
+  if (request->too_large || request->refused || request->over_budget || !route_takes_post(request->route))
+    return;
   if (size > server->options.max_body_bytes - request->length) {
     request->too_large = true;
     free(request->body);
@@ -368,6 +519,19 @@ static void append_body(vlm_server *server, http_request *request, const char *d
   if (request->length + size + 1 > request->capacity) {
     size_t capacity = request->capacity ? request->capacity : 4096;
     while (capacity < request->length + size + 1) capacity *= 2;
+    if (request->declared > 0 && (size_t)request->declared + 1 >= request->length + size + 1)
+      capacity = (size_t)request->declared + 1; /* reserved already */
+    else if (request->declared < 0) {
+      /* The growth, charged before it is allocated; the first 4 KiB too. */
+      request->over_budget = guarded_connection_reserve_body(request->guarded, capacity - request->capacity);
+      if (request->over_budget) {
+        free(request->body);
+        request->body = NULL;
+        request->length = request->capacity = 0;
+        guarded_connection_release_body(request->guarded);
+        return;
+      }
+    }
     char *grown = realloc(request->body, capacity);
     if (!grown) {
       request->too_large = true; /* refused as too large rather than half-read */
@@ -395,12 +559,18 @@ enum MHD_Result server_handle_access(void *context, struct MHD_Connection *conne
   }
   guarded_connection_body_received(request->guarded);
   if (request->refused) return respond_refusal(server, connection, request);
+  if (request->over_budget) {
+    refuse_over_budget(server, request);
+    return respond_refusal(server, connection, request);
+  }
   if (request->too_large) {
     refuse(request, MHD_HTTP_CONTENT_TOO_LARGE, "invalid_request_error", "request_too_large", NULL,
            "The request body is larger than the server's limit of %zu bytes.", server->options.max_body_bytes);
     return respond_refusal(server, connection, request);
   }
   if (!route_takes_post(request->route)) return respond_get(server, connection, request);
+  if (request->route == ROUTE_TOKENIZE || request->route == ROUTE_DETOKENIZE)
+    return tokenize_handle(server, connection, request, request->route == ROUTE_DETOKENIZE);
   openai_endpoint endpoint =
       request->route == ROUTE_CHAT_COMPLETIONS ? OPENAI_CHAT_COMPLETIONS : OPENAI_COMPLETIONS;
   return chat_handle(server, connection, request, endpoint);
@@ -458,6 +628,7 @@ void server_handle_completed(void *context, struct MHD_Connection *connection, v
   guarded_connection_request_done(request->guarded);
   openai_error_release(&request->refusal);
   free(request->body);
+  guarded_connection_release_body(request->guarded);
   free(request);
   *request_state = NULL;
 }

@@ -84,6 +84,25 @@ static void append_connections(vlm_string_builder *out, vlm_server *server) {
                  "vlm_http_connections_refused_total{reason=\"per_client\"} %llu\n"
                  "vlm_http_connections_refused_total{reason=\"reserve\"} %llu\n",
                  (unsigned long long)counts.refused_per_client, (unsigned long long)counts.refused_reserve);
+  append_gauge(out, "vlm_http_connections_idle", "Idle keep-alive connections now (--max-idle-connections).",
+               (double)counts.idle);
+  append_header(out, "vlm_http_connections_idle_closed_total", "counter",
+                "Idle connections closed to make room, by reason (cap: more were idle than "
+                "--max-idle-connections; accept: a new connection found only the reserve left).");
+  vlm_sb_appendf(out,
+                 "vlm_http_connections_idle_closed_total{reason=\"cap\"} %llu\n"
+                 "vlm_http_connections_idle_closed_total{reason=\"accept\"} %llu\n",
+                 (unsigned long long)counts.idle_closed_cap, (unsigned long long)counts.idle_closed_accept);
+  append_gauge(out, "vlm_http_request_body_bytes",
+               "Request body bytes reserved now by requests being received or answered (--max-body-memory-mb).",
+               (double)counts.body_bytes);
+  append_header(out, "vlm_http_request_body_refused_total", "counter",
+                "Requests refused with 503 server_busy because their body did not fit, by limit "
+                "(total: --max-body-memory-mb; per_client: --max-body-memory-per-client-mb).");
+  vlm_sb_appendf(out,
+                 "vlm_http_request_body_refused_total{limit=\"total\"} %llu\n"
+                 "vlm_http_request_body_refused_total{limit=\"per_client\"} %llu\n",
+                 (unsigned long long)counts.body_refused_total, (unsigned long long)counts.body_refused_client);
 }
 
 static void append_requests(vlm_string_builder *out, const vlm_engine_metrics *metrics) {

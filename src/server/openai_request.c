@@ -9,22 +9,32 @@
  *             presence_penalty, frequency_penalty, seed, stop, n (must be 1),
  *             logprobs, top_logprobs (chat), the vLLM extensions top_k,
  *             min_p, repetition_penalty, and llama-server's return_progress
- *             (streams only).
+ *             (streams only); chat: tools, tool_choice, response_format
+ *             (openai_structured.c).
+ *             (streams only); logit_bias, echo and vLLM's
+ *             chat_template_kwargs, add_generation_prompt,
+ *             continue_final_message, min_tokens, ignore_eos,
+ *             stop_token_ids, skip_special_tokens,
+ *             spaces_between_special_tokens (openai_extensions.c).
  *   ignored   user, metadata, store, service_tier, parallel_tool_calls,
  *             prompt_cache_key, prompt_cache_retention, safety_identifier:
  *             bookkeeping that cannot change the generated text (OpenAI
- *             accepts them on every model).
+ *             accepts them on every model); accepted only with their
+ *             OpenAI types (user a string, metadata an object of at most
+ *             16 strings, store a boolean, service_tier one of its names...),
+ *             so a client's mistake is not silently swallowed.
  *   refused   unless null or the value that asks for nothing we lack:
- *             chat:        tools, functions, audio, prediction,
+ *             chat:        functions, audio, prediction,
  *                          reasoning_effort, verbosity, web_search_options
- *                          (always refused when non-null); tool_choice and
- *                          function_call (accepted only as "none");
- *                          response_format (only {"type":"text"});
- *                          logit_bias (only {}); modalities (only ["text"]);
- *             completions: suffix (always refused when non-null), echo (only
- *                          false), best_of (only 1), logit_bias (only {}).
+ *                          (always refused when non-null); function_call
+ *                          (accepted only as "none");
+ *                          modalities (only ["text"]);
+ *             completions: suffix (always refused when non-null),
+ *                          best_of (only 1).
  *   unknown   anything else is refused with OpenAI's own wording
- *             ("Unrecognized request argument supplied: X"), as OpenAI does.
+ *             ("Unrecognized request argument supplied: X"), as OpenAI does,
+ *             or, with accept_unknown_fields (vlm serve
+ *             --accept-unknown-fields), ignored and logged as vLLM does.
  *
  * null means "not given" for every optional field, as in OpenAI's and
  * vLLM's schemas. Inside messages, unknown keys are refused too (OpenAI
@@ -320,22 +330,69 @@ typedef struct field_rule {
   const char *name;
   int endpoints;
   field_class handling;
-  /* FIELD_REFUSED only: true for the values that ask for nothing we lack
-   * (NULL: every non-null value is refused). */
+  /* FIELD_REFUSED: true for the values that ask for nothing we lack
+   * (NULL: every non-null value is refused). FIELD_IGNORED: checks the
+   * value has the field's OpenAI type (ignored fields are accepted only as
+   * OpenAI would accept them, never as anything at all). */
   bool (*is_harmless)(const vlm_json_value *value);
+  bool (*check_type)(const vlm_json_value *value, const char *name, openai_error *error);
 } field_rule;
+
+/* ---- OpenAI's types for the fields accepted and ignored ---------------- */
+
+static bool ignored_string(const vlm_json_value *value, const char *name, openai_error *error) {
+  return value->type == VLM_JSON_STRING || openai_fail_type(error, name, "a string", value);
+}
+
+static bool ignored_boolean(const vlm_json_value *value, const char *name, openai_error *error) {
+  return value->type == VLM_JSON_BOOL || openai_fail_type(error, name, "a boolean", value);
+}
+
+static bool ignored_string_of(const vlm_json_value *value, const char *name, openai_error *error,
+                              const char *const *allowed, const char *listed) {
+  if (!ignored_string(value, name, error)) return false;
+  for (size_t i = 0; allowed[i]; i++)
+    if (vlm_json_string_equals(value, allowed[i])) return true;
+  return openai_fail_invalid_value(error, name, "expected one of %s", listed);
+}
+
+static bool ignored_service_tier(const vlm_json_value *value, const char *name, openai_error *error) {
+  static const char *const tiers[] = {"auto", "default", "flex", "scale", "priority", NULL};
+  return ignored_string_of(value, name, error, tiers, "'auto', 'default', 'flex', 'scale', 'priority'");
+}
+
+static bool ignored_cache_retention(const vlm_json_value *value, const char *name, openai_error *error) {
+  static const char *const retentions[] = {"in-memory", "24h", NULL};
+  return ignored_string_of(value, name, error, retentions, "'in-memory', '24h'");
+}
+
+/* OpenAI's metadata: at most 16 pairs, keys of at most 64 characters,
+ * values strings of at most 512. */
+#define METADATA_MAX_PAIRS 16
+#define METADATA_MAX_KEY 64
+#define METADATA_MAX_VALUE 512
+
+static bool ignored_metadata(const vlm_json_value *value, const char *name, openai_error *error) {
+  if (value->type != VLM_JSON_OBJECT) return openai_fail_type(error, name, "an object", value);
+  if (value->as.object.count > METADATA_MAX_PAIRS)
+    return openai_fail_invalid_value(error, name, "at most %d key-value pairs, got %zu", METADATA_MAX_PAIRS,
+                                     value->as.object.count);
+  for (size_t i = 0; i < value->as.object.count; i++) {
+    const vlm_json_member *member = &value->as.object.members[i];
+    if (member->key_length > METADATA_MAX_KEY)
+      return openai_fail_invalid_value(error, name, "keys of at most %d characters, got one of %zu",
+                                       METADATA_MAX_KEY, member->key_length);
+    if (member->value.type != VLM_JSON_STRING)
+      return openai_fail_type(error, "metadata.*", "a string", &member->value);
+    if (member->value.as.string.length > METADATA_MAX_VALUE)
+      return openai_fail_invalid_value(error, name, "values of at most %d characters, got one of %zu",
+                                       METADATA_MAX_VALUE, member->value.as.string.length);
+  }
+  return true;
+}
 
 static bool is_string_none(const vlm_json_value *value) {
   return vlm_json_string_equals(value, "none");
-}
-
-static bool is_text_response_format(const vlm_json_value *value) {
-  return value->type == VLM_JSON_OBJECT && value->as.object.count == 1 &&
-         vlm_json_string_equals(vlm_json_object_get(value, "type"), "text");
-}
-
-static bool is_empty_object(const vlm_json_value *value) {
-  return value->type == VLM_JSON_OBJECT && value->as.object.count == 0;
 }
 
 static bool is_text_only_modalities(const vlm_json_value *value) {
@@ -343,10 +400,6 @@ static bool is_text_only_modalities(const vlm_json_value *value) {
   for (size_t i = 0; i < value->as.array.count; i++)
     if (!vlm_json_string_equals(&value->as.array.items[i], "text")) return false;
   return true;
-}
-
-static bool is_false(const vlm_json_value *value) {
-  return value->type == VLM_JSON_BOOL && !value->as.boolean;
 }
 
 static bool is_integer_one(const vlm_json_value *value) {
@@ -375,22 +428,32 @@ static const field_rule field_rules[] = {
     {"n", FOR_BOTH, FIELD_USED, NULL},
     {"logprobs", FOR_BOTH, FIELD_USED, NULL},
     {"top_logprobs", FOR_CHAT, FIELD_USED, NULL},
+    /* openai_extensions.c */
+    {"logit_bias", FOR_BOTH, FIELD_USED, NULL},
+    {"echo", FOR_BOTH, FIELD_USED, NULL},
+    {"chat_template_kwargs", FOR_CHAT, FIELD_USED, NULL},
+    {"add_generation_prompt", FOR_CHAT, FIELD_USED, NULL},
+    {"continue_final_message", FOR_CHAT, FIELD_USED, NULL},
+    {"min_tokens", FOR_BOTH, FIELD_USED, NULL},
+    {"ignore_eos", FOR_BOTH, FIELD_USED, NULL},
+    {"stop_token_ids", FOR_BOTH, FIELD_USED, NULL},
+    {"skip_special_tokens", FOR_BOTH, FIELD_USED, NULL},
+    {"spaces_between_special_tokens", FOR_BOTH, FIELD_USED, NULL},
 
-    {"user", FOR_BOTH, FIELD_IGNORED, NULL},
-    {"metadata", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"store", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"service_tier", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"parallel_tool_calls", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"prompt_cache_key", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"prompt_cache_retention", FOR_CHAT, FIELD_IGNORED, NULL},
-    {"safety_identifier", FOR_CHAT, FIELD_IGNORED, NULL},
+    {"user", FOR_BOTH, FIELD_IGNORED, NULL, ignored_string},
+    {"metadata", FOR_CHAT, FIELD_IGNORED, NULL, ignored_metadata},
+    {"store", FOR_CHAT, FIELD_IGNORED, NULL, ignored_boolean},
+    {"service_tier", FOR_CHAT, FIELD_IGNORED, NULL, ignored_service_tier},
+    {"parallel_tool_calls", FOR_CHAT, FIELD_IGNORED, NULL, ignored_boolean},
+    {"prompt_cache_key", FOR_CHAT, FIELD_IGNORED, NULL, ignored_string},
+    {"prompt_cache_retention", FOR_CHAT, FIELD_IGNORED, NULL, ignored_cache_retention},
+    {"safety_identifier", FOR_CHAT, FIELD_IGNORED, NULL, ignored_string},
 
-    {"tools", FOR_CHAT, FIELD_REFUSED, NULL},
-    {"tool_choice", FOR_CHAT, FIELD_REFUSED, is_string_none},
+    {"tools", FOR_CHAT, FIELD_USED, NULL},
+    {"tool_choice", FOR_CHAT, FIELD_USED, NULL},
+    {"response_format", FOR_CHAT, FIELD_USED, NULL},
     {"functions", FOR_CHAT, FIELD_REFUSED, NULL},
     {"function_call", FOR_CHAT, FIELD_REFUSED, is_string_none},
-    {"response_format", FOR_CHAT, FIELD_REFUSED, is_text_response_format},
-    {"logit_bias", FOR_BOTH, FIELD_REFUSED, is_empty_object},
     {"audio", FOR_CHAT, FIELD_REFUSED, NULL},
     {"modalities", FOR_CHAT, FIELD_REFUSED, is_text_only_modalities},
     {"prediction", FOR_CHAT, FIELD_REFUSED, NULL},
@@ -398,7 +461,6 @@ static const field_rule field_rules[] = {
     {"verbosity", FOR_CHAT, FIELD_REFUSED, NULL},
     {"web_search_options", FOR_CHAT, FIELD_REFUSED, NULL},
     {"suffix", FOR_COMPLETIONS, FIELD_REFUSED, NULL},
-    {"echo", FOR_COMPLETIONS, FIELD_REFUSED, is_false},
     {"best_of", FOR_COMPLETIONS, FIELD_REFUSED, is_integer_one},
 };
 
@@ -410,20 +472,42 @@ static const field_rule *find_field_rule(const char *name, int endpoint_bit) {
 }
 
 /* Refuses unknown fields and refused fields with non-harmless values. */
-static bool check_top_level_fields(const vlm_json_value *body, openai_endpoint endpoint,
-                                   openai_error *error) {
+static bool note_ignored_field(const vlm_json_member *member, openai_request *request, openai_error *error) {
+  if (!request->ignored_fields) {
+    request->ignored_fields = calloc(OPENAI_MAX_IGNORED_FIELDS, sizeof(char *));
+    if (!request->ignored_fields) return openai_fail_out_of_memory(error);
+  }
+  if (request->ignored_field_count >= OPENAI_MAX_IGNORED_FIELDS) return true;
+  char name[101];
+  snprintf(name, sizeof(name), "%.100s", member->key);
+  char *copy = openai_copy_string(name);
+  if (!copy) return openai_fail_out_of_memory(error);
+  request->ignored_fields[request->ignored_field_count++] = copy;
+  return true;
+}
+
+static bool check_top_level_fields(const vlm_json_value *body, openai_endpoint endpoint, bool accept_unknown,
+                                   openai_request *request, openai_error *error) {
   int endpoint_bit = endpoint == OPENAI_CHAT_COMPLETIONS ? FOR_CHAT : FOR_COMPLETIONS;
   for (size_t i = 0; i < body->as.object.count; i++) {
     const vlm_json_member *member = &body->as.object.members[i];
     bool plain_key = strlen(member->key) == member->key_length;
     const field_rule *rule = plain_key ? find_field_rule(member->key, endpoint_bit) : NULL;
+    if (!rule && accept_unknown) {
+      if (!note_ignored_field(member, request, error)) return false;
+      continue;
+    }
     if (!rule) {
       /* The key is client text: print it bounded and as-is (it is JSON-escaped later). */
       openai_error_set(error, 400, "invalid_request_error", member->key, NULL,
                        "Unrecognized request argument supplied: %.100s", member->key);
       return false;
     }
-    if (rule->handling != FIELD_REFUSED || openai_is_absent(&member->value)) continue;
+    if (rule->handling == FIELD_USED || openai_is_absent(&member->value)) continue;
+    if (rule->handling == FIELD_IGNORED) {
+      if (rule->check_type && !rule->check_type(&member->value, rule->name, error)) return false;
+      continue;
+    }
     if (rule->is_harmless && rule->is_harmless(&member->value)) continue;
     return openai_fail_unsupported(error, rule->name, "is not supported by this server");
   }
@@ -642,20 +726,47 @@ static bool parse_model(const vlm_json_value *body, openai_request *request,
 /* Completions prompt.                                                    */
 /* ---------------------------------------------------------------------- */
 
+/* A token prompt: an array of ids (bounded by the body's size; checked
+ * against the vocabulary by the engine). */
+static bool read_prompt_ids(const vlm_json_value *array, openai_request *request, openai_error *error) {
+  size_t count = array->as.array.count;
+  request->prompt_ids = malloc(count * sizeof(int32_t));
+  if (!request->prompt_ids) return openai_fail_out_of_memory(error);
+  for (size_t i = 0; i < count; i++) {
+    int64_t id = 0;
+    if (!vlm_json_get_int(&array->as.array.items[i], &id) || id < 0 || id > INT32_MAX) {
+      char param[OPENAI_PARAM_CAPACITY];
+      openai_build_param(param, "prompt[%zu]", i);
+      return openai_fail_invalid_value(error, param, "a token prompt holds token ids (integers from 0)");
+    }
+    request->prompt_ids[i] = (int32_t)id;
+  }
+  request->prompt_id_count = (int64_t)count;
+  return true;
+}
+
+static bool is_id_array(const vlm_json_value *value) {
+  return value->type == VLM_JSON_ARRAY && value->as.array.count > 0 &&
+         value->as.array.items[0].type == VLM_JSON_NUMBER;
+}
+
 static bool parse_prompt(const vlm_json_value *body, openai_request *request,
                          openai_error *error) {
   const vlm_json_value *prompt = openai_or_null(vlm_json_object_get(body, "prompt"));
-  /* OpenAI also takes a batch of prompts or token ids; we serve one text
-   * prompt per request, so say so instead of answering only the first. */
+  /* OpenAI's forms: a string, an array of strings, an array of ids, an
+   * array of id arrays. One prompt per request here (a string or one id
+   * array, also inside an array of one); a batch is refused rather than
+   * answered for its first prompt only. */
+  if (is_id_array(prompt)) return read_prompt_ids(prompt, request, error);
   if (prompt->type == VLM_JSON_ARRAY) {
     if (prompt->as.array.count != 1)
       return openai_fail_invalid_value(error, "prompt",
-                                "only a single prompt string is supported (got an array of %zu)",
+                                "only a single prompt is supported (got an array of %zu)",
                                 prompt->as.array.count);
     prompt = &prompt->as.array.items[0];
+    if (is_id_array(prompt)) return read_prompt_ids(prompt, request, error);
     if (prompt->type != VLM_JSON_STRING)
-      return openai_fail_invalid_value(error, "prompt",
-                                "only a text prompt is supported (token id prompts are not)");
+      return openai_fail_invalid_value(error, "prompt", "must be a string or an array of token ids");
   }
   if (prompt->type != VLM_JSON_STRING) return openai_fail_type(error, "prompt", "a string", prompt);
   return openai_copy_plain_string(prompt, "prompt", error, &request->prompt);
@@ -666,23 +777,26 @@ static bool parse_prompt(const vlm_json_value *body, openai_request *request,
 /* ---------------------------------------------------------------------- */
 
 static bool parse_body(const vlm_json_value *body, openai_endpoint endpoint,
-                       openai_content_format content_format, openai_request *request,
+                       const openai_parse_options *options, openai_request *request,
                        openai_error *error) {
+  openai_content_format content_format = options ? options->content_format : OPENAI_CONTENT_AS_GIVEN;
+  bool accept_unknown = options && options->accept_unknown_fields;
   if (body->type != VLM_JSON_OBJECT) {
     openai_error_set(error, 400, "invalid_request_error", NULL, NULL,
                      "The request body must be a JSON object, got %s.", json_kind_phrase(body));
     return false;
   }
   bool is_chat = endpoint == OPENAI_CHAT_COMPLETIONS;
-  return check_top_level_fields(body, endpoint, error) &&
-         (is_chat ? openai_parse_messages(body, content_format, request, error)
+  return check_top_level_fields(body, endpoint, accept_unknown, request, error) &&
+         (is_chat ? openai_parse_messages(body, content_format, request, error) &&
+                        openai_parse_structured(body, options, request, error)
                   : parse_prompt(body, request, error)) &&
          parse_model(body, request, error) && parse_stream(body, request, error) &&
          parse_max_tokens(body, request, error) && parse_float_fields(body, request, error) &&
          parse_top_k_and_seed(body, request, error) && parse_n(body, error) &&
          (is_chat ? parse_chat_logprobs(body, request, error)
                   : parse_completions_logprobs(body, request, error)) &&
-         parse_stop(body, request, error);
+         parse_stop(body, request, error) && openai_parse_extensions(body, request, error);
 }
 
 bool openai_request_parse(openai_endpoint endpoint, const char *body, size_t length,
@@ -705,8 +819,7 @@ bool openai_request_parse(openai_endpoint endpoint, const char *body, size_t len
     vlm_status_free(status);
     return false;
   }
-  openai_content_format content_format = options ? options->content_format : OPENAI_CONTENT_AS_GIVEN;
-  bool parsed = parse_body(document.root, endpoint, content_format, out_request, error);
+  bool parsed = parse_body(document.root, endpoint, options, out_request, error);
   vlm_json_document_release(&document);
   if (!parsed) openai_request_release(out_request);
   return parsed;
@@ -717,9 +830,12 @@ void openai_request_release(openai_request *request) {
   free(request->model);
   free(request->messages_json);
   free(request->prompt);
+  free(request->prompt_ids);
   for (size_t i = 0; i < request->media_count; i++) openai_media_release(&request->media[i]);
   free(request->media);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
+  free(request->grammar);
+  openai_extensions_release(request);
   memset(request, 0, sizeof(*request));
 }

@@ -8,6 +8,10 @@
  * of range, n != 1, an unsupported content part type, are errors naming the
  * field in `param` (e.g. "messages[1].content[0].image_url.url").
  *
+ * response_format (json_object, json_schema), tools and tool_choice become
+ * a grammar for constrained decoding and the tool-call format to parse
+ * (openai_structured.c, docs/STRUCTURED_OUTPUTS.md).
+ *
  * Chat messages are converted to Transformers' chat format for the model's
  * template: content parts become {"type":"text","text":...} and
  * {"type":"image"} in order, and each image part's URL is kept in
@@ -68,7 +72,9 @@ typedef struct openai_request {
   openai_endpoint endpoint;
   char *model;                  /* as given (echoed back); may be NULL */
   char *messages_json;          /* chat: Transformers-format messages array */
-  char *prompt;                 /* completions: the prompt string */
+  char *prompt;                 /* completions: the prompt string, or */
+  int32_t *prompt_ids;          /* completions: a prompt of token ids (not yet checked against the vocabulary) */
+  int64_t prompt_id_count;
   openai_media *media;          /* chat: in placeholder order */
   size_t media_count;
   bool stream;
@@ -82,6 +88,28 @@ typedef struct openai_request {
   int32_t top_logprobs;
   char **stop;                  /* up to OPENAI_MAX_STOP_STRINGS strings */
   size_t stop_count;
+  /* Structured outputs and tools (openai_structured.c): the GBNF grammar
+   * of response_format or of a forced tool call (NULL: none); the output's
+   * tool-call format when calls are to be parsed from it (NULL: not). With
+   * tools, messages_json is {"messages": [...], "tools": [...]}. */
+  char *grammar;
+  const struct tool_format *tool_format;
+  /* vLLM's extensions and OpenAI's logit_bias and echo (openai_extensions.c). */
+  char *chat_template_kwargs_json;  /* chat: a JSON object, or NULL */
+  bool no_generation_prompt;        /* add_generation_prompt: false */
+  bool continue_final_message;
+  char *echo_text;                  /* echo: the text the answer starts with; NULL: no echo */
+  bool echo_prompt_ids;             /* echo of a token prompt: the handler decodes it into echo_text */
+  int64_t min_tokens;
+  bool ignore_eos;
+  bool keep_special_tokens;         /* skip_special_tokens: false */
+  int32_t *stop_token_ids;
+  size_t stop_token_id_count;
+  vlm_logit_bias *logit_bias;       /* ids not yet checked against the vocabulary */
+  size_t logit_bias_count;
+  /* Unknown top-level fields accepted (accept_unknown_fields), to log. */
+  char **ignored_fields;
+  size_t ignored_field_count;
 } openai_request;
 
 /* Bounds every request has, whatever the model (OpenAI's own: at most 4
@@ -90,6 +118,9 @@ typedef struct openai_request {
 #define OPENAI_MAX_TOKENS_LIMIT INT32_MAX
 #define OPENAI_MAX_STOP_STRINGS 4
 #define OPENAI_MAX_STOP_BYTES 1024
+#define OPENAI_MAX_STOP_TOKEN_IDS 64
+#define OPENAI_MAX_LOGIT_BIAS 1024
+#define OPENAI_MAX_IGNORED_FIELDS 16  /* named in the log; more are counted */
 
 /* How chat content is handed to the model's template, from
  * vlm_chat_template_content_format (vLLM's resolved content format). */
@@ -103,6 +134,12 @@ typedef enum openai_content_format {
 
 typedef struct openai_parse_options {
   openai_content_format content_format;
+  const struct tool_format *tool_format; /* the model's (server/tool_calls.h); NULL: unknown */
+  /* vLLM's behaviour (vlm serve --accept-unknown-fields): an unknown
+   * top-level field is ignored and listed in request->ignored_fields
+   * instead of refused with OpenAI's 400. Fields we know and refuse stay
+   * refused. */
+  bool accept_unknown_fields;
 } openai_parse_options;
 
 /* Parses and validates `body`; `options` may be NULL (content as given).

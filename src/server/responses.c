@@ -205,12 +205,58 @@ static bool any_logprob(const event_token *tokens, size_t count) {
 /* The completion text: the engine's whole-text decode when it gave one
  * (it can differ from the concatenated deltas only in how partial
  * characters were held back), else the deltas. */
-static void append_completion_text(vlm_string_builder *out, const request_events *events) {
+/* The completion's raw text (no echo). */
+static void gather_text(const request_events *events, vlm_string_builder *out) {
   if (events->full_text) {
-    response_append_text(out, events->full_text, events->full_text_length);
+    vlm_sb_append(out, events->full_text, events->full_text_length);
     return;
   }
+  for (size_t i = 0; i < events->token_count; i++)
+    vlm_sb_append(out, events->tokens[i].text, events->tokens[i].text_length);
+}
+
+static void append_text_or_null(vlm_string_builder *out, const vlm_string_builder *text) {
+  if (text->length) response_append_text(out, text->data, text->length);
+  else vlm_sb_append_literal(out, "null");
+  if (text->failed) out->failed = true;
+}
+
+/* "content" and "reasoning_content" of a chat message, split as the
+ * server's reasoning parser does (echo, if any, starts the content). */
+static void append_split_message(vlm_string_builder *out, const response_header *header,
+                                 const request_events *events) {
+  vlm_string_builder text = {0}, reasoning = {0}, content = {0};
+  gather_text(events, &text);
+  if (header->echo_text) vlm_sb_append(&content, header->echo_text, strlen(header->echo_text));
+  reasoning_split split;
+  reasoning_split_init(&split, header->reasoning, header->prompt_tail);
+  reasoning_split_push(&split, text.data ? text.data : "", text.length, &reasoning, &content);
+  reasoning_split_finish(&split, &reasoning, &content);
+  bool thought = split.thought;
+  reasoning_split_release(&split);
+  vlm_sb_append_literal(out, "\"content\":");
+  if (thought) append_text_or_null(out, &content);
+  else response_append_text(out, content.data ? content.data : "", content.length);
+  vlm_sb_append_literal(out, ",\"reasoning_content\":");
+  if (thought) response_append_text(out, reasoning.data ? reasoning.data : "", reasoning.length);
+  else vlm_sb_append_literal(out, "null");
+  if (text.failed) out->failed = true;
+  vlm_sb_release(&text);
+  vlm_sb_release(&reasoning);
+  vlm_sb_release(&content);
+}
+
+static void append_completion_text(vlm_string_builder *out, const response_header *header,
+                                   const request_events *events) {
   vlm_string_builder joined = {0};
+  if (header->echo_text) vlm_sb_append(&joined, header->echo_text, strlen(header->echo_text));
+  if (events->full_text) {
+    vlm_sb_append(&joined, events->full_text, events->full_text_length);
+    response_append_text(out, joined.data ? joined.data : "", joined.length);
+    if (joined.failed) out->failed = true;
+    vlm_sb_release(&joined);
+    return;
+  }
   for (size_t i = 0; i < events->token_count; i++)
     vlm_sb_append(&joined, events->tokens[i].text, events->tokens[i].text_length);
   response_append_text(out, joined.data ? joined.data : "", joined.length);
@@ -220,26 +266,42 @@ static void append_completion_text(vlm_string_builder *out, const request_events
 
 char *response_completion(const response_header *header, const request_events *events,
                           bool with_logprobs) {
+  return response_completion_tools(header, events, with_logprobs, NULL);
+}
+
+char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
+                                const tool_calls_result *tools) {
+  bool calls = tools && tools->count > 0;
   vlm_string_builder out = {0};
   bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
   bool logprobs = with_logprobs && any_logprob(events->tokens, events->token_count);
   append_object_start(&out, header, chat ? "chat.completion" : "text_completion");
   vlm_sb_append_literal(&out, ",\"choices\":[{\"index\":0,");
   if (chat) {
-    vlm_sb_append_literal(&out, "\"message\":{\"role\":\"assistant\",\"content\":");
-    append_completion_text(&out, events);
+    vlm_sb_append_literal(&out, "\"message\":{\"role\":\"assistant\",");
+    if (tools) {
+      vlm_sb_append_literal(&out, "\"content\":");
+      if (calls && !tools->content_length) vlm_sb_append_literal(&out, "null");
+      else response_append_text(&out, tools->content, tools->content_length);
+      if (calls) tool_calls_append_message_json(&out, tools, header->id + 9 /* past "chatcmpl-" */);
+    } else if (header->reasoning != REASONING_OFF) {
+      append_split_message(&out, header, events);
+    } else {
+      vlm_sb_append_literal(&out, "\"content\":");
+      append_completion_text(&out, header, events);
+    }
     vlm_sb_append_literal(&out, ",\"refusal\":null},\"logprobs\":");
     if (logprobs) append_chat_logprobs(&out, events->tokens, events->token_count);
     else vlm_sb_append_literal(&out, "null");
   } else {
     vlm_sb_append_literal(&out, "\"text\":");
-    append_completion_text(&out, events);
+    append_completion_text(&out, header, events);
     vlm_sb_append_literal(&out, ",\"logprobs\":");
     if (logprobs) append_completion_logprobs(&out, events->tokens, events->token_count, 0);
     else vlm_sb_append_literal(&out, "null");
   }
   vlm_sb_append_literal(&out, ",\"finish_reason\":");
-  append_string(&out, events->finish_reason);
+  append_string(&out, calls && strcmp(events->finish_reason, "stop") == 0 ? "tool_calls" : events->finish_reason);
   vlm_sb_append_literal(&out, "}],\"usage\":");
   append_usage(&out, &events->usage);
   response_append_timings(&out, events);
@@ -304,6 +366,34 @@ void response_append_token_chunk(vlm_string_builder *out, const response_header 
   vlm_sb_append_literal(out, ",\"finish_reason\":null}]}\n\n");
 }
 
+void response_append_split_chunk(vlm_string_builder *out, const response_header *header, const event_token *token,
+                                 const vlm_string_builder *reasoning, const vlm_string_builder *content,
+                                 bool with_logprobs) {
+  bool logprobs = with_logprobs && token && token->has_logprob;
+  if (!reasoning->length && !content->length && !logprobs) return;
+  append_chunk_start(out, header);
+  vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{");
+  if (reasoning->length) {
+    vlm_sb_append_literal(out, "\"reasoning_content\":");
+    response_append_text(out, reasoning->data, reasoning->length);
+  }
+  if (content->length || !reasoning->length) {
+    if (reasoning->length) vlm_sb_append_literal(out, ",");
+    vlm_sb_append_literal(out, "\"content\":");
+    response_append_text(out, content->data ? content->data : "", content->length);
+  }
+  vlm_sb_append_literal(out, "},\"logprobs\":");
+  if (logprobs) append_chat_logprobs(out, token, 1);
+  else vlm_sb_append_literal(out, "null");
+  vlm_sb_append_literal(out, ",\"finish_reason\":null}]}\n\n");
+}
+
+void response_append_echo_chunk(vlm_string_builder *out, const response_header *header) {
+  if (!header->echo_text || !header->echo_text[0]) return;
+  event_token token = {.text = (char *)header->echo_text, .text_length = strlen(header->echo_text), .token = -1};
+  response_append_token_chunk(out, header, &token, false);
+}
+
 void response_append_finish_chunk(vlm_string_builder *out, const response_header *header,
                                   const char *finish_reason, const request_events *events) {
   append_chunk_start(out, header);
@@ -316,6 +406,23 @@ void response_append_finish_chunk(vlm_string_builder *out, const response_header
   vlm_sb_append_literal(out, "}]");
   response_append_timings(out, events);
   vlm_sb_append_literal(out, "}\n\n");
+}
+
+void response_append_tool_call_chunks(vlm_string_builder *out, const response_header *header,
+                                      const tool_calls_result *tools) {
+  for (size_t i = 0; i < tools->count; i++) {
+    append_chunk_start(out, header);
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+                        "\"id\":\"call_%s_%zu\",\"type\":\"function\",\"function\":{\"name\":",
+                   i, header->id + 9, i);
+    append_string(out, tools->calls[i].name);
+    vlm_sb_append_literal(out, ",\"arguments\":\"\"}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    append_chunk_start(out, header);
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+                        "\"function\":{\"arguments\":", i);
+    append_string(out, tools->calls[i].arguments);
+    vlm_sb_append_literal(out, "}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+  }
 }
 
 void response_append_progress_chunk(vlm_string_builder *out, const response_header *header,

@@ -10,7 +10,9 @@
 
 #include "io/json.h"
 #include "server/openai_request.h"
+#include "server/reasoning.h"
 #include "server/request_events.h"
+#include "server/tool_calls.h"
 
 /* What every object and chunk of one answer repeats. */
 typedef struct response_header {
@@ -18,6 +20,14 @@ typedef struct response_header {
   char id[48];                  /* "chatcmpl-..." or "cmpl-...", random */
   int64_t created;              /* unix seconds */
   const char *model;            /* borrowed */
+  /* echo: the text the answer starts with (borrowed; NULL: none). The
+   * whole answer's text begins with it; a stream sends it as the first
+   * content chunk (response_append_echo_chunk), as vLLM does. */
+  const char *echo_text;
+  /* Chat: the reasoning parser (reasoning.h) and the end of the prompt it
+   * starts from (borrowed); REASONING_OFF: the text is all content. */
+  reasoning_kind reasoning;
+  const char *prompt_tail;
 } response_header;
 
 void response_header_init(response_header *header, openai_endpoint endpoint, const char *model);
@@ -27,10 +37,24 @@ void response_header_init(response_header *header, openai_endpoint endpoint, con
 char *response_completion(const response_header *header, const request_events *events,
                           bool with_logprobs);
 
+/* The same with the output split into content and tool calls (tools
+ * non-NULL: content is tools->content, null when empty and there are
+ * calls; finish_reason "tool_calls" when there are calls). */
+char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
+                                const tool_calls_result *tools);
+
 /* Streaming events, appended to `out`. */
 void response_append_role_chunk(vlm_string_builder *out, const response_header *header);
 void response_append_token_chunk(vlm_string_builder *out, const response_header *header,
                                  const event_token *token, bool with_logprobs);
+/* A chat chunk with a delta of reasoning_content and/or content (either
+ * may be empty: left out), and the token's logprobs. Nothing when both
+ * are empty and there are no logprobs to send. */
+void response_append_split_chunk(vlm_string_builder *out, const response_header *header, const event_token *token,
+                                 const vlm_string_builder *reasoning, const vlm_string_builder *content,
+                                 bool with_logprobs);
+/* header->echo_text as a content chunk (nothing without one). */
+void response_append_echo_chunk(vlm_string_builder *out, const response_header *header);
 /* The last chunk with a choice: its finish_reason, and the request's
  * "timings" as llama-server reports them (see response_append_timings). */
 void response_append_finish_chunk(vlm_string_builder *out, const response_header *header,
@@ -47,6 +71,10 @@ void response_append_progress_chunk(vlm_string_builder *out, const response_head
 void response_append_timings(vlm_string_builder *out, const request_events *events);
 void response_append_usage_chunk(vlm_string_builder *out, const response_header *header,
                                  const vlm_engine_usage *usage);
+/* Each call as OpenAI streams it: a delta with its index, id, type and
+ * name (arguments ""), then one with its arguments. */
+void response_append_tool_call_chunks(vlm_string_builder *out, const response_header *header,
+                                      const tool_calls_result *tools);
 void response_append_error_event(vlm_string_builder *out, const openai_error *error);
 void response_append_done(vlm_string_builder *out);
 

@@ -43,11 +43,23 @@ typedef struct vlm_server_options {
   double shutdown_grace_seconds;  /* in-flight requests may finish; 0: 30 */
   unsigned connection_limit;      /* concurrent connections; 0: 256 */
   int max_connections_per_client; /* per source address; 0: 64; negative: no limit */
+  /* Idle keep-alive connections kept at most (the least recently used is
+   * closed past it); 0: half of connection_limit; negative: no cap. */
+  int max_idle_connections;
+  /* Request bodies being received or held, all clients together and per
+   * client address; each at least max_body_bytes. 0: 256 MiB and 128 MiB;
+   * SIZE_MAX: no limit. Past it: 503 server_busy. */
+  size_t max_body_memory;
+  size_t max_body_memory_per_client;
   /* Comma-separated allow-lists (NULL: the defaults in docs/SECURITY.md:
    * bound to loopback, only loopback Host names; otherwise any). */
   const char *allowed_hosts;
   const char *allowed_origins;
   const char *model_name;         /* the id in /v1/models; NULL: the model directory's name */
+  /* The tool-call format parsed from outputs and forced by tool_choice
+   * (server/tool_calls.h: hermes, llama3_json, mistral, phi4_mini_json, or
+   * "none"); NULL: detected from the chat template. */
+  const char *tool_call_parser;
   unsigned max_media_items;       /* image/audio parts per request (SPEC 2.1); 0: 16 */
   double max_audio_seconds;       /* an audio part's duration limit; 0: 600 (vlm/audio.h) */
   /* Lets remote media come from loopback and private addresses. Only for
@@ -58,6 +70,13 @@ typedef struct vlm_server_options {
   /* GET /metrics without the API key (for scrapers that cannot send one:
    * a Gateway API Inference Extension endpoint picker). */
   bool public_metrics;
+  /* Unknown request fields are ignored and logged (vLLM) instead of 400 (OpenAI). */
+  bool accept_unknown_fields;
+  /* How chat answers split reasoning from content (server/reasoning.h):
+   * "qwen3", "deepseek_r1", "auto" ("qwen3" when the chat template writes
+   * <think> and </think>, else none), or NULL / "none": no split, as vLLM
+   * without --reasoning-parser. */
+  const char *reasoning_parser;
 } vlm_server_options;
 
 typedef struct vlm_server vlm_server;

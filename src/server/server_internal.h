@@ -15,6 +15,7 @@
 #include "server/http_policy.h"
 #include "server/media_source.h"
 #include "server/openai_request.h"
+#include "server/reasoning.h"
 #include "server/server.h"
 
 /* Routes, for per-route request counters in /metrics. */
@@ -26,6 +27,8 @@ typedef enum server_route {
   ROUTE_HEALTH_LIVE,
   ROUTE_HEALTH_READY,
   ROUTE_METRICS,
+  ROUTE_TOKENIZE,               /* POST /tokenize, /detokenize (vLLM's) */
+  ROUTE_DETOKENIZE,
   ROUTE_UI,                     /* GET / and the page's files under /ui/ */
   ROUTE_OTHER,
   ROUTE_COUNT,
@@ -48,6 +51,8 @@ struct vlm_server {
   char *model_id;
   /* How chat content reaches the model's template (vLLM's content format). */
   openai_content_format content_format;
+  const struct tool_format *tool_format; /* NULL: none known (written with content_format) */
+  reasoning_kind reasoning;     /* chat answers' reasoning parser (written with content_format) */
   media_policy media;
   struct MHD_Daemon *daemon;
   connection_guard *guard;
@@ -81,6 +86,10 @@ typedef struct http_request {
   char *body;
   size_t length, capacity;
   bool too_large;
+  long long declared;           /* Content-Length; -1: chunked */
+  /* The body budget had no room for it (a chunked body, found while it
+   * arrived): dropped, answered 503 once it ended. */
+  body_reservation over_budget;
   /* A refusal decided from the headers, answered once the (small) body is
    * drained so the connection can be kept alive. */
   bool refused;
@@ -108,6 +117,10 @@ bool server_client_gone(struct MHD_Connection *connection);
  * whole body received (request->body, request->length). */
 enum MHD_Result chat_handle(vlm_server *server, struct MHD_Connection *connection,
                             http_request *request, openai_endpoint endpoint);
+
+/* tokenize_handler.c: POST /tokenize and /detokenize (vLLM's shapes). */
+enum MHD_Result tokenize_handle(vlm_server *server, struct MHD_Connection *connection, http_request *request,
+                                bool detokenize);
 
 /* health_handler.c: GET /health, /health/live and /health/ready. */
 enum MHD_Result health_respond(vlm_server *server, struct MHD_Connection *connection,

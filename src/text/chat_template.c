@@ -456,6 +456,115 @@ static vlm_status build_variables(const vlm_chat_template *chat_template, render
   return VLM_OK;
 }
 
+/* ---------------------------------------------------------------------- */
+/* continue_final_message, as Transformers' render_jinja_template does it. */
+/* ---------------------------------------------------------------------- */
+
+#define CONTINUE_TAG "CONTINUE_FINAL_MESSAGE_TAG "
+
+static vlm_json_value *member_value(vlm_json_value *object, const char *key) {
+  if (!object || object->type != VLM_JSON_OBJECT) return NULL;
+  for (size_t i = 0; i < object->as.object.count; i++) {
+    vlm_json_member *member = &object->as.object.members[i];
+    if (member->key_length == strlen(key) && !memcmp(member->key, key, member->key_length)) return &member->value;
+  }
+  return NULL;
+}
+
+/* `text` + the tag, in the arena. */
+static bool tagged_string(vlm_arena *arena, const vlm_json_value *text, vlm_json_value *out) {
+  size_t length = text->as.string.length, tag = strlen(CONTINUE_TAG);
+  char *chars = vlm_arena_allocate(arena, length + tag + 1, 1);
+  if (!chars) return false;
+  memcpy(chars, text->as.string.chars, length);
+  memcpy(chars + length, CONTINUE_TAG, tag + 1);
+  *out = (vlm_json_value){.type = VLM_JSON_STRING};
+  out->as.string.chars = chars;
+  out->as.string.length = length + tag;
+  return true;
+}
+
+/* Tags the final message's content (a string, or its last part with a
+ * "text") and returns the untagged text in *out_final. */
+static vlm_status tag_final_message(const vlm_chat_template *chat_template, vlm_arena *arena,
+                                    vlm_json_value *variables, vlm_json_value *out_final) {
+  vlm_json_value *messages = member_value(variables, "messages");
+  if (!messages || messages->type != VLM_JSON_ARRAY || messages->as.array.count == 0)
+    return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message is set but the conversation is empty!");
+  vlm_json_value *content = member_value(&messages->as.array.items[messages->as.array.count - 1], "content");
+  if (!content || content->type == VLM_JSON_NULL)
+    return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message is set but the final message has no \"content\" to continue!");
+  if (!strstr(chat_template->text, "content"))
+    return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message is set to \"content\" but this is not an accepted field in "
+                                       "the chat_template");
+  if (content->type == VLM_JSON_ARRAY) {
+    for (size_t i = content->as.array.count; i-- > 0;) {
+      vlm_json_value *part = &content->as.array.items[i];
+      vlm_json_value *text = member_value(part, "text");
+      if (!text) continue;
+      if (text->type != VLM_JSON_STRING)
+        return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message: the final message's last text is not a string");
+      /* The part may be the caller's document: tag a copy of it. */
+      size_t count = part->as.object.count;
+      vlm_json_member *members = vlm_arena_allocate(arena, count * sizeof(*members), 8);
+      vlm_json_value *items = vlm_arena_allocate(arena, content->as.array.count * sizeof(*items), 8);
+      if (!members || !items) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing messages");
+      memcpy(members, part->as.object.members, count * sizeof(*members));
+      memcpy(items, content->as.array.items, content->as.array.count * sizeof(*items));
+      items[i].as.object.members = members;
+      content->as.array.items = items;
+      text = member_value(&items[i], "text");
+      *out_final = *text;
+      return tagged_string(arena, out_final, text) ? VLM_OK
+                                                   : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing messages");
+    }
+    return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message is set but we could not find any text to continue in the "
+                                       "final message!");
+  }
+  if (content->type != VLM_JSON_STRING)
+    return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message: the final message's content is %s",
+                     vlm_json_type_name(content->type));
+  *out_final = *content;
+  return tagged_string(arena, out_final, content) ? VLM_OK
+                                                  : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory preparing messages");
+}
+
+/* Python's str.isspace for the ASCII range plus the separators a template
+ * might leave (str.strip's set, as far as one byte goes). */
+static bool is_python_space(unsigned char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+static bool contains_bytes(const char *haystack, size_t length, const char *needle, size_t needle_length) {
+  if (needle_length == 0) return true;
+  for (size_t i = 0; i + needle_length <= length; i++)
+    if (!memcmp(haystack + i, needle, needle_length)) return true;
+  return false;
+}
+
+/* Cuts the rendered prompt where the tag starts (Transformers' rindex). */
+static vlm_status cut_at_tag(const vlm_json_value *final, char *prompt, size_t *length) {
+  const char *text = final->as.string.chars;
+  size_t start = 0, end = final->as.string.length;
+  while (start < end && is_python_space((unsigned char)text[start])) start++;
+  while (end > start && is_python_space((unsigned char)text[end - 1])) end--;
+  const char *tag = CONTINUE_TAG;
+  size_t tag_length = strlen(tag) - 1; /* tag.strip() */
+  if (!contains_bytes(prompt, *length, text + start, end - start) || !contains_bytes(prompt, *length, tag, tag_length))
+    return VLM_ERROR(INVALID_ARGUMENT, "continue_final_message is set but the final message does not appear in the chat "
+                                       "after applying the chat template! This can happen if the chat template deletes "
+                                       "portions of the final message.");
+  size_t at = *length - tag_length;
+  while (memcmp(prompt + at, tag, tag_length)) at--;
+  bool spacing_kept = *length - at >= tag_length + 1 && prompt[at + tag_length] == ' ';
+  size_t cut = at;
+  if (!spacing_kept)
+    while (cut > 0 && is_python_space((unsigned char)prompt[cut - 1])) cut--;
+  prompt[cut] = '\0';
+  *length = cut;
+  return VLM_OK;
+}
+
 /* The renderer reports its bounds (output, steps, memory, call depth) as
  * RESOURCE_EXHAUSTED and arithmetic overflow as OUT_OF_RANGE, codes a
  * server reads as "busy, retry later" and "context length exceeded". Both
@@ -488,6 +597,10 @@ vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template, cons
                             VLM_JSON_OBJECT, &inputs.extra, &inputs.have_extra);
   vlm_json_value variables;
   if (status == VLM_OK) status = build_variables(chat_template, &inputs, options, &variables);
+  bool continuing = options && options->continue_final_message;
+  vlm_json_value final_message = {0};
+  if (status == VLM_OK && continuing)
+    status = tag_final_message(chat_template, &inputs.arena, &variables, &final_message);
   if (status == VLM_OK) {
     jinja_render_options render_options;
     jinja_render_options_init(&render_options);
@@ -505,6 +618,13 @@ vlm_status vlm_chat_template_render(const vlm_chat_template *chat_template, cons
       status = VLM_ERROR(OUT_OF_RANGE, "the rendered prompt exceeds %zu bytes", options->max_prompt_bytes);
     }
     if (options && options->prompt_limit_reached) *options->prompt_limit_reached = prompt_limit_reached;
+    if (status == VLM_OK && continuing) {
+      status = cut_at_tag(&final_message, *out_prompt, &length);
+      if (status) {
+        free(*out_prompt);
+        *out_prompt = NULL;
+      }
+    }
     if (status == VLM_OK && out_length) *out_length = length;
     status = as_request_error(status);
   }

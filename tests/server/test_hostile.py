@@ -197,6 +197,11 @@ class HostileLoadTests(unittest.TestCase):
     def metrics(self):
         return self.server.metrics()
 
+    def reserve_actions(self):
+        metrics = self.metrics()
+        return (metrics['vlm_http_connections_refused_total{reason="reserve"}'] +
+                metrics['vlm_http_connections_idle_closed_total{reason="accept"}'])
+
     def closed_count(self, deadline):
         return self.metrics()[f'vlm_http_connections_closed_total{{deadline="{deadline}"}}']
 
@@ -281,7 +286,7 @@ class HostileLoadTests(unittest.TestCase):
         # check is answered within about one deadline.
         sources = [f"127.0.0.{10 + i}" for i in range(8)]
         prefix = b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
-        reserve_refusals = self.metrics()['vlm_http_connections_refused_total{reason="reserve"}']
+        reserve_refusals = self.reserve_actions()
         prober = Prober(self.server, interval=0.5)
         prober.start()
         floods = []
@@ -302,8 +307,10 @@ class HostileLoadTests(unittest.TestCase):
             results = prober.stop()
         self.assert_answered(results, HEADER_TIMEOUT + SLACK + 1, "many-address flood")
         self.assertGreaterEqual(len(results), 3)
-        # The flood did reach the reserve, which kept the health checks in.
-        self.assertGreater(self.metrics()['vlm_http_connections_refused_total{reason="reserve"}'], reserve_refusals)
+        # The flood did reach the reserve, which kept the health checks in:
+        # refusing flood addresses there, or (issue 27) closing the
+        # connection waiting longest for a request to make room.
+        self.assertGreater(self.reserve_actions(), reserve_refusals)
         self.chat()
         status, _, data = self.server.request("GET", "/health/ready")
         self.assertEqual((status, json.loads(data)["status"]), (200, "ready"))

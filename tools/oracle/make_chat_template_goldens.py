@@ -157,6 +157,19 @@ CONVERSATIONS = {
         {"role": "assistant", "content": ASSISTANT1},
         {"role": "user", "content": USER1},
     ],
+    "assistant_prefill": [
+        {"role": "user", "content": USER1},
+        {"role": "assistant", "content": "The answer is"},
+    ],
+    "assistant_prefill_trailing_space": [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": USER1},
+        {"role": "assistant", "content": "Let me see "},
+    ],
+    "assistant_prefill_parts": [
+        {"role": "user", "content": [text_part(USER1)]},
+        {"role": "assistant", "content": [text_part("First,"), text_part(" then")]},
+    ],
     "whitespace_content": [
         {"role": "system", "content": "  padded system  \n"},
         {"role": "user", "content": "\n\n  padded user \t"},
@@ -199,21 +212,35 @@ REASONING_CASES = [
     ("single_user", True, None, {"enable_thinking": True}),
 ]
 
+# Transformers' continue_final_message (an apply_chat_template argument, not a
+# template variable: make_cases takes it out of `extra` into the case's own
+# "continue_final_message" key).
+CONTINUE = {"continue_final_message": True}
+CONTINUE_CASES = [
+    ("assistant_prefill", False, None, CONTINUE),
+    ("assistant_prefill_trailing_space", False, None, CONTINUE),
+    ("single_user", False, None, CONTINUE),
+]
+CONTINUE_PARTS_CASES = [
+    ("assistant_prefill_parts", False, None, CONTINUE),
+]
+
 # name -> (template, bos, eos, extra case lists). Real templates come from the
 # test fixtures; family templates from templates/<name>.jinja.
 TEMPLATES = {
-    "qwen3": ("fixture:qwen3", None, None, [TOOL_CASES, REASONING_CASES]),
+    "qwen3": ("fixture:qwen3", None, None, [TOOL_CASES, REASONING_CASES, CONTINUE_CASES]),
     "gemma3": ("fixture:gemma3", None, None, [TOKENIZER_MEDIA_CASES]),
-    "llama3": ("fixture:llama3", None, None, []),
+    "llama3": ("fixture:llama3", None, None, [CONTINUE_CASES]),
     "deepseek_v3": ("fixture:deepseek_v3", None, None, [TOOL_CASES]),
     "llama2": ("fixture:llama2", None, None, []),
 }
 FAMILY_TOKENS = {
     # family: (bos_token, eos_token, extra case lists)
-    "llava": ("<s>", "</s>", [MEDIA_CASES]),
+    "llava": ("<s>", "</s>", [MEDIA_CASES, CONTINUE_PARTS_CASES]),
     "qwen2_vl": ("<|endoftext|>", "<|im_end|>", [MEDIA_CASES]),
     "qwen2_5_vl": ("<|endoftext|>", "<|im_end|>", [MEDIA_CASES]),
-    "qwen3_vl_thinking": ("<|endoftext|>", "<|im_end|>", [MEDIA_CASES, TOOL_CASES, REASONING_CASES]),
+    "qwen3_vl_thinking": ("<|endoftext|>", "<|im_end|>",
+                          [MEDIA_CASES, TOOL_CASES, REASONING_CASES, CONTINUE_CASES, CONTINUE_PARTS_CASES]),
     "gemma3n": ("<bos>", "<eos>", [MEDIA_CASES]),
     "phi4_multimodal": ("<|endoftext|>", "<|endoftext|>", [MEDIA_CASES, TOOL_CASES]),
 }
@@ -223,13 +250,13 @@ def error_text(exception):
     return str(exception)
 
 
-def render_with_tokenizer(tokenizer, messages, add_generation_prompt, tools, extra):
+def render_with_tokenizer(tokenizer, messages, add_generation_prompt, tools, extra, continuing=False):
     return tokenizer.apply_chat_template(
         copy.deepcopy(messages), tools=copy.deepcopy(tools), add_generation_prompt=add_generation_prompt,
-        tokenize=False, **(extra or {}))
+        tokenize=False, **({"continue_final_message": True} if continuing else {}), **(extra or {}))
 
 
-def render_as_processor(template, bos, eos, messages, add_generation_prompt, tools, extra):
+def render_as_processor(template, bos, eos, messages, add_generation_prompt, tools, extra, continuing=False):
     messages = [{k: v for k, v in m.items() if v is not None} for m in copy.deepcopy(messages)]
     for message in messages:
         if isinstance(message.get("content"), list):
@@ -246,7 +273,8 @@ def render_as_processor(template, bos, eos, messages, add_generation_prompt, too
     kwargs = {**special, **(extra or {})}
     rendered, _ = chat_template_utils.render_jinja_template(
         conversations=[messages], tools=copy.deepcopy(tools), chat_template=template,
-        add_generation_prompt=add_generation_prompt, **kwargs)
+        add_generation_prompt=add_generation_prompt,
+        **({"continue_final_message": True} if continuing else {}), **kwargs)
     return rendered[0]
 
 
@@ -263,10 +291,16 @@ def make_cases(render, case_lists):
             continue
         seen.add(name)
         messages = CONVERSATIONS[conversation]
+        continuing = bool(extra and extra.get("continue_final_message"))
+        if extra:
+            extra = {k: v for k, v in extra.items() if k != "continue_final_message"} or None
         case = {"name": name, "messages": messages, "add_generation_prompt": generation,
                 "tools": tools, "extra": extra}
+        if continuing:
+            case["continue_final_message"] = True
         try:
-            case["expected"] = render(messages, generation, tools, extra)
+            case["expected"] = (render(messages, generation, tools, extra, continuing) if continuing
+                                else render(messages, generation, tools, extra))
         except Exception as exception:  # the template raised: keep its message
             case["error"] = error_text(exception)
         cases.append(case)
@@ -296,8 +330,8 @@ def main():
             document["cases"] = []
             document["load_error"] = "has no chat template"
         else:
-            def render(messages, generation, tools, extra, tokenizer=tokenizer):
-                return render_with_tokenizer(tokenizer, messages, generation, tools, extra)
+            def render(messages, generation, tools, extra, continuing=False, tokenizer=tokenizer):
+                return render_with_tokenizer(tokenizer, messages, generation, tools, extra, continuing)
             document["cases"] = make_cases(render, [BASE_CASES] + extra_lists)
         write(name, document)
     for family, (bos, eos, extra_lists) in FAMILY_TOKENS.items():
@@ -308,8 +342,8 @@ def main():
         with open(path, encoding="utf-8") as f:
             template = f.read()
 
-        def render(messages, generation, tools, extra, template=template, bos=bos, eos=eos):
-            return render_as_processor(template, bos, eos, messages, generation, tools, extra)
+        def render(messages, generation, tools, extra, continuing=False, template=template, bos=bos, eos=eos):
+            return render_as_processor(template, bos, eos, messages, generation, tools, extra, continuing)
         document = {"template": f"templates/{family}.jinja", "bos_token": bos, "eos_token": eos,
                     "cases": make_cases(render, [BASE_CASES] + extra_lists)}
         write(family, document)

@@ -48,9 +48,8 @@
   const MAX_STOP_STRINGS = 4;
 
   // What an assistant message takes from a streamed delta: field -> key.
-  // A reasoning section (delta.reasoning_content) is one more entry here
-  // and one more renderer in ASSISTANT_SECTIONS.
-  const DELTA_FIELDS = [["content", "text"]];
+  // delta.reasoning_content comes from a server run with --reasoning-parser.
+  const DELTA_FIELDS = [["reasoning_content", "reasoning"], ["content", "text"]];
 
   const state = {
     model: null,            // the /v1/models entry
@@ -573,6 +572,24 @@
   // Each takes the message and its node from the last render (or null)
   // and returns the node to show, or null for none.
   const ASSISTANT_SECTIONS = [
+    // The model's reasoning, collapsed: a <details> the reader opens. It
+    // stays closed while streaming (the summary says it is thinking) and
+    // keeps whatever the reader chose on later renders.
+    ["reasoning", (message, node) => {
+      if (!message.reasoning) return null;
+      if (!node) {
+        node = document.createElement("details");
+        node.className = "reasoning";
+        const summary = document.createElement("summary");
+        const body = document.createElement("div");
+        body.className = "reasoning-text markdown";
+        node.append(summary, body);
+      }
+      const thinking = message.state === "streaming" && !message.text;
+      node.querySelector("summary").textContent = thinking ? "Thinking…" : "Reasoning";
+      markdown.update(node.querySelector(".reasoning-text"), message.reasoning, { streaming: thinking });
+      return node;
+    }],
     ["content", (message, node) => {
       if (!message.text && message.state === "error") return null;
       if (!node) { node = document.createElement("div"); node.className = "content markdown"; }
@@ -583,7 +600,7 @@
 
   function renderProgress(item, message) {
     let box = item.querySelector(":scope > .prompt-progress");
-    const waiting = message.state === "streaming" && !message.text;
+    const waiting = message.state === "streaming" && !message.text && !message.reasoning;
     if (!waiting) { if (box) box.remove(); return; }
     if (!box) {
       box = document.createElement("div");
@@ -780,7 +797,7 @@
   // Streams the reply to the conversation's last user message.
   async function runTurn(conversation) {
     const messages = apiMessages(conversation);
-    const reply = { role: "assistant", model: state.model ? state.model.id : null, text: "", state: "streaming",
+    const reply = { role: "assistant", model: state.model ? state.model.id : null, text: "", reasoning: "", state: "streaming",
                     progress: null, usage: null, timings: null,
                     finishReason: null, error: null, errorStatus: 0, firstTokenMs: null, elapsedMs: null };
     conversation.messages.push(reply);
