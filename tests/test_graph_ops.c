@@ -18,7 +18,11 @@
  * (strided and padded, grouped, depthwise, a causal conv1d with a channel
  * multiplier over two batch items), permute, add and mul broadcasting a
  * suffix of the shape, and biased_attention (two blocks, per-head bias with
- * a -inf entry). */
+ * a -inf entry); the decoder's feature merge block in both modes
+ * (replace the marked rows, add to them); tanh, softplus (past its
+ * threshold too), clamp (two-sided, one-sided), row mean and std (both
+ * corrections), matmul of two activations (plain and batched), and
+ * cross attention (other rows, other widths; grouped and one latent head). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +33,19 @@
 #include "graph/graph.h"
 #include "core/tensor_list.h"
 #include "io/config.h"
+#include "models/blocks.h"
+#include "models/decoder.h"
 #include "test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define MAX_CASES 48
+#define MAX_CASES 64
 
 typedef struct op_case {
   char name[32];
   vlm_graph graph;
   vlm_tensor_list inputs;
   vlm_rope_config rope;       /* for the RoPE cases (the graph points here) */
+  vlm_rope_config ropes[VLM_GRAPH_MAX_ROPES]; /* for the per-layer choice among several */
   double *expected;           /* the output node's elements, float64 */
   size_t count;
   bool exact;                 /* data movement: equal to the input values */
@@ -127,6 +134,120 @@ static void build_row_select(void) {
   c->graph.output = vlm_graph_row_select(&c->graph, nm, na, nb, "merged");
   for (int r = 0; r < 5; r++)
     for (int i = 0; i < 3; i++) c->expected[r * 3 + i] = mask[r] ? a[r * 3 + i] : b[r * 3 + i];
+}
+
+/* The decoder's feature merge block (models/blocks.h) in both modes:
+ * replace the marked rows (masked_scatter) or add to them (Molmo). */
+static void build_feature_merge(const char *name, vlm_feature_merge merge) {
+  enum { ROWS = 6, WIDTH = 4 };
+  op_case *c = new_case(name, ROWS * WIDTH, merge == VLM_FEATURE_MERGE_REPLACE);
+  static vlm_text_config text = {.hidden_size = WIDTH};
+  static vlm_decoder_description descriptions[2];
+  static vlm_decoder_step steps[2];
+  vlm_decoder_description *description = &descriptions[merge == VLM_FEATURE_MERGE_ADD];
+  vlm_decoder_step *step = &steps[merge == VLM_FEATURE_MERGE_ADD];
+  *description = (vlm_decoder_description){.text = &text, .prefix = "model.", .merge = merge};
+  *step = (vlm_decoder_step){.row_count = ROWS, .with_features = true};
+  float *embedded = add_f32(c, "embedded", 2, SHAPE(ROWS, WIDTH), 40);
+  float *features = add_f32(c, "features", 2, SHAPE(ROWS, WIDTH), 41);
+  const int32_t mask[ROWS] = {0, 1, 1, 0, 3, 0};
+  add_i32(c, "feature_mask", 1, SHAPE(ROWS), mask);
+  vlm_decoder_blocks blocks = {.description = description, .step = step, .text = &text, .graph = &c->graph};
+  int32_t ne = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(ROWS, WIDTH), "embedded");
+  c->graph.output = vlm_block_merge_features(&blocks, ne);
+  for (int r = 0; r < ROWS; r++)
+    for (int i = 0; i < WIDTH; i++) {
+      double e = embedded[r * WIDTH + i], f = features[r * WIDTH + i];
+      c->expected[r * WIDTH + i] = !mask[r] ? e : merge == VLM_FEATURE_MERGE_ADD ? e + f : f;
+    }
+}
+
+/* tanh, softplus (both sides of torch's threshold 20) and clamp (two
+ * sides; one side open). */
+static void build_unary(const char *name, vlm_unary kind, double low, double high) {
+  enum { ROWS = 4, WIDTH = 6 };
+  op_case *c = new_case(name, ROWS * WIDTH, kind == VLM_UNARY_CLAMP);
+  float *x = add_f32(c, "x", 2, SHAPE(ROWS, WIDTH), 50 + (uint64_t)kind);
+  for (int i = 0; i < ROWS * WIDTH; i++) x[i] *= 30.0f; /* [-30, 30): past softplus's threshold */
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 2, SHAPE(ROWS, WIDTH), "x");
+  c->graph.output = kind == VLM_UNARY_TANH       ? vlm_graph_tanh(&c->graph, nx, "y")
+                    : kind == VLM_UNARY_SOFTPLUS ? vlm_graph_softplus(&c->graph, nx, "y")
+                                                 : vlm_graph_clamp(&c->graph, nx, low, high, "y");
+  for (int i = 0; i < ROWS * WIDTH; i++) {
+    double v = x[i];
+    c->expected[i] = kind == VLM_UNARY_TANH       ? tanh(v)
+                     : kind == VLM_UNARY_SOFTPLUS ? (v > 20.0 ? v : log1p(exp(v)))
+                                                  : (v < low ? low : v > high ? high : v);
+  }
+}
+
+/* Each row's mean, std (Bessel's and the population's), repeated; 3-d. */
+static void build_row_moment(const char *name, bool std, int32_t correction) {
+  enum { A = 2, B = 3, WIDTH = 7 };
+  op_case *c = new_case(name, A * B * WIDTH, false);
+  float *x = add_f32(c, "x", 3, SHAPE(A, B, WIDTH), 60 + (uint64_t)correction);
+  for (int i = 0; i < A * B * WIDTH; i++) x[i] = 3.0f + 2.0f * x[i]; /* a mean far from 0 */
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(A, B, WIDTH), "x");
+  c->graph.output = std ? vlm_graph_row_std(&c->graph, nx, correction, "y") : vlm_graph_row_mean(&c->graph, nx, "y");
+  for (int r = 0; r < A * B; r++) {
+    double sum = 0, squares = 0;
+    for (int i = 0; i < WIDTH; i++) sum += x[r * WIDTH + i];
+    double mean = sum / WIDTH;
+    for (int i = 0; i < WIDTH; i++) squares += (x[r * WIDTH + i] - mean) * (x[r * WIDTH + i] - mean);
+    double value = std ? sqrt(squares / (WIDTH - correction)) : mean;
+    for (int i = 0; i < WIDTH; i++) c->expected[r * WIDTH + i] = value;
+  }
+}
+
+/* a x b of two activations: [m, k] x [k, n], and batched. */
+static void build_matmul(const char *name, int64_t batch) {
+  enum { M = 3, K = 5, N = 4 };
+  op_case *c = new_case(name, (size_t)(batch * M * N), false);
+  int rank = batch > 1 ? 3 : 2;
+  const int64_t *a_shape = batch > 1 ? SHAPE(batch, M, K) : SHAPE(M, K);
+  const int64_t *b_shape = batch > 1 ? SHAPE(batch, K, N) : SHAPE(K, N);
+  float *a = add_f32(c, "a", rank, a_shape, 70), *b = add_f32(c, "b", rank, b_shape, 71);
+  int32_t na = vlm_graph_input(&c->graph, VLM_DTYPE_F32, rank, a_shape, "a");
+  int32_t nb = vlm_graph_input(&c->graph, VLM_DTYPE_F32, rank, b_shape, "b");
+  c->graph.output = vlm_graph_matmul(&c->graph, na, nb, "ab");
+  for (int64_t p = 0; p < batch; p++)
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        double sum = 0;
+        for (int t = 0; t < K; t++) sum += (double)a[(p * M + i) * K + t] * b[(p * K + t) * N + j];
+        c->expected[(p * M + i) * N + j] = sum;
+      }
+}
+
+/* Queries over other rows' keys and values of other widths, grouped heads. */
+static void build_cross_attention(const char *name, int64_t rq, int64_t rk, int64_t heads, int64_t kv_heads,
+                                  int64_t dk, int64_t dv, uint64_t seed) {
+  op_case *c = new_case(name, (size_t)(rq * heads * dv), false);
+  float *q = add_f32(c, "q", 3, SHAPE(rq, heads, dk), seed), *k = add_f32(c, "k", 3, SHAPE(rk, kv_heads, dk), seed + 1);
+  float *v = add_f32(c, "v", 3, SHAPE(rk, kv_heads, dv), seed + 2);
+  int32_t nq = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(rq, heads, dk), "q");
+  int32_t nk = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(rk, kv_heads, dk), "k");
+  int32_t nv = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(rk, kv_heads, dv), "v");
+  double scale = 1.5 / sqrt((double)dk);
+  c->graph.output = vlm_graph_cross_attention(&c->graph, nq, nk, nv, scale, "attended");
+  double scores[16];
+  for (int64_t i = 0; i < rq; i++)
+    for (int64_t h = 0; h < heads; h++) {
+      int64_t kv = h / (heads / kv_heads);
+      double maximum = -INFINITY, total = 0;
+      for (int64_t j = 0; j < rk; j++) {
+        double dot = 0;
+        for (int64_t d = 0; d < dk; d++) dot += (double)q[(i * heads + h) * dk + d] * k[(j * kv_heads + kv) * dk + d];
+        scores[j] = dot * scale;
+        if (scores[j] > maximum) maximum = scores[j];
+      }
+      for (int64_t j = 0; j < rk; j++) total += (scores[j] = exp(scores[j] - maximum));
+      for (int64_t d = 0; d < dv; d++) {
+        double sum = 0;
+        for (int64_t j = 0; j < rk; j++) sum += scores[j] * v[(j * kv_heads + kv) * dv + d];
+        c->expected[(i * heads + h) * dv + d] = sum / total;
+      }
+    }
 }
 
 /* x[r] * s[r]: by an input [rows] and by a computed one; 3-d x too. */
@@ -306,6 +427,34 @@ static void build_rope_case(const char *name, vlm_rope_config rope, int axes, ui
   int32_t np = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 2, SHAPE(axes, ROWS), "positions");
   c->graph.output = vlm_graph_rope_at(&c->graph, nx, np, 0, "rotated");
   rope_reference(&c->rope, x, ROWS, HEADS, DIM, positions, axes, c->expected);
+}
+
+/* A graph with VLM_GRAPH_MAX_ROPES tables, each rope node choosing one
+ * (a decoder's per-layer RoPE choice): thetas and partial rotary differ;
+ * the four results side by side. */
+static void build_rope_tables(void) {
+  enum { ROWS = 5, HEADS = 2, DIM = 8, TABLES = VLM_GRAPH_MAX_ROPES };
+  op_case *c = new_case("rope_per_layer_tables", ROWS * TABLES * HEADS * DIM, false);
+  float *x = add_f32(c, "x", 3, SHAPE(ROWS, HEADS, DIM), 80);
+  int32_t positions[ROWS] = {0, 3, 4, 9, 17};
+  add_i32(c, "positions", 2, SHAPE(1, ROWS), positions);
+  int32_t nx = vlm_graph_input(&c->graph, VLM_DTYPE_F32, 3, SHAPE(ROWS, HEADS, DIM), "x");
+  int32_t np = vlm_graph_input(&c->graph, VLM_DTYPE_I32, 2, SHAPE(1, ROWS), "positions");
+  int32_t rotated[TABLES];
+  double *each = calloc(ROWS * HEADS * DIM, sizeof(double));
+  for (int t = 0; t < TABLES; t++) {
+    c->ropes[t] = (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = t == 1 ? 1000000 : t == 3 ? 500 : 10000,
+                                    .factor = 1, .rotary_dimension = t == 2 ? DIM / 2 : DIM};
+    c->graph.ropes[t] = &c->ropes[t];
+    rotated[t] = vlm_graph_rope_at(&c->graph, nx, np, t, "rotated_%d", t);
+    rope_reference(&c->ropes[t], x, ROWS, HEADS, DIM, positions, 1, each);
+    for (int r = 0; r < ROWS; r++)
+      for (int i = 0; i < HEADS * DIM; i++)
+        c->expected[(r * TABLES + t) * HEADS * DIM + i] = each ? each[r * HEADS * DIM + i] : 0;
+  }
+  free(each);
+  c->graph.rope_count = TABLES;
+  c->graph.output = vlm_graph_concat(&c->graph, rotated, TABLES, 1, "side_by_side");
 }
 
 /* ---- moe ---------------------------------------------------------------- */
@@ -533,6 +682,20 @@ static void build_cases(void) {
   build_concat_columns();
   build_slice();
   build_row_select();
+  build_feature_merge("feature_merge_replace", VLM_FEATURE_MERGE_REPLACE);
+  build_feature_merge("feature_merge_add", VLM_FEATURE_MERGE_ADD);
+  build_unary("tanh", VLM_UNARY_TANH, 0, 0);
+  build_unary("softplus", VLM_UNARY_SOFTPLUS, 0, 0);
+  build_unary("clamp", VLM_UNARY_CLAMP, -7.5, 12.25);
+  build_unary("clamp_one_sided", VLM_UNARY_CLAMP, -INFINITY, 3.0);
+  build_row_moment("row_mean", false, 0);
+  build_row_moment("row_std", true, 1);
+  build_row_moment("row_std_population", true, 0);
+  build_matmul("matmul", 1);
+  build_matmul("matmul_batched", 3);
+  build_cross_attention("cross_attention_grouped", 3, 5, 4, 2, 6, 3, 90);
+  /* MLA's absorbed form: one latent head for every head, dk = rank + rope, dv = rank. */
+  build_cross_attention("cross_attention_latent", 2, 7, 3, 1, 7, 4, 93);
   build_scale_rows();
   build_gather_computed();
   build_transpose();
@@ -562,6 +725,7 @@ static void build_cases(void) {
   build_permute();
   build_broadcasts();
   build_biased_attention();
+  build_rope_tables();
   build_rope_case("rope_axial_2d", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,
                                                       .rotary_dimension = 16, .axial_axes = 2}, 2, 11);
   build_rope_case("rope_mrope", (vlm_rope_config){.type = VLM_ROPE_DEFAULT, .theta = 10000, .factor = 1,

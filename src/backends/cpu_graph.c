@@ -395,12 +395,16 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
   int64_t row_count = query_node->shape[0], heads = query_node->shape[1];
   int64_t kv_heads = node->params.attention.kv_heads, head_dim = node->params.attention.head_dim;
   int32_t layer = node->params.attention.layer;
-  if (kv_heads != cache_shape->kv_head_count || head_dim != cache_shape->head_dim ||
-      layer >= cache_shape->layer_count)
+  const vlm_kv_layout *layout = vlm_kv_cache_layout(cache);
+  const vlm_kv_layer *kv_layer = layer >= 0 && layer < layout->layer_count ? &layout->layers[layer] : NULL;
+  if (layer >= cache_shape->layer_count || !kv_layer || kv_layer->latent ||
+      kv_layer->key_width != kv_heads * head_dim || kv_layer->value_width != kv_heads * head_dim)
     return VLM_ERROR(INTERNAL, "graph node '%s' does not fit the KV cache layout", node->name);
   size_t kv_row = (size_t)(kv_heads * head_dim);
   const float *keys = input_f32(state, node, 1), *values = input_f32(state, node, 2);
-  for (int64_t r = 0; r < row_count; r++) {
+  /* A layer that reads an earlier layer's KV stores nothing: its source
+   * wrote these rows earlier in the step. */
+  for (int64_t r = 0; kv_layer->source < 0 && r < row_count; r++) {
     int32_t slot = rows->slots[r];
     int64_t index = rows->cache_indices[r];
     memcpy(vlm_kv_cache_keys(cache, slot, layer) + (size_t)index * kv_row, keys + (size_t)r * kv_row,
@@ -745,6 +749,102 @@ static vlm_status run_permute(executor *state, const vlm_node *node, float *out)
   return VLM_OK;
 }
 
+/* tanh, softplus, clamp: scalar libm per element (the same bits on every
+ * kernel path and thread count). */
+static vlm_status run_unary(executor *state, const vlm_node *node, float *out) {
+  const float *x = input_f32(state, node, 0);
+  int64_t count = element_count(node);
+  float low = (float)node->params.unary.low, high = (float)node->params.unary.high;
+  switch (node->params.unary.kind) {
+    case VLM_UNARY_TANH:
+      for (int64_t i = 0; i < count; i++) out[i] = tanhf(x[i]);
+      break;
+    case VLM_UNARY_SOFTPLUS:
+      for (int64_t i = 0; i < count; i++) out[i] = x[i] > 20.0f ? x[i] : log1pf(expf(x[i]));
+      break;
+    case VLM_UNARY_CLAMP:
+      for (int64_t i = 0; i < count; i++) out[i] = x[i] < low ? low : x[i] > high ? high : x[i];
+      break;
+    default: return VLM_ERROR(INTERNAL, "graph node '%s': unknown unary function", node->name);
+  }
+  return VLM_OK;
+}
+
+/* Each row's mean or std (two passes, f64 sums in order), repeated. */
+static vlm_status run_row_moment(executor *state, const vlm_node *node, float *out) {
+  const float *x = input_f32(state, node, 0);
+  int64_t width = node->shape[node->rank - 1], rows = element_count(node) / width;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *row = x + r * width;
+    double sum = 0;
+    for (int64_t i = 0; i < width; i++) sum += row[i];
+    double mean = sum / (double)width, value = mean;
+    if (node->params.moment.std) {
+      double squares = 0;
+      for (int64_t i = 0; i < width; i++) squares += (row[i] - mean) * (row[i] - mean);
+      value = sqrt(squares / (double)(width - node->params.moment.correction));
+    }
+    for (int64_t i = 0; i < width; i++) out[r * width + i] = (float)value;
+  }
+  return VLM_OK;
+}
+
+/* a [B, m, k] x b [B, k, n]: f32 sums over k in order. */
+static vlm_status run_matmul(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *a_node = &state->graph->nodes[node->inputs[0]];
+  const float *a = input_f32(state, node, 0), *b = input_f32(state, node, 1);
+  int r = node->rank;
+  int64_t batch = r == 3 ? node->shape[0] : 1, m = node->shape[r - 2], n = node->shape[r - 1];
+  int64_t k = a_node->shape[r - 1];
+  for (int64_t p = 0; p < batch; p++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        float sum = 0.0f;
+        for (int64_t t = 0; t < k; t++) sum += a[(p * m + i) * k + t] * b[(p * k + t) * n + j];
+        out[(p * m + i) * n + j] = sum;
+      }
+  return VLM_OK;
+}
+
+/* Every query row over every key row, per head (f32 sums in order, a
+ * max-shifted softmax): the same bits on every path and thread count. */
+static vlm_status run_cross_attention(executor *state, const vlm_node *node, float *out) {
+  const vlm_node *q_node = &state->graph->nodes[node->inputs[0]];
+  const vlm_node *k_node = &state->graph->nodes[node->inputs[1]];
+  const vlm_node *v_node = &state->graph->nodes[node->inputs[2]];
+  const float *q = input_f32(state, node, 0), *k = input_f32(state, node, 1), *v = input_f32(state, node, 2);
+  int64_t rq = q_node->shape[0], heads = q_node->shape[1], dk = q_node->shape[2];
+  int64_t rk = k_node->shape[0], kv_heads = k_node->shape[1], dv = v_node->shape[2], group = heads / kv_heads;
+  float scale = (float)node->params.cross_attention.scale;
+  float *scores = vlm_allocate(NULL, (size_t)rk * sizeof(float), VLM_DEFAULT_ALIGNMENT);
+  if (!scores) return VLM_ERROR(RESOURCE_EXHAUSTED, "graph node '%s': out of memory", node->name);
+  for (int64_t i = 0; i < rq; i++)
+    for (int64_t h = 0; h < heads; h++) {
+      const float *query = q + (i * heads + h) * dk;
+      int64_t kv = h / group;
+      float maximum = -INFINITY, total = 0.0f;
+      for (int64_t j = 0; j < rk; j++) {
+        const float *keyrow = k + (j * kv_heads + kv) * dk;
+        float dot = 0.0f;
+        for (int64_t d = 0; d < dk; d++) dot += query[d] * keyrow[d];
+        scores[j] = dot * scale;
+        if (scores[j] > maximum) maximum = scores[j];
+      }
+      for (int64_t j = 0; j < rk; j++) {
+        scores[j] = expf(scores[j] - maximum);
+        total += scores[j];
+      }
+      float *target = out + (i * heads + h) * dv;
+      for (int64_t d = 0; d < dv; d++) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < rk; j++) sum += scores[j] * v[(j * kv_heads + kv) * dv + d];
+        target[d] = sum / total;
+      }
+    }
+  vlm_release(NULL, scores);
+  return VLM_OK;
+}
+
 /* Each block of rows attends to itself with cpu_attention's non-causal
  * path and the per-head bias (bias_head_stride block^2). */
 static vlm_status run_biased_attention(executor *state, const vlm_node *node, float *out) {
@@ -800,6 +900,10 @@ static vlm_status run_node(executor *state, int32_t index) {
     case VLM_OP_CONV2D: return run_conv2d(state, node, out);
     case VLM_OP_PERMUTE: return run_permute(state, node, out);
     case VLM_OP_BIASED_ATTENTION: return run_biased_attention(state, node, out);
+    case VLM_OP_UNARY: return run_unary(state, node, out);
+    case VLM_OP_ROW_MOMENT: return run_row_moment(state, node, out);
+    case VLM_OP_MATMUL: return run_matmul(state, node, out);
+    case VLM_OP_CROSS_ATTENTION: return run_cross_attention(state, node, out);
     default: return run_elementwise(state, node, out);
   }
 }
@@ -813,6 +917,7 @@ static bool op_supported(vlm_op op) {
     case VLM_OP_SCALE_ROWS: case VLM_OP_SEGMENT_ATTENTION: case VLM_OP_TRANSPOSE: case VLM_OP_AVERAGE_POOL:
     case VLM_OP_MOE:
     case VLM_OP_CONV2D: case VLM_OP_PERMUTE: case VLM_OP_BIASED_ATTENTION:
+    case VLM_OP_UNARY: case VLM_OP_ROW_MOMENT: case VLM_OP_MATMUL: case VLM_OP_CROSS_ATTENTION:
       return true;
     default: return false;
   }

@@ -202,7 +202,7 @@ static model_costs measure_costs(const vlm_model *opened, const vlm_text_decoder
   if (opened->family && opened->family->describe_decoder) {
     vlm_decoder_description description;
     memset(&description, 0, sizeof(description));
-    opened->family->describe_decoder(&opened->config, &description);
+    vlm_family_describe_decoder(opened->family, &opened->config, &description);
     costs.expert_count = description.experts.count;
     costs.top_k = description.experts.top_k;
   }

@@ -26,7 +26,7 @@ static vlm_status decoder_graph(const vlm_model *model, const char *module, vlm_
   if (!model->family->describe_decoder)
     return VLM_ERROR(UNIMPLEMENTED, "model_type '%s' has no decoder graph yet", model->config.model_type);
   vlm_decoder_description description;
-  model->family->describe_decoder(&model->config, &description);
+  vlm_family_describe_decoder(model->family, &model->config, &description);
   const int32_t rows[2] = {0, 1};
   bool prefill = strcmp(module, "decode") != 0;
   vlm_decoder_step step = {.row_count = 2, .with_features = strcmp(module, "embeddings_prefill") == 0,

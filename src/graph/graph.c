@@ -27,6 +27,10 @@ static const char *const op_names[VLM_OP_COUNT] = {
     [VLM_OP_CONV2D] = "conv2d",
     [VLM_OP_PERMUTE] = "permute",
     [VLM_OP_BIASED_ATTENTION] = "biased_attention",
+    [VLM_OP_UNARY] = "unary",
+    [VLM_OP_ROW_MOMENT] = "row_moment",
+    [VLM_OP_MATMUL] = "matmul",
+    [VLM_OP_CROSS_ATTENTION] = "cross_attention",
 };
 
 const char *vlm_op_name(vlm_op op) {
@@ -688,6 +692,14 @@ static void format_parameters(vlm_string_builder *out, const vlm_node *node) {
     case VLM_OP_ACTIVATION:
     case VLM_OP_GATED: vlm_sb_appendf(out, " activation=%d", (int)node->params.activation.activation); break;
     case VLM_OP_SOFTCAP: vlm_sb_appendf(out, " cap=%.17g", node->params.softcap.cap); break;
+    case VLM_OP_UNARY:
+      vlm_sb_appendf(out, " unary=%d low=%.17g high=%.17g", (int)node->params.unary.kind, node->params.unary.low,
+                     node->params.unary.high);
+      break;
+    case VLM_OP_ROW_MOMENT:
+      vlm_sb_appendf(out, " std=%d correction=%d", (int)node->params.moment.std, (int)node->params.moment.correction);
+      break;
+    case VLM_OP_CROSS_ATTENTION: vlm_sb_appendf(out, " scale=%.17g", node->params.cross_attention.scale); break;
     case VLM_OP_ROPE: vlm_sb_appendf(out, " rope=%d", node->params.rope.rope_index); break;
     case VLM_OP_ATTENTION:
       vlm_sb_appendf(out, " layer=%d kv_heads=%d head_dim=%d scale=%.17g window=%lld softcap=%.17g",
@@ -786,4 +798,85 @@ vlm_status vlm_graph_check_inputs(const vlm_graph *graph, const vlm_tensor_list 
     }
   }
   return VLM_OK;
+}
+
+/* ---- General elementwise, row statistics, activation matmul ----------- */
+
+static int32_t unary(vlm_graph *graph, vlm_node *node, vlm_unary kind, double low, double high) {
+  const vlm_node *x = input_node(graph, node, 0);
+  if (x->dtype != VLM_DTYPE_F32) return shape_error(graph, node, "needs f32 values");
+  if (kind == VLM_UNARY_CLAMP && !(low <= high)) return shape_error(graph, node, "clamp needs low <= high");
+  copy_shape(node, x);
+  node->params.unary.kind = kind;
+  node->params.unary.low = low;
+  node->params.unary.high = high;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_tanh(vlm_graph *graph, int32_t x, const char *name, ...) {
+  BUILD(VLM_OP_UNARY, &x, 1);
+  return unary(graph, node, VLM_UNARY_TANH, 0, 0);
+}
+
+int32_t vlm_graph_softplus(vlm_graph *graph, int32_t x, const char *name, ...) {
+  BUILD(VLM_OP_UNARY, &x, 1);
+  return unary(graph, node, VLM_UNARY_SOFTPLUS, 0, 0);
+}
+
+int32_t vlm_graph_clamp(vlm_graph *graph, int32_t x, double low, double high, const char *name, ...) {
+  BUILD(VLM_OP_UNARY, &x, 1);
+  return unary(graph, node, VLM_UNARY_CLAMP, low, high);
+}
+
+static int32_t row_moment(vlm_graph *graph, vlm_node *node, bool std, int32_t correction) {
+  const vlm_node *x = input_node(graph, node, 0);
+  if (x->dtype != VLM_DTYPE_F32 || x->rank < 1) return shape_error(graph, node, "needs f32 rows");
+  if (correction < 0 || x->shape[x->rank - 1] <= correction)
+    return shape_error(graph, node, "rows too short for the correction");
+  copy_shape(node, x);
+  node->params.moment.std = std;
+  node->params.moment.correction = correction;
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_row_mean(vlm_graph *graph, int32_t x, const char *name, ...) {
+  BUILD(VLM_OP_ROW_MOMENT, &x, 1);
+  return row_moment(graph, node, false, 0);
+}
+
+int32_t vlm_graph_row_std(vlm_graph *graph, int32_t x, int32_t correction, const char *name, ...) {
+  BUILD(VLM_OP_ROW_MOMENT, &x, 1);
+  return row_moment(graph, node, true, correction);
+}
+
+int32_t vlm_graph_matmul(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...) {
+  int32_t inputs[2] = {a, b};
+  BUILD(VLM_OP_MATMUL, inputs, 2);
+  const vlm_node *x = input_node(graph, node, 0), *y = input_node(graph, node, 1);
+  if (x->dtype != VLM_DTYPE_F32 || y->dtype != VLM_DTYPE_F32 || x->rank != y->rank || x->rank < 2 || x->rank > 3)
+    return shape_error(graph, node, "needs two f32 operands of rank 2 or 3");
+  int r = x->rank;
+  if ((r == 3 && x->shape[0] != y->shape[0]) || x->shape[r - 1] != y->shape[r - 2])
+    return shape_error(graph, node, "operand shapes do not fit a matmul");
+  copy_shape(node, x);
+  node->shape[r - 1] = y->shape[r - 1];
+  return finish(graph, node);
+}
+
+int32_t vlm_graph_cross_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value, double scale,
+                                  const char *name, ...) {
+  int32_t inputs[3] = {query, key, value};
+  BUILD(VLM_OP_CROSS_ATTENTION, inputs, 3);
+  const vlm_node *q = input_node(graph, node, 0), *k = input_node(graph, node, 1), *v = input_node(graph, node, 2);
+  if (q->dtype != VLM_DTYPE_F32 || k->dtype != VLM_DTYPE_F32 || v->dtype != VLM_DTYPE_F32 || q->rank != 3 ||
+      k->rank != 3 || v->rank != 3)
+    return shape_error(graph, node, "needs f32 query, key and value of rank 3");
+  if (k->shape[0] != v->shape[0] || k->shape[1] != v->shape[1] || q->shape[2] != k->shape[2] || k->shape[1] <= 0 ||
+      q->shape[1] % k->shape[1] != 0)
+    return shape_error(graph, node, "query, key and value shapes do not fit");
+  node->rank = 2;
+  node->shape[0] = q->shape[0];
+  node->shape[1] = q->shape[1] * v->shape[2];
+  node->params.cross_attention.scale = scale;
+  return finish(graph, node);
 }

@@ -61,6 +61,10 @@ typedef enum vlm_op {
   VLM_OP_CONV2D,            /* 2D convolution, channels last, strides/padding/groups */
   VLM_OP_PERMUTE,           /* dimensions reordered (any rank)                      */
   VLM_OP_BIASED_ATTENTION,  /* attention within fixed blocks of rows + per-head bias */
+  VLM_OP_UNARY,             /* tanh, softplus, clamp, elementwise                   */
+  VLM_OP_ROW_MOMENT,        /* each row's mean or std, repeated over the row        */
+  VLM_OP_MATMUL,            /* a [.., m, k] x b [.., k, n] of two activations       */
+  VLM_OP_CROSS_ATTENTION,   /* queries over keys/values of other rows and widths    */
   VLM_OP_COUNT
 } vlm_op;
 
@@ -77,6 +81,13 @@ typedef enum vlm_activation {
 /* Parses Transformers' ACT2FN names ("silu", "gelu", "gelu_pytorch_tanh",
  * "quick_gelu", "relu", ...). */
 bool vlm_activation_from_name(const char *name, vlm_activation *out);
+
+/* The elementwise functions of the unary op. */
+typedef enum vlm_unary {
+  VLM_UNARY_TANH,
+  VLM_UNARY_SOFTPLUS, /* torch's softplus(beta 1, threshold 20): x past 20, else log1p(exp(x)) */
+  VLM_UNARY_CLAMP,    /* min(max(x, low), high) */
+} vlm_unary;
 
 typedef struct vlm_node {
   vlm_op op;
@@ -123,6 +134,9 @@ typedef struct vlm_node {
     struct { int64_t stride[2], padding[4], groups; } conv;
     struct { int32_t axes[VLM_MAX_DIMS]; } permute;
     struct { double scale; } biased_attention;
+    struct { vlm_unary kind; double low, high; } unary;
+    struct { bool std; int32_t correction; } moment;
+    struct { double scale; } cross_attention;
   } params;
 } vlm_node;
 
@@ -155,11 +169,13 @@ typedef struct vlm_row_context {
   const int64_t *row_windows;
 } vlm_row_context;
 
-#define VLM_GRAPH_MAX_ROPES 2
+#define VLM_GRAPH_MAX_ROPES 4
 
 typedef struct vlm_graph {
   vlm_arena arena;
-  /* RoPE parameter sets the rope nodes index (e.g. 0 global, 1 sliding). */
+  /* RoPE parameter sets the rope nodes index (e.g. 0 global, 1 sliding;
+   * up to four, so a decoder may choose per layer among more: Molmo's
+   * scaled and unscaled layers, Youtu's rope dims). */
   const struct vlm_rope_config *ropes[VLM_GRAPH_MAX_ROPES];
   int32_t rope_count;
   vlm_node *nodes;
@@ -357,6 +373,36 @@ int32_t vlm_graph_permute(vlm_graph *graph, int32_t x, const int32_t *axes, cons
  * sequence into fixed chunks runs as a batch (Phi-4's conformer). */
 int32_t vlm_graph_biased_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value, int32_t bias,
                                    double scale, const char *name, ...) __attribute__((format(printf, 7, 8)));
+
+/* tanh(x); torch's softplus (x where x > 20, else log1p(exp(x))); and
+ * clamp(x, low, high) (low <= high; +-INFINITY for one side): f32, any
+ * shape. */
+int32_t vlm_graph_tanh(vlm_graph *graph, int32_t x, const char *name, ...) __attribute__((format(printf, 3, 4)));
+int32_t vlm_graph_softplus(vlm_graph *graph, int32_t x, const char *name, ...) __attribute__((format(printf, 3, 4)));
+int32_t vlm_graph_clamp(vlm_graph *graph, int32_t x, double low, double high, const char *name, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The mean, or the standard deviation with `correction` (torch.std's: 1,
+ * Bessel's; 0: the population's), of each row of x (the last dimension, at
+ * least correction + 1 values), repeated over the row (the shape of x), so
+ * it composes with add and mul: Gemma 3n's mean + std * k cutoff. The sums
+ * are f64 on the cpu, f32 on xla. */
+int32_t vlm_graph_row_mean(vlm_graph *graph, int32_t x, const char *name, ...) __attribute__((format(printf, 3, 4)));
+int32_t vlm_graph_row_std(vlm_graph *graph, int32_t x, int32_t correction, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+/* a [m, k] x b [k, n] -> [m, n], or batched a [B, m, k] x b [B, k, n] ->
+ * [B, m, n]: two activations (MLA's absorbed query times the cached
+ * latent, AltUp's per-row coefficients). */
+int32_t vlm_graph_matmul(vlm_graph *graph, int32_t a, int32_t b, const char *name, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Attention whose keys are not its queries: query [rq, heads, dk] over
+ * key [rk, kv_heads, dk] and value [rk, kv_heads, dv] (heads a multiple of
+ * kv_heads; head h reads kv head h / (heads / kv_heads)), every query row
+ * seeing every key row: softmax(scale q.k) v -> [rq, heads * dv]. MLA's
+ * absorbed decode (one latent head for every head, dk = rank + rope dims,
+ * dv = rank), cross-attention poolers. */
+int32_t vlm_graph_cross_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value, double scale,
+                                  const char *name, ...) __attribute__((format(printf, 6, 7)));
 
 /* Checks that every INPUT node of `graph` has a tensor of its name with
  * the node's dtype and shape in `tensors` (names listed in `implicit`,

@@ -21,7 +21,6 @@
  * (<module> the projection's canonical name), and only on the rows of the
  * step's slots that use the adapter (input "lora_mask.<index>", i32 [rows]).
  * The adapters of a directory are the model's (models/adapters.c). */
-#define VLM_DECODER_MAX_ADAPTERS 4
 typedef struct vlm_decoder_adapter {
   char name[48];          /* the subfolder, "vision-lora" */
   char prefix[64];        /* "adapters.vision-lora." */
@@ -51,6 +50,23 @@ typedef struct vlm_decoder_experts {
   vlm_index_list dense_layers;
 } vlm_decoder_experts;
 
+/* How a step's encoder features enter the embeddings (the feature_mask
+ * marks the rows either way): REPLACE the rows (masked_scatter: LLaVA,
+ * Qwen-VL, Gemma 3, Phi-4's placeholders), or ADD to the rows (Molmo's
+ * x[image_token_positions] += features, the positions the processor
+ * supplies). */
+typedef enum vlm_feature_merge {
+  VLM_FEATURE_MERGE_REPLACE = 0,
+  VLM_FEATURE_MERGE_ADD,
+} vlm_feature_merge;
+
+struct vlm_decoder_description;
+struct vlm_decoder_step;
+/* A family's own decoder graph for one step (vlm_family.build_decoder),
+ * written on the blocks of blocks.h. */
+typedef vlm_status (*vlm_decoder_build_fn)(const struct vlm_decoder_description *description,
+                                           const struct vlm_decoder_step *step, vlm_graph *graph);
+
 typedef struct vlm_decoder_description {
   const vlm_text_config *text;
   bool tie_word_embeddings;
@@ -74,6 +90,10 @@ typedef struct vlm_decoder_description {
    * to itself. 0: never. */
   int64_t rope_cache_reset_length;
   vlm_decoder_experts experts;
+  vlm_feature_merge merge;
+  /* The family's decoder builder (vlm_family.build_decoder, set by
+   * vlm_family_describe_decoder); NULL: the described loop. */
+  vlm_decoder_build_fn build;
   /* The checkpoint the decoder binds, for layouts chosen by shape (the
    * experts'); NULL: the canonical ones. Filled from the opened model. */
   const vlm_checkpoint *weights;
@@ -112,7 +132,9 @@ typedef struct vlm_decoder_step {
   const bool *adapters_used;
 } vlm_decoder_step;
 
-/* Builds the decoder graph into `graph` (initialised by the caller). The
+/* Builds the decoder graph into `graph` (initialised by the caller): the
+ * family's builder when the description has one, else the described loop
+ * (vlm_build_described_decoder). The
  * graph's output is the logits node [logit_rows, vocab] (or the last
  * hidden state when no logit rows are wanted). Inputs are named
  * "tokens" (i32 [rows]) and, with features, "features" (f32 [rows,
@@ -123,5 +145,9 @@ typedef struct vlm_decoder_step {
  * "<prefix>layers.N.layer_features_added". */
 vlm_status vlm_build_decoder_graph(const vlm_decoder_description *description,
                                    const vlm_decoder_step *step, vlm_graph *graph);
+/* The described loop: embeddings, num_hidden_layers LlamaDecoderLayers
+ * (blocks.h) with the description's layer features, the CausalLM head. */
+vlm_status vlm_build_described_decoder(const vlm_decoder_description *description,
+                                       const vlm_decoder_step *step, vlm_graph *graph);
 
 #endif

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "media/media_item.h"
+#include "models/decoder.h"
+#include "models/kv_layout.h"
 
 /* Every family record, defined in its own src/models/<family>.c. Adding a
  * family means adding its file and one line here. */
@@ -190,4 +193,18 @@ vlm_status vlm_expand_repeated(const vlm_model_config *config, const vlm_media_i
   size_t length = strlen(placeholder);
   for (int64_t i = 0; i < item->token_count; i++) vlm_sb_append(out, placeholder, length);
   return VLM_OK;
+}
+
+void vlm_family_describe_decoder(const vlm_family *family, const vlm_model_config *config,
+                                 vlm_decoder_description *out) {
+  family->describe_decoder(config, out);
+  out->build = family->build_decoder;
+}
+
+vlm_status vlm_family_kv_layout(const vlm_family *family, const vlm_model_config *config, vlm_kv_layout *out) {
+  vlm_status status = family && family->kv_layout
+                          ? family->kv_layout(config, out)
+                          : vlm_kv_layout_standard(config->text.num_hidden_layers, config->text.num_key_value_heads,
+                                                   config->text.head_dim, out);
+  return status ? status : vlm_kv_layout_check(out);
 }

@@ -72,7 +72,9 @@ const vlm_expected_tensor *vlm_manifest_find(const vlm_tensor_manifest *manifest
                                              const char *name);
 
 struct vlm_decoder_description;
+struct vlm_decoder_step;
 struct vlm_graph;
+struct vlm_kv_layout;
 struct vlm_media_item;
 struct vlm_tensor_list;
 struct vlm_string_builder;
@@ -237,6 +239,16 @@ typedef struct vlm_family {
    * (src/models/decoder.h); NULL while the family's decoder is not wired. */
   void (*describe_decoder)(const vlm_model_config *config,
                            struct vlm_decoder_description *out);
+  /* The family's own decoder graph, written on the public blocks of
+   * blocks.h (its embedding step, layer loop and head, as its Transformers
+   * modeling_*.py forward reads); NULL: the described loop of decoder.h
+   * (Llama, Qwen, Gemma 3, Phi-4). It reads the description
+   * describe_decoder filled. */
+  vlm_status (*build_decoder)(const struct vlm_decoder_description *description,
+                              const struct vlm_decoder_step *step, struct vlm_graph *graph);
+  /* The decoder's KV layout, per layer (models/kv_layout.h: widths,
+   * shared layers, latent layers); NULL: the standard one. */
+  vlm_status (*kv_layout)(const vlm_model_config *config, struct vlm_kv_layout *out);
   /* The image path; NULL while the family's is not wired. */
   const vlm_family_image *image;
   /* The audio path; NULL while the family's is not wired (all, today). */
@@ -263,6 +275,16 @@ typedef struct vlm_family {
  * (the OR of the family's item_traits over its images). */
 void vlm_family_set_request_media(const vlm_family *family, const vlm_model_config *config,
                                   struct vlm_media_item *items, int count);
+
+/* The family's decoder description (describe_decoder) with its builder
+ * (build_decoder) in it: what every backend builds decoder graphs from. */
+void vlm_family_describe_decoder(const vlm_family *family, const vlm_model_config *config,
+                                 struct vlm_decoder_description *out);
+
+/* The family's KV layout (kv_layout, or the standard one of the text
+ * config's layers, KV heads and head_dim), checked. */
+vlm_status vlm_family_kv_layout(const vlm_family *family, const vlm_model_config *config,
+                                struct vlm_kv_layout *out);
 
 /* The family for a model_type, or NULL when no family declares it. */
 const vlm_family *vlm_family_find(const char *model_type);

@@ -11,6 +11,7 @@
 #include "io/file.h"
 #include "io/json.h"
 #include "models/family.h"
+#include "models/kv_layout.h"
 #include "models/model.h"
 #include "vlm/chat_template.h"
 #include "vlm/tokenizer.h"
@@ -55,6 +56,10 @@ typedef struct inspection {
   uint64_t dtype_bytes[VLM_DTYPE_COUNT];
   problem_list missing, unexpected, mismatched;
   int thread_count;
+  /* The decoder's KV layout (family.h kv_layout): values one cached token
+   * takes, and the layers that store their own; kv_layers 0: unknown. */
+  int64_t kv_token_values;
+  int32_t kv_layers, kv_storing_layers;
   /* The text side, loaded as vlm run and vlm serve load it. */
   bool has_tokenizer;
   size_t vocab_size;
@@ -202,6 +207,17 @@ static vlm_status run_inspection(inspection *state) {
   state->family = model->family;
   state->checkpoint = model->weights;
   state->manifest = &model->manifest;
+  if (vlm_family_runs(state->family)) {
+    vlm_kv_layout *layout = malloc(sizeof(*layout));
+    vlm_status status = layout ? vlm_family_kv_layout(state->family, state->config, layout) : NULL;
+    if (layout && !status) {
+      state->kv_token_values = vlm_kv_layout_token_values(layout);
+      state->kv_layers = layout->layer_count;
+      state->kv_storing_layers = vlm_kv_layout_storing_layers(layout);
+    }
+    vlm_status_free(status); /* a layout the backends refuse is theirs to report */
+    free(layout);
+  }
   VLM_RETURN_IF_ERROR(compare_tensors(state));
   inspect_text_side(state);
   return VLM_OK;
@@ -296,6 +312,11 @@ static char *render_text(const inspection *state, const vlm_model_report *report
                  vlm_checkpoint_shard_count(state->checkpoint),
                  vlm_checkpoint_shard_count(state->checkpoint) == 1 ? "" : "s", size_text);
   append_text_config(&out, &config->text);
+  if (state->kv_layers) {
+    format_bytes((uint64_t)state->kv_token_values * sizeof(float), size_text, sizeof(size_text));
+    vlm_sb_appendf(&out, "kv cache: %s per cached token (f32, %lld values; %d of %d layers store their own)\n",
+                   size_text, (long long)state->kv_token_values, state->kv_storing_layers, state->kv_layers);
+  }
   if (config->has_vision)
     vlm_sb_appendf(&out, "vision tower: %s, %lld layers, hidden %lld, %lld heads, patch %lld, image %lldx%lld\n",
                    config->vision.model_type, (long long)config->vision.num_hidden_layers,
@@ -426,6 +447,11 @@ static char *render_json(const inspection *state, const vlm_model_report *report
                  vlm_checkpoint_tensor_count(state->checkpoint),
                  vlm_checkpoint_shard_count(state->checkpoint),
                  (unsigned long long)vlm_checkpoint_total_bytes(state->checkpoint));
+  if (state->kv_layers)
+    vlm_sb_appendf(&out, ",\"kv_cache\":{\"bytes_per_token\":%llu,\"values_per_token\":%lld,\"dtype\":\"f32\","
+                   "\"layers\":%d,\"storing_layers\":%d}",
+                   (unsigned long long)state->kv_token_values * sizeof(float), (long long)state->kv_token_values,
+                   state->kv_layers, state->kv_storing_layers);
   vlm_sb_append_literal(&out, ",\"components\":{");
   first = true;
   for (int c = 0; c < VLM_COMPONENT_COUNT; c++) {

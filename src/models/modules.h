@@ -165,8 +165,11 @@ typedef struct vlm_text_decoder_operations {
   int (*module_reports)(void *self, vlm_module_report *out, int max);
   /* Optional, for validation (vlm compare), with no bit-stability promise
    * (unlike read_kv): positions [first, first + count) of the slot's
-   * keys (after RoPE) and values as f32 [layers, 2 (keys, values), count,
-   * kv_heads, head_dim]. NULL: the backend cannot show its KV. */
+   * keys (after RoPE) and values as f32, per layer that stores its own,
+   * keys [count, key_width] then values [count, value_width], as the
+   * family's KV layout says (models/kv_layout.h; the standard layout:
+   * [layers, 2, count, kv_heads, head_dim]). NULL: the backend cannot show
+   * its KV. */
   vlm_status (*inspect_kv)(void *self, int32_t slot, int64_t first, int64_t count, float *out);
   void (*release)(void *self);
 } vlm_text_decoder_operations;

@@ -265,15 +265,21 @@ static void append_completion_text(vlm_string_builder *out, const response_heade
 }
 
 /* One element of "choices" (its index, message or text, logprobs and
- * finish_reason). */
+ * finish_reason); `tools` as in response_completion_tools. */
 static void append_choice(vlm_string_builder *out, const response_header *header, const request_events *events,
-                          size_t index, bool with_logprobs) {
+                          size_t index, bool with_logprobs, const tool_calls_result *tools) {
+  bool calls = tools && tools->count > 0;
   bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
   bool logprobs = with_logprobs && any_logprob(events->tokens, events->token_count);
   vlm_sb_appendf(out, "{\"index\":%zu,", index);
   if (chat) {
     vlm_sb_append_literal(out, "\"message\":{\"role\":\"assistant\",");
-    if (header->reasoning != REASONING_OFF) {
+    if (tools) {
+      vlm_sb_append_literal(out, "\"content\":");
+      if (calls && !tools->content_length) vlm_sb_append_literal(out, "null");
+      else response_append_text(out, tools->content, tools->content_length);
+      if (calls) tool_calls_append_message_json(out, tools, header->id + 9 /* past "chatcmpl-" */);
+    } else if (header->reasoning != REASONING_OFF) {
       append_split_message(out, header, events);
     } else {
       vlm_sb_append_literal(out, "\"content\":");
@@ -290,7 +296,7 @@ static void append_choice(vlm_string_builder *out, const response_header *header
     else vlm_sb_append_literal(out, "null");
   }
   vlm_sb_append_literal(out, ",\"finish_reason\":");
-  append_string(out, events->finish_reason);
+  append_string(out, calls && strcmp(events->finish_reason, "stop") == 0 ? "tool_calls" : events->finish_reason);
   vlm_sb_append_literal(out, "}");
 }
 
@@ -310,15 +316,15 @@ vlm_engine_usage response_sum_usage(const request_events *const *events, size_t 
   return sum;
 }
 
-char *response_completion_choices(const response_header *header, const request_events *const *events, size_t count,
-                                  int32_t n, bool with_logprobs) {
+static char *completion_object(const response_header *header, const request_events *const *events, size_t count,
+                               int32_t n, bool with_logprobs, const tool_calls_result *tools) {
   vlm_string_builder out = {0};
   bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
   append_object_start(&out, header, chat ? "chat.completion" : "text_completion");
   vlm_sb_append_literal(&out, ",\"choices\":[");
   for (size_t i = 0; i < count; i++) {
     if (i) vlm_sb_append_literal(&out, ",");
-    append_choice(&out, header, events[i], i, with_logprobs);
+    append_choice(&out, header, events[i], i, with_logprobs, tools);
   }
   vlm_sb_append_literal(&out, "],\"usage\":");
   vlm_engine_usage usage = response_sum_usage(events, count, n);
@@ -326,6 +332,16 @@ char *response_completion_choices(const response_header *header, const request_e
   response_append_timings(&out, events[0]);
   vlm_sb_append_literal(&out, "}");
   return vlm_sb_finish(&out);
+}
+
+char *response_completion_choices(const response_header *header, const request_events *const *events, size_t count,
+                                  int32_t n, bool with_logprobs) {
+  return completion_object(header, events, count, n, with_logprobs, NULL);
+}
+
+char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
+                                const tool_calls_result *tools) {
+  return completion_object(header, &events, 1, 1, with_logprobs, tools);
 }
 
 char *response_completion(const response_header *header, const request_events *events,
@@ -430,6 +446,23 @@ void response_append_finish_chunk(vlm_string_builder *out, const response_header
   vlm_sb_append_literal(out, "}]");
   response_append_timings(out, events);
   vlm_sb_append_literal(out, "}\n\n");
+}
+
+void response_append_tool_call_chunks(vlm_string_builder *out, const response_header *header,
+                                      const tool_calls_result *tools) {
+  for (size_t i = 0; i < tools->count; i++) {
+    append_chunk_start(out, header);
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+                        "\"id\":\"call_%s_%zu\",\"type\":\"function\",\"function\":{\"name\":",
+                   i, header->id + 9, i);
+    append_string(out, tools->calls[i].name);
+    vlm_sb_append_literal(out, ",\"arguments\":\"\"}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    append_chunk_start(out, header);
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+                        "\"function\":{\"arguments\":", i);
+    append_string(out, tools->calls[i].arguments);
+    vlm_sb_append_literal(out, "}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+  }
 }
 
 void response_append_progress_chunk(vlm_string_builder *out, const response_header *header,

@@ -142,7 +142,7 @@ static vlm_status golden_embeddings(const vlm_compare_context *context, vlm_gold
                      (long long)vlm_tensor_element_count(&embeddings), (long long)count, (long long)hidden);
   vlm_decoder_description description;
   memset(&description, 0, sizeof(description));
-  context->model->family->describe_decoder(config, &description);
+  vlm_family_describe_decoder(context->model->family, config, &description);
   prompt->hidden = hidden;
   prompt->layer_count = description.layer_features.count;
   prompt->embeddings = malloc((size_t)(count * hidden) * sizeof(float));

@@ -297,7 +297,7 @@ static vlm_status merged_audio_embeddings(const vlm_compare_context *context, co
   if (!status) status = vlm_text_model_open(context->model, &options, &text);
   char name[VLM_GRAPH_NAME_LENGTH];
   vlm_decoder_description description;
-  model->family->describe_decoder(&model->config, &description);
+  vlm_family_describe_decoder(model->family, &model->config, &description);
   snprintf(name, sizeof(name), "%sembed_tokens_merged", description.prefix);
   merged.name = name;
   if (!status) {

@@ -71,7 +71,7 @@ static double embedding_scale(const vlm_model_config *config) {
   if (!family || !family->describe_decoder) return 1.0;
   vlm_decoder_description description;
   memset(&description, 0, sizeof(description));
-  family->describe_decoder(config, &description);
+  vlm_family_describe_decoder(family, config, &description);
   return description.embedding_scale ? description.embedding_scale : 1.0;
 }
 
@@ -140,33 +140,36 @@ vlm_status vlm_stage_prefill_logits(const vlm_compare_context *context, const vl
   return status;
 }
 
-/* Golden layout: [layer, key|value, kv_head, position, head_dim], keys after
- * RoPE; vlm's cache is [position, kv_head, head_dim] per layer. */
+/* Golden layout: per layer that stores its own KV, keys (after RoPE) then
+ * values, each [kv_head, position, width / kv_heads] (a latent layer: one
+ * head); vlm's cache packs them [position, width] per layer and half, as
+ * the family's KV layout says (vlm_kv_layout_to_golden). */
 vlm_status vlm_stage_kv(const vlm_compare_context *context, const vlm_golden_stage *stage,
                         vlm_stage_result *result) {
   decoder_run run;
   vlm_status status = prefill_golden_prompt(context, 0, &run);
   int64_t positions[64], count = stage_positions(stage, positions, 64);
   double *actual = NULL;
+  float *packed = NULL;
   if (!status) {
-    const vlm_text_config *text = &vlm_text_model_config(run.model)->text;
-    int64_t layers = text->num_hidden_layers, heads = text->num_key_value_heads, dim = text->head_dim;
-    actual = malloc((size_t)(layers * 2 * heads * count * dim + 1) * sizeof(double));
-    if (!actual) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     vlm_kv_cache *cache = vlm_text_model_cache(run.model);
-    double *cursor = actual;
-    for (int64_t layer = 0; !status && layer < layers; layer++)
-      for (int kind = 0; kind < 2; kind++) {
-        const float *values = kind ? vlm_kv_cache_values(cache, 0, (int32_t)layer)
-                                   : vlm_kv_cache_keys(cache, 0, (int32_t)layer);
-        for (int64_t head = 0; head < heads; head++)
-          for (int64_t p = 0; p < count; p++)
-            for (int64_t d = 0; d < dim; d++)
-              *cursor++ = values[(positions[p] * heads + head) * dim + d];
-      }
-    if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, cursor - actual, result);
+    const vlm_kv_layout *layout = vlm_kv_cache_layout(cache);
+    int64_t length = vlm_kv_cache_length(cache, 0), token = vlm_kv_layout_token_values(layout);
+    for (int64_t p = 0; !status && p < count; p++)
+      if (positions[p] < 0 || positions[p] >= length)
+        status = VLM_ERROR(DATA_LOSS, "golden position %lld is outside the prompt", (long long)positions[p]);
+    actual = malloc((size_t)(token * count + 1) * sizeof(double));
+    packed = malloc((size_t)(token * length + 1) * sizeof(float));
+    if (!status && (!actual || !packed)) status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+    if (!status) status = vlm_kv_cache_read(cache, 0, 0, length, packed);
+    int64_t written = 0;
+    if (!status)
+      written = vlm_kv_layout_to_golden(layout, vlm_text_model_config(run.model)->text.num_key_value_heads, packed,
+                                        length, positions, count, actual);
+    if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, written, result);
   }
   free(actual);
+  free(packed);
   decoder_run_release(&run);
   return status;
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "models/kv_layout.h"
 #include "io/json.h"
 #include "models/model.h"
 #include "models/modules.h"
@@ -369,39 +370,48 @@ vlm_status vlm_module_stage_prefill_logits(const vlm_compare_context *context, c
   return status;
 }
 
-/* Golden layout: [layer, key|value, kv_head, position, head_dim], keys
- * after RoPE; inspect_kv's: [layer, key|value, position, kv_head, head_dim]. */
+/* Golden layout: per storing layer, keys (after RoPE) then values, each
+ * [kv_head, position, width / kv_heads]; inspect_kv's: per storing layer
+ * and half [position, width], as the family's KV layout says. */
 vlm_status vlm_module_stage_kv(const vlm_compare_context *context, const vlm_golden_stage *stage,
                                vlm_stage_result *result) {
   vlm_text_decoder *decoder = NULL;
   VLM_RETURN_IF_ERROR(open_decoder(context, &decoder));
   if (!decoder->operations->inspect_kv)
     return VLM_ERROR(UNIMPLEMENTED, "the %s decoder cannot show its KV", context->backend->name);
+  vlm_kv_layout *layout = malloc(sizeof(*layout));
+  if (!layout) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status status = vlm_family_kv_layout(context->model->family, &context->model->config, layout);
+  if (status) {
+    free(layout);
+    return status;
+  }
   vlm_golden_prompt prompt;
-  VLM_RETURN_IF_ERROR(vlm_golden_prompt_load(context, &prompt));
+  status = vlm_golden_prompt_load(context, &prompt);
+  if (status) {
+    free(layout);
+    return status;
+  }
   const vlm_text_config *text = &context->model->config.text;
-  int64_t layers = text->num_hidden_layers, heads = text->num_key_value_heads, length = prompt.token_count;
-  int64_t dim = text->head_dim ? text->head_dim : text->hidden_size / text->num_attention_heads;
+  int64_t length = prompt.token_count, token = vlm_kv_layout_token_values(layout);
   int64_t positions[64], count = stage_positions(stage, positions, 64);
   float *logits = malloc((size_t)text->vocab_size * sizeof(float));
-  float *kv = malloc((size_t)(layers * 2 * length * heads * dim) * sizeof(float));
-  double *actual = malloc((size_t)(layers * 2 * heads * count * dim + 1) * sizeof(double));
-  vlm_status status = logits && kv && actual ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  float *kv = malloc((size_t)(token * length) * sizeof(float));
+  double *actual = malloc((size_t)(token * count + 1) * sizeof(double));
+  status = logits && kv && actual ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   if (!status) status = prefill(decoder, &prompt, length, logits);
   if (!status) status = decoder->operations->inspect_kv(decoder->self, 0, 0, length, kv);
-  double *cursor = actual;
   for (int64_t p = 0; !status && p < count; p++)
     if (positions[p] < 0 || positions[p] >= length)
       status = VLM_ERROR(DATA_LOSS, "golden position %lld is outside the prompt", (long long)positions[p]);
-  for (int64_t half = 0; !status && half < layers * 2; half++)
-    for (int64_t head = 0; head < heads; head++)
-      for (int64_t p = 0; p < count; p++)
-        for (int64_t d = 0; d < dim; d++)
-          *cursor++ = kv[((half * length + positions[p]) * heads + head) * dim + d];
-  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, cursor - actual, result);
+  int64_t written = 0;
+  if (!status)
+    written = vlm_kv_layout_to_golden(layout, text->num_key_value_heads, kv, length, positions, count, actual);
+  if (!status) status = vlm_compare_with_golden_tensor(context, stage, actual, written, result);
   if (!status && !result->detail[0])
-    snprintf(result->detail, sizeof(result->detail), "%lld layers read back from %s%s", (long long)layers,
-             context->backend->name, context->modules->chunk_note);
+    snprintf(result->detail, sizeof(result->detail), "%d layers read back from %s%s",
+             vlm_kv_layout_storing_layers(layout), context->backend->name, context->modules->chunk_note);
+  free(layout);
   free(logits);
   free(kv);
   free(actual);

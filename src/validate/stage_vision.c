@@ -249,7 +249,7 @@ vlm_status vlm_stage_merged_input_embeddings(const vlm_compare_context *context,
                        (long long)next, (long long)run.feature_rows);
   char name[VLM_GRAPH_NAME_LENGTH];
   vlm_decoder_description description;
-  context->model->family->describe_decoder(config, &description);
+  vlm_family_describe_decoder(context->model->family, config, &description);
   snprintf(name, sizeof(name), "%sembed_tokens_merged", description.prefix);
   merged_capture merged = {.name = name};
   if (!status) {

@@ -35,6 +35,15 @@ assert r[\"can_load\"] and r[\"model_type\"]==\"llava\" and r[\"modalities\"]==[
 assert r[\"components\"][\"vision_tower\"][\"parameters\"]>0 and r[\"missing\"]==[] and r[\"unexpected\"]==[]
 assert sum(c[\"bytes\"] for c in r[\"components\"].values())==r[\"total_bytes\"]
 ' '$work/out'"
+# Bytes per cached token from the family's KV layout: Qwen2's 2 layers of
+# 1 KV head of 64, K and V, f32.
+check kv_bytes_per_token_are_reported bash -c "run 0 inspect --model '$source_dir/tests/models/qwen2' \
+  && out_has 'kv cache: 1.0 KiB per cached token (f32, 256 values; 2 of 2 layers store their own)' \
+  && run 0 inspect --model '$source_dir/tests/models/qwen2' --json && python3 -c '
+import json,sys
+r=json.load(open(sys.argv[1]))
+assert r[\"kv_cache\"]=={\"bytes_per_token\":1024,\"values_per_token\":256,\"dtype\":\"f32\",\"layers\":2,\"storing_layers\":2}, r[\"kv_cache\"]
+' '$work/out'"
 # GPTQ/AWQ layers (X.qweight, qzeros, scales, g_idx) stand for the declared
 # X.weight: complete, nothing unexpected, the layout named.
 for layout in gptq gptq_act awq; do

@@ -13,8 +13,9 @@
   * /v1/completions with a list of prompts (strings, token ids): choice
     index = prompt * n + i, each prompt's greedy choices its own answer;
   * logprobs, logit_bias and stop apply to every choice;
-  * refused up front with a 400 naming n: n over --parallel, n over 16;
-    echo with a prompt list;
+  * response_format constrains every choice; refused up front with a 400
+    naming n: n over --parallel, n over 16; echo with a
+    prompt list;
   * a client that disconnects mid-stream frees every choice's slot.
 
 Run: .venv-server/bin/python tests/server/test_choices.py [-v]"""
@@ -153,6 +154,15 @@ class Choices(unittest.TestCase):
             self.client.completions.create(model="qwen2", prompt=["a", "b"], echo=True, max_tokens=2)
         self.assertEqual(caught.exception.body.get("param"), "echo")
         self.assertEqual(self.server.wait_idle()["vlm_active_slots"], 0)
+
+    def test_structured_output_per_choice(self):
+        import json
+        answer = self.chat("JSON please", n=2, temperature=1.0, seed=3, max_tokens=40,
+                           response_format={"type": "json_object"})
+        for choice in answer.choices:
+            self.assertTrue(choice.message.content.lstrip().startswith("{"), choice.message.content)
+            if choice.finish_reason == "stop":
+                json.loads(choice.message.content)
 
     def test_disconnect_frees_every_slot(self):
         body = ('{"model":"qwen2","messages":[{"role":"user","content":"Go on forever"}],"n":3,"stream":true,'

@@ -1,5 +1,9 @@
-/* The key/value cache: per slot, per layer, contiguous
- * [capacity, kv_heads, head_dim] f32 arrays for keys and for values.
+/* The key/value cache: per slot, per layer, contiguous f32 arrays
+ * [capacity, key_width] for keys and [capacity, value_width] for values, as
+ * the decoder's KV layout says (models/kv_layout.h: the standard layout is
+ * kv_heads * head_dim for both on every layer; a layer that reads another's
+ * KV has no arrays of its own, and its keys/values are that layer's; a
+ * latent layer has keys only).
  *
  * Why contiguous per slot rather than paged: capacity per slot is a fixed,
  * compiled parameter (the OpenXLA backend needs static shapes anyway), so a
@@ -13,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "models/kv_layout.h"
 #include "vlm.h"
 
 typedef struct vlm_kv_cache_shape {
@@ -21,6 +26,10 @@ typedef struct vlm_kv_cache_shape {
   int32_t kv_head_count;
   int32_t head_dim;
   int64_t capacity; /* positions per slot */
+  /* Per-layer widths (copied at create); NULL: the standard layout of
+   * layer_count layers of kv_head_count * head_dim, which must then be
+   * positive. */
+  const vlm_kv_layout *layout;
 } vlm_kv_cache_shape;
 
 typedef struct vlm_kv_cache vlm_kv_cache;
@@ -29,7 +38,10 @@ vlm_status vlm_kv_cache_create(const vlm_kv_cache_shape *shape, const vlm_alloca
                                vlm_kv_cache **out_cache);
 void vlm_kv_cache_release(vlm_kv_cache *cache);
 const vlm_kv_cache_shape *vlm_kv_cache_get_shape(const vlm_kv_cache *cache);
-/* [capacity, kv_heads, head_dim] arrays of one slot and layer. */
+/* The layout the cache holds. */
+const vlm_kv_layout *vlm_kv_cache_layout(const vlm_kv_cache *cache);
+/* [capacity, key_width] and [capacity, value_width] arrays of one slot and
+ * layer (a reading layer's: its source's; a latent layer's values: NULL). */
 float *vlm_kv_cache_keys(vlm_kv_cache *cache, int32_t slot, int32_t layer);
 float *vlm_kv_cache_values(vlm_kv_cache *cache, int32_t slot, int32_t layer);
 /* Positions [0, length) of the slot hold valid K/V. */
@@ -41,7 +53,8 @@ void vlm_kv_cache_clear(vlm_kv_cache *cache, int32_t slot);
 /* Bytes one position's keys and values take over every layer. */
 uint64_t vlm_kv_cache_position_bytes(const vlm_kv_cache *cache);
 /* Copies positions [first, first + count) of the slot out to `out`
- * (layout: per layer, keys then values, each [count, kv_heads, head_dim]),
+ * (layout: per layer that stores its own, keys [count, key_width] then
+ * values [count, value_width]),
  * or in from `in` at the slot's length (first must equal it; the length
  * grows by count). For the engine's prefix cache. */
 vlm_status vlm_kv_cache_read(const vlm_kv_cache *cache, int32_t slot, int64_t first, int64_t count, void *out);

@@ -115,7 +115,7 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
   model->weights = opened->weights;
   model->pool = options->pool;
   model->allocator = options->allocator;
-  opened->family->describe_decoder(model->config, &model->decoder);
+  vlm_family_describe_decoder(opened->family, model->config, &model->decoder);
   vlm_model_describe_adapters(opened, &model->decoder);
   const vlm_text_config *text = &model->config->text;
   model->slot_count = options->slot_count > 0 ? options->slot_count : 1;
@@ -130,9 +130,14 @@ vlm_status vlm_text_model_open(vlm_model *opened, const vlm_text_model_options *
                     : text->max_position_embeddings < DEFAULT_CAPACITY ? text->max_position_embeddings
                                                                        : DEFAULT_CAPACITY;
   model->prefill_chunk = options->prefill_chunk > 0 ? options->prefill_chunk : DEFAULT_PREFILL_CHUNK;
+  vlm_kv_layout *layout = vlm_allocate(NULL, sizeof(*layout), VLM_DEFAULT_ALIGNMENT);
+  vlm_status status = layout ? vlm_family_kv_layout(opened->family, model->config, layout)
+                             : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   vlm_kv_cache_shape shape = {model->slot_count, (int32_t)text->num_hidden_layers,
-                              (int32_t)text->num_key_value_heads, (int32_t)text->head_dim, model->capacity};
-  vlm_status status = vlm_kv_cache_create(&shape, options->allocator, &model->cache);
+                              (int32_t)text->num_key_value_heads, (int32_t)text->head_dim, model->capacity,
+                              layout};
+  if (!status) status = vlm_kv_cache_create(&shape, options->allocator, &model->cache);
+  vlm_release(NULL, layout);
   if (!status) status = vlm_cpu_packs_create(&model->packs);
   if (!status && opened->quantize)
     vlm_cpu_packs_set_quantization(model->packs,

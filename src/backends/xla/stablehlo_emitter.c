@@ -6,6 +6,8 @@
  * the module attributes with the compatibility key. */
 #include "backends/xla/stablehlo_emitter.h"
 
+#include "models/kv_layout.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,18 @@ vlm_status vlm_xla_text_decoder_check(const vlm_model *model) {
   if (model->config.text.rope.type == VLM_ROPE_DYNAMIC)
     return VLM_ERROR(UNIMPLEMENTED, "%s: the xla backend does not lower dynamic RoPE yet; use --backend cpu",
                      model->directory);
+  /* The xla state is f32[layers, 2, slots, capacity + chunk, kv_heads,
+   * head_dim]: one width for every layer's K and V, each layer its own. */
+  vlm_kv_layout *layout = malloc(sizeof(*layout));
+  if (!layout) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  vlm_status status = vlm_family_kv_layout(model->family, &model->config, layout);
+  bool uniform = !status && vlm_kv_layout_is_uniform(layout, NULL);
+  free(layout);
+  VLM_RETURN_IF_ERROR(status);
+  if (!uniform)
+    return VLM_ERROR(UNIMPLEMENTED, "%s: the xla backend does not hold per-layer KV layouts (widths that differ "
+                     "between layers or between K and V, shared or latent layers) yet; use --backend cpu",
+                     model->directory);
   return VLM_OK;
 }
 
@@ -47,7 +61,7 @@ vlm_status vlm_xla_text_decoder_open(vlm_model *model, vlm_xla_text_decoder *out
   out_model->model = vlm_model_retain(model);
   out_model->config = &model->config;
   out_model->weights = model->weights;
-  model->family->describe_decoder(&model->config, &out_model->decoder);
+  vlm_family_describe_decoder(model->family, &model->config, &out_model->decoder);
   vlm_model_describe_adapters(model, &out_model->decoder);
   bool adapters = false;
   for (int k = 0; k < model->adapter_count; k++) adapters = adapters || model->adapters[k].module_count > 0;

@@ -57,6 +57,10 @@ vlm_status xla_check_node(const vlm_graph *graph, const vlm_node *node) {
     case VLM_OP_CONV2D:
     case VLM_OP_PERMUTE:
     case VLM_OP_BIASED_ATTENTION:
+    case VLM_OP_UNARY:
+    case VLM_OP_ROW_MOMENT:
+    case VLM_OP_MATMUL:
+    case VLM_OP_CROSS_ATTENTION:
       return VLM_OK;
     case VLM_OP_MOE: return xla_check_moe(node);
     case VLM_OP_ROPE: {
@@ -301,6 +305,76 @@ static void lower_elementwise(xla_emitter *e, const vlm_node *node, xla_value *o
       *out = XLA_OP(e, "multiply", NULL, &a, cap, tanh);
     }
   }
+}
+
+/* tanh; softplus as torch (x past 20, else log1p(exp(x))); clamp as
+ * maximum then minimum, leaving out an infinite side. */
+static xla_value lower_unary(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0);
+  switch (node->params.unary.kind) {
+    case VLM_UNARY_TANH: return XLA_OP(e, "tanh", NULL, &x, x);
+    case VLM_UNARY_SOFTPLUS: {
+      xla_value soft = XLA_OP(e, "log_plus_one", NULL, &x, XLA_OP(e, "exponential", NULL, &x, x));
+      xla_value above = xla_compare(e, x, xla_splat_like(e, 20.0, x), "GT");
+      return xla_select(e, above, x, soft);
+    }
+    default: {
+      double low = node->params.unary.low, high = node->params.unary.high;
+      if (isfinite(low)) x = XLA_OP(e, "maximum", NULL, &x, x, xla_splat_like(e, (float)low, x));
+      if (isfinite(high)) x = XLA_OP(e, "minimum", NULL, &x, x, xla_splat_like(e, (float)high, x));
+      return x;
+    }
+  }
+}
+
+/* A row's mean (or std with the correction), broadcast back over it. */
+static xla_value lower_row_moment(xla_emitter *e, const vlm_node *node) {
+  xla_value x = xla_input_f32(e, node, 0);
+  int64_t width = x.shape[x.rank - 1], dims[XLA_MAX_RANK];
+  for (int i = 0; i < x.rank; i++) dims[i] = i;
+  xla_value sum = xla_reduce_last(e, x, "add", 0.0);
+  xla_value value = XLA_OP(e, "divide", NULL, &sum, sum, xla_splat_like(e, (double)width, sum));
+  if (node->params.moment.std) {
+    xla_value centered = XLA_OP(e, "subtract", NULL, &x, x, xla_broadcast(e, value, x.rank, x.shape, dims));
+    xla_value squares = xla_reduce_last(e, XLA_OP(e, "multiply", NULL, &x, centered, centered), "add", 0.0);
+    double divisor = (double)(width - node->params.moment.correction);
+    value = XLA_OP(e, "sqrt", NULL, &squares,
+                   XLA_OP(e, "divide", NULL, &squares, squares, xla_splat_like(e, divisor, squares)));
+  }
+  return xla_broadcast(e, value, x.rank, x.shape, dims);
+}
+
+/* a [.., m, k] x b [.., k, n] as one dot_general (the batch dimension, if
+ * any, batched). */
+static xla_value lower_matmul(xla_emitter *e, const vlm_node *node) {
+  xla_value a = xla_input_f32(e, node, 0), b = xla_input_f32(e, node, 1);
+  int r = node->rank;
+  const int64_t batch[1] = {0};
+  return xla_dot_general(e, a, b, r == 3 ? 1 : 0, batch, batch, r - 1, r - 2, r, node->shape);
+}
+
+/* Keys (and values) repeated to every head of their group, then scores
+ * [heads, rq, rk], softmax, and the weighted values back to [rq, heads * dv]. */
+static xla_value lower_cross_attention(xla_emitter *e, const vlm_node *node) {
+  xla_value q = xla_input_f32(e, node, 0), k = xla_input_f32(e, node, 1), v = xla_input_f32(e, node, 2);
+  int64_t rq = q.shape[0], heads = q.shape[1], dk = q.shape[2];
+  int64_t rk = k.shape[0], kv_heads = k.shape[1], dv = v.shape[2], group = heads / kv_heads;
+  if (group > 1) {
+    k = xla_reshape(e, xla_broadcast(e, k, 4, (int64_t[]){rk, kv_heads, group, dk}, (int64_t[]){0, 1, 3}), 3,
+                    (int64_t[]){rk, heads, dk});
+    v = xla_reshape(e, xla_broadcast(e, v, 4, (int64_t[]){rk, kv_heads, group, dv}, (int64_t[]){0, 1, 3}), 3,
+                    (int64_t[]){rk, heads, dv});
+  }
+  int64_t score_shape[3] = {heads, rq, rk};
+  xla_value scores = xla_dot_general(e, q, k, 1, (int64_t[]){1}, (int64_t[]){1}, 2, 2, 3, score_shape);
+  scores = XLA_OP(e, "multiply", NULL, &scores, scores,
+                  xla_splat_like(e, (float)node->params.cross_attention.scale, scores));
+  xla_value probabilities = xla_softmax_last(e, scores);
+  xla_value attended = xla_dot_general(e, probabilities, v, 1, (int64_t[]){0}, (int64_t[]){1}, 2, 0, 3,
+                                       (int64_t[]){heads, rq, dv});
+  xla_value like = xla_make_value("f32", 3, (int64_t[]){rq, heads, dv});
+  attended = XLA_OP(e, "transpose", "permutation = array<i64: 1, 0, 2>", &like, attended);
+  return xla_reshape(e, attended, 2, (int64_t[]){rq, heads * dv});
 }
 
 /* x * rsqrt(mean(x^2) + eps) * w (or * (1 + w)), over the last dimension. */
@@ -845,6 +919,10 @@ vlm_status xla_lower_node(xla_emitter *e, int32_t index) {
     case VLM_OP_PERMUTE:
     case VLM_OP_BIASED_ATTENTION: return xla_lower_encoder_node(e, node, out);
     case VLM_OP_MOE: *out = xla_lower_moe(e, node); return VLM_OK;
+    case VLM_OP_UNARY: *out = lower_unary(e, node); return VLM_OK;
+    case VLM_OP_ROW_MOMENT: *out = lower_row_moment(e, node); return VLM_OK;
+    case VLM_OP_MATMUL: *out = lower_matmul(e, node); return VLM_OK;
+    case VLM_OP_CROSS_ATTENTION: *out = lower_cross_attention(e, node); return VLM_OK;
     default: lower_elementwise(e, node, out); return VLM_OK;
   }
 }
