@@ -1,6 +1,7 @@
 /* Tool-call parsers of model output (server/tool_calls.h): each format,
  * content around calls, malformed calls left as content, and streaming
  * split at every byte giving the same result as the whole text. */
+#include "server/reasoning.h"
 #include "server/tool_calls.h"
 #include "test.h"
 
@@ -81,4 +82,66 @@ static void detects_formats_from_templates(void) {
   free(grammar);
 }
 
-TEST_MAIN(TEST(parses_each_format), TEST(leaves_malformed_calls_as_content), TEST(detects_formats_from_templates))
+/* Reasoning first, then the tool parser on the content part (the server's
+ * order, as vLLM composes them): streamed in pieces of every size, the
+ * reasoning, the content and the calls equal the whole text's. */
+static void split_then_parse(const char *text, const char *prompt_tail, const char *reasoning_expected,
+                             const char *content_expected, size_t calls_expected) {
+  const tool_format *format = tool_format_by_name("hermes");
+  for (size_t piece = 1; piece <= strlen(text); piece++) {
+    reasoning_split split;
+    reasoning_split_init(&split, REASONING_QWEN3, prompt_tail);
+    tool_stream stream;
+    tool_stream_init(&stream, format);
+    vlm_string_builder reasoning = {0}, content = {0};
+    vlm_sb_append(&reasoning, "", 0);
+    vlm_sb_append(&content, "", 0);
+    for (size_t at = 0; at <= strlen(text); at += piece) {
+      vlm_string_builder raw = {0};
+      size_t n = strlen(text) - at < piece ? strlen(text) - at : piece;
+      if (n) reasoning_split_push(&split, text + at, n, &reasoning, &raw);
+      else reasoning_split_finish(&split, &reasoning, &raw);
+      if (raw.length) tool_stream_push(&stream, raw.data, raw.length, &content);
+      vlm_sb_release(&raw);
+      if (!n) break;
+      if (at + n == strlen(text)) {
+        vlm_string_builder rest = {0};
+        reasoning_split_finish(&split, &reasoning, &rest);
+        if (rest.length) tool_stream_push(&stream, rest.data, rest.length, &content);
+        vlm_sb_release(&rest);
+        break;
+      }
+    }
+    tool_calls_result calls;
+    CHECK(tool_stream_finish(&stream, &content, &calls));
+    CHECK_INT_EQ(calls.count, calls_expected);
+    if (calls.count) CHECK(strcmp(calls.calls[0].name, "get_weather") == 0);
+    if (strcmp(reasoning.data, reasoning_expected) != 0 || !strstr(content.data, content_expected) ||
+        strstr(content.data, "<think>") || strstr(content.data, "</think>")) {
+      fprintf(stderr, "  piece %zu: reasoning '%s' content '%s'\n", piece, reasoning.data, content.data);
+      test_failures++;
+    }
+    tool_calls_result_release(&calls);
+    vlm_sb_release(&reasoning);
+    vlm_sb_release(&content);
+    tool_stream_release(&stream);
+    reasoning_split_release(&split);
+  }
+}
+
+static void reasoning_composes_with_tools(void) {
+  const char *call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+  char text[512];
+  snprintf(text, sizeof(text), "<think>\nThe user wants weather.\n</think>\n\nChecking.\n%s", call);
+  split_then_parse(text, "<|im_start|>assistant\n", "\nThe user wants weather.\n", "Checking.", 1);
+  /* a <tool_call> inside the thinking is reasoning, not a call */
+  char inner[256];
+  snprintf(inner, sizeof(inner), "maybe %s", call);
+  snprintf(text, sizeof(text), "<think>%s</think>no call", inner);
+  split_then_parse(text, NULL, inner, "no call", 0);
+  /* the prompt opened the block (continue_final_message "<think>"): the completion starts inside it */
+  snprintf(text, sizeof(text), "plan</think>%s", call);
+  split_then_parse(text, "assistant\n<think>\n", "plan", "", 1);
+}
+
+TEST_MAIN(TEST(parses_each_format), TEST(reasoning_composes_with_tools), TEST(leaves_malformed_calls_as_content), TEST(detects_formats_from_templates))
