@@ -343,6 +343,81 @@ class ToolCalls(unittest.TestCase):
             self.assertEqual(served.close(), 0)
 
 
+# Biases that make the tiny random Qwen3, given TOOLS, write both thinking
+# tags greedily: "<think><think></think> hello hello<think></think>..."
+# (as tests/server/test_fields.py's THINKING; the frequency penalty walks
+# it from one biased token to the next).
+THINKING = {"max_tokens": 10, "frequency_penalty": 2, "temperature": 0,
+            "logit_bias": {"151667": 100, "23811": 95, "151668": 95}}
+
+
+def reference_split(text):
+    """vLLM's Qwen3 reasoning parser: (reasoning_content, content)."""
+    stripped = text.lstrip()
+    if not stripped.startswith("<think>"):
+        return None, text
+    reasoning, tag, content = stripped[len("<think>"):].partition("</think>")
+    return reasoning, (content if tag else "") or None
+
+
+class ReasoningWithTools(unittest.TestCase):
+    """--reasoning-parser with tools: the reasoning split runs first and
+    the tool parser reads the content part (vLLM's order), whole and
+    streamed."""
+
+    def streamed(self, served, **kwargs):
+        reasoning = content = ""
+        calls, finish = {}, None
+        for chunk in served.chat(stream=True, **kwargs):
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            reasoning += getattr(choice.delta, "reasoning_content", None) or ""
+            content += choice.delta.content or ""
+            for call in choice.delta.tool_calls or []:
+                entry = calls.setdefault(call.index, {"name": "", "arguments": ""})
+                entry["name"] += (call.function and call.function.name) or ""
+                entry["arguments"] += (call.function and call.function.arguments) or ""
+            finish = choice.finish_reason or finish
+        return reasoning or None, content or None, calls, finish
+
+    def test_thinking_is_split_from_content_with_tools(self):
+        raw = Served("qwen3")
+        try:
+            text = raw.chat(tools=TOOLS, **THINKING).choices[0].message.content
+        finally:
+            self.assertEqual(raw.close(), 0)
+        self.assertIn("<think>", text)
+        self.assertIn("</think>", text)
+        expected = reference_split(text)
+        self.assertTrue(expected[0], text)
+        served = Served("qwen3", "--reasoning-parser", "qwen3")
+        try:
+            message = served.chat(tools=TOOLS, **THINKING).choices[0].message
+            self.assertEqual((getattr(message, "reasoning_content", None), message.content), expected)
+            self.assertIsNone(message.tool_calls)
+            reasoning, content, calls, finish = self.streamed(served, tools=TOOLS, **THINKING)
+            self.assertEqual((reasoning, content), expected)
+            self.assertEqual((calls, finish), ({}, "length"))
+            # a forced call with the parser on: the call, no reasoning
+            choice = {"type": "function", "function": {"name": "get_weather"}}
+            for stream in (False, True):
+                if stream:
+                    reasoning, content, calls, finish = self.streamed(served, tools=TOOLS, tool_choice=choice,
+                                                                      max_tokens=1000)
+                    arguments = calls[0]["arguments"]
+                else:
+                    response = served.chat(tools=TOOLS, tool_choice=choice, max_tokens=1000)
+                    message, finish = response.choices[0].message, response.choices[0].finish_reason
+                    reasoning, content = getattr(message, "reasoning_content", None), message.content
+                    self.assertEqual(len(message.tool_calls), 1)
+                    arguments = message.tool_calls[0].function.arguments
+                self.assertEqual((reasoning, content, finish), (None, None, "tool_calls"), f"stream={stream}")
+                check_valid(self, arguments, WEATHER, f"stream={stream}")
+        finally:
+            self.assertEqual(served.close(), 0)
+
+
 class GrammarKeepsAllowedTokens(unittest.TestCase):
     def test_greedy_unchanged_under_a_grammar_it_satisfies(self):
         directory = model_dir("qwen2")
