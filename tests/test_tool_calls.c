@@ -4,6 +4,8 @@
 #include "server/reasoning.h"
 #include "server/tool_calls.h"
 #include "test.h"
+#include "text/grammar.h"
+#include "text/grammar_schema.h"
 
 static void check_parse(const char *format_name, const char *text, const char *content, size_t calls,
                         const char *name, const char *arguments) {
@@ -60,6 +62,90 @@ static void parses_each_format(void) {
               "", 2, "f", "{}");
   check_parse("mistral", "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"a\": \"b\"}}]", "", 1, "f", "{\"a\":\"b\"}");
   check_parse("phi4_mini_json", "functools[{\"name\": \"f\", \"arguments\": {\"n\": 2}}]", "", 1, "f", "{\"n\":2}");
+}
+
+static void parses_pythonic(void) {
+  check_parse("pythonic", "[get_weather(city=\"Paris\", days=3, unit='celsius')]", "", 1, "get_weather",
+              "{\"city\":\"Paris\",\"days\":3,\"unit\":\"celsius\"}");
+  check_parse("pythonic", " [a(), b(x=[1, 2.5, -3e2], y={'k': None, \"j\": (True, False)}, z='\\u00e9\\n\"',)]\n", "", 2,
+              "a", "{}");
+  tool_calls_result result;
+  const char *two = "[a(), b(x=[1, 2.5, -3e2], y={'k': None, \"j\": (True, False)}, z='\\u00e9\\n\"',)]";
+  CHECK(tool_calls_parse(tool_format_by_name("pythonic"), two, strlen(two), &result));
+  CHECK_INT_EQ(result.count, 2);
+  if (result.count == 2)
+    CHECK(strcmp(result.calls[1].arguments,
+                 "{\"x\":[1,2.5,-3e2],\"y\":{\"k\":null,\"j\":[true,false]},\"z\":\"\u00e9\\n\\\"\"}") == 0);
+  tool_calls_result_release(&result);
+  /* Llama 3.1's built-in tools after <|python_tag|> */
+  check_parse("llama3_json", "<|python_tag|>brave_search.call(query=\"weather in Paris\")", "", 1, "brave_search",
+              "{\"query\":\"weather in Paris\"}");
+  /* not a whole list of calls: content */
+  check_parse("pythonic", "[1, 2, 3]", "[1, 2, 3]", 0, NULL, NULL);
+  check_parse("pythonic", "Sure: [f()]", "Sure: [f()]", 0, NULL, NULL);
+  check_parse("pythonic", "[f(x=1)] and more", "[f(x=1)] and more", 0, NULL, NULL);
+  check_parse("pythonic", "[f(x=01)]", "[f(x=01)]", 0, NULL, NULL);
+  check_parse("pythonic", "[f(x=\"open)]", "[f(x=\"open)]", 0, NULL, NULL);
+  check_parse("pythonic", "[f(1)]", "[f(1)]", 0, NULL, NULL);
+  check_parse("pythonic", "[f(x=[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]])]",
+              "[f(x=[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]])]", 0, NULL, NULL);
+}
+
+/* A forced pythonic call's grammar: the parameters as keyword arguments of
+ * Python literals, which the parser turns into the JSON arguments. */
+static void pythonic_call_grammar(void) {
+  const char *schema_text = "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\", \"maxLength\": 8},"
+                            " \"ok\": {\"type\": \"boolean\"}, \"note\": {\"type\": [\"string\", \"null\"]},"
+                            " \"tags\": {\"type\": \"array\", \"items\": {\"enum\": [true, null, \"x\"]}}},"
+                            " \"required\": [\"city\", \"ok\"], \"additionalProperties\": false}";
+  vlm_json_document document = {0};
+  vlm_json_limits limits = {.max_depth = 32, .max_input_bytes = 1 << 16};
+  CHECK_OK(vlm_json_parse(schema_text, strlen(schema_text), &limits, NULL, "schema", &document));
+  vlm_schema_compiler *compiler = NULL;
+  CHECK_OK(vlm_schema_compiler_create(&compiler));
+  vlm_schema_compiler_set_python(compiler);
+  const char *rule = NULL;
+  CHECK_OK(vlm_schema_compiler_add_kwargs(compiler, document.root, &rule));
+  char *call = tool_format_call_grammar(tool_format_by_name("pythonic"), "get_weather", rule);
+  char *text = NULL;
+  CHECK_OK(vlm_schema_compiler_finish(compiler, call, &text));
+  vlm_grammar *grammar = NULL;
+  CHECK_OK(vlm_grammar_parse(text, strlen(text), &grammar));
+  static const struct { const char *input; bool ok; } cases[] = {
+      {"[get_weather(city=\"Paris\", ok=True)]", true},
+      {"[get_weather(city=\"Paris\", ok=False, note=None, tags=[True, None, \"x\"])]", true},
+      {"[get_weather(city=\"Paris\", ok=true)]", false},          /* JSON's true is not Python's */
+      {"[get_weather(ok=True)]", false},                         /* city is required */
+      {"[get_weather(city=\"a\\/b\", ok=True)]", false},          /* \/ is no Python escape */
+      {"[get_weather(\"city\": \"Paris\", ok=True)]", false},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    vlm_grammar_matcher *m = NULL;
+    CHECK_OK(vlm_grammar_matcher_create(grammar, &m));
+    bool matched = vlm_grammar_matcher_accept_bytes(m, cases[i].input, strlen(cases[i].input), NULL) &&
+                   vlm_grammar_matcher_is_complete(m);
+    if (matched != cases[i].ok) {
+      fprintf(stderr, "  pythonic grammar: '%s' %s\n", cases[i].input, matched ? "matched" : "did not match");
+      test_failures++;
+    }
+    vlm_grammar_matcher_release(m);
+    tool_calls_result result;
+    CHECK(tool_calls_parse(tool_format_by_name("pythonic"), cases[i].input, strlen(cases[i].input), &result));
+    if (cases[i].ok) CHECK_INT_EQ(result.count, 1);
+    tool_calls_result_release(&result);
+  }
+  /* a property that is not an identifier cannot be a keyword */
+  const char *bad = "{\"type\": \"object\", \"properties\": {\"a-b\": {\"type\": \"integer\"}}}";
+  vlm_json_document bad_document = {0};
+  CHECK_OK(vlm_json_parse(bad, strlen(bad), &limits, NULL, "schema", &bad_document));
+  CHECK_ERROR(vlm_schema_compiler_add_kwargs(compiler, bad_document.root, &rule), VLM_STATUS_INVALID_ARGUMENT,
+              "not a Python identifier");
+  vlm_json_document_release(&bad_document);
+  vlm_grammar_release(grammar);
+  free(text);
+  free(call);
+  vlm_schema_compiler_release(compiler);
+  vlm_json_document_release(&document);
 }
 
 static void leaves_malformed_calls_as_content(void) {
@@ -144,4 +230,4 @@ static void reasoning_composes_with_tools(void) {
   split_then_parse(text, "assistant\n<think>\n", "plan", "", 1);
 }
 
-TEST_MAIN(TEST(parses_each_format), TEST(reasoning_composes_with_tools), TEST(leaves_malformed_calls_as_content), TEST(detects_formats_from_templates))
+TEST_MAIN(TEST(parses_each_format), TEST(parses_pythonic), TEST(pythonic_call_grammar), TEST(reasoning_composes_with_tools), TEST(leaves_malformed_calls_as_content), TEST(detects_formats_from_templates))

@@ -140,13 +140,15 @@ static bool check_tool(const vlm_json_value *tool, size_t index, const vlm_json_
 
 /* The arguments rule of a function: its parameters schema, or {}. */
 static bool arguments_rule(vlm_schema_compiler *compiler, const vlm_json_value *function, size_t index,
-                           const char **out_rule, openai_error *error) {
+                           bool python, const char **out_rule, openai_error *error) {
   const vlm_json_value *parameters = vlm_json_object_get(function, "parameters");
   if (openai_is_absent(parameters)) {
     static const vlm_json_value empty_object = {.type = VLM_JSON_OBJECT};
     parameters = &empty_object; /* no parameters: any object */
   }
-  vlm_status status = vlm_schema_compiler_add(compiler, parameters, out_rule);
+  /* pythonic: the parameters as keyword arguments of Python literals */
+  vlm_status status = python ? vlm_schema_compiler_add_kwargs(compiler, parameters, out_rule)
+                             : vlm_schema_compiler_add(compiler, parameters, out_rule);
   if (!status) return true;
   char param[OPENAI_PARAM_CAPACITY];
   openai_build_param(param, "tools[%zu].function.parameters", index);
@@ -158,6 +160,8 @@ static bool forced_call_grammar(const vlm_json_value *tools, const tool_choice *
   const tool_format *format = format_pointer;
   vlm_schema_compiler *compiler = NULL;
   if (vlm_schema_compiler_create(&compiler)) return openai_fail_out_of_memory(error);
+  bool python = tool_format_python_arguments(format);
+  if (python) vlm_schema_compiler_set_python(compiler);
   vlm_string_builder root = {0};
   bool ok = true, found = false;
   for (size_t i = 0; ok && i < tools->as.array.count; i++) {
@@ -165,7 +169,7 @@ static bool forced_call_grammar(const vlm_json_value *tools, const tool_choice *
     const char *name = vlm_json_get_string(vlm_json_object_get(function, "name"));
     if (choice->kind == CHOICE_NAMED && strcmp(name, choice->name) != 0) continue;
     const char *rule = NULL;
-    ok = arguments_rule(compiler, function, i, &rule, error);
+    ok = arguments_rule(compiler, function, i, python, &rule, error);
     char *call = ok ? tool_format_call_grammar(format, name, rule) : NULL;
     if (ok && !call) ok = openai_fail_out_of_memory(error);
     if (ok) vlm_sb_appendf(&root, "%s(%s)", found ? " | " : "", call);

@@ -9,6 +9,12 @@
  *                   or after <|python_tag|>; several separated by ';'
  *   mistral         [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]
  *   phi4_mini_json  functools[{"name": ..., "arguments": {...}}, ...]
+ *   pythonic        [get_weather(city="Paris", days=3), f()] as the whole
+ *                   output: Python keyword literals (strings, numbers,
+ *                   True/False/None, lists, tuples, dicts) become the JSON
+ *                   arguments (vLLM's "pythonic"; how vLLM serves Gemma 3)
+ * llama3_json also reads Llama 3.1's built-in form after <|python_tag|>,
+ * brave_search.call(query="x") -> brave_search {"query": "x"}.
  *
  * A call whose JSON does not parse, or lacks a string "name", stays
  * content (as vLLM's parsers leave it). */
@@ -26,7 +32,10 @@ const tool_format *tool_format_by_name(const char *name);
 /* From the chat template's text (the markers it renders); NULL: none. */
 const tool_format *tool_format_detect(const char *template_text);
 const char *tool_format_name(const tool_format *format);
-#define TOOL_FORMAT_NAMES "hermes, llama3_json, mistral, phi4_mini_json"
+#define TOOL_FORMAT_NAMES "hermes, llama3_json, mistral, phi4_mini_json, pythonic"
+/* Whether a call's arguments are Python keyword arguments (pythonic): the
+ * forced call's grammar then wants vlm_schema_compiler_add_kwargs. */
+bool tool_format_python_arguments(const tool_format *format);
 
 /* The GBNF expression of one call to `name` whose arguments match the
  * rule `arguments_rule` (malloc'd; NULL if out of memory). */
