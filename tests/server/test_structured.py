@@ -10,7 +10,9 @@ what makes their output parse and validate.
 - a schema outside the subset is a 400 naming the keyword;
 - tool_choice naming a function returns a parseable call with schema-valid
   arguments, streamed and not, for each tool-call format (hermes on Qwen3,
-  detected from its template; llama3_json, mistral, phi4_mini_json);
+  detected from its template; llama3_json, mistral, phi4_mini_json;
+  pythonic on Gemma 3);
+- the reasoning split composes with tool calls (reasoning first);
 - tool_calls and tool messages in the history render;
 - greedy with a grammar that the unconstrained greedy output satisfies
   gives the same tokens (vlm run --grammar).
@@ -252,7 +254,9 @@ class ToolCalls(unittest.TestCase):
     # (family, serve arguments, the format it should report)
     FORMATS = [("qwen3", (), "hermes"), ("llama", ("--tool-call-parser", "llama3_json"), "llama3_json"),
                ("mistral", ("--tool-call-parser", "mistral"), "mistral"),
-               ("phi4_multimodal", (), "phi4_mini_json")]
+               ("phi4_multimodal", (), "phi4_mini_json"),
+               # Gemma 3's templates define no tool format; vLLM serves it with "pythonic"
+               ("gemma3_text", ("--tool-call-parser", "pythonic"), "pythonic")]
 
     def check_call(self, call_id, name, arguments, where):
         self.assertTrue(call_id and call_id.startswith("call_"), where)
