@@ -148,6 +148,56 @@ static void pythonic_call_grammar(void) {
   vlm_json_document_release(&document);
 }
 
+/* tool_choice required: one or more calls with parallel_tool_calls, else
+ * exactly one, in each format's own list syntax. */
+static void several_calls_grammar(void) {
+  static const struct { const char *format, *one, *two; } cases[] = {
+      {"hermes", "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>",
+       "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"g\", \"arguments\": {}}\n</tool_call>"},
+      {"llama3_json", "{\"name\": \"f\", \"parameters\": {}}", "{\"name\": \"f\", \"parameters\": {}}; {\"name\": \"g\", \"parameters\": {}}"},
+      {"mistral", "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]",
+       "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}, {\"name\": \"g\", \"arguments\": {}}]"},
+      {"phi4_mini_json", "functools[{\"name\": \"f\", \"arguments\": {}}]",
+       "functools[{\"name\": \"f\", \"arguments\": {}}, {\"name\": \"g\", \"arguments\": {}}]"},
+      {"pythonic", "[f()]", "[f(), g()]"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const tool_format *format = tool_format_by_name(cases[i].format);
+    const char *empty = tool_format_python_arguments(format) ? "\"\"" : "\"{}\"";
+    char *f = tool_format_call_item_grammar(format, "f", empty), *g = tool_format_call_item_grammar(format, "g", empty);
+    char items[1024];
+    snprintf(items, sizeof(items), "%s | %s", f, g);
+    for (int several = 0; several < 2; several++) {
+      char *root = tool_format_calls_grammar(format, items, several);
+      char text[2048];
+      snprintf(text, sizeof(text), "root ::= %s\n", root);
+      vlm_grammar *grammar = NULL;
+      CHECK_OK(vlm_grammar_parse(text, strlen(text), &grammar));
+      for (int two = 0; two < 2; two++) {
+        const char *input = two ? cases[i].two : cases[i].one;
+        vlm_grammar_matcher *m = NULL;
+        CHECK_OK(vlm_grammar_matcher_create(grammar, &m));
+        bool matched = vlm_grammar_matcher_accept_bytes(m, input, strlen(input), NULL) && vlm_grammar_matcher_is_complete(m);
+        if (matched != (!two || several)) {
+          fprintf(stderr, "  %s several=%d: '%s' %s\n", cases[i].format, several, input, matched ? "matched" : "did not");
+          test_failures++;
+        }
+        vlm_grammar_matcher_release(m);
+        tool_calls_result result;
+        CHECK(tool_calls_parse(format, input, strlen(input), &result));
+        CHECK_INT_EQ(result.count, (size_t)(two ? 2 : 1));
+        tool_calls_keep_first(&result, 1);
+        CHECK_INT_EQ(result.count, 1);
+        tool_calls_result_release(&result);
+      }
+      vlm_grammar_release(grammar);
+      free(root);
+    }
+    free(f);
+    free(g);
+  }
+}
+
 static void leaves_malformed_calls_as_content(void) {
   check_parse("hermes", "<tool_call>{\"name\": 3}</tool_call>", "<tool_call>{\"name\": 3}</tool_call>", 0, NULL, NULL);
   check_parse("hermes", "text <tool_call>{\"name\": \"f\", ", "text <tool_call>{\"name\": \"f\", ", 0, NULL, NULL);
@@ -230,4 +280,4 @@ static void reasoning_composes_with_tools(void) {
   split_then_parse(text, "assistant\n<think>\n", "plan", "", 1);
 }
 
-TEST_MAIN(TEST(parses_each_format), TEST(parses_pythonic), TEST(pythonic_call_grammar), TEST(reasoning_composes_with_tools), TEST(leaves_malformed_calls_as_content), TEST(detects_formats_from_templates))
+TEST_MAIN(TEST(parses_each_format), TEST(parses_pythonic), TEST(pythonic_call_grammar), TEST(several_calls_grammar), TEST(reasoning_composes_with_tools), TEST(leaves_malformed_calls_as_content), TEST(detects_formats_from_templates))

@@ -78,6 +78,7 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
   answer->logprobs = request->logprobs;
   answer->return_progress = request->return_progress;
   answer->tool_format = request->tool_format;
+  answer->header.single_tool_call = request->single_tool_call;
   if (answer->tool_format) tool_stream_init(&answer->tools, answer->tool_format);
   request_events_init(&answer->events);
   answer->events.wake_on_progress = request->return_progress;
@@ -485,6 +486,7 @@ static bool finish_tools_stream(completion *answer) {
   vlm_string_builder content = {0};
   tool_calls_result calls = {0};
   if (!tool_stream_finish(&answer->tools, &content, &calls)) answer->pending.failed = true;
+  if (answer->header.single_tool_call) tool_calls_keep_first(&calls, 1);
   if (content.length) {
     event_token piece = {.text = content.data, .text_length = content.length, .token = -1};
     response_append_token_chunk(&answer->pending, &answer->header, &piece, false);

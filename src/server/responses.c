@@ -292,6 +292,7 @@ static bool append_tools_message(vlm_string_builder *out, const response_header 
   bool ok = !text.failed && !raw.failed && !reasoning.failed &&
             tool_calls_parse(format, raw.data ? raw.data : "", raw.length, &calls);
   if (ok) {
+    if (header->single_tool_call) tool_calls_keep_first(&calls, 1);
     if (header->echo_text) vlm_sb_append(&content, header->echo_text, strlen(header->echo_text));
     vlm_sb_append(&content, calls.content, calls.content_length);
     vlm_sb_append_literal(out, "\"content\":");

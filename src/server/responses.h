@@ -28,6 +28,8 @@ typedef struct response_header {
    * starts from (borrowed); REASONING_OFF: the text is all content. */
   reasoning_kind reasoning;
   const char *prompt_tail;
+  /* parallel_tool_calls false: only the first parsed call is answered */
+  bool single_tool_call;
 } response_header;
 
 void response_header_init(response_header *header, openai_endpoint endpoint, const char *model);

@@ -43,43 +43,66 @@ const char *tool_format_name(const tool_format *format) { return format ? format
 
 bool tool_format_python_arguments(const tool_format *format) { return format->kind == FORMAT_PYTHONIC; }
 
-/* name(arguments) in a list: [name(a=1, b="x")]; several: [f(), g()] */
-static char *pythonic_call_grammar(const char *name, const char *arguments_rule, const char *list_start,
-                                   const char *list_end) {
-  vlm_string_builder open = {0};
-  vlm_sb_appendf(&open, "%s%s(", list_start, name);
-  char *open_text = vlm_sb_finish(&open);
-  char *open_literal = open_text ? vlm_gbnf_literal(open_text, strlen(open_text)) : NULL;
-  char *close_literal = vlm_gbnf_literal(list_end, strlen(list_end));
+/* A format's calls as the grammar writes them: open, items separated by
+ * sep, close. */
+typedef struct call_layout {
+  const char *open, *item_start, *sep, *close;
+} call_layout;
+
+static call_layout layout_of(const tool_format *format) {
+  switch (format->kind) {
+    case FORMAT_HERMES: return (call_layout){"", "<tool_call>\n{\"name\": ", "\n", ""};
+    case FORMAT_LLAMA3_JSON: return (call_layout){"", "{\"name\": ", "; ", ""};
+    case FORMAT_MISTRAL: return (call_layout){"[TOOL_CALLS][", "{\"name\": ", ", ", "]"};
+    case FORMAT_PHI4_MINI: return (call_layout){"functools[", "{\"name\": ", ", ", "]"};
+    case FORMAT_PYTHONIC: break;
+  }
+  return (call_layout){"[", "", ", ", "]"};
+}
+
+static char *literal_of(const char *text) { return vlm_gbnf_literal(text, strlen(text)); }
+
+char *tool_format_call_item_grammar(const tool_format *format, const char *name, const char *arguments_rule) {
+  vlm_string_builder prefix = {0};
+  call_layout layout = layout_of(format);
+  vlm_sb_append(&prefix, layout.item_start, strlen(layout.item_start));
+  if (format->kind == FORMAT_PYTHONIC) {
+    vlm_sb_appendf(&prefix, "%s(", name);
+  } else {
+    vlm_sb_append_json_string(&prefix, name, strlen(name));
+    vlm_sb_appendf(&prefix, ", \"%s\": ", format->arguments);
+  }
+  char *prefix_text = vlm_sb_finish(&prefix);
+  const char *suffix = format->kind == FORMAT_HERMES ? "}\n</tool_call>" : format->kind == FORMAT_PYTHONIC ? ")" : "}";
+  char *prefix_literal = prefix_text ? literal_of(prefix_text) : NULL;
+  char *suffix_literal = literal_of(suffix);
   vlm_string_builder out = {0};
-  if (open_literal && close_literal) vlm_sb_appendf(&out, "%s %s %s", open_literal, arguments_rule, close_literal);
-  bool ok = open_literal && close_literal;
-  free(open_text);
-  free(open_literal);
-  free(close_literal);
+  bool ok = prefix_literal && suffix_literal;
+  if (ok) vlm_sb_appendf(&out, "%s %s %s", prefix_literal, arguments_rule, suffix_literal);
+  free(prefix_text);
+  free(prefix_literal);
+  free(suffix_literal);
+  return ok ? vlm_sb_finish(&out) : (vlm_sb_release(&out), NULL);
+}
+
+char *tool_format_calls_grammar(const tool_format *format, const char *items, bool several) {
+  call_layout layout = layout_of(format);
+  char *open = literal_of(layout.open), *sep = literal_of(layout.sep), *close = literal_of(layout.close);
+  vlm_string_builder out = {0};
+  bool ok = open && sep && close;
+  if (ok && several) vlm_sb_appendf(&out, "%s (%s) (%s (%s))* %s", open, items, sep, items, close);
+  else if (ok) vlm_sb_appendf(&out, "%s (%s) %s", open, items, close);
+  free(open);
+  free(sep);
+  free(close);
   return ok ? vlm_sb_finish(&out) : (vlm_sb_release(&out), NULL);
 }
 
 char *tool_format_call_grammar(const tool_format *format, const char *name, const char *arguments_rule) {
-  if (format->kind == FORMAT_PYTHONIC) return pythonic_call_grammar(name, arguments_rule, "[", ")]");
-  vlm_string_builder prefix = {0};
-  if (format->kind == FORMAT_HERMES) vlm_sb_append_literal(&prefix, "<tool_call>\n");
-  else if (format->kind == FORMAT_MISTRAL) vlm_sb_append_literal(&prefix, "[TOOL_CALLS][");
-  else if (format->kind == FORMAT_PHI4_MINI) vlm_sb_append_literal(&prefix, "functools[");
-  vlm_sb_append_literal(&prefix, "{\"name\": ");
-  vlm_sb_append_json_string(&prefix, name, strlen(name));
-  vlm_sb_appendf(&prefix, ", \"%s\": ", format->arguments);
-  char *prefix_text = vlm_sb_finish(&prefix);
-  const char *suffix = format->kind == FORMAT_HERMES ? "}\n</tool_call>"
-                       : format->kind == FORMAT_LLAMA3_JSON ? "}" : "}]";
-  char *prefix_literal = prefix_text ? vlm_gbnf_literal(prefix_text, strlen(prefix_text)) : NULL;
-  char *suffix_literal = vlm_gbnf_literal(suffix, strlen(suffix));
-  vlm_string_builder out = {0};
-  if (prefix_literal && suffix_literal) vlm_sb_appendf(&out, "%s %s %s", prefix_literal, arguments_rule, suffix_literal);
-  free(prefix_text);
-  free(prefix_literal);
-  free(suffix_literal);
-  return prefix_literal && suffix_literal ? vlm_sb_finish(&out) : (vlm_sb_release(&out), NULL);
+  char *item = tool_format_call_item_grammar(format, name, arguments_rule);
+  char *whole = item ? tool_format_calls_grammar(format, item, false) : NULL;
+  free(item);
+  return whole;
 }
 
 /* ---- parsing --------------------------------------------------------------- */
@@ -484,6 +507,14 @@ void tool_calls_result_release(tool_calls_result *result) {
   free(result->calls);
   free(result->content);
   memset(result, 0, sizeof(*result));
+}
+
+void tool_calls_keep_first(tool_calls_result *result, size_t count) {
+  for (size_t i = count; i < result->count; i++) {
+    free(result->calls[i].name);
+    free(result->calls[i].arguments);
+  }
+  if (result->count > count) result->count = count;
 }
 
 void tool_calls_append_message_json(vlm_string_builder *out, const tool_calls_result *result, const char *id_base) {

@@ -40,6 +40,11 @@ bool tool_format_python_arguments(const tool_format *format);
 /* The GBNF expression of one call to `name` whose arguments match the
  * rule `arguments_rule` (malloc'd; NULL if out of memory). */
 char *tool_format_call_grammar(const tool_format *format, const char *name, const char *arguments_rule);
+/* The pieces of it: one call as an item of the format's list of calls,
+ * and the list around `items` (alternatives of items): exactly one call,
+ * or (`several`) one or more separated as the format writes them. */
+char *tool_format_call_item_grammar(const tool_format *format, const char *name, const char *arguments_rule);
+char *tool_format_calls_grammar(const tool_format *format, const char *items, bool several);
 
 typedef struct tool_call {
   char *name;
@@ -56,6 +61,8 @@ typedef struct tool_calls_result {
 /* False only when out of memory. */
 bool tool_calls_parse(const tool_format *format, const char *text, size_t length, tool_calls_result *out);
 void tool_calls_result_release(tool_calls_result *result);
+/* Keeps the first `count` calls (parallel_tool_calls false: one). */
+void tool_calls_keep_first(tool_calls_result *result, size_t count);
 /* ,"tool_calls":[{"id","type":"function","function":{"name","arguments"}}]
  * for a message (ids "call_<id_base>_<i>"). */
 void tool_calls_append_message_json(vlm_string_builder *out, const tool_calls_result *result, const char *id_base);

@@ -279,10 +279,24 @@ class ToolCalls(unittest.TestCase):
                 self.assertEqual(finish, "tool_calls", f"{family}: {content!r}")
                 self.assertEqual(sorted(calls), [0])
                 self.check_call(calls[0]["id"], calls[0]["name"], calls[0]["arguments"], f"{family} streamed")
-                # required: some tool, its own arguments valid
+                # required: some tool, its own arguments valid; one or more calls
+                # (parallel_tool_calls, OpenAI's default), exactly one without
                 response = served.chat(tools=TOOLS, tool_choice="required", max_tokens=1000)
+                if response.choices[0].finish_reason == "tool_calls":  # random weights may write calls to the end
+                    self.assertGreaterEqual(len(response.choices[0].message.tool_calls), 1)
+                    for call in response.choices[0].message.tool_calls:
+                        self.assertIn(call.function.name, ("get_weather", "get_time"))
+                        json.loads(call.function.arguments)
+                else:
+                    self.assertEqual(response.choices[0].finish_reason, "length")
+                response = served.chat(tools=TOOLS, tool_choice="required", max_tokens=1000, parallel_tool_calls=False)
+                self.assertEqual(response.choices[0].finish_reason, "tool_calls", f"{family}")
+                self.assertEqual(len(response.choices[0].message.tool_calls), 1)
                 call = response.choices[0].message.tool_calls[0]
                 self.assertIn(call.function.name, ("get_weather", "get_time"))
+                with self.assertRaises(openai.BadRequestError) as caught:
+                    served.chat(tools=TOOLS, parallel_tool_calls="yes")
+                self.assertEqual(caught.exception.body["param"], "parallel_tool_calls")
                 with self.assertRaises(openai.BadRequestError) as caught:
                     served.chat(tools=TOOLS, tool_choice={"type": "function", "function": {"name": "nope"}})
                 self.assertIn("not in tools", caught.exception.body["message"])
