@@ -436,6 +436,49 @@ class ReasoningWithTools(unittest.TestCase):
             self.assertEqual(served.close(), 0)
 
 
+class StopControlsUnderGrammar(unittest.TestCase):
+    """stop_token_ids and ignore_eos keep a constrained output whole: a stop
+    token id is allowed only where the grammar is complete (even one whose
+    text would continue it), ignore_eos masks the EOS ids (the output ends
+    where the grammar admits nothing more)."""
+
+    YES_NO = {"type": "json_schema", "json_schema": {"name": "a", "schema": {"enum": ["yes", "no"]}}}
+
+    def test_stop_token_ids_and_ignore_eos(self):
+        served = Served("qwen2")
+        try:
+            status, tokenized = served.server.post_json("/tokenize", {"model": served.model, "prompt": "yes"})
+            self.assertEqual(status, 200, tokenized)
+            yes = tokenized["tokens"][-1:]  # "es" here (or "yes"): a token the grammar would take mid-string
+            with open(os.path.join(served.directory, "generation_config.json")) as handle:
+                eos = json.load(handle)["eos_token_id"]
+            eos = eos if isinstance(eos, list) else [eos]
+            for stream in (False, True):
+                # the biased stop token wins as soon as it is allowed: at the end only
+                arguments = dict(response_format=self.YES_NO, max_tokens=40,
+                                 extra_body={"stop_token_ids": yes}, logit_bias={str(yes[0]): 100})
+                if stream:
+                    text, _, finish = served.stream_text(**arguments)
+                else:
+                    response = served.chat(**arguments)
+                    text, finish = response.choices[0].message.content, response.choices[0].finish_reason
+                self.assertEqual(finish, "stop", text)
+                self.assertIn(json.loads(text), ("yes", "no"), f"stream={stream}")
+                # ignore_eos: the biased EOS is masked, never a token of the output
+                arguments = dict(response_format=self.YES_NO, max_tokens=40, extra_body={"ignore_eos": True},
+                                 logit_bias={str(token): 100 for token in eos})
+                if stream:
+                    text, _, finish = served.stream_text(**arguments)
+                else:
+                    response = served.chat(**arguments)
+                    text, finish = response.choices[0].message.content, response.choices[0].finish_reason
+                    self.assertLess(response.usage.completion_tokens, 40)
+                self.assertEqual(finish, "stop", text)  # the grammar finished (bounded trailing whitespace)
+                self.assertIn(json.loads(text), ("yes", "no"), f"stream={stream}")
+        finally:
+            self.assertEqual(served.close(), 0)
+
+
 class GrammarKeepsAllowedTokens(unittest.TestCase):
     def test_greedy_unchanged_under_a_grammar_it_satisfies(self):
         directory = model_dir("qwen2")
