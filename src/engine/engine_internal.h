@@ -187,6 +187,13 @@ vlm_status engine_ensure_vision(vlm_engine *engine, int image_count);
 vlm_status engine_reserve_media_memory(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
                                        uint64_t *out_reserved);
 void engine_release_media_memory(vlm_engine *engine, uint64_t reserved);
+/* engine_reserve_media_memory, or `bytes` out of the caller's reservation
+ * (taken in full at once: see engine_media_memory.c). */
+vlm_status engine_take_media_memory(vlm_engine *engine, vlm_media_reservation *from, uint64_t bytes,
+                                    const void *cancel, const char *name, uint64_t *out_reserved);
+/* The reservation becomes the item's charge (its tensors' bytes), given
+ * back by vlm_media_item_release. */
+void engine_charge_media_item(vlm_engine *engine, struct vlm_media_item *item, uint64_t reserved);
 /* The most media bytes ever reserved at once (tests). */
 uint64_t engine_media_bytes_peak(vlm_engine *engine);
 
