@@ -175,7 +175,7 @@ typedef struct vlm_graph {
   vlm_arena arena;
   /* RoPE parameter sets the rope nodes index (e.g. 0 global, 1 sliding;
    * up to four, so a decoder may choose per layer among more: Molmo's
-   * scaled and unscaled layers, Youtu's rope dims). */
+   * scaled and unscaled layers, MLA's rope dims). */
   const struct vlm_rope_config *ropes[VLM_GRAPH_MAX_ROPES];
   int32_t rope_count;
   vlm_node *nodes;
