@@ -1,6 +1,7 @@
 #include "server/openai_request.h"
 
 #include "engine/sampling.h"
+#include "server/tool_calls.h"
 #include "test.h"
 #include "vlm/chat_template.h"
 
@@ -233,15 +234,8 @@ static void refuses_fields_that_would_change_the_output(void) {
     const char *fields;
     const char *param;
   } cases[] = {
-      {CHAT, "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]", "tools"},
-      {CHAT, "\"tools\":[]", "tools"},
-      {CHAT, "\"tool_choice\":\"auto\"", "tool_choice"},
-      {CHAT, "\"tool_choice\":{\"type\":\"function\"}", "tool_choice"},
       {CHAT, "\"functions\":[{\"name\":\"f\"}]", "functions"},
       {CHAT, "\"function_call\":\"auto\"", "function_call"},
-      {CHAT, "\"response_format\":{\"type\":\"json_object\"}", "response_format"},
-      {CHAT, "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}", "response_format"},
-      {CHAT, "\"response_format\":{\"type\":\"text\",\"extra\":1}", "response_format"},
       {CHAT, "\"audio\":{\"voice\":\"alloy\",\"format\":\"wav\"}", "audio"},
       {CHAT, "\"modalities\":[\"text\",\"audio\"]", "modalities"},
       {CHAT, "\"modalities\":[]", "modalities"},
@@ -517,8 +511,8 @@ static void refuses_malformed_messages(void) {
       {"[{\"role\":\"user\",\"content\":[]}]", "messages[0].content", "empty array"},
       {"[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":null,"
        "\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\","
-       "\"arguments\":\"{}\"}}]}]",
-       "messages[1].tool_calls", "is not supported"},
+       "\"arguments\":\"{x\"}}]}]",
+       "messages[1].tool_calls[0].function.arguments", "is not valid JSON"},
       {"[{\"role\":\"assistant\",\"content\":null}]", "messages[0].content", "but got null"},
       {"[{\"role\":\"assistant\",\"content\":\"x\",\"function_call\":{\"name\":\"f\"}}]",
        "messages[0].function_call", "is not supported"},
@@ -670,6 +664,59 @@ static void return_progress_asks_for_progress_in_a_stream(void) {
   }
 }
 
+/* response_format, tools and tool_choice (openai_structured.c). */
+static void parses_structured_outputs_and_tools(void) {
+  openai_request request;
+  openai_error error;
+  CHECK(parse(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"json_object\"}}", &request, &error));
+  CHECK(request.grammar && strstr(request.grammar, "root ::= object"));
+  openai_request_release(&request);
+  CHECK(parse(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"n\","
+                    "\"strict\":true,\"schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}}}}",
+              &request, &error));
+  CHECK(request.grammar && strstr(request.grammar, "\\\"a\\\""));
+  openai_request_release(&request);
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}}",
+                "response_format.json_schema.name", "expected a string");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"text\",\"extra\":1}}", "response_format.extra",
+                "Unrecognized argument");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"n\","
+                      "\"schema\":{\"type\":\"string\",\"format\":\"hostname\"}}}}",
+                "response_format.json_schema.schema", "'format' 'hostname'");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"tool_choice\":{\"type\":\"function\"}}", "tool_choice", "must be");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"tool_choice\":\"required\"}", "tool_choice", "needs tools");
+  const char *tools = "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
+                      "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"boolean\"}},\"required\":[\"x\"]}}}]";
+  char body[1024];
+  snprintf(body, sizeof(body), "{" HELLO ",%s}", tools);
+  CHECK(parse(CHAT, body, &request, &error));
+  CHECK(request.grammar == NULL && request.tool_format == NULL); /* no parser given: auto parses nothing */
+  CHECK(strncmp(request.messages_json, "{\"messages\":[", 13) == 0 && strstr(request.messages_json, "\"tools\":[{"));
+  openai_request_release(&request);
+  snprintf(body, sizeof(body), "{" HELLO ",%s,\"tool_choice\":\"required\"}", tools);
+  CHECK_REFUSED(CHAT, body, "tool_choice", "--tool-call-parser");
+  openai_parse_options options = {.tool_format = tool_format_by_name("hermes")};
+  snprintf(body, sizeof(body), "{" HELLO ",%s,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"f\"}}}",
+           tools);
+  memset(&error, 0, sizeof(error));
+  CHECK(openai_request_parse(CHAT, body, strlen(body), &options, &request, &error));
+  CHECK(request.grammar && strstr(request.grammar, "<tool_call>") && request.tool_format == options.tool_format);
+  openai_request_release(&request);
+  snprintf(body, sizeof(body), "{" HELLO ",%s,\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"g\"}}}",
+           tools);
+  memset(&error, 0, sizeof(error));
+  CHECK(!openai_request_parse(CHAT, body, strlen(body), &options, &request, &error));
+  CHECK(error.message && strstr(error.message, "not in tools"));
+  openai_error_release(&error);
+  /* history: the call's arguments string becomes an object for the template */
+  CHECK(parse(CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":null,"
+                    "\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\","
+                    "\"arguments\":\"{\\\"x\\\": true}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"c\",\"content\":\"1\"}]}",
+              &request, &error));
+  CHECK(request.messages_json && strstr(request.messages_json, "\"arguments\":{\"x\":true}"));
+  openai_request_release(&request);
+}
+
 /* vLLM's extension fields, logit_bias and echo (openai_extensions.c). */
 static void extension_fields_are_stored(void) {
   openai_request request;
@@ -757,14 +804,14 @@ static void unknown_fields_can_be_accepted(void) {
   CHECK_STR_EQ(request.ignored_fields[0], "temprature");
   openai_request_release(&request);
   /* Known-but-refused fields stay refused. */
-  body = "{" HELLO ",\"temprature\":1,\"tools\":[]}";
+  body = "{" HELLO ",\"temprature\":1,\"functions\":[{\"name\":\"f\"}]}";
   CHECK(!openai_request_parse(CHAT, body, strlen(body), &options, &request, &error));
-  CHECK_STR_EQ(error.param, "tools");
+  CHECK_STR_EQ(error.param, "functions");
   openai_error_release(&error);
   openai_request_release(&request);
 }
 
-TEST_MAIN(TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
+TEST_MAIN(TEST(parses_structured_outputs_and_tools), TEST(chat_with_text_and_image_parts), TEST(string_content_and_roles),
           TEST(defaults_leave_sampling_greedy), TEST(every_sampling_field_is_stored),
           TEST(audio_parts_are_kept_as_media), TEST(refuses_fields_that_would_change_the_output),
           TEST(accepts_harmless_values_and_ignored_fields), TEST(refuses_unknown_fields),

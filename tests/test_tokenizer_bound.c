@@ -4,6 +4,7 @@
  * adversarial texts below check on every tokenizer in the tree and in the
  * fixtures, and it must be absent (0) for pipelines that can drop text. */
 #include <stdint.h>
+#include <time.h>
 
 #include "io/file.h"
 #include "test.h"
@@ -111,4 +112,110 @@ static void no_bound_where_text_can_vanish(void) {
   CHECK_INT_EQ(bound_of("{\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\",\"vocab\":{\"[UNK]\":0,\"a\":1}}}"), 0);
 }
 
-TEST_MAIN(TEST(bound_is_sound_on_every_tokenizer), TEST(no_bound_where_text_can_vanish))
+/* Issue 27: a 4 MB prompt on a Qwen tokenizer (1024 bytes per token by the
+ * bound) was tokenized in full, 2.27 M tokens and 5-8 CPU-s, before its
+ * capacity refusal. vlm_tokenizer_encode_bounded stops past the limit and
+ * is exact: under the limit it gives vlm_tokenizer_encode's ids (long
+ * pieces streamed a batch of regex matches at a time), over it a prefix of
+ * them longer than the limit. */
+static const char *const mixed_units[] = {
+    "The quick brown fox jumps over the lazy dog. ", "  \n\n\t  ", "12345 67.89 ", "caf\xc3\xa9 cafe\xcc\x81 ",
+    "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e ", "<|im_start|>user\n", "\xf0\x9f\x98\x80!", "don't I'll ",
+    "\xe2\x84\xaa ", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "   ", "x=1;y=2\r\n"};
+
+static char *mixed_text(size_t length, unsigned seed, bool specials_off) {
+  char *text = malloc(length + 64);
+  size_t used = 0;
+  while (used < length) {
+    seed = seed * 1103515245u + 12345u;
+    const char *unit = mixed_units[(seed >> 16) % (sizeof(mixed_units) / sizeof(mixed_units[0]))];
+    if (specials_off && strchr(unit, '<')) continue; /* one long piece: streamed */
+    size_t unit_length = strlen(unit);
+    memcpy(text + used, unit, unit_length);
+    used += unit_length;
+  }
+  text[used] = 0;
+  return text;
+}
+
+static void check_bounded(const char *name, const vlm_tokenizer *tokenizer) {
+  for (unsigned seed = 1; seed <= 3; seed++) {
+    char *text = mixed_text(seed == 1 ? 300000 : 20000, seed, seed != 2);
+    size_t length = strlen(text);
+    vlm_token_ids whole = {0}, bounded = {0}, prefix = {0};
+    CHECK_OK(vlm_tokenizer_encode(tokenizer, text, length, true, &whole));
+    bool over = true;
+    CHECK_OK(vlm_tokenizer_encode_bounded(tokenizer, text, length, true, whole.count, &bounded, &over));
+    CHECK(!over);
+    CHECK_INT_EQ(bounded.count, whole.count);
+    bool same = bounded.count == whole.count && memcmp(bounded.ids, whole.ids, whole.count * sizeof(int32_t)) == 0;
+    if (!same) fprintf(stderr, "  %s: the bounded ids differ (seed %u)\n", name, seed);
+    CHECK(same);
+    size_t limit = whole.count / 3;
+    CHECK_OK(vlm_tokenizer_encode_bounded(tokenizer, text, length, false, limit, &prefix, &over));
+    CHECK(over);
+    CHECK(prefix.count < whole.count);
+    /* (whole has the post-processor's tokens around the body: compare the
+     * unbounded body's start.) */
+    vlm_token_ids body = {0};
+    CHECK_OK(vlm_tokenizer_encode(tokenizer, text, length, false, &body));
+    CHECK(prefix.count <= body.count && memcmp(prefix.ids, body.ids, prefix.count * sizeof(int32_t)) == 0);
+    vlm_token_ids_release(&whole), vlm_token_ids_release(&bounded), vlm_token_ids_release(&prefix);
+    vlm_token_ids_release(&body);
+    free(text);
+  }
+}
+
+static void bounded_encoding_is_exact(void) {
+  vlm_tokenizer *tokenizer = NULL;
+  CHECK_OK(vlm_tokenizer_create(VLM_SOURCE_DIR "/tests/models/qwen2", NULL, &tokenizer));
+  if (tokenizer) check_bounded("qwen2", tokenizer);
+  vlm_tokenizer_release(tokenizer);
+  const char *fixtures = test_fixtures_dir();
+  if (!fixtures) {
+    printf("  skipped the fixture tokenizers: ../shared/fixtures not found\n");
+    return;
+  }
+  const char *names[] = {"llama2", "llama3", "qwen3", "gemma3", "deepseek_v3"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s/tokenizers/%s", fixtures, names[i]);
+    tokenizer = NULL;
+    CHECK_OK(vlm_tokenizer_create(dir, NULL, &tokenizer));
+    if (tokenizer) check_bounded(names[i], tokenizer);
+    vlm_tokenizer_release(tokenizer);
+  }
+  /* The cost: 4 MiB of text on the Qwen3 tokenizer, stopped past 4096 ids. */
+  char dir[1024];
+  snprintf(dir, sizeof(dir), "%s/tokenizers/qwen3", fixtures);
+  tokenizer = NULL;
+  CHECK_OK(vlm_tokenizer_create(dir, NULL, &tokenizer));
+  char *text = mixed_text(4u << 20, 7, true);
+  struct timespec start, end;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+  vlm_token_ids ids = {0};
+  bool over = false;
+  CHECK_OK(vlm_tokenizer_encode_bounded(tokenizer, text, strlen(text), true, 4096, &ids, &over));
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end);
+  CHECK(over);
+  printf("  4 MiB on qwen3 stopped past 4096 ids after %.3f CPU-s\n",
+         (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9);
+  vlm_token_ids_release(&ids);
+  free(text);
+  /* One pre-tokenized piece of 4 MiB (a run of spaces): its length alone
+   * needs more ids than 4096, so the model never runs on it. */
+  text = malloc(4u << 20);
+  memset(text, ' ', 4u << 20);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+  CHECK_OK(vlm_tokenizer_encode_bounded(tokenizer, text, 4u << 20, false, 4096, &ids, &over));
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end);
+  CHECK(over);
+  printf("  4 MiB of spaces on qwen3 stopped past 4096 ids after %.3f CPU-s\n",
+         (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9);
+  vlm_token_ids_release(&ids);
+  free(text);
+  vlm_tokenizer_release(tokenizer);
+}
+
+TEST_MAIN(TEST(bound_is_sound_on_every_tokenizer), TEST(no_bound_where_text_can_vanish),
+          TEST(bounded_encoding_is_exact))

@@ -115,6 +115,10 @@ typedef struct vlm_audio_header {
   int64_t max_frames;
   int64_t max_samples;    /* max_frames at the requested output rate */
   uint64_t decode_bytes;  /* peak bytes decode and resample hold for max_frames */
+  /* The same for the frames the header states (max_frames when it states
+   * none): what an honest file's decode holds, the budget's charge. */
+  int64_t stated_samples;
+  uint64_t stated_decode_bytes;
 } vlm_audio_header;
 
 /* Checks the size, the container and the header (channels, rate,

@@ -122,6 +122,7 @@ typedef struct vlm_engine_info {
   uint64_t prefix_cache_bytes;   /* the budget in force; 0: off */
   int64_t prefix_cache_block;    /* positions per cached block (0: off) */
   uint64_t encoder_cache_bytes;  /* 0: off */
+  uint64_t media_memory_budget;  /* the budget in force (vlm_engine_options.media_memory_budget) */
 } vlm_engine_info;
 void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info);
 
@@ -147,7 +148,34 @@ typedef struct vlm_engine_image_header {
   int64_t width, height;    /* as stored */
   int64_t tokens;           /* prompt positions it takes (vlm_engine_image_tokens) */
   uint64_t decode_bytes;    /* what decoding it will hold at most */
+  uint64_t reserve_bytes;   /* what loading it reserves in the media budget */
 } vlm_engine_image_header;
+
+/* A request's share of the media memory budget
+ * (vlm_engine_options.media_memory_budget), reserved at once for all its
+ * images and clips (the sum of their headers' reserve_bytes) before the
+ * first is decoded, so a request never holds part of the budget while it
+ * waits for more. Loading an item (the _from / _within variants) takes its
+ * share out of it; the item's tensors stay charged until the item is
+ * released (the request done, refused or cancelled), and
+ * vlm_engine_release_media gives back what the loads did not take. An
+ * amount over the whole budget waits until nothing else is in flight.
+ * RESOURCE_EXHAUSTED after media_wait_seconds; CANCELLED when `cancel`
+ * (NULL or an atomic_bool) is set while waiting. */
+typedef struct vlm_media_reservation {
+  uint64_t bytes;           /* reserved and not yet taken */
+} vlm_media_reservation;
+vlm_status vlm_engine_reserve_media(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
+                                    vlm_media_reservation *out_reservation);
+void vlm_engine_release_media(vlm_engine *engine, vlm_media_reservation *reservation);
+/* Bytes of the budget in use now: reservations, decodes in progress, and
+ * the tensors of items not yet released (/metrics). */
+uint64_t vlm_engine_media_bytes_in_use(vlm_engine *engine);
+/* vlm_engine_load_image_memory, its budget taken out of `from` (NULL:
+ * reserved for it alone). */
+vlm_status vlm_engine_load_image_memory_from(vlm_engine *engine, const uint8_t *data, size_t size,
+                                             const char *name, const void *cancel, vlm_media_reservation *from,
+                                             vlm_loaded_image *out_image);
 
 /* Reads just the header (microseconds, a few KiB), checked against the
  * decode limits like vlm_engine_load_image_*: for admission before any
@@ -176,6 +204,36 @@ vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data,
                                         const vlm_audio_limits *limits, const void *cancel,
                                         vlm_loaded_audio *out_audio);
 
+/* An audio clip's header, read without decoding a sample (libsndfile's
+ * open: WAV's data chunk, FLAC's STREAMINFO, the last Ogg page's granule
+ * position, MP3's Xing/VBRI header or mpg123's frame estimate), checked
+ * against the decode limits like vlm_engine_load_audio_*. */
+typedef struct vlm_engine_audio_header {
+  int sample_rate, channels;   /* of the file */
+  double seconds;              /* the duration the header states; -1: none */
+  /* Prompt positions the stated duration takes (the extractor's count for
+   * that many samples at the model's rate); 1 when no length is stated
+   * (tokens_stated false): decoding is then bounded by the capacity left. */
+  int64_t tokens;
+  bool tokens_stated;
+  uint64_t decode_bytes;       /* what decoding it will hold at most */
+  uint64_t reserve_bytes;      /* what loading it reserves: the stated length's decode and features */
+} vlm_engine_audio_header;
+/* For admission before any clip is decoded (vlm_engine_check_admission
+ * with audio_tokens). UNIMPLEMENTED without an audio path. */
+vlm_status vlm_engine_read_audio_header(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                                        const vlm_audio_limits *limits, vlm_engine_audio_header *out_header);
+/* vlm_engine_load_audio_memory (its budget out of `from`, as
+ * vlm_engine_load_image_memory_from) for a clip that may take at most
+ * `max_tokens` positions (its header's count plus the room admission
+ * left, vlm_engine_check_admission_room): decoding stops with OUT_OF_RANGE
+ * ("context length exceeded") once the samples pass that many tokens,
+ * whatever the header said. */
+vlm_status vlm_engine_load_audio_memory_within(vlm_engine *engine, const uint8_t *data, size_t size,
+                                               const char *name, const vlm_audio_limits *limits, int64_t max_tokens,
+                                               const void *cancel, vlm_media_reservation *from,
+                                               vlm_loaded_audio *out_audio);
+
 typedef struct vlm_engine_request_options {
   /* Exactly one of the two. messages_json: a JSON array of chat messages in
    * Transformers' format ({"role", "content"} with content a string or a
@@ -194,6 +252,10 @@ typedef struct vlm_engine_request_options {
    * parts); taken over like the images. */
   vlm_loaded_audio *audio;
   int audio_count;
+  /* Admission only (vlm_engine_check_admission, before decoding): each
+   * clip's positions from its header (vlm_engine_audio_header.tokens);
+   * NULL: 1 each. */
+  const int64_t *audio_tokens;
   int64_t max_tokens;           /* 0: vlm_engine_default_max_tokens */
   vlm_sampling_params sampling;
   bool logprobs;                /* report each token's logprob (+ top alternatives) */
@@ -204,6 +266,12 @@ typedef struct vlm_engine_request_options {
    * each prefill chunk, the last with processed == prompt tokens. Off by
    * default, so a callback written for TOKEN and FINISH sees only those. */
   bool progress;
+  /* Constrained decoding: a GBNF grammar (src/text/grammar.h) the
+   * completion must match; every token that cannot continue it is masked
+   * and the end of the output is allowed only where it is complete.
+   * Parsed at submit (INVALID_ARGUMENT / RESOURCE_EXHAUSTED naming what is
+   * wrong); NULL: none. */
+  const char *grammar;
   /* The controls vLLM's chat and sampling parameters add (zero: off, the
    * defaults above). Chat only: chat_template_kwargs_json is a JSON object
    * of extra template variables (vLLM's chat_template_kwargs, e.g.
@@ -339,6 +407,11 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
  * submit (the queue may fill in between). */
 vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_request_options *options,
                                       const int64_t *image_tokens);
+/* The same, and on success the positions the capacity leaves beyond the
+ * prompt, its media and max_tokens (what a clip may take over its
+ * header's count: vlm_engine_load_audio_memory_within). */
+vlm_status vlm_engine_check_admission_room(vlm_engine *engine, const vlm_engine_request_options *options,
+                                           const int64_t *image_tokens, int64_t *out_room);
 
 /* Asks the scheduler to stop the request (thread-safe, idempotent): it
  * frees its slot and gets FINISH with a CANCELLED status, unless it had

@@ -128,6 +128,9 @@ typedef struct vlm_generation_request {
    * images and before the text. Taken over like the images. */
   vlm_loaded_audio *audio;
   int audio_count;
+  /* Constrained decoding: a GBNF grammar the completion must match
+   * (vlm_engine_request_options.grammar); NULL: none. */
+  const char *grammar;
   /* Called with each new piece of text (valid UTF-8) as it is generated. */
   void (*on_text)(void *context, const char *text, size_t length);
   void *on_text_context;

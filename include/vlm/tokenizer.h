@@ -80,6 +80,19 @@ vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text
                                 size_t length, bool add_special_tokens,
                                 vlm_token_ids *out);
 
+/* vlm_tokenizer_encode that stops as soon as the text is known to give
+ * more than `max_ids` ids (0: no limit): then *out_over (may be NULL) is
+ * set and `out` holds only the first ids (a prefix of what
+ * vlm_tokenizer_encode gives). Exact: every stage after the added-token
+ * split only appends ids, and a pre-tokenized piece of n bytes gives at
+ * least n / (the longest token's bytes) ids, so a text that gives at most
+ * max_ids ids is tokenized in full, as by vlm_tokenizer_encode, and one
+ * that gives more costs the work up to the piece that crossed the limit
+ * (a capacity check that need not tokenize a prompt which cannot fit). */
+vlm_status vlm_tokenizer_encode_bounded(const vlm_tokenizer *tokenizer, const char *text, size_t length,
+                                        bool add_special_tokens, size_t max_ids, vlm_token_ids *out,
+                                        bool *out_over);
+
 /* Which Transformers object turns a model's rendered chat prompt into ids.
  * Text-only models follow the tokenizer (`tokenizer.apply_chat_template(...,
  * tokenize=True)`: no special tokens, the template writes them);
@@ -106,12 +119,22 @@ bool vlm_tokenizer_chat_adds_special_tokens(const vlm_tokenizer *tokenizer, cons
 vlm_status vlm_tokenizer_encode_chat(const vlm_tokenizer *tokenizer, const char *text,
                                      size_t length, vlm_prompt_flow flow,
                                      vlm_token_ids *out);
+/* The same, stopping past max_ids as vlm_tokenizer_encode_bounded. */
+vlm_status vlm_tokenizer_encode_chat_bounded(const vlm_tokenizer *tokenizer, const char *text, size_t length,
+                                             vlm_prompt_flow flow, size_t max_ids, vlm_token_ids *out,
+                                             bool *out_over);
 
 /* Turns ids back into text (valid UTF-8, NUL-terminated, malloc'd: free()
  * it). Unknown ids are skipped, as Hugging Face skips them. */
 vlm_status vlm_tokenizer_decode(const vlm_tokenizer *tokenizer, const int32_t *ids,
                                 size_t count, bool skip_special_tokens,
                                 char **out_text, size_t *out_length);
+
+/* One token's bytes as it decodes in the middle of a text (partial UTF-8
+ * kept as bytes, nothing stripped): what constrained decoding matches.
+ * OUT_OF_RANGE for an unknown id or over `capacity` bytes. */
+vlm_status vlm_tokenizer_token_bytes(const vlm_tokenizer *tokenizer, int32_t id, char *buffer,
+                                     size_t capacity, size_t *out_length);
 
 /* Vocabulary. */
 size_t vlm_tokenizer_vocab_size(const vlm_tokenizer *tokenizer); /* max id + 1 */

@@ -6,7 +6,11 @@
 
 #include "cli/commands.h"
 #include "cli/hub_download.h"
+#include "core/status.h"
+#include "io/file.h"
 #include "models/modules.h"
+#include "text/grammar.h"
+#include "text/grammar_schema.h"
 #include "vlm/generate.h"
 
 #define MAX_STOP_STRINGS 8
@@ -48,6 +52,11 @@ static void print_usage(FILE *out) {
           "  --top-k K, --top-p P, --min-p P, --repetition-penalty R,\n"
           "  --presence-penalty P, --frequency-penalty P, --seed S   sampling controls\n"
           "  --stop TEXT            stop string (repeatable, up to %d)\n"
+          "  --grammar FILE         constrain the output to a GBNF grammar (llama.cpp's\n"
+          "                         syntax; docs/STRUCTURED_OUTPUTS.md)\n"
+          "  --json-schema FILE     constrain the output to JSON valid against the schema\n"
+          "                         (OpenAI's structured-outputs subset; refused by keyword\n"
+          "                         outside it)\n"
           "  --context N            context capacity in tokens (default 4096 or the model's)\n"
           "  --prefill-chunk N      prompt rows per prefill step (default 512; an image whose\n"
           "                         tokens attend to each other, Gemma 3's, is never split)\n"
@@ -85,6 +94,30 @@ static void stream_text(void *context, const char *text, size_t length) {
   fflush(stdout);
 }
 
+/* The grammar of --grammar FILE, or compiled from --json-schema FILE. */
+static vlm_status load_grammar(const char *grammar_path, const char *schema_path, char **out_grammar) {
+  *out_grammar = NULL;
+  const char *path = grammar_path ? grammar_path : schema_path;
+  char *text = NULL;
+  size_t length = 0;
+  VLM_RETURN_IF_ERROR(vlm_file_read_all(path, VLM_GRAMMAR_MAX_TEXT_BYTES, &text, &length));
+  vlm_status status = VLM_OK;
+  if (grammar_path) {
+    vlm_grammar *grammar = NULL;
+    status = vlm_grammar_parse(text, length, &grammar); /* errors before the model loads */
+    vlm_grammar_release(grammar);
+    if (!status) {
+      *out_grammar = text;
+      return VLM_OK;
+    }
+  } else {
+    status = vlm_json_schema_text_to_grammar(text, length, out_grammar);
+  }
+  free(text);
+  if (status) status = vlm_status_annotate(status, "%s", path);
+  return status;
+}
+
 typedef struct run_arguments {
   const char *model_dir;
   const char *backend;
@@ -94,6 +127,7 @@ typedef struct run_arguments {
   long long top_k, seed, max_tokens, context, prefill_chunk;
   const char *processor_kwargs;
   const char *quantize;
+  const char *grammar_path, *schema_path;
   const char *stop[MAX_STOP_STRINGS];
   const char *image_paths[MAX_IMAGES];
   int image_count;
@@ -131,6 +165,8 @@ static int parse_arguments(int argc, char **argv, run_arguments *arguments) {
     else if (strcmp(name, "--frequency-penalty") == 0 && value) ok = (arguments->sampling_set[5] = parse_float(value, &arguments->frequency_penalty));
     else if (strcmp(name, "--top-k") == 0 && value) ok = (arguments->sampling_set[6] = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->top_k));
     else if (strcmp(name, "--seed") == 0 && value) ok = (arguments->sampling_set[7] = cli_parse_integer(value, LLONG_MIN, LLONG_MAX, &arguments->seed));
+    else if (strcmp(name, "--grammar") == 0 && value) arguments->grammar_path = value;
+    else if (strcmp(name, "--json-schema") == 0 && value) arguments->schema_path = value;
     else if (strcmp(name, "--stop") == 0 && value) {
       ok = arguments->request.stop_count < MAX_STOP_STRINGS && value[0];
       if (ok) arguments->stop[arguments->request.stop_count++] = value;
@@ -189,6 +225,14 @@ int command_run(int argc, char **argv, const global_options *options) {
   memset(&arguments, 0, sizeof(arguments));
   int usage = parse_arguments(argc, argv, &arguments);
   if (usage) return usage < 0 ? 0 : usage;
+  if (arguments.grammar_path && arguments.schema_path)
+    return cli_usage_error("run: --grammar and --json-schema are exclusive");
+  char *grammar = NULL;
+  if (arguments.grammar_path || arguments.schema_path) {
+    vlm_status loaded = load_grammar(arguments.grammar_path, arguments.schema_path, &grammar);
+    if (loaded) return cli_report_status(loaded);
+  }
+  arguments.request.grammar = grammar;
   vlm_generator_options generator_options = {.thread_count = options->thread_count,
                                              .capacity = arguments.context,
                                              .prefill_chunk = arguments.prefill_chunk,
@@ -214,7 +258,10 @@ int command_run(int argc, char **argv, const global_options *options) {
   vlm_generator *generator = NULL;
   if (!status) status = vlm_generator_open(model, &generator_options, &generator);
   vlm_model_release(model); /* the generator holds its own reference */
-  if (status) return cli_report_status(status);
+  if (status) {
+    free(grammar);
+    return cli_report_status(status);
+  }
   arguments.request.stop = arguments.stop;
   arguments.request.max_tokens = arguments.max_tokens;
   arguments.request.sampling = vlm_generator_default_sampling(generator);
@@ -257,6 +304,7 @@ int command_run(int argc, char **argv, const global_options *options) {
     for (int i = 0; i < clips; i++) vlm_loaded_audio_release(&audio[i]);
   }
   vlm_generator_release(generator);
+  free(grammar);
   if (status) return cli_report_status(status);
   if (arguments.as_json) print_json(&result, image_seconds, audio_seconds);
   else printf("\n");

@@ -111,6 +111,9 @@ static void print_usage(FILE *out) {
           "                           to S seconds before cancelling them (default 30)\n"
           "  --model-name NAME        the model's id in the API (default: DIR's last part, or\n"
           "                           the model id given to --model)\n"
+          "  --tool-call-parser NAME  the tool-call format of the model's output: hermes,\n"
+          "                           llama3_json, mistral, phi4_mini_json, or none (default:\n"
+          "                           detected from the chat template's markers)\n"
           "  --no-ui                  no chat page: GET / and /ui/... answer 404\n"
           "  --reasoning-parser none|auto|qwen3|deepseek_r1\n"
           "                           split chat answers' reasoning (<think>...</think>) into\n"
@@ -226,6 +229,7 @@ static int parse_arguments(int argc, char **argv, serve_arguments *arguments) {
     } else if (strcmp(name, "--allowed-hosts") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_hosts = value; }
     else if (strcmp(name, "--allowed-origins") == 0 && value) { ok = value[0] != '\0'; arguments->server.allowed_origins = value; }
     else if (strcmp(name, "--grace") == 0 && value) ok = cli_parse_integer(value, 1, 86400, &arguments->grace);
+    else if (strcmp(name, "--tool-call-parser") == 0 && value) { ok = value[0] != '\0'; arguments->server.tool_call_parser = value; }
     else if (strcmp(name, "--model-name") == 0 && value) { ok = value[0] != '\0'; arguments->server.model_name = value; }
     else if (strcmp(name, "--no-ui") == 0) { arguments->server.no_ui = true; takes_value = false; }
     else if (strcmp(name, "--public-metrics") == 0) { arguments->server.public_metrics = true; takes_value = false; }

@@ -13,7 +13,9 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "engine/engine_internal.h"
+#include "text/grammar.h"
 #include "io/file.h"
+#include "media/audio_resample.h"
 #include "models/family.h"
 #include "vlm/audio.h"
 #include "vlm/media.h"
@@ -160,6 +162,7 @@ vlm_status vlm_engine_open(vlm_model *model, const vlm_engine_options *options, 
   pthread_mutex_init(&engine->media_mutex, NULL);
   pthread_cond_init(&engine->media_released, NULL);
   pthread_mutex_init(&engine->vision_mutex, NULL);
+  pthread_mutex_init(&engine->grammar_mutex, NULL);
   pthread_mutex_init(&engine->mutex, NULL);
   pthread_cond_init(&engine->wake, NULL);
   pthread_cond_init(&engine->changed, NULL);
@@ -223,6 +226,8 @@ void vlm_engine_release(vlm_engine *engine) {
   pthread_mutex_destroy(&engine->media_mutex);
   pthread_cond_destroy(&engine->media_released);
   pthread_mutex_destroy(&engine->vision_mutex);
+  engine_grammar_release(engine);
+  pthread_mutex_destroy(&engine->grammar_mutex);
   pthread_mutex_destroy(&engine->mutex);
   pthread_cond_destroy(&engine->wake);
   pthread_cond_destroy(&engine->changed);
@@ -272,6 +277,7 @@ void vlm_engine_get_info(const vlm_engine *engine, vlm_engine_info *out_info) {
   out_info->prefix_cache_bytes = engine->metrics.prefix_cache_budget_bytes;
   out_info->prefix_cache_block = engine->prefix_cache ? prefix_cache_block_positions(engine->prefix_cache) : 0;
   out_info->encoder_cache_bytes = engine->metrics.encoder_cache_budget_bytes;
+  out_info->media_memory_budget = engine->media_memory_budget;
 }
 
 vlm_sampling_params vlm_engine_default_sampling(const vlm_engine *engine) {
@@ -332,35 +338,108 @@ static vlm_status finish_loaded_audio(vlm_engine *engine, vlm_audio *audio, doub
   return VLM_OK;
 }
 
-/* The header first (limits, and the most the decode will hold), a
- * reservation of that much in the media memory budget, then the decode
- * and the features. The features and the extractor's working buffers are
- * allowed as much again as the resampled samples (Phi-4's 80 mels per
- * 160-sample hop are half of it). */
+/* The decode options for the model's rate and the caller's limits; with
+ * max_tokens > 0 (the capacity a clip may take, known after admission)
+ * the duration limit shrinks to the longest clip that takes no more, so a
+ * clip whose header understates its length (or states none) stops
+ * decoding there. *out_bounded: that bound is below the caller's. */
+static vlm_status audio_options(vlm_engine *engine, const vlm_audio_limits *limits, int64_t max_tokens,
+                                const void *cancel, vlm_audio_decode_options *out, bool *out_bounded) {
+  *out = (vlm_audio_decode_options){.cancel = cancel, .allocator = engine->allocator};
+  *out_bounded = false;
+  if (limits) out->limits = *limits;
+  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(engine->model, &out->sample_rate));
+  if (max_tokens <= 0) return VLM_OK;
+  int64_t samples = 0;
+  VLM_RETURN_IF_ERROR(vlm_model_audio_max_samples(engine->model, max_tokens, &samples));
+  /* One sample over: frames up to floor(seconds x file rate) resample to
+   * at most `samples`; the exact count is checked again at submit. */
+  double seconds = ((double)samples + 1.0) / out->sample_rate;
+  double current = out->limits.max_seconds > 0 ? out->limits.max_seconds : VLM_AUDIO_DEFAULT_MAX_SECONDS;
+  if (seconds < current) {
+    out->limits.max_seconds = seconds;
+    *out_bounded = true;
+  }
+  return VLM_OK;
+}
+
+static vlm_status over_capacity(vlm_status status, const char *name, int64_t max_tokens) {
+  if (vlm_status_code_of(status) != VLM_STATUS_OUT_OF_RANGE) return status;
+  vlm_status refusal = VLM_ERROR(OUT_OF_RANGE,
+                                 "%s: context length exceeded: the clip is longer than the %lld audio tokens the "
+                                 "capacity leaves it (%s)", name, (long long)max_tokens, vlm_status_message(status));
+  vlm_status_free(status);
+  return refusal;
+}
+
+/* The reservation for a clip: the decode of the length its header states
+ * and as many bytes again for the features and the extractor's buffers
+ * (Phi-4's 80 mels per 160-sample hop are half of it). A header that
+ * understates the length decodes past it only up to the capacity left
+ * (audio_options). */
+static uint64_t audio_reserve_bytes(const vlm_audio_header *header) {
+  uint64_t needed = 0;
+  if (__builtin_add_overflow(header->stated_decode_bytes, (uint64_t)header->stated_samples * sizeof(float), &needed))
+    needed = UINT64_MAX;
+  return needed;
+}
+
+/* The header first (limits, and what the decode will hold), that much
+ * from the media memory budget, then the decode and the features; once
+ * made, the reservation shrinks to the features, which stay charged until
+ * the request releases the item. */
 static vlm_status load_audio(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
-                             const vlm_audio_limits *limits, const void *cancel, double start,
-                             vlm_loaded_audio *out_audio) {
+                             const vlm_audio_limits *limits, int64_t max_tokens, const void *cancel,
+                             vlm_media_reservation *from, double start, vlm_loaded_audio *out_audio) {
   if (!engine->accepts_audio) {
     int rate = 0;
     return vlm_status_annotate(vlm_model_audio_sample_rate(engine->model, &rate), "%s", name);
   }
-  vlm_audio_decode_options options = {.cancel = cancel, .allocator = engine->allocator};
-  if (limits) options.limits = *limits;
-  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(engine->model, &options.sample_rate));
+  vlm_audio_decode_options options;
+  bool bounded = false;
+  VLM_RETURN_IF_ERROR(audio_options(engine, limits, max_tokens, cancel, &options, &bounded));
   vlm_audio_header header;
-  VLM_RETURN_IF_ERROR(vlm_audio_read_header(data, size, name, &options, &header));
-  uint64_t needed = 0, reserved = 0;
-  if (__builtin_add_overflow(header.decode_bytes, (uint64_t)header.max_samples * sizeof(float), &needed))
-    needed = UINT64_MAX;
-  VLM_RETURN_IF_ERROR(engine_reserve_media_memory(engine, needed, cancel, name, &reserved));
+  vlm_status status = vlm_audio_read_header(data, size, name, &options, &header);
+  if (status) return bounded ? over_capacity(status, name, max_tokens) : status;
+  uint64_t reserved = 0;
+  VLM_RETURN_IF_ERROR(engine_take_media_memory(engine, from, audio_reserve_bytes(&header), cancel, name, &reserved));
   vlm_audio audio;
-  vlm_status status = vlm_audio_decode_memory(data, size, name, &options, &audio);
+  status = vlm_audio_decode_memory(data, size, name, &options, &audio);
+  if (status && bounded) status = over_capacity(status, name, max_tokens);
   if (!status) {
     status = vlm_status_annotate(finish_loaded_audio(engine, &audio, start, out_audio), "%s", name);
     vlm_audio_release(&audio);
   }
-  engine_release_media_memory(engine, reserved);
+  if (!status) engine_charge_media_item(engine, out_audio->item, reserved);
+  else engine_release_media_memory(engine, reserved);
   return status;
+}
+
+vlm_status vlm_engine_read_audio_header(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
+                                        const vlm_audio_limits *limits, vlm_engine_audio_header *out_header) {
+  memset(out_header, 0, sizeof(*out_header));
+  if (!name) name = "audio";
+  vlm_audio_decode_options options;
+  bool bounded = false;
+  VLM_RETURN_IF_ERROR(vlm_status_annotate(audio_options(engine, limits, 0, NULL, &options, &bounded), "%s", name));
+  vlm_audio_header header;
+  VLM_RETURN_IF_ERROR(vlm_audio_read_header(data, size, name, &options, &header));
+  out_header->sample_rate = header.sample_rate;
+  out_header->channels = header.channels;
+  out_header->decode_bytes = header.decode_bytes;
+  out_header->reserve_bytes = audio_reserve_bytes(&header);
+  out_header->seconds = header.frames >= 0 ? (double)header.frames / header.sample_rate : -1;
+  out_header->tokens = 1; /* a length the header does not state: decoding is bounded instead */
+  if (header.frames >= 0) {
+    int64_t samples = header.sample_rate == options.sample_rate
+                          ? header.frames
+                          : vlm_audio_resampled_length(header.frames, header.sample_rate, options.sample_rate);
+    int64_t tokens = 0;
+    VLM_RETURN_IF_ERROR(vlm_status_annotate(vlm_model_audio_tokens(engine->model, samples, &tokens), "%s", name));
+    out_header->tokens = tokens > 0 ? tokens : 1;
+    out_header->tokens_stated = true;
+  }
+  return VLM_OK;
 }
 
 vlm_status vlm_engine_load_audio_file(vlm_engine *engine, const char *path, const vlm_audio_limits *limits,
@@ -377,8 +456,8 @@ vlm_status vlm_engine_load_audio_file(vlm_engine *engine, const char *path, cons
   size_t size = 0;
   /* vlm_file_read_all refuses an oversized file from its size, unread. */
   VLM_RETURN_IF_ERROR(vlm_file_read_all(path, limit, &data, &size));
-  vlm_status status = load_audio(engine, (const uint8_t *)data, size, slash ? slash + 1 : path, limits, cancel, start,
-                                 out_audio);
+  vlm_status status = load_audio(engine, (const uint8_t *)data, size, slash ? slash + 1 : path, limits, 0, cancel,
+                                 NULL, start, out_audio);
   free(data);
   return status;
 }
@@ -387,7 +466,18 @@ vlm_status vlm_engine_load_audio_memory(vlm_engine *engine, const uint8_t *data,
                                         const vlm_audio_limits *limits, const void *cancel,
                                         vlm_loaded_audio *out_audio) {
   memset(out_audio, 0, sizeof(*out_audio));
-  return load_audio(engine, data, size, name ? name : "audio", limits, cancel, engine_now_seconds(), out_audio);
+  return load_audio(engine, data, size, name ? name : "audio", limits, 0, cancel, NULL, engine_now_seconds(),
+                    out_audio);
+}
+
+vlm_status vlm_engine_load_audio_memory_within(vlm_engine *engine, const uint8_t *data, size_t size,
+                                               const char *name, const vlm_audio_limits *limits, int64_t max_tokens,
+                                               const void *cancel, vlm_media_reservation *from,
+                                               vlm_loaded_audio *out_audio) {
+  memset(out_audio, 0, sizeof(*out_audio));
+  if (max_tokens <= 0) max_tokens = 1;
+  return load_audio(engine, data, size, name ? name : "audio", limits, max_tokens, cancel, from, engine_now_seconds(),
+                    out_audio);
 }
 
 void vlm_loaded_audio_release(vlm_loaded_audio *audio) { vlm_loaded_image_release(audio); }
@@ -401,6 +491,7 @@ void engine_request_free(vlm_engine_request *request) {
   free(request->items);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
+  vlm_grammar_release(request->grammar);
   free(request->stop_token_ids);
   free(request->logit_bias);
   engine_prompt_release(&request->prompt);
@@ -551,7 +642,9 @@ static vlm_status count_media(const vlm_engine_request_options *options, const v
   memset(out, 0, sizeof(*out));
   int items = request ? request->item_count : options->image_count + options->audio_count;
   for (int i = 0; i < items; i++) {
-    int64_t tokens = request ? request->items[i].token_count : i < options->image_count ? image_tokens[i] : 1;
+    int64_t tokens = request ? request->items[i].token_count
+                     : i < options->image_count ? image_tokens[i]
+                     : options->audio_tokens ? options->audio_tokens[i - options->image_count] : 1;
     if (tokens <= 0) return VLM_ERROR(INVALID_ARGUMENT, "media item %d takes %lld tokens", i, (long long)tokens);
     if (!vlm_int64_add(out->positions, tokens, &out->positions))
       return VLM_ERROR(OUT_OF_RANGE, "the media items' token counts overflow");
@@ -622,11 +715,16 @@ static vlm_status build_prompt(vlm_engine *engine, const vlm_engine_request_opti
   VLM_RETURN_IF_ERROR(plan_prompt_budget(engine, max_tokens, media, &budget));
   if (options->raw_prompt && strnlen(options->raw_prompt, budget.max_bytes + 1) > budget.max_bytes)
     return prompt_too_long(engine, &budget);
-  bool too_long = false;
+  bool too_long = false, too_many = false;
+  /* Tokenizing stops once the ids cannot fit: the text's room (each
+   * placeholder one id) before decoding, every position but max_tokens'
+   * once the placeholders are expanded. */
+  int64_t id_limit = request ? engine_decoder_capacity(engine) - max_tokens : budget.text_tokens;
   engine_prompt_source source = {.messages_json = options->messages_json, .raw_prompt = options->raw_prompt,
                                  .items = request ? request->items : NULL,
                                  .item_count = request ? request->item_count : 0,
                                  .max_prompt_bytes = budget.max_bytes, .prompt_limit_reached = &too_long,
+                                 .max_ids = id_limit > 0 ? (size_t)id_limit : 1, .token_limit_reached = &too_many,
                                  .chat_template_kwargs_json = options->chat_template_kwargs_json,
                                  .no_generation_prompt = options->no_generation_prompt,
                                  .continue_final_message = options->continue_final_message,
@@ -637,6 +735,14 @@ static vlm_status build_prompt(vlm_engine *engine, const vlm_engine_request_opti
   if (status && too_long) {
     vlm_status_free(status);
     return prompt_too_long(engine, &budget);
+  }
+  if (status && too_many) {
+    vlm_status_free(status);
+    return VLM_ERROR(OUT_OF_RANGE,
+                     "context length exceeded: the prompt has more than the %lld tokens the capacity of %lld "
+                     "leaves it (max_tokens is %lld, the %d media item(s) take %lld positions); tokenizing "
+                     "stopped there", (long long)id_limit, (long long)engine_decoder_capacity(engine),
+                     (long long)max_tokens, media->placeholders, (long long)media->positions);
   }
   return status;
 }
@@ -793,6 +899,7 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
   if (!status) status = check_options(engine, options, false);
   if (!status) status = copy_stop_strings(request, options);
+  if (!status && options->grammar) status = engine_grammar_prepare(engine, options->grammar, request);
   if (!status) status = copy_controls(request, options);
   if (!status) status = tokenize_prompt(engine, options, request);
   if (!status) status = check_capacity(engine, request->prompt.count, request->max_tokens);
@@ -824,6 +931,13 @@ static vlm_status count_image_placeholders(const vlm_engine *engine, const engin
 
 vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_request_options *options,
                                       const int64_t *image_tokens) {
+  int64_t room = 0;
+  return vlm_engine_check_admission_room(engine, options, image_tokens, &room);
+}
+
+vlm_status vlm_engine_check_admission_room(vlm_engine *engine, const vlm_engine_request_options *options,
+                                           const int64_t *image_tokens, int64_t *out_room) {
+  *out_room = 0;
   pthread_mutex_lock(&engine->mutex);
   vlm_status status = check_queue(engine);
   pthread_mutex_unlock(&engine->mutex);
@@ -840,6 +954,7 @@ vlm_status vlm_engine_check_admission(vlm_engine *engine, const vlm_engine_reque
   if (!status && !vlm_int64_add(prompt.count - media.placeholders, media.positions, &total))
     status = VLM_ERROR(OUT_OF_RANGE, "the prompt's token count overflows");
   if (!status) status = check_capacity(engine, total, max_tokens);
+  if (!status) *out_room = engine_decoder_capacity(engine) - total - max_tokens;
   engine_prompt_release(&prompt);
   if (status) count_rejection(engine);
   return status;

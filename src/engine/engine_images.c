@@ -61,6 +61,17 @@ vlm_status vlm_engine_image_tokens(vlm_engine *engine, int64_t width, int64_t he
   return vlm_model_image_tokens(engine->model, width, height, out_tokens);
 }
 
+/* What load_image reserves: the decode, and the rotated copy an EXIF
+ * orientation makes. */
+static uint64_t image_reserve_bytes(const vlm_image_header *header) {
+  uint64_t pixels = 0, rotated_copy = 0, needed = 0;
+  if (__builtin_mul_overflow((uint64_t)header->width, (uint64_t)header->height, &pixels) ||
+      __builtin_mul_overflow(pixels, 3u, &rotated_copy) ||
+      __builtin_add_overflow(header->decode_bytes, rotated_copy, &needed))
+    needed = UINT64_MAX;
+  return needed;
+}
+
 vlm_status vlm_engine_read_image_header(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
                                         vlm_engine_image_header *out) {
   memset(out, 0, sizeof(*out));
@@ -70,6 +81,7 @@ vlm_status vlm_engine_read_image_header(vlm_engine *engine, const uint8_t *data,
   out->width = header.width;
   out->height = header.height;
   out->decode_bytes = header.decode_bytes;
+  out->reserve_bytes = image_reserve_bytes(&header);
   vlm_status status = vlm_engine_image_tokens(engine, header.width, header.height, &out->tokens);
   if (vlm_status_code_of(status) == VLM_STATUS_NOT_FOUND) {
     /* The processor needs the pixels to tell (a shortest-edge resize
@@ -117,16 +129,13 @@ static vlm_status finish_loaded_image(vlm_engine *engine, const vlm_image *image
 /* The header first (limits, and what the decode will hold), a
  * reservation of that much in the budget, then the decode. */
 static vlm_status load_image(vlm_engine *engine, const uint8_t *data, size_t size, const char *name,
-                             const void *cancel, double start, vlm_loaded_image *out_image) {
+                             const void *cancel, vlm_media_reservation *from, double start,
+                             vlm_loaded_image *out_image) {
   VLM_RETURN_IF_ERROR(engine_ensure_vision(engine, 1));
   vlm_image_header header;
   VLM_RETURN_IF_ERROR(vlm_image_read_header(data, size, name, NULL, &header));
-  uint64_t pixels = 0, rotated_copy = 0, needed = 0, reserved = 0;
-  if (__builtin_mul_overflow((uint64_t)header.width, (uint64_t)header.height, &pixels) ||
-      __builtin_mul_overflow(pixels, 3u, &rotated_copy) ||
-      __builtin_add_overflow(header.decode_bytes, rotated_copy, &needed))
-    needed = UINT64_MAX;
-  VLM_RETURN_IF_ERROR(engine_reserve_media_memory(engine, needed, cancel, name, &reserved));
+  uint64_t reserved = 0;
+  VLM_RETURN_IF_ERROR(engine_take_media_memory(engine, from, image_reserve_bytes(&header), cancel, name, &reserved));
   vlm_image_decode_options options = {.allocator = engine->allocator, .cancel = cancel};
   vlm_image image;
   vlm_status status = vlm_image_decode_memory(data, size, name, &options, &image);
@@ -134,7 +143,9 @@ static vlm_status load_image(vlm_engine *engine, const uint8_t *data, size_t siz
     status = finish_loaded_image(engine, &image, name, start, out_image);
     vlm_image_release(&image);
   }
-  engine_release_media_memory(engine, reserved);
+  /* The pixels stay charged until the request is done with them. */
+  if (!status) engine_charge_media_item(engine, out_image->item, reserved);
+  else engine_release_media_memory(engine, reserved);
   return status;
 }
 
@@ -142,7 +153,14 @@ vlm_status vlm_engine_load_image_memory(vlm_engine *engine, const uint8_t *data,
                                         const char *name, const void *cancel,
                                         vlm_loaded_image *out_image) {
   memset(out_image, 0, sizeof(*out_image));
-  return load_image(engine, data, size, name ? name : "image", cancel, engine_now_seconds(), out_image);
+  return load_image(engine, data, size, name ? name : "image", cancel, NULL, engine_now_seconds(), out_image);
+}
+
+vlm_status vlm_engine_load_image_memory_from(vlm_engine *engine, const uint8_t *data, size_t size,
+                                             const char *name, const void *cancel, vlm_media_reservation *from,
+                                             vlm_loaded_image *out_image) {
+  memset(out_image, 0, sizeof(*out_image));
+  return load_image(engine, data, size, name ? name : "image", cancel, from, engine_now_seconds(), out_image);
 }
 
 vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, const void *cancel,
@@ -155,7 +173,7 @@ vlm_status vlm_engine_load_image_file(vlm_engine *engine, const char *path, cons
   size_t size = 0;
   /* vlm_file_read_all refuses an oversized file from its size, unread. */
   VLM_RETURN_IF_ERROR(vlm_file_read_all(path, VLM_MEDIA_DEFAULT_MAX_ENCODED_BYTES, &data, &size));
-  vlm_status status = load_image(engine, (const uint8_t *)data, size, slash ? slash + 1 : path, cancel, start,
+  vlm_status status = load_image(engine, (const uint8_t *)data, size, slash ? slash + 1 : path, cancel, NULL, start,
                                  out_image);
   free(data);
   return status;

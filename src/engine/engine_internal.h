@@ -49,6 +49,7 @@ struct vlm_engine_request {
   bool progress;                  /* deliver PROGRESS events */
   char **stop;
   size_t stop_count;
+  struct vlm_grammar *grammar;    /* constrained decoding (engine_grammar.c); NULL: none */
   /* vLLM's output controls (vlm_engine_request_options), copied. */
   int64_t min_tokens;
   bool ignore_eos;
@@ -85,6 +86,7 @@ typedef struct engine_slot {
   vlm_sampler *sampler;
   vlm_detokenizer *detokenizer;
   vlm_stop_matcher *stop_matcher;
+  struct engine_constraint *constraint; /* the request's grammar matcher (engine_grammar.c) */
   int32_t *completion;            /* [max_tokens] */
   int64_t completion_count;
   int32_t pending_token;          /* sampled, to be fed by the next decode */
@@ -116,6 +118,10 @@ struct vlm_engine {
    * the first image (text-only use never builds it). load_image runs on
    * callers' threads, hence its own lock. */
   pthread_mutex_t vision_mutex;
+  /* The vocabulary's token trie for constrained decoding, built with the
+   * first request that has a grammar (engine_grammar.c). */
+  pthread_mutex_t grammar_mutex;
+  struct vlm_token_index *token_index;
   vlm_media_encoder *image_encoder;
   vlm_media_encoder *audio_encoder;   /* under vision_mutex too; built with the first clip */
 
@@ -181,6 +187,13 @@ vlm_status engine_ensure_vision(vlm_engine *engine, int image_count);
 vlm_status engine_reserve_media_memory(vlm_engine *engine, uint64_t bytes, const void *cancel, const char *name,
                                        uint64_t *out_reserved);
 void engine_release_media_memory(vlm_engine *engine, uint64_t reserved);
+/* engine_reserve_media_memory, or `bytes` out of the caller's reservation
+ * (taken in full at once: see engine_media_memory.c). */
+vlm_status engine_take_media_memory(vlm_engine *engine, vlm_media_reservation *from, uint64_t bytes,
+                                    const void *cancel, const char *name, uint64_t *out_reserved);
+/* The reservation becomes the item's charge (its tensors' bytes), given
+ * back by vlm_media_item_release. */
+void engine_charge_media_item(vlm_engine *engine, struct vlm_media_item *item, uint64_t reserved);
 /* The most media bytes ever reserved at once (tests). */
 uint64_t engine_media_bytes_peak(vlm_engine *engine);
 
@@ -215,5 +228,12 @@ void engine_request_deliver(vlm_engine_request *request, const vlm_engine_event 
 /* Marks the engine's side done; frees the request when the caller is too. */
 void engine_request_engine_done(vlm_engine_request *request);
 void engine_histogram_observe(vlm_engine_histogram *histogram, double value);
+
+/* Constrained decoding (engine_grammar.c). */
+vlm_status engine_grammar_prepare(vlm_engine *engine, const char *grammar_text, vlm_engine_request *request);
+vlm_status engine_grammar_attach(vlm_engine *engine, engine_slot *slot);
+bool engine_grammar_finished(const engine_slot *slot);
+void engine_grammar_detach(engine_slot *slot);
+void engine_grammar_release(vlm_engine *engine);
 
 #endif

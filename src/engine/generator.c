@@ -189,6 +189,7 @@ vlm_status vlm_generate(vlm_generator *generator, const vlm_generation_request *
                                         .audio = request->audio, .audio_count = request->audio_count,
                                         .max_tokens = request->max_tokens, .sampling = request->sampling,
                                         .stop = request->stop, .stop_count = request->stop_count,
+                                        .grammar = request->grammar,
                                         /* a line per prefill chunk at info level */
                                         .progress = vlm_log_get_level() <= VLM_LOG_INFO};
   generation_wait wait = {.request = request, .result = out_result};

@@ -283,10 +283,18 @@ vlm_status engine_prompt_build(const vlm_model *model, const vlm_tokenizer *toke
    * through the processor unless the prompt starts with bos_token. */
   vlm_token_ids ids = {0};
   bool chat = source->messages_json || source->raw_prompt_is_rendered_chat;
+  bool over = false;
   if (!status)
-    status = chat ? vlm_tokenizer_encode_chat(tokenizer, rendered, rendered_length, prompt_flow(model), &ids)
-                  : vlm_tokenizer_encode(tokenizer, rendered, rendered_length, true, &ids);
+    status = chat ? vlm_tokenizer_encode_chat_bounded(tokenizer, rendered, rendered_length, prompt_flow(model),
+                                                      source->max_ids, &ids, &over)
+                  : vlm_tokenizer_encode_bounded(tokenizer, rendered, rendered_length, true, source->max_ids, &ids,
+                                                 &over);
   free(rendered);
+  if (!status && over) {
+    vlm_token_ids_release(&ids);
+    if (source->token_limit_reached) *source->token_limit_reached = true;
+    status = VLM_ERROR(OUT_OF_RANGE, "the prompt has more than %zu tokens", source->max_ids);
+  }
   if (status) {
     free(order);
     return status;

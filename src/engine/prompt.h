@@ -55,6 +55,11 @@ typedef struct engine_prompt_source {
    * *prompt_limit_reached (vlm_chat_template_options.max_prompt_bytes). */
   size_t max_prompt_bytes;
   bool *prompt_limit_reached;
+  /* The prompt may not have more than this many ids (0: no bound):
+   * tokenizing stops as soon as it has more (vlm_tokenizer_encode_bounded),
+   * fails, and sets *token_limit_reached. */
+  size_t max_ids;
+  bool *token_limit_reached;
   /* Only the text's ids (items must be none): each placeholder stays one
    * id, and no positions are computed (admission before decoding). */
   bool ids_only;

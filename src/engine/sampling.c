@@ -19,6 +19,8 @@ struct vlm_sampler {
   float *work;              /* vocab_size adjusted logits */
   int32_t *order;           /* vocab_size candidate ids */
   bool skip_logprobs;       /* nobody reads them: skip the log-softmax */
+  vlm_token_constraint constraint; /* fill_mask NULL: none */
+  uint32_t *allowed;        /* (vocab+31)/32 words, with a constraint */
   vlm_logit_bias *bias;     /* logit_bias entries (sampling_controls below) */
   size_t bias_count;
   int32_t *held_back;       /* min_tokens: ids masked while sampled < min_tokens */
@@ -167,6 +169,7 @@ void vlm_sampler_release(vlm_sampler *sampler) {
   vlm_release(allocator, sampler->touched);
   vlm_release(allocator, sampler->work);
   vlm_release(allocator, sampler->order);
+  free(sampler->allowed);
   free(sampler->bias);
   free(sampler->held_back);
   vlm_release(allocator, sampler);
@@ -300,6 +303,70 @@ static void fill_logprobs(vlm_sampler *sampler, const float *logits, vlm_sample_
 
 void vlm_sampler_set_logprobs(vlm_sampler *sampler, bool wanted) { sampler->skip_logprobs = !wanted; }
 
+vlm_status vlm_sampler_set_constraint(vlm_sampler *sampler, const vlm_token_constraint *constraint) {
+  memset(&sampler->constraint, 0, sizeof(sampler->constraint));
+  if (!constraint || !constraint->fill_mask) return VLM_OK;
+  if (!sampler->allowed) {
+    sampler->allowed = calloc(((size_t)sampler->vocab_size + 31) / 32, sizeof(uint32_t)); /* words past the tokenizer stay 0 */
+    if (!sampler->allowed) return VLM_ERROR(RESOURCE_EXHAUSTED, "sampler: out of memory for a token mask");
+  }
+  sampler->constraint = *constraint;
+  return VLM_OK;
+}
+
+/* Sets every token the constraint does not allow to -inf; false when it
+ * allows none. */
+static vlm_status apply_constraint(vlm_sampler *sampler, float *values) {
+  VLM_RETURN_IF_ERROR(sampler->constraint.fill_mask(sampler->constraint.context, sampler->allowed));
+  bool any = false;
+  for (int32_t word = 0; word * 32 < sampler->vocab_size; word++) {
+    uint32_t bits = sampler->allowed[word];
+    int32_t base = word * 32, end = base + 32 < sampler->vocab_size ? base + 32 : sampler->vocab_size;
+    if (bits == UINT32_MAX && end - base == 32) {
+      any = true;
+      continue;
+    }
+    for (int32_t i = base; i < end; i++)
+      if (!((bits >> (i - base)) & 1u)) values[i] = -INFINITY;
+      else any = true;
+  }
+  if (!any) return VLM_ERROR(FAILED_PRECONDITION, "the output's grammar allows no further token");
+  return VLM_OK;
+}
+
+static vlm_status choose_constrained(vlm_sampler *sampler, float *values, int32_t *out_token) {
+  bool greedy = sampler->params.temperature == 0.0f;
+  if (greedy) {
+    int32_t token = argmax(values, sampler->vocab_size);
+    if (sampler->constraint.allows && sampler->constraint.allows(sampler->constraint.context, token)) {
+      *out_token = token;
+      return VLM_OK;
+    }
+  }
+  if (greedy) { /* the best allowed token, visiting only the mask's set bits */
+    VLM_RETURN_IF_ERROR(sampler->constraint.fill_mask(sampler->constraint.context, sampler->allowed));
+    int32_t best = -1;
+    for (int32_t word = 0; word * 32 < sampler->vocab_size; word++)
+      for (uint32_t bits = sampler->allowed[word]; bits; bits &= bits - 1) {
+        int32_t i = word * 32 + __builtin_ctz(bits);
+        if (i >= sampler->vocab_size) break;
+        if (best < 0 || values[i] > values[best] || (values[best] != values[best] && values[i] == values[i])) best = i;
+      }
+    if (best < 0) return VLM_ERROR(FAILED_PRECONDITION, "the output's grammar allows no further token");
+    *out_token = best;
+    return VLM_OK;
+  }
+  VLM_RETURN_IF_ERROR(apply_constraint(sampler, values));
+  int32_t token = sample_from_filtered(sampler, values);
+  if (!((sampler->allowed[token >> 5] >> (token & 31)) & 1u)) { /* only NaN logits were allowed */
+    int32_t first = 0;
+    while (!((sampler->allowed[first >> 5] >> (first & 31)) & 1u)) first++;
+    token = first;
+  }
+  *out_token = token;
+  return VLM_OK;
+}
+
 vlm_status vlm_sampler_sample(vlm_sampler *sampler, const float *logits,
                               vlm_sample_result *out_result) {
   memset(out_result, 0, sizeof(*out_result));
@@ -307,8 +374,14 @@ vlm_status vlm_sampler_sample(vlm_sampler *sampler, const float *logits,
   memcpy(values, logits, (size_t)sampler->vocab_size * sizeof(float));
   apply_controls(sampler, values);
   apply_penalties(sampler, values);
-  int32_t token = sampler->params.temperature == 0.0f ? argmax(values, sampler->vocab_size)
-                                                      : sample_from_filtered(sampler, values);
+  int32_t token = 0;
+  if (sampler->constraint.fill_mask) {
+    VLM_RETURN_IF_ERROR(choose_constrained(sampler, values, &token));
+    VLM_RETURN_IF_ERROR(sampler->constraint.accept(sampler->constraint.context, token));
+  } else {
+    token = sampler->params.temperature == 0.0f ? argmax(values, sampler->vocab_size)
+                                                : sample_from_filtered(sampler, values);
+  }
   out_result->token = token;
   if (!sampler->skip_logprobs) fill_logprobs(sampler, logits, out_result);
   touch(sampler, token);

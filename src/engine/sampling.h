@@ -61,6 +61,19 @@ vlm_status vlm_sampler_add_prompt(vlm_sampler *sampler, const int32_t *tokens, i
  * and records it as generated. */
 vlm_status vlm_sampler_sample(vlm_sampler *sampler, const float *logits,
                               vlm_sample_result *out_result);
+/* Constrained decoding: which tokens may come next. The sampler masks
+ * every other token before it chooses (greedy: it first tries the
+ * unconstrained choice, which is kept when allowed, so a grammar never
+ * changes a token it allows anyway) and reports the chosen token to
+ * `accept`. Log-probabilities stay those of the model's distribution. */
+typedef struct vlm_token_constraint {
+  void *context;
+  bool (*allows)(void *context, int32_t token);
+  vlm_status (*fill_mask)(void *context, uint32_t *bits); /* (vocab+31)/32 words */
+  vlm_status (*accept)(void *context, int32_t token);
+} vlm_token_constraint;
+/* NULL or a constraint with no fill_mask: none. Copied; context borrowed. */
+vlm_status vlm_sampler_set_constraint(vlm_sampler *sampler, const vlm_token_constraint *constraint);
 /* OpenAI's logit_bias (copied): each entry's bias is added to its token's
  * logit before everything else (penalties, greedy or the filters), as
  * vLLM's logit-bias processor does; logprobs stay the model's own. Ids

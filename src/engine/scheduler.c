@@ -92,6 +92,7 @@ static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
   if (request->stop_count)
     VLM_RETURN_IF_ERROR(vlm_stop_matcher_create((const char *const *)request->stop, request->stop_count,
                                                 &slot->stop_matcher));
+  if (request->grammar) VLM_RETURN_IF_ERROR(engine_grammar_attach(engine, slot));
   VLM_RETURN_IF_ERROR(engine_decoder_clear_slot(engine, slot->index));
   return begin_on_decoder(engine, slot);
 }
@@ -102,6 +103,7 @@ static void slot_clear(engine_slot *slot) {
   vlm_sampler_release(slot->sampler);
   vlm_detokenizer_release(slot->detokenizer);
   vlm_stop_matcher_release(slot->stop_matcher);
+  engine_grammar_detach(slot);
   vlm_sb_release(&slot->streamed);
   free(slot->features);
   free(slot->completion);
@@ -352,6 +354,7 @@ static void take_token(vlm_engine *engine, engine_slot *slot, const float *logit
   }
   observe_token_time(engine, slot);
   if (is_stop_token(engine, slot->request, sample.token)) {
+    flush_text(engine, slot); /* what the detokenizer held (a byte run) is the stream's too */
     slot_finish(engine, slot, VLM_OK, "stop");
     return;
   }
@@ -364,6 +367,11 @@ static void take_token(vlm_engine *engine, engine_slot *slot, const float *logit
     return;
   }
   if (emit_text(engine, slot, &sample, piece, piece_length)) {
+    slot_finish(engine, slot, VLM_OK, "stop");
+    return;
+  }
+  if (engine_grammar_finished(slot)) { /* the grammar admits nothing more: the output is whole */
+    flush_text(engine, slot);
     slot_finish(engine, slot, VLM_OK, "stop");
     return;
   }

@@ -411,6 +411,7 @@ static vlm_status read_header(const decode_job *job, const uint8_t *data, size_t
   VLM_RETURN_IF_ERROR(open_sound(job, &memory, format, &info, &max_frames, &file));
   sf_close(file);
   int64_t bound = frame_bound(format, &info, max_frames);
+  int64_t stated = info.frames >= 0 && info.frames != SF_COUNT_MAX && info.frames < bound ? (int64_t)info.frames : bound;
   *out = (vlm_audio_header){
       .format = format,
       .sample_rate = info.samplerate,
@@ -420,6 +421,9 @@ static vlm_status read_header(const decode_job *job, const uint8_t *data, size_t
       .max_samples = info.samplerate == job->sample_rate
                          ? bound : vlm_audio_resampled_length(bound, info.samplerate, job->sample_rate),
       .decode_bytes = decode_peak_bytes(bound, info.channels, info.samplerate, job->sample_rate),
+      .stated_samples = info.samplerate == job->sample_rate
+                            ? stated : vlm_audio_resampled_length(stated, info.samplerate, job->sample_rate),
+      .stated_decode_bytes = decode_peak_bytes(stated, info.channels, info.samplerate, job->sample_rate),
   };
   return VLM_OK;
 }

@@ -52,8 +52,15 @@ static vlm_status phi4_item_from_batch(const vlm_processor_outputs *batch, int64
   return VLM_OK;
 }
 
+/* audio_embed_sizes of a clip of `samples`: its frames, then
+ * _compute_audio_embed_size. */
+static int64_t phi4_tokens_for_samples(const vlm_feature_extractor_config *config, int64_t samples) {
+  int64_t frames = vlm_phi4_audio_frames(config, samples);
+  return frames > 0 ? vlm_phi4_audio_embed_size(config, frames) : 0;
+}
+
 static const vlm_audio_processor_class processors[] = {
-    {"Phi4MultimodalFeatureExtractor", phi4_preprocess, phi4_item_from_batch},
+    {"Phi4MultimodalFeatureExtractor", phi4_preprocess, phi4_item_from_batch, phi4_tokens_for_samples},
 };
 
 vlm_status vlm_audio_processor_find(const vlm_feature_extractor_config *config,

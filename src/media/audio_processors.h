@@ -25,6 +25,11 @@ typedef struct vlm_audio_processor_class {
    * `preprocess` makes it for that clip alone (tensors, grid, processor;
    * the caller sets the token count). */
   vlm_status (*item_from_batch)(const vlm_processor_outputs *batch, int64_t index, vlm_media_item *out);
+  /* The placeholder count `preprocess` gives a clip of `samples` samples at
+   * config->sampling_rate (Phi-4: audio_embed_sizes), without a sample:
+   * what admission counts from a file's header before decoding. 0 for a
+   * clip too short to process. Non-decreasing in `samples`. */
+  int64_t (*tokens_for_samples)(const vlm_feature_extractor_config *config, int64_t samples);
 } vlm_audio_processor_class;
 
 /* The class for `config` (its feature_extractor_type), or UNIMPLEMENTED

@@ -48,8 +48,15 @@ void vlm_media_item_digest(const vlm_media_item *item, uint8_t out_digest[32]) {
   vlm_sha256_finish(&hash, out_digest);
 }
 
+uint64_t vlm_media_item_bytes(const vlm_media_item *item) {
+  uint64_t bytes = 0;
+  for (int t = 0; t < item->tensors.count; t++) bytes += vlm_named_tensor_bytes(&item->tensors.items[t]);
+  return bytes;
+}
+
 void vlm_media_item_release(vlm_media_item *item) {
   if (!item) return;
+  if (item->charge.release) item->charge.release(item->charge.owner, item->charge.bytes);
   vlm_tensor_list_release(&item->tensors);
   memset(item, 0, sizeof(*item));
 }

@@ -29,6 +29,16 @@ typedef enum vlm_media_kind {
 /* "image", "audio", "video" (stable: usage and metrics keys). */
 const char *vlm_media_kind_name(vlm_media_kind kind);
 
+/* Memory an item's tensors hold against a budget of its owner's (the
+ * engine's media memory budget), given back by vlm_media_item_release:
+ * an item keeps its features charged from preprocessing until the request
+ * that took it is done, refused or cancelled. Not part of the digest. */
+typedef struct vlm_media_charge {
+  void (*release)(void *owner, uint64_t bytes);
+  void *owner;
+  uint64_t bytes;
+} vlm_media_charge;
+
 typedef struct vlm_media_item {
   vlm_media_kind kind;
   vlm_tensor_list tensors;     /* the processor's outputs, by Transformers' names */
@@ -54,6 +64,7 @@ typedef struct vlm_media_item {
   /* SHA-256 of what the encoder reads (vlm_media_item_digest), set by the
    * engine when a request takes the item: the prefix and encoder caches' key. */
   uint8_t content_digest[32];
+  vlm_media_charge charge;     /* zero: charged to nothing */
 } vlm_media_item;
 
 /* A batch of processor outputs as Transformers' processor returns them for
@@ -76,7 +87,10 @@ const vlm_named_tensor *vlm_media_item_tensor(const vlm_media_item *item, const 
  * two items with equal digests give the same features on one model; a
  * different image with the same placeholder count differs in its pixels. */
 void vlm_media_item_digest(const vlm_media_item *item, uint8_t out_digest[32]);
-/* Frees the tensors and zeroes the item (NULL: nothing). */
+/* Bytes of the item's tensors' data. */
+uint64_t vlm_media_item_bytes(const vlm_media_item *item);
+/* Gives back the item's charge, frees the tensors and zeroes the item
+ * (NULL: nothing). */
 void vlm_media_item_release(vlm_media_item *item);
 
 #endif

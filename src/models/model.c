@@ -232,6 +232,46 @@ vlm_status vlm_model_audio_item(const vlm_model *model, const vlm_audio *audio, 
   return status;
 }
 
+static vlm_status audio_processor(const vlm_model *model, const vlm_audio_processor_class **out) {
+  int rate = 0;
+  VLM_RETURN_IF_ERROR(vlm_model_audio_sample_rate(model, &rate));
+  VLM_RETURN_IF_ERROR(vlm_audio_processor_find(&model->feature_extractor, out));
+  if (!(*out)->tokens_for_samples)
+    return VLM_ERROR(UNIMPLEMENTED, "%s cannot count a clip's tokens before decoding it", (*out)->name);
+  return VLM_OK;
+}
+
+vlm_status vlm_model_audio_tokens(const vlm_model *model, int64_t samples, int64_t *out_tokens) {
+  *out_tokens = 0;
+  const vlm_audio_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(audio_processor(model, &processor));
+  *out_tokens = samples > 0 ? processor->tokens_for_samples(&model->feature_extractor, samples) : 0;
+  return VLM_OK;
+}
+
+/* tokens_for_samples is non-decreasing: the last count within max_tokens
+ * by doubling, then bisection (some 80 calls of integer arithmetic). */
+vlm_status vlm_model_audio_max_samples(const vlm_model *model, int64_t max_tokens, int64_t *out_samples) {
+  *out_samples = 0;
+  const vlm_audio_processor_class *processor = NULL;
+  VLM_RETURN_IF_ERROR(audio_processor(model, &processor));
+  const vlm_feature_extractor_config *config = &model->feature_extractor;
+  const int64_t ceiling = INT64_C(1) << 50;
+  int64_t low = 0, high = 1; /* tokens(low) <= max_tokens */
+  while (high < ceiling && processor->tokens_for_samples(config, high) <= max_tokens) low = high, high *= 2;
+  if (high >= ceiling) {
+    *out_samples = ceiling;
+    return VLM_OK;
+  }
+  while (high - low > 1) {
+    int64_t middle = low + (high - low) / 2;
+    if (processor->tokens_for_samples(config, middle) <= max_tokens) low = middle;
+    else high = middle;
+  }
+  *out_samples = low;
+  return VLM_OK;
+}
+
 int64_t vlm_model_feature_width(const vlm_model *model) {
   if (!model->family || !model->family->describe_decoder) return model->config.text.hidden_size;
   vlm_decoder_description description;

@@ -97,6 +97,15 @@ vlm_status vlm_model_audio_sample_rate(const vlm_model *model, int *out_rate);
  * into a media item of kind audio, with the family's placeholder count. */
 vlm_status vlm_model_audio_item(const vlm_model *model, const struct vlm_audio *audio,
                                 const vlm_allocator *allocator, struct vlm_media_item *out_item);
+/* The placeholder count a clip of `samples` samples at the model's rate
+ * will take (the extractor's tokens_for_samples: the count every family
+ * with audio takes from its processor), without decoding: admission from
+ * a file's header. 0: too short to process. UNIMPLEMENTED as above. */
+vlm_status vlm_model_audio_tokens(const vlm_model *model, int64_t samples, int64_t *out_tokens);
+/* The most samples at the model's rate a clip may have and still take at
+ * most `max_tokens` placeholders: the bound decoding stops at when the
+ * capacity left for a clip is known. */
+vlm_status vlm_model_audio_max_samples(const vlm_model *model, int64_t max_tokens, int64_t *out_samples);
 
 /* The family, or UNIMPLEMENTED naming the model_type and the supported
  * ones ("the text decoder of model_type 'x' is not supported"). */

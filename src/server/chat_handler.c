@@ -4,9 +4,10 @@
  *   parse and validate (openai_request.h), chat content in the shape the
  *   model's template reads -> refuse parts of a modality the model has no
  *   path for, by name -> fetch each image's bytes
- *   (media_source.h) and read each image's header -> admission with the
- *   images' token counts from their headers (vlm_engine_check_admission),
- *   so a request that cannot fit decodes nothing -> decode and preprocess
+ *   (media_source.h) and read each image's and clip's header -> admission
+ *   with their token counts from their headers (vlm_engine_check_admission_room),
+ *   so a request that cannot fit decodes nothing, and a clip whose header
+ *   understates its length stops decoding at the room left -> decode and preprocess
  *   them here (vlm_engine_load_image_memory; never on the scheduler
  *   thread) -> the
  *   model's default sampling overlaid with what the client set ->
@@ -50,6 +51,8 @@ typedef struct completion {
   size_t tokens_sent;
   bool done;                    /* the last event is in `pending` */
   bool client_gone;
+  const tool_format *tool_format; /* parse tool calls from the output; NULL: no */
+  tool_stream tools;            /* streaming: content vs held tool calls */
   char *echo_text;              /* the request's, owned (header.echo_text) */
   /* Chat with a reasoning parser: the stream's split (reasoning.h) and the
    * prompt's end it starts from (owned; header.prompt_tail). */
@@ -75,6 +78,8 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
   answer->include_usage = request->include_usage;
   answer->logprobs = request->logprobs;
   answer->return_progress = request->return_progress;
+  answer->tool_format = request->tool_format;
+  if (answer->tool_format) tool_stream_init(&answer->tools, answer->tool_format);
   request_events_init(&answer->events);
   answer->events.wake_on_progress = request->return_progress;
   snprintf(answer->events.log_id, sizeof(answer->events.log_id), "%s", http->id);
@@ -88,6 +93,7 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
 }
 
 static void completion_destroy(completion *answer) {
+  if (answer->tool_format) tool_stream_release(&answer->tools);
   request_events_destroy(&answer->events); /* cancels the request if it still runs */
   vlm_sb_release(&answer->pending);
   free(answer->echo_text);
@@ -318,15 +324,25 @@ typedef struct fetched_media {
   const openai_media *media;
   uint8_t *bytes;
   size_t length;
+  int64_t tokens;  /* a clip's positions by its header */
+  uint64_t reserve_bytes; /* its share of the media budget, by its header */
 } fetched_media;
 
+static vlm_audio_limits audio_limits(const vlm_server *server) {
+  return (vlm_audio_limits){.max_encoded_bytes = server->media.max_bytes,
+                            .max_seconds = server->options.max_audio_seconds};
+}
+
 /* Fetches every part's bytes (in request order) and reads each image's
- * header: limits and token count, nothing decoded. On failure answers
- * nothing: fills *error or *out_status. */
+ * and clip's header: limits and token count, nothing decoded (a clip's
+ * count from the duration its header states; fetched[i].tokens). On
+ * failure answers nothing: fills *error or *out_status. */
 static bool fetch_media(vlm_server *server, const openai_request *request, const atomic_bool *cancel,
                         fetched_media *fetched, int64_t *image_tokens, int *out_image_count,
-                        openai_error *error, vlm_status *out_status, const char **out_param) {
+                        int64_t *audio_tokens, openai_error *error, vlm_status *out_status, const char **out_param) {
   *out_image_count = 0;
+  int clips = 0;
+  vlm_audio_limits limits = audio_limits(server);
   for (size_t i = 0; i < request->media_count; i++) {
     const openai_media *media = &request->media[i];
     bool image = media->kind == OPENAI_MEDIA_IMAGE;
@@ -335,7 +351,19 @@ static bool fetch_media(vlm_server *server, const openai_request *request, const
                                     &fetched[i].length, error)
               : !fetch_audio(server, media, cancel, &fetched[i].bytes, &fetched[i].length, error))
       return false;
-    if (!image) continue;
+    if (!image) {
+      vlm_engine_audio_header header;
+      vlm_status status = vlm_engine_read_audio_header(server->engine, fetched[i].bytes, fetched[i].length,
+                                                       media->param, &limits, &header);
+      if (status) {
+        *out_status = status;
+        *out_param = media->param;
+        return false;
+      }
+      fetched[i].tokens = audio_tokens[clips++] = header.tokens;
+      fetched[i].reserve_bytes = header.reserve_bytes;
+      continue;
+    }
     vlm_engine_image_header header;
     vlm_status status = vlm_engine_read_image_header(server->engine, fetched[i].bytes, fetched[i].length,
                                                      media->param, &header);
@@ -345,6 +373,7 @@ static bool fetch_media(vlm_server *server, const openai_request *request, const
       return false;
     }
     image_tokens[(*out_image_count)++] = header.tokens;
+    fetched[i].reserve_bytes = header.reserve_bytes;
   }
   return true;
 }
@@ -352,29 +381,52 @@ static bool fetch_media(vlm_server *server, const openai_request *request, const
 /* Decodes and preprocesses the fetched parts, images into `images` and
  * clips into `audio` (each kind in placeholder order), once the request
  * passed admission. On failure answers nothing: fills *out_status. */
-static bool load_media(vlm_server *server, const fetched_media *fetched, size_t count, const atomic_bool *cancel,
-                       vlm_loaded_image *images, int *out_image_count, vlm_loaded_audio *audio,
-                       int *out_audio_count, vlm_status *out_status, const char **out_param) {
+/* `room`: the positions admission left beyond the headers' counts; a clip
+ * may take its header's count plus what the clips before it left of that
+ * (its decode stops there). */
+static bool load_media(vlm_server *server, const fetched_media *fetched, size_t count, int64_t room,
+                       const atomic_bool *cancel, vlm_loaded_image *images, int *out_image_count,
+                       vlm_loaded_audio *audio, int *out_audio_count, vlm_status *out_status,
+                       const char **out_param) {
   *out_image_count = *out_audio_count = 0;
-  vlm_audio_limits limits = {.max_encoded_bytes = server->media.max_bytes,
-                             .max_seconds = server->options.max_audio_seconds};
-  for (size_t i = 0; i < count; i++) {
+  vlm_audio_limits limits = audio_limits(server);
+  /* The whole request's share of the media budget at once: a request
+   * never holds part of it while it waits for more. */
+  uint64_t total = 0;
+  for (size_t i = 0; i < count; i++)
+    total = __builtin_add_overflow(total, fetched[i].reserve_bytes, &total) ? UINT64_MAX : total;
+  vlm_media_reservation reservation;
+  *out_status = vlm_engine_reserve_media(server->engine, total, cancel, "the request's media", &reservation);
+  if (*out_status) {
+    *out_param = NULL;
+    return false;
+  }
+  bool ok = true;
+  for (size_t i = 0; ok && i < count; i++) {
     const openai_media *media = fetched[i].media;
     bool image = media->kind == OPENAI_MEDIA_IMAGE;
     vlm_status status =
-        image ? vlm_engine_load_image_memory(server->engine, fetched[i].bytes, fetched[i].length, media->param,
-                                             cancel, &images[*out_image_count])
-              : vlm_engine_load_audio_memory(server->engine, fetched[i].bytes, fetched[i].length, media->param,
-                                             &limits, cancel, &audio[*out_audio_count]);
+        image ? vlm_engine_load_image_memory_from(server->engine, fetched[i].bytes, fetched[i].length, media->param,
+                                                  cancel, &reservation, &images[*out_image_count])
+              : vlm_engine_load_audio_memory_within(server->engine, fetched[i].bytes, fetched[i].length,
+                                                    media->param, &limits, fetched[i].tokens + room, cancel,
+                                                    &reservation, &audio[*out_audio_count]);
     if (status) {
       *out_status = status;
       *out_param = media->param;
-      return false;
+      ok = false;
+      break;
     }
-    if (image) (*out_image_count)++;
-    else (*out_audio_count)++;
+    if (image) {
+      (*out_image_count)++;
+    } else {
+      int64_t over = audio[*out_audio_count].token_count - fetched[i].tokens;
+      if (over > 0) room = over < room ? room - over : 0;
+      (*out_audio_count)++;
+    }
   }
-  return true;
+  vlm_engine_release_media(server->engine, &reservation);
+  return ok;
 }
 
 static vlm_sampling_params merge_sampling(const vlm_server *server, const openai_request *request) {
@@ -425,8 +477,24 @@ static enum MHD_Result answer_whole(completion *answer) {
   record_usage(answer);
   enum MHD_Result result;
   if (answer->events.finish_code == VLM_STATUS_OK && !answer->events.out_of_memory) {
-    result = server_respond(server, answer->connection, answer->http, 200, "application/json",
-                            response_completion(&answer->header, &answer->events, answer->logprobs));
+    char *body = NULL;
+    if (answer->tool_format) {
+      request_events *events = &answer->events;
+      vlm_string_builder joined = {0};
+      if (!events->full_text)
+        for (size_t i = 0; i < events->token_count; i++)
+          vlm_sb_append(&joined, events->tokens[i].text, events->tokens[i].text_length);
+      tool_calls_result calls;
+      if (!joined.failed && tool_calls_parse(answer->tool_format, events->full_text ? events->full_text : joined.data,
+                                             events->full_text ? events->full_text_length : joined.length, &calls)) {
+        body = response_completion_tools(&answer->header, events, answer->logprobs, &calls);
+        tool_calls_result_release(&calls);
+      }
+      vlm_sb_release(&joined);
+    } else {
+      body = response_completion(&answer->header, &answer->events, answer->logprobs);
+    }
+    result = server_respond(server, answer->connection, answer->http, 200, "application/json", body);
   } else {
     openai_error error = finish_error(answer);
     result = respond_and_release_error(server, answer->connection, answer->http, &error);
@@ -468,6 +536,17 @@ static bool produce_events(completion *answer) {
   }
   for (; answer->tokens_sent < events->token_count; answer->tokens_sent++) {
     const event_token *token = &events->tokens[answer->tokens_sent];
+    if (answer->tool_format) { /* only what cannot be part of a call streams as content */
+      vlm_string_builder content = {0};
+      tool_stream_push(&answer->tools, token->text, token->text_length, &content);
+      event_token piece = *token;
+      piece.text = content.data;
+      piece.text_length = content.length;
+      if (piece.text_length || (answer->logprobs && token->has_logprob))
+        response_append_token_chunk(&answer->pending, &answer->header, &piece, answer->logprobs);
+      vlm_sb_release(&content);
+      continue;
+    }
     if (answer->splitting)
       append_split_token(answer, token);
     else if (token->text_length || (answer->logprobs && token->has_logprob))
@@ -478,8 +557,22 @@ static bool produce_events(completion *answer) {
   if (!finished) return true;
   record_usage(answer);
   if (events->finish_code == VLM_STATUS_OK && !events->out_of_memory) {
+    const char *finish_reason = events->finish_reason;
     if (answer->splitting) append_split_token(answer, NULL); /* what the parser held back */
-    response_append_finish_chunk(&answer->pending, &answer->header, events->finish_reason, events);
+    if (answer->tool_format) {
+      vlm_string_builder content = {0};
+      tool_calls_result calls = {0};
+      if (!tool_stream_finish(&answer->tools, &content, &calls)) answer->pending.failed = true;
+      if (content.length) {
+        event_token piece = {.text = content.data, .text_length = content.length, .token = -1};
+        response_append_token_chunk(&answer->pending, &answer->header, &piece, false);
+      }
+      response_append_tool_call_chunks(&answer->pending, &answer->header, &calls);
+      if (calls.count && strcmp(finish_reason, "stop") == 0) finish_reason = "tool_calls";
+      tool_calls_result_release(&calls);
+      vlm_sb_release(&content);
+    }
+    response_append_finish_chunk(&answer->pending, &answer->header, finish_reason, events);
     if (answer->include_usage) response_append_usage_chunk(&answer->pending, &answer->header, &events->usage);
     response_append_done(&answer->pending);
   } else {
@@ -559,6 +652,7 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
       .logprobs = request->logprobs,
       .stop = (const char *const *)request->stop,
       .stop_count = request->stop_count,
+      .grammar = request->grammar,
       /* for the stream's prompt_progress, and the log's line per chunk */
       .progress = request->return_progress || vlm_log_get_level() <= VLM_LOG_INFO,
       .chat_template_kwargs_json = request->chat_template_kwargs_json,
@@ -618,9 +712,9 @@ static bool prepare_media(vlm_server *server, const openai_request *request, com
   size_t count = request->media_count;
   if (!count) return true;
   fetched_media *fetched = calloc(count, sizeof(*fetched));
-  int64_t *tokens = calloc(count, sizeof(*tokens));
-  if (!fetched || !tokens) {
-    free(fetched), free(tokens);
+  int64_t *tokens = calloc(count, sizeof(*tokens)), *clip_tokens = calloc(count, sizeof(*clip_tokens));
+  if (!fetched || !tokens || !clip_tokens) {
+    free(fetched), free(tokens), free(clip_tokens);
     *status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
     return false;
   }
@@ -629,21 +723,24 @@ static bool prepare_media(vlm_server *server, const openai_request *request, com
   const atomic_bool *cancel = &answer->events.cancel;
   int header_count = 0;
   *stage = STAGE_IMAGE;
-  bool ok = fetch_media(server, request, cancel, fetched, tokens, &header_count, error, status, param);
+  bool ok = fetch_media(server, request, cancel, fetched, tokens, &header_count, clip_tokens, error, status, param);
+  int64_t room = 0;
   if (ok) {
     int clips = (int)count - header_count;
     vlm_engine_request_options check = request_options(server, request, NULL, header_count, NULL, clips);
-    *status = vlm_engine_check_admission(server->engine, &check, tokens);
+    check.audio_tokens = clip_tokens;
+    *status = vlm_engine_check_admission_room(server->engine, &check, tokens, &room);
     if (*status) {
       *stage = STAGE_SUBMIT;
       *param = request->endpoint == OPENAI_CHAT_COMPLETIONS ? "messages" : "prompt";
       ok = false;
     }
   }
-  if (ok) ok = load_media(server, fetched, count, cancel, images, image_count, audio, audio_count, status, param);
+  if (ok)
+    ok = load_media(server, fetched, count, room, cancel, images, image_count, audio, audio_count, status, param);
   guarded_connection_watch(guarded, NULL);
   for (size_t i = 0; i < count; i++) free(fetched[i].bytes);
-  free(fetched), free(tokens);
+  free(fetched), free(tokens), free(clip_tokens);
   return ok;
 }
 
@@ -724,7 +821,8 @@ enum MHD_Result chat_handle(vlm_server *server, struct MHD_Connection *connectio
   memset(&request, 0, sizeof(request));
   openai_error error = {0};
   openai_parse_options options = {.content_format = server->content_format,
-                                  .accept_unknown_fields = server->options.accept_unknown_fields};
+                                  .accept_unknown_fields = server->options.accept_unknown_fields,
+                                  .tool_format = server->tool_format};
   if (!openai_request_parse(endpoint, http->body ? http->body : "", http->length, &options, &request,
                             &error)) {
     openai_request_release(&request);

@@ -28,6 +28,7 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "server/server_internal.h"
+#include "server/tool_calls.h"
 #include "vlm/chat_template.h"
 
 #define DEFAULT_MAX_BODY_BYTES ((size_t)64 << 20) /* room for a few base64 images */
@@ -128,6 +129,14 @@ static char *model_id_of(const vlm_server_options *options, const char *model_di
  * it reads the same template from the model directory. */
 static vlm_status detect_content_format(vlm_server *server) {
   server->content_format = OPENAI_CONTENT_AS_GIVEN;
+  server->tool_format = NULL;
+  const char *tool_parser = server->options.tool_call_parser;
+  if (tool_parser && strcmp(tool_parser, "none") != 0) {
+    server->tool_format = tool_format_by_name(tool_parser);
+    if (!server->tool_format)
+      return vlm_status_make(VLM_STATUS_INVALID_ARGUMENT, "unknown tool-call parser '%s' (known: %s, none)", tool_parser,
+                             TOOL_FORMAT_NAMES);
+  }
   server->reasoning = REASONING_OFF;
   const char *parser = server->options.reasoning_parser;
   if (parser && strcmp(parser, "auto") && !reasoning_kind_parse(parser, &server->reasoning))
@@ -136,6 +145,10 @@ static vlm_status detect_content_format(vlm_server *server) {
   vlm_chat_template *chat_template = NULL;
   vlm_status status = vlm_chat_template_load(server->info.model_dir, &chat_template);
   if (status) return vlm_status_annotate(status, "reading the chat template's content format");
+  /* The tool-call format the template teaches (the markers it renders). */
+  if (!tool_parser) server->tool_format = tool_format_detect(vlm_chat_template_text(chat_template));
+  VLM_LOG_INFOF("serve: tool calls: %s%s", tool_format_name(server->tool_format),
+                tool_parser ? " (--tool-call-parser)" : " (from the chat template)");
   bool parts = vlm_chat_template_content_format(chat_template) == VLM_CHAT_CONTENT_OPENAI;
   if (parser && !strcmp(parser, "auto")) server->reasoning = reasoning_kind_detect(vlm_chat_template_text(chat_template));
   if (server->reasoning != REASONING_OFF)

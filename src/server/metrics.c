@@ -206,6 +206,12 @@ char *metrics_render(vlm_server *server) {
                "1 once the model is loaded (on xla: compiled) and requests are taken, else 0.",
                ready ? 1.0 : 0.0);
   append_load(&out, &metrics);
+  append_gauge(&out, "vlm_media_memory_bytes",
+               "Bytes of the media memory budget in use: decodes in progress and the tensors of images and clips "
+               "not yet released (never above the budget but by one item's outputs).",
+               ready ? (double)vlm_engine_media_bytes_in_use(server->engine) : 0.0);
+  append_gauge(&out, "vlm_media_memory_budget_bytes", "The media memory budget (--media-memory-mb).",
+               ready ? (double)server->info.media_memory_budget : 0.0);
   append_http_responses(&out, server);
   append_requests(&out, &metrics);
   append_counter(&out, "vlm_client_disconnects_total",

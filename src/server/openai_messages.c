@@ -265,7 +265,7 @@ static const char *const allowed_message_keys[] = {
  * a history that holds them cannot be rendered faithfully. */
 static bool check_assistant_extras(const vlm_json_value *message, const char *param,
                                    openai_error *error) {
-  static const char *const refused[] = {"tool_calls", "function_call", "refusal", "audio", NULL};
+  static const char *const refused[] = {"function_call", "refusal", "audio", NULL};
   for (size_t i = 0; refused[i]; i++) {
     const vlm_json_value *value = vlm_json_object_get(message, refused[i]);
     if (openai_is_absent(value)) continue;
@@ -340,6 +340,11 @@ static bool parse_message(message_builder *builder, const vlm_json_value *messag
   if (!check_message_keys(message, role, param, error)) return false;
   openai_build_param(field, "%s.content", param);
   const vlm_json_value *content = openai_or_null(vlm_json_object_get(message, "content"));
+  /* An assistant message that only calls tools has no content. */
+  static const vlm_json_value empty_text = {.type = VLM_JSON_STRING, .as.string = {"", 0}};
+  if (content->type == VLM_JSON_NULL && strcmp(role, "assistant") == 0 &&
+      !openai_is_absent(vlm_json_object_get(message, "tool_calls")))
+    content = &empty_text;
   if (content->type == VLM_JSON_NULL)
     return openai_fail_type(error, field, "a string or an array of content parts", content);
   /* Chat templates know "system", not OpenAI's newer "developer" (the same
@@ -349,6 +354,7 @@ static bool parse_message(message_builder *builder, const vlm_json_value *messag
   if (!parse_content(builder, content, param, strcmp(role, "user") == 0)) return false;
   if (!append_optional_string(builder, message, "name", param)) return false;
   if (!append_optional_string(builder, message, "tool_call_id", param)) return false;
+  if (!openai_append_tool_calls(&builder->json, message, param, error)) return false;
   vlm_sb_append_literal(&builder->json, "}");
   return true;
 }

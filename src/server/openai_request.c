@@ -9,6 +9,8 @@
  *             presence_penalty, frequency_penalty, seed, stop, n (must be 1),
  *             logprobs, top_logprobs (chat), the vLLM extensions top_k,
  *             min_p, repetition_penalty, and llama-server's return_progress
+ *             (streams only); chat: tools, tool_choice, response_format
+ *             (openai_structured.c).
  *             (streams only); logit_bias, echo and vLLM's
  *             chat_template_kwargs, add_generation_prompt,
  *             continue_final_message, min_tokens, ignore_eos,
@@ -22,11 +24,10 @@
  *             16 strings, store a boolean, service_tier one of its names...),
  *             so a client's mistake is not silently swallowed.
  *   refused   unless null or the value that asks for nothing we lack:
- *             chat:        tools, functions, audio, prediction,
+ *             chat:        functions, audio, prediction,
  *                          reasoning_effort, verbosity, web_search_options
- *                          (always refused when non-null); tool_choice and
- *                          function_call (accepted only as "none");
- *                          response_format (only {"type":"text"});
+ *                          (always refused when non-null); function_call
+ *                          (accepted only as "none");
  *                          modalities (only ["text"]);
  *             completions: suffix (always refused when non-null),
  *                          best_of (only 1).
@@ -394,11 +395,6 @@ static bool is_string_none(const vlm_json_value *value) {
   return vlm_json_string_equals(value, "none");
 }
 
-static bool is_text_response_format(const vlm_json_value *value) {
-  return value->type == VLM_JSON_OBJECT && value->as.object.count == 1 &&
-         vlm_json_string_equals(vlm_json_object_get(value, "type"), "text");
-}
-
 static bool is_text_only_modalities(const vlm_json_value *value) {
   if (value->type != VLM_JSON_ARRAY || value->as.array.count == 0) return false;
   for (size_t i = 0; i < value->as.array.count; i++)
@@ -453,11 +449,11 @@ static const field_rule field_rules[] = {
     {"prompt_cache_retention", FOR_CHAT, FIELD_IGNORED, NULL, ignored_cache_retention},
     {"safety_identifier", FOR_CHAT, FIELD_IGNORED, NULL, ignored_string},
 
-    {"tools", FOR_CHAT, FIELD_REFUSED, NULL},
-    {"tool_choice", FOR_CHAT, FIELD_REFUSED, is_string_none},
+    {"tools", FOR_CHAT, FIELD_USED, NULL},
+    {"tool_choice", FOR_CHAT, FIELD_USED, NULL},
+    {"response_format", FOR_CHAT, FIELD_USED, NULL},
     {"functions", FOR_CHAT, FIELD_REFUSED, NULL},
     {"function_call", FOR_CHAT, FIELD_REFUSED, is_string_none},
-    {"response_format", FOR_CHAT, FIELD_REFUSED, is_text_response_format},
     {"audio", FOR_CHAT, FIELD_REFUSED, NULL},
     {"modalities", FOR_CHAT, FIELD_REFUSED, is_text_only_modalities},
     {"prediction", FOR_CHAT, FIELD_REFUSED, NULL},
@@ -792,7 +788,8 @@ static bool parse_body(const vlm_json_value *body, openai_endpoint endpoint,
   }
   bool is_chat = endpoint == OPENAI_CHAT_COMPLETIONS;
   return check_top_level_fields(body, endpoint, accept_unknown, request, error) &&
-         (is_chat ? openai_parse_messages(body, content_format, request, error)
+         (is_chat ? openai_parse_messages(body, content_format, request, error) &&
+                        openai_parse_structured(body, options, request, error)
                   : parse_prompt(body, request, error)) &&
          parse_model(body, request, error) && parse_stream(body, request, error) &&
          parse_max_tokens(body, request, error) && parse_float_fields(body, request, error) &&
@@ -838,6 +835,7 @@ void openai_request_release(openai_request *request) {
   free(request->media);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);
   free(request->stop);
+  free(request->grammar);
   openai_extensions_release(request);
   memset(request, 0, sizeof(*request));
 }

@@ -8,6 +8,10 @@
  * of range, n != 1, an unsupported content part type, are errors naming the
  * field in `param` (e.g. "messages[1].content[0].image_url.url").
  *
+ * response_format (json_object, json_schema), tools and tool_choice become
+ * a grammar for constrained decoding and the tool-call format to parse
+ * (openai_structured.c, docs/STRUCTURED_OUTPUTS.md).
+ *
  * Chat messages are converted to Transformers' chat format for the model's
  * template: content parts become {"type":"text","text":...} and
  * {"type":"image"} in order, and each image part's URL is kept in
@@ -84,6 +88,12 @@ typedef struct openai_request {
   int32_t top_logprobs;
   char **stop;                  /* up to OPENAI_MAX_STOP_STRINGS strings */
   size_t stop_count;
+  /* Structured outputs and tools (openai_structured.c): the GBNF grammar
+   * of response_format or of a forced tool call (NULL: none); the output's
+   * tool-call format when calls are to be parsed from it (NULL: not). With
+   * tools, messages_json is {"messages": [...], "tools": [...]}. */
+  char *grammar;
+  const struct tool_format *tool_format;
   /* vLLM's extensions and OpenAI's logit_bias and echo (openai_extensions.c). */
   char *chat_template_kwargs_json;  /* chat: a JSON object, or NULL */
   bool no_generation_prompt;        /* add_generation_prompt: false */
@@ -124,6 +134,7 @@ typedef enum openai_content_format {
 
 typedef struct openai_parse_options {
   openai_content_format content_format;
+  const struct tool_format *tool_format; /* the model's (server/tool_calls.h); NULL: unknown */
   /* vLLM's behaviour (vlm serve --accept-unknown-fields): an unknown
    * top-level field is ignored and listed in request->ignored_fields
    * instead of refused with OpenAI's 400. Fields we know and refuse stay

@@ -40,6 +40,12 @@ void openai_media_release(openai_media *media);
 bool openai_parse_messages(const vlm_json_value *body, openai_content_format content_format,
                            openai_request *request, openai_error *error);
 
+/* response_format, tools and tool_choice (openai_structured.c), after the
+ * messages; the assistant tool_calls of one history message. */
+bool openai_parse_structured(const vlm_json_value *body, const openai_parse_options *options,
+                             openai_request *request, openai_error *error);
+bool openai_append_tool_calls(vlm_string_builder *json, const vlm_json_value *message, const char *param,
+                              openai_error *error);
 /* vLLM's extension fields, logit_bias and echo (openai_extensions.c);
  * after the core fields (echo reads prompt and logprobs, min_tokens
  * max_tokens). */

@@ -266,6 +266,12 @@ static void append_completion_text(vlm_string_builder *out, const response_heade
 
 char *response_completion(const response_header *header, const request_events *events,
                           bool with_logprobs) {
+  return response_completion_tools(header, events, with_logprobs, NULL);
+}
+
+char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
+                                const tool_calls_result *tools) {
+  bool calls = tools && tools->count > 0;
   vlm_string_builder out = {0};
   bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
   bool logprobs = with_logprobs && any_logprob(events->tokens, events->token_count);
@@ -273,7 +279,12 @@ char *response_completion(const response_header *header, const request_events *e
   vlm_sb_append_literal(&out, ",\"choices\":[{\"index\":0,");
   if (chat) {
     vlm_sb_append_literal(&out, "\"message\":{\"role\":\"assistant\",");
-    if (header->reasoning != REASONING_OFF) {
+    if (tools) {
+      vlm_sb_append_literal(&out, "\"content\":");
+      if (calls && !tools->content_length) vlm_sb_append_literal(&out, "null");
+      else response_append_text(&out, tools->content, tools->content_length);
+      if (calls) tool_calls_append_message_json(&out, tools, header->id + 9 /* past "chatcmpl-" */);
+    } else if (header->reasoning != REASONING_OFF) {
       append_split_message(&out, header, events);
     } else {
       vlm_sb_append_literal(&out, "\"content\":");
@@ -290,7 +301,7 @@ char *response_completion(const response_header *header, const request_events *e
     else vlm_sb_append_literal(&out, "null");
   }
   vlm_sb_append_literal(&out, ",\"finish_reason\":");
-  append_string(&out, events->finish_reason);
+  append_string(&out, calls && strcmp(events->finish_reason, "stop") == 0 ? "tool_calls" : events->finish_reason);
   vlm_sb_append_literal(&out, "}],\"usage\":");
   append_usage(&out, &events->usage);
   response_append_timings(&out, events);
@@ -395,6 +406,23 @@ void response_append_finish_chunk(vlm_string_builder *out, const response_header
   vlm_sb_append_literal(out, "}]");
   response_append_timings(out, events);
   vlm_sb_append_literal(out, "}\n\n");
+}
+
+void response_append_tool_call_chunks(vlm_string_builder *out, const response_header *header,
+                                      const tool_calls_result *tools) {
+  for (size_t i = 0; i < tools->count; i++) {
+    append_chunk_start(out, header);
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+                        "\"id\":\"call_%s_%zu\",\"type\":\"function\",\"function\":{\"name\":",
+                   i, header->id + 9, i);
+    append_string(out, tools->calls[i].name);
+    vlm_sb_append_literal(out, ",\"arguments\":\"\"}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    append_chunk_start(out, header);
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+                        "\"function\":{\"arguments\":", i);
+    append_string(out, tools->calls[i].arguments);
+    vlm_sb_append_literal(out, "}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+  }
 }
 
 void response_append_progress_chunk(vlm_string_builder *out, const response_header *header,

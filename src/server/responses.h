@@ -12,6 +12,7 @@
 #include "server/openai_request.h"
 #include "server/reasoning.h"
 #include "server/request_events.h"
+#include "server/tool_calls.h"
 
 /* What every object and chunk of one answer repeats. */
 typedef struct response_header {
@@ -35,6 +36,12 @@ void response_header_init(response_header *header, openai_endpoint endpoint, con
  * NULL if out of memory. */
 char *response_completion(const response_header *header, const request_events *events,
                           bool with_logprobs);
+
+/* The same with the output split into content and tool calls (tools
+ * non-NULL: content is tools->content, null when empty and there are
+ * calls; finish_reason "tool_calls" when there are calls). */
+char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
+                                const tool_calls_result *tools);
 
 /* Streaming events, appended to `out`. */
 void response_append_role_chunk(vlm_string_builder *out, const response_header *header);
@@ -64,6 +71,10 @@ void response_append_progress_chunk(vlm_string_builder *out, const response_head
 void response_append_timings(vlm_string_builder *out, const request_events *events);
 void response_append_usage_chunk(vlm_string_builder *out, const response_header *header,
                                  const vlm_engine_usage *usage);
+/* Each call as OpenAI streams it: a delta with its index, id, type and
+ * name (arguments ""), then one with its arguments. */
+void response_append_tool_call_chunks(vlm_string_builder *out, const response_header *header,
+                                      const tool_calls_result *tools);
 void response_append_error_event(vlm_string_builder *out, const openai_error *error);
 void response_append_done(vlm_string_builder *out);
 

@@ -56,6 +56,10 @@ typedef struct vlm_server_options {
   const char *allowed_hosts;
   const char *allowed_origins;
   const char *model_name;         /* the id in /v1/models; NULL: the model directory's name */
+  /* The tool-call format parsed from outputs and forced by tool_choice
+   * (server/tool_calls.h: hermes, llama3_json, mistral, phi4_mini_json, or
+   * "none"); NULL: detected from the chat template. */
+  const char *tool_call_parser;
   unsigned max_media_items;       /* image/audio parts per request (SPEC 2.1); 0: 16 */
   double max_audio_seconds;       /* an audio part's duration limit; 0: 600 (vlm/audio.h) */
   /* Lets remote media come from loopback and private addresses. Only for

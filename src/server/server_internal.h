@@ -51,6 +51,7 @@ struct vlm_server {
   char *model_id;
   /* How chat content reaches the model's template (vLLM's content format). */
   openai_content_format content_format;
+  const struct tool_format *tool_format; /* NULL: none known (written with content_format) */
   reasoning_kind reasoning;     /* chat answers' reasoning parser (written with content_format) */
   media_policy media;
   struct MHD_Daemon *daemon;

@@ -333,3 +333,103 @@ vlm_status vlm_tokenizer_decode(const vlm_tokenizer *tokenizer, const int32_t *i
   if (out_length) *out_length = text.length;
   return VLM_OK;
 }
+
+/* ---------------------------------------------------------------------- */
+/* One token's bytes mid-text (for constrained decoding, text/grammar.c):  */
+/* the decoder chain on that token alone, without the replacement of       */
+/* partial UTF-8 (a token may hold half a character) and without what the  */
+/* chain does only at the start of a text (Metaspace's prefix, a Strip     */
+/* after Fuse).                                                            */
+/* ---------------------------------------------------------------------- */
+
+static vlm_status token_bytes_step(const tokenizer_decoder *decoder, byte_buffer *token, bool *fused) {
+  switch (decoder->kind) {
+    case DECODER_SEQUENCE:
+      for (size_t i = 0; i < decoder->child_count; i++)
+        VLM_RETURN_IF_ERROR(token_bytes_step(&decoder->children[i], token, fused));
+      return VLM_OK;
+    case DECODER_BYTE_LEVEL: {
+      byte_buffer bytes = {0};
+      bool ok = byte_buffer_append(&bytes, "", 0);
+      for (size_t position = 0; ok && position < token->length;) {
+        uint32_t codepoint;
+        position += utf8_decode(token->data + position, token->length - position, &codepoint);
+        int byte = byte_level_byte(codepoint);
+        if (byte < 0) {
+          byte_buffer_release(&bytes);
+          return VLM_OK; /* an added token kept as it is */
+        }
+        char value = (char)byte;
+        ok = byte_buffer_append(&bytes, &value, 1);
+      }
+      if (!ok) {
+        byte_buffer_release(&bytes);
+        return out_of_memory();
+      }
+      byte_buffer_release(token);
+      *token = bytes;
+      return VLM_OK;
+    }
+    case DECODER_BYTE_FALLBACK: {
+      int value = byte_token_value(token);
+      if (value >= 0) {
+        token->data[0] = (char)value;
+        token->length = 1;
+      }
+      return VLM_OK;
+    }
+    case DECODER_FUSE: *fused = true; return VLM_OK;
+    case DECODER_STRIP:
+    case DECODER_REPLACE:
+    case DECODER_METASPACE: {
+      if (decoder->kind == DECODER_STRIP && *fused) return VLM_OK; /* the text's start only */
+      string_list in = {0}, out = {0};
+      if (!list_add_text(&in, token->data, token->length)) return out_of_memory();
+      /* Metaspace keeps a leading replacement only past the first token:
+       * give it a first token to skip. */
+      bool padded = decoder->kind == DECODER_METASPACE;
+      string_list padded_in = {0};
+      vlm_status status = VLM_OK;
+      if (padded) {
+        if (!list_add_text(&padded_in, "x", 1) || !list_add_text(&padded_in, token->data, token->length))
+          status = out_of_memory();
+      }
+      if (!status) {
+        if (decoder->kind == DECODER_REPLACE) status = decode_replace(decoder, &in, &out);
+        else if (decoder->kind == DECODER_STRIP) status = decode_strip(decoder, &in, &out) ? VLM_OK : out_of_memory();
+        else status = decode_metaspace(decoder, &padded_in, &out) ? VLM_OK : out_of_memory();
+      }
+      size_t which = padded ? 1 : 0;
+      if (!status && out.count > which) {
+        token->length = 0;
+        if (!byte_buffer_append(token, out.items[which].data, out.items[which].length)) status = out_of_memory();
+      }
+      list_release(&in);
+      list_release(&padded_in);
+      list_release(&out);
+      return status;
+    }
+    case DECODER_WORDPIECE:
+      return VLM_ERROR(UNIMPLEMENTED, "token bytes: WordPiece decoders are not supported for constrained decoding");
+  }
+  return VLM_OK;
+}
+
+vlm_status vlm_tokenizer_token_bytes(const vlm_tokenizer *tokenizer, int32_t id, char *buffer, size_t capacity,
+                                     size_t *out_length) {
+  *out_length = 0;
+  if (id < 0 || (size_t)id >= tokenizer->id_count || !tokenizer->id_strings[id])
+    return VLM_ERROR(OUT_OF_RANGE, "token bytes: unknown id %d", id);
+  byte_buffer token = {0};
+  if (!byte_buffer_append(&token, tokenizer->id_strings[id], tokenizer->id_lengths[id])) return out_of_memory();
+  bool fused = false;
+  vlm_status status = tokenizer->decoder ? token_bytes_step(tokenizer->decoder, &token, &fused) : VLM_OK;
+  if (!status && token.length > capacity)
+    status = VLM_ERROR(OUT_OF_RANGE, "token bytes: token %d is %zu bytes", id, token.length);
+  if (!status) {
+    if (token.length) memcpy(buffer, token.data, token.length);
+    *out_length = token.length;
+  }
+  byte_buffer_release(&token);
+  return status;
+}

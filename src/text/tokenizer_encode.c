@@ -70,6 +70,12 @@ vlm_status vlm_tokenizer_create_from_json(const char *tokenizer_json,
     status = tokenizer_load(tokenizer, document.root, config_json ? config.root : NULL, options);
     status = vlm_status_annotate(status, "%s", source_name);
     if (!status) tokenizer->max_bytes_per_token = tokenizer_compute_bytes_per_token(tokenizer);
+    if (!status && tokenizer->max_bytes_per_token) {
+      size_t longest = 4;
+      for (size_t id = 0; id < tokenizer->id_count; id++)
+        if (tokenizer->id_lengths[id] > longest) longest = tokenizer->id_lengths[id];
+      tokenizer->longest_token_bytes = longest;
+    }
   }
   vlm_json_document_release(&document);
   if (config_json) vlm_json_document_release(&config);
@@ -218,6 +224,9 @@ static bool split_added(const vlm_tokenizer *tokenizer, const token_trie *trie,
   const char *text = piece->text;
   size_t length = piece->length, start_offset = 0, position = 0;
   while (position < length) {
+    /* Most bytes start no added token: skipped here, without a call. */
+    while (position < length && !trie->first_byte[(unsigned char)text[position]]) position++;
+    if (position == length) break;
     int32_t index = -1;
     size_t matched = token_trie_longest(trie, text + position, length - position, &index);
     if (!matched) {
@@ -251,60 +260,117 @@ static bool split_added(const vlm_tokenizer *tokenizer, const token_trie *trie,
   return true;
 }
 
-/* Steps 1 and 2: added tokens and normalization. */
-static vlm_status extract_and_normalize(const vlm_tokenizer *tokenizer, const char *text,
-                                        size_t length, vlm_arena *arena, piece_list *out) {
-  piece_list raw = {0};
-  text_piece whole = {text, length, -1, true};
-  vlm_status status = split_added(tokenizer, &tokenizer->raw_trie, &whole, &raw)
-                          ? VLM_OK : out_of_memory();
-  byte_buffer normalized = {0};
-  for (size_t i = 0; !status && i < raw.count; i++) {
-    text_piece piece = raw.items[i];
-    if (piece.token_id < 0 && tokenizer->normalizer) {
-      bool dropped_start = false;
-      status = normalizer_apply(tokenizer->normalizer, piece.text, piece.length, &normalized,
-                                &dropped_start);
-      if (dropped_start) piece.at_start = false;
-      if (status) break;
-      char *copy = vlm_arena_strndup(arena, normalized.data ? normalized.data : "",
-                                     normalized.length);
-      if (!copy) {
-        status = out_of_memory();
-        break;
-      }
-      piece.text = copy;
-      piece.length = normalized.length;
-    }
-    if (piece.token_id >= 0) {
-      if (!piece_list_push(out, piece.text, piece.length, piece.token_id, false))
-        status = out_of_memory();
-    } else if (piece.length && !split_added(tokenizer, &tokenizer->normalized_trie, &piece, out)) {
-      status = out_of_memory();
-    }
+/* Step 2 for one piece of the raw text between added tokens: the
+ * normalizer, then the added tokens of the normalized text, appended to
+ * `out`. */
+static vlm_status normalize_piece(const vlm_tokenizer *tokenizer, text_piece piece, vlm_arena *arena,
+                                  byte_buffer *normalized, piece_list *out) {
+  if (piece.token_id < 0 && tokenizer->normalizer) {
+    bool dropped_start = false;
+    normalized->length = 0;
+    VLM_RETURN_IF_ERROR(normalizer_apply(tokenizer->normalizer, piece.text, piece.length, normalized,
+                                         &dropped_start));
+    if (dropped_start) piece.at_start = false;
+    char *copy = vlm_arena_strndup(arena, normalized->data ? normalized->data : "", normalized->length);
+    if (!copy) return out_of_memory();
+    piece.text = copy;
+    piece.length = normalized->length;
   }
-  byte_buffer_release(&normalized);
-  piece_list_release(&raw);
+  if (piece.token_id >= 0) {
+    if (!piece_list_push(out, piece.text, piece.length, piece.token_id, false)) return out_of_memory();
+  } else if (piece.length && !split_added(tokenizer, &tokenizer->normalized_trie, &piece, out)) {
+    return out_of_memory();
+  }
+  return VLM_OK;
+}
+
+/* Steps 2-4 (normalizer, pre-tokenizer, model) for one raw piece, its ids
+ * appended to `body`. Each raw piece goes through them on its own in
+ * `tokenizers` too (the added tokens split the text first), so the ids
+ * of the pieces so far are the first ids of the whole text's. */
+static vlm_status tokenize_pieces(const vlm_tokenizer *tokenizer, const piece_list *pieces, size_t max_ids,
+                                  vlm_token_ids *body, bool *over) {
+  for (size_t i = 0; i < pieces->count; i++) {
+    const text_piece *piece = &pieces->items[i];
+    if (piece->token_id >= 0) {
+      if (!token_ids_push(body, piece->token_id)) return out_of_memory();
+    } else if (max_ids && tokenizer->longest_token_bytes &&
+               body->count + (piece->length + tokenizer->longest_token_bytes - 1) / tokenizer->longest_token_bytes >
+                   max_ids) {
+      /* The model's tokens each cover at most longest_token_bytes of the
+       * piece (merges of its characters, an unknown character, a byte):
+       * this piece alone takes the ids past the limit, unmodelled. */
+      *over = true;
+      return VLM_OK;
+    } else {
+      VLM_RETURN_IF_ERROR(model_tokenize(&tokenizer->model, piece->text, piece->length, body));
+    }
+    if (max_ids && body->count > max_ids) break; /* the rest only adds ids */
+  }
+  return VLM_OK;
+}
+
+/* Pieces this long are pre-tokenized a batch of matches at a time when the
+ * ids are bounded, so a text that cannot fit is not split in full either. */
+#define STREAMED_PIECE_BYTES 4096
+#define STREAM_BATCH_MATCHES 256
+
+/* One piece of the normalized text through the pre-tokenizer and the
+ * model. The pre-tokenizer maps each piece on its own, so this is exactly
+ * pre_tokenizer_apply over the list, piece by piece. */
+static vlm_status encode_normalized_piece(const vlm_tokenizer *tokenizer, const text_piece *piece, vlm_arena *arena,
+                                          size_t max_ids, vlm_token_ids *body, bool *over) {
+  pre_tokenizer_stream stream;
+  vlm_status status = VLM_OK;
+  if (max_ids && piece->length >= STREAMED_PIECE_BYTES &&
+      pre_tokenizer_stream_start(tokenizer->pre_tokenizer, piece, &stream)) {
+    while (!status && !stream.done && body->count <= max_ids && !*over) {
+      piece_list batch = {0};
+      status = pre_tokenizer_stream_next(&stream, STREAM_BATCH_MATCHES, arena, &batch);
+      if (!status) status = tokenize_pieces(tokenizer, &batch, max_ids, body, over);
+      piece_list_release(&batch);
+    }
+    return status;
+  }
+  piece_list pieces = {0};
+  if (!piece_list_push(&pieces, piece->text, piece->length, piece->token_id, piece->at_start)) return out_of_memory();
+  if (tokenizer->pre_tokenizer && piece->token_id < 0)
+    status = pre_tokenizer_apply(tokenizer->pre_tokenizer, &pieces, arena);
+  if (!status) status = tokenize_pieces(tokenizer, &pieces, max_ids, body, over);
+  piece_list_release(&pieces);
   return status;
 }
 
-static vlm_status encode_valid(const vlm_tokenizer *tokenizer, const char *text, size_t length,
-                               bool add_special_tokens, vlm_token_ids *out) {
-  vlm_arena arena;
-  vlm_arena_init(&arena, NULL, length * 4 + 4096);
+static vlm_status encode_raw_piece(const vlm_tokenizer *tokenizer, const text_piece *raw, vlm_arena *arena,
+                                   byte_buffer *normalized, size_t max_ids, vlm_token_ids *body, bool *over) {
   piece_list pieces = {0};
-  vlm_status status = extract_and_normalize(tokenizer, text, length, &arena, &pieces);
-  if (!status && tokenizer->pre_tokenizer)
-    status = pre_tokenizer_apply(tokenizer->pre_tokenizer, &pieces, &arena);
+  vlm_status status = normalize_piece(tokenizer, *raw, arena, normalized, &pieces);
+  for (size_t i = 0; !status && i < pieces.count && !*over && !(max_ids && body->count > max_ids); i++)
+    status = encode_normalized_piece(tokenizer, &pieces.items[i], arena, max_ids, body, over);
+  piece_list_release(&pieces);
+  return status;
+}
+
+/* The pipeline, stopping once the body has more than max_ids ids (0: no
+ * limit): every later stage only appends ids, and the post-processor only
+ * adds its own, so the whole text has more too (*out_over). */
+static vlm_status encode_valid(const vlm_tokenizer *tokenizer, const char *text, size_t length,
+                               bool add_special_tokens, size_t max_ids, vlm_token_ids *out, bool *out_over) {
+  vlm_arena arena;
+  /* Blocks sized for a piece, not the whole text: an early stop leaves
+   * most of a long text untouched. */
+  vlm_arena_init(&arena, NULL, (length < (1u << 20) ? length : (1u << 20)) * 4 + 4096);
+  piece_list raw = {0};
+  text_piece whole = {text, length, -1, true};
+  vlm_status status = split_added(tokenizer, &tokenizer->raw_trie, &whole, &raw) ? VLM_OK : out_of_memory();
+  byte_buffer normalized = {0};
   vlm_token_ids body = {0};
-  for (size_t i = 0; !status && i < pieces.count; i++) {
-    const text_piece *piece = &pieces.items[i];
-    if (piece->token_id >= 0) {
-      if (!token_ids_push(&body, piece->token_id)) status = out_of_memory();
-    } else {
-      status = model_tokenize(&tokenizer->model, piece->text, piece->length, &body);
-    }
+  for (size_t i = 0; !status && i < raw.count && !*out_over; i++) {
+    status = encode_raw_piece(tokenizer, &raw.items[i], &arena, &normalized, max_ids, &body, out_over);
+    if (max_ids && body.count > max_ids) *out_over = true;
   }
+  byte_buffer_release(&normalized);
+  piece_list_release(&raw);
   if (!status && add_special_tokens && tokenizer->has_template) {
     for (size_t i = 0; !status && i < tokenizer->template_count; i++) {
       const template_item *item = &tokenizer->template_items[i];
@@ -318,22 +384,30 @@ static vlm_status encode_valid(const vlm_tokenizer *tokenizer, const char *text,
       if (!token_ids_push(out, body.ids[j])) status = out_of_memory();
   }
   vlm_token_ids_release(&body);
-  piece_list_release(&pieces);
   vlm_arena_reset(&arena);
   return status;
 }
 
-vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text, size_t length,
-                                bool add_special_tokens, vlm_token_ids *out) {
+vlm_status vlm_tokenizer_encode_bounded(const vlm_tokenizer *tokenizer, const char *text, size_t length,
+                                        bool add_special_tokens, size_t max_ids, vlm_token_ids *out,
+                                        bool *out_over) {
+  bool over = false;
+  if (!out_over) out_over = &over;
+  *out_over = false;
   if (!tokenizer || (!text && length))
     return VLM_ERROR(INVALID_ARGUMENT, "vlm_tokenizer_encode: no tokenizer or text");
   if (!text) text = "";
   size_t sanitized_length = 0;
   char *sanitized = utf8_sanitize(text, length, &sanitized_length);
-  vlm_status status = encode_valid(tokenizer, sanitized ? sanitized : text,
-                                   sanitized ? sanitized_length : length, add_special_tokens, out);
+  vlm_status status = encode_valid(tokenizer, sanitized ? sanitized : text, sanitized ? sanitized_length : length,
+                                   add_special_tokens, max_ids, out, out_over);
   free(sanitized);
   return status;
+}
+
+vlm_status vlm_tokenizer_encode(const vlm_tokenizer *tokenizer, const char *text, size_t length,
+                                bool add_special_tokens, vlm_token_ids *out) {
+  return vlm_tokenizer_encode_bounded(tokenizer, text, length, add_special_tokens, 0, out, NULL);
 }
 
 /* processing_utils.py ProcessorMixin.apply_chat_template: the processor call
@@ -350,10 +424,17 @@ bool vlm_tokenizer_chat_adds_special_tokens(const vlm_tokenizer *tokenizer, cons
 
 vlm_status vlm_tokenizer_encode_chat(const vlm_tokenizer *tokenizer, const char *text,
                                      size_t length, vlm_prompt_flow flow, vlm_token_ids *out) {
+  return vlm_tokenizer_encode_chat_bounded(tokenizer, text, length, flow, 0, out, NULL);
+}
+
+vlm_status vlm_tokenizer_encode_chat_bounded(const vlm_tokenizer *tokenizer, const char *text, size_t length,
+                                             vlm_prompt_flow flow, size_t max_ids, vlm_token_ids *out,
+                                             bool *out_over) {
+  if (out_over) *out_over = false;
   if (!tokenizer || (!text && length))
     return VLM_ERROR(INVALID_ARGUMENT, "vlm_tokenizer_encode_chat: no tokenizer or text");
   if (!text) text = "";
-  return vlm_tokenizer_encode(tokenizer, text, length,
-                              vlm_tokenizer_chat_adds_special_tokens(tokenizer, text, length, flow),
-                              out);
+  return vlm_tokenizer_encode_bounded(tokenizer, text, length,
+                                      vlm_tokenizer_chat_adds_special_tokens(tokenizer, text, length, flow),
+                                      max_ids, out, out_over);
 }

@@ -127,6 +127,14 @@ typedef struct match_list {
 /* All non-overlapping matches, left to right (Rust onig's find_iter). */
 vlm_status tokenizer_regex_find_all(const tokenizer_regex *regex, const char *text,
                                     size_t length, match_list *out);
+/* The same resumably: the next `max` matches (0: all the rest) into `out`
+ * (cleared first), from where `cursor` (zeroed to start) left off. */
+typedef struct regex_cursor {
+  size_t position, last_match_end;
+  bool have_last, done;
+} regex_cursor;
+vlm_status tokenizer_regex_find_some(const tokenizer_regex *regex, const char *text, size_t length,
+                                     regex_cursor *cursor, size_t max, match_list *out);
 /* All non-overlapping occurrences of a literal (str::match_indices). */
 vlm_status literal_find_all(const char *needle, size_t needle_length, const char *text,
                             size_t length, match_list *out);
@@ -283,6 +291,11 @@ struct vlm_tokenizer {
   size_t id_count;
   vlm_special_token_ids special_ids;
   size_t max_bytes_per_token;      /* tokenizer_bound.c; 0: no bound */
+  /* With a bound, the longest token string in the model's own alphabet
+   * (at least 4, one unknown character): a piece of n such bytes gives at
+   * least ceil(n / it) tokens, so a bounded encode can stop before the
+   * model runs on a piece that alone cannot fit. 0 without a bound. */
+  size_t longest_token_bytes;
   /* tokenizer_config.json's bos_token string (NULL: none), which the
    * processor flow looks for at the start of a rendered prompt. */
   const char *bos_token;
@@ -331,6 +344,27 @@ void piece_list_release(piece_list *list);
 vlm_status normalizer_apply(const tokenizer_normalizer *normalizer, const char *text,
                             size_t length, byte_buffer *out, bool *dropped_start);
 /* Replaces `pieces` by their pre-tokenized pieces. New text goes to `arena`. */
+/* Pre-tokenizing one long piece a batch at a time, for a caller that may
+ * stop early: possible when the first pre-tokenizer (of a Sequence, or the
+ * only one) isolates regex matches (Split with behavior Isolated and no
+ * invert, or ByteLevel with its regex and no prefix space), since then
+ * each match and each gap between matches is a piece of its own, and the
+ * later ones map each piece on its own. Each call appends the final
+ * pieces of the next `max_matches` matches' stretch of text; `done` once
+ * the piece is used up. */
+typedef struct pre_tokenizer_stream {
+  const tokenizer_pre_tokenizer *first;
+  const tokenizer_pre_tokenizer *rest; /* the Sequence's later children */
+  size_t rest_count;
+  text_piece piece;
+  regex_cursor cursor;
+  size_t previous_end;
+  bool done;
+} pre_tokenizer_stream;
+bool pre_tokenizer_stream_start(const tokenizer_pre_tokenizer *pre_tokenizer, const text_piece *piece,
+                                pre_tokenizer_stream *out);
+vlm_status pre_tokenizer_stream_next(pre_tokenizer_stream *stream, size_t max_matches, vlm_arena *arena,
+                                     piece_list *out);
 vlm_status pre_tokenizer_apply(const tokenizer_pre_tokenizer *pre_tokenizer,
                                piece_list *pieces, vlm_arena *arena);
 /* Tokenizes one pre-token with the model, appending ids. */

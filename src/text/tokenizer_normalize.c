@@ -13,16 +13,44 @@ static vlm_status out_of_memory(void) {
   return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory normalizing text");
 }
 
+static bool all_ascii(const char *text, size_t length) {
+  unsigned char any = 0;
+  for (size_t i = 0; i < length; i++) any |= (unsigned char)text[i];
+  return any < 0x80;
+}
+
 static vlm_status unicode_form(const char *text, size_t length, int options, byte_buffer *out) {
   if (length == 0) return VLM_OK;
-  utf8proc_uint8_t *mapped = NULL;
-  utf8proc_ssize_t mapped_length =
-      utf8proc_map((const utf8proc_uint8_t *)text, (utf8proc_ssize_t)length, &mapped,
-                   (utf8proc_option_t)(UTF8PROC_STABLE | options));
-  if (mapped_length < 0) return VLM_ERROR(INTERNAL, "utf8proc: %s", utf8proc_errmsg(mapped_length));
-  bool appended = byte_buffer_append(out, (const char *)mapped, (size_t)mapped_length);
-  free(mapped);
-  return appended ? VLM_OK : out_of_memory();
+  /* Every normalization form maps ASCII to itself (no ASCII character has
+   * a decomposition or composes with another): a copy, without utf8proc's
+   * four bytes per character of working space. */
+  if (all_ascii(text, length)) return byte_buffer_append(out, text, length) ? VLM_OK : out_of_memory();
+  /* Nor does any form act across two ASCII characters (both are starters
+   * of combining class 0, and no composition joins two of them): the text
+   * is normalized span by span between such pairs, ASCII spans copied, so
+   * utf8proc's working space is a span's, not the text's. */
+  size_t position = 0;
+  while (position < length) {
+    size_t run = position;
+    while (run < length && (unsigned char)text[run] < 0x80) run++;
+    /* The ASCII character before a non-ASCII one may be its base (e + a
+     * combining accent): it goes with the span. */
+    size_t first = run < length && run > position ? run - 1 : run;
+    if (!byte_buffer_append(out, text + position, first - position)) return out_of_memory();
+    if (run == length) break;
+    size_t last = run + 1;
+    while (last < length && !((unsigned char)text[last - 1] < 0x80 && (unsigned char)text[last] < 0x80)) last++;
+    utf8proc_uint8_t *mapped = NULL;
+    utf8proc_ssize_t mapped_length = utf8proc_map((const utf8proc_uint8_t *)text + first,
+                                                  (utf8proc_ssize_t)(last - first), &mapped,
+                                                  (utf8proc_option_t)(UTF8PROC_STABLE | options));
+    if (mapped_length < 0) return VLM_ERROR(INTERNAL, "utf8proc: %s", utf8proc_errmsg(mapped_length));
+    bool appended = byte_buffer_append(out, (const char *)mapped, (size_t)mapped_length);
+    free(mapped);
+    if (!appended) return out_of_memory();
+    position = last;
+  }
+  return VLM_OK;
 }
 
 /* Per character, like Rust's char::to_lowercase: U+0130 is the one

@@ -298,3 +298,73 @@ vlm_status pre_tokenizer_apply(const tokenizer_pre_tokenizer *pre, piece_list *p
   *pieces = result;
   return VLM_OK;
 }
+
+/* ---- Streaming (see pre_tokenizer_stream) ------------------------------- */
+
+static bool isolates_matches(const tokenizer_pre_tokenizer *pre) {
+  if (pre->kind == PRE_TOKENIZER_SPLIT)
+    return pre->pattern.regex && pre->behavior == SPLIT_ISOLATED && !pre->invert;
+  if (pre->kind == PRE_TOKENIZER_BYTE_LEVEL) return pre->use_regex && !pre->add_prefix_space && pre->pattern.regex;
+  return false;
+}
+
+bool pre_tokenizer_stream_start(const tokenizer_pre_tokenizer *pre, const text_piece *piece,
+                                pre_tokenizer_stream *out) {
+  memset(out, 0, sizeof(*out));
+  if (!pre || piece->token_id >= 0) return false;
+  const tokenizer_pre_tokenizer *first = pre;
+  if (pre->kind == PRE_TOKENIZER_SEQUENCE) {
+    if (pre->child_count == 0) return false;
+    first = &pre->children[0];
+    out->rest = pre->children + 1;
+    out->rest_count = pre->child_count - 1;
+  }
+  if (!isolates_matches(first)) return false;
+  out->first = first;
+  out->piece = *piece;
+  return true;
+}
+
+vlm_status pre_tokenizer_stream_next(pre_tokenizer_stream *stream, size_t max_matches, vlm_arena *arena,
+                                     piece_list *out) {
+  if (stream->done) return VLM_OK;
+  const text_piece *piece = &stream->piece;
+  match_list matches = {0};
+  VLM_RETURN_IF_ERROR(tokenizer_regex_find_some(stream->first->pattern.regex, piece->text, piece->length,
+                                                &stream->cursor, max_matches, &matches));
+  /* Gaps and matches alike are pieces (Isolated); the text after the last
+   * match is one once the scan is done. */
+  piece_list batch = {0};
+  bool ok = true;
+  size_t previous = stream->previous_end;
+  for (size_t i = 0; ok && i < matches.count; i++) {
+    const match_range *match = &matches.items[i];
+    if (match->start > previous)
+      ok = piece_list_push(&batch, piece->text + previous, match->start - previous, -1,
+                           piece->at_start && previous == 0);
+    if (ok && match->end > match->start)
+      ok = piece_list_push(&batch, piece->text + match->start, match->end - match->start, -1,
+                           piece->at_start && match->start == 0);
+    previous = match->end;
+  }
+  if (ok && stream->cursor.done && piece->length > previous)
+    ok = piece_list_push(&batch, piece->text + previous, piece->length - previous, -1,
+                         piece->at_start && previous == 0);
+  stream->previous_end = previous;
+  stream->done = stream->cursor.done;
+  match_list_release(&matches);
+  vlm_status status = ok ? VLM_OK : out_of_memory();
+  if (!status && stream->first->kind == PRE_TOKENIZER_BYTE_LEVEL) {
+    piece_list mapped = {0};
+    for (size_t i = 0; !status && i < batch.count; i++) status = byte_level_map(&batch.items[i], arena, &mapped);
+    piece_list_release(&batch);
+    batch = mapped;
+  }
+  for (size_t i = 0; !status && i < stream->rest_count; i++) status = pre_tokenizer_apply(&stream->rest[i], &batch, arena);
+  for (size_t i = 0; !status && i < batch.count; i++)
+    if (!piece_list_push(out, batch.items[i].text, batch.items[i].length, batch.items[i].token_id,
+                         batch.items[i].at_start))
+      status = out_of_memory();
+  piece_list_release(&batch);
+  return status;
+}

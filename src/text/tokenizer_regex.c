@@ -69,35 +69,43 @@ void match_list_release(match_list *list) {
 }
 
 /* Like the onig crate's find_iter: an empty match right where the previous
- * match ended is skipped by advancing one character. */
-vlm_status tokenizer_regex_find_all(const tokenizer_regex *regex, const char *text,
-                                    size_t length, match_list *out) {
+ * match ended is skipped by advancing one character. Resumable: up to
+ * `max` matches (0: all) per call, the cursor remembering where the scan
+ * is, so a caller can stop early and the matches so far are the first
+ * ones of the whole text's (each search sees the whole text). */
+vlm_status tokenizer_regex_find_some(const tokenizer_regex *regex, const char *text, size_t length,
+                                     regex_cursor *cursor, size_t max, match_list *out) {
   out->count = 0;
+  if (cursor->done) return VLM_OK;
   OnigRegion *region = onig_region_new();
   if (!region) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for a regex match");
   const OnigUChar *begin = (const OnigUChar *)text, *end = begin + length;
-  size_t position = 0;
-  bool have_last = false;
-  size_t last_match_end = 0;
   vlm_status status = VLM_OK;
-  while (position <= length) {
+  while (!max || out->count < max) {
+    if (cursor->position > length) {
+      cursor->done = true;
+      break;
+    }
     onig_region_clear(region);
-    int found = onig_search(regex->regex, begin, end, begin + position, end, region,
-                            ONIG_OPTION_NONE);
-    if (found == ONIG_MISMATCH) break;
+    int found = onig_search(regex->regex, begin, end, begin + cursor->position, end, region, ONIG_OPTION_NONE);
+    if (found == ONIG_MISMATCH) {
+      cursor->done = true;
+      break;
+    }
     if (found < 0) {
       status = VLM_ERROR(INTERNAL, "regex search failed (code %d)", found);
       break;
     }
     size_t match_start = (size_t)region->beg[0], match_end = (size_t)region->end[0];
-    if (match_start == match_end && have_last && last_match_end == match_end) {
+    if (match_start == match_end && cursor->have_last && cursor->last_match_end == match_end) {
       uint32_t unused;
-      position += position < length ? utf8_decode(text + position, length - position, &unused) : 1;
+      cursor->position += cursor->position < length
+                              ? utf8_decode(text + cursor->position, length - cursor->position, &unused) : 1;
       continue;
     }
-    position = match_end;
-    have_last = true;
-    last_match_end = match_end;
+    cursor->position = match_end;
+    cursor->have_last = true;
+    cursor->last_match_end = match_end;
     if (!match_list_push(out, match_start, match_end)) {
       status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory for regex matches");
       break;
@@ -105,12 +113,21 @@ vlm_status tokenizer_regex_find_all(const tokenizer_regex *regex, const char *te
     if (match_start == match_end) {
       /* Advance past the empty match so the next search makes progress. */
       uint32_t unused;
-      if (position >= length) break;
-      position += utf8_decode(text + position, length - position, &unused);
+      if (cursor->position >= length) {
+        cursor->done = true;
+        break;
+      }
+      cursor->position += utf8_decode(text + cursor->position, length - cursor->position, &unused);
     }
   }
   onig_region_free(region, 1);
   return status;
+}
+
+vlm_status tokenizer_regex_find_all(const tokenizer_regex *regex, const char *text,
+                                    size_t length, match_list *out) {
+  regex_cursor cursor = {0};
+  return tokenizer_regex_find_some(regex, text, length, &cursor, 0, out);
 }
 
 vlm_status literal_find_all(const char *needle, size_t needle_length, const char *text,
