@@ -342,11 +342,14 @@ static void cancellation_frees_the_slot(void) {
   CHECK_OK(vlm_engine_submit(engine, &options, on_event, &cancelled, &request));
   pthread_mutex_lock(&cancelled.mutex);
   while (!cancelled.blocked) pthread_cond_wait(&cancelled.signal, &cancelled.mutex);
+  /* Cancel while the scheduler is still held in the first token's callback,
+   * then let it go: opening the gate first let a loaded machine's scheduler
+   * run all 40 tokens before the cancel landed (a flaky check, not a bug). */
+  vlm_engine_cancel(request);
   cancelled.use_gate = false;
   cancelled.gate_open = true;
   pthread_cond_broadcast(&cancelled.signal);
   pthread_mutex_unlock(&cancelled.mutex);
-  vlm_engine_cancel(request);
   wait_finished(&cancelled);
   CHECK_INT_EQ(cancelled.code, VLM_STATUS_CANCELLED);
   CHECK(cancelled.token_count < 40);
