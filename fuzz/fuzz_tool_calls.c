@@ -9,8 +9,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2) return 0;
-  static const char *const names[] = {"hermes", "llama3_json", "mistral", "phi4_mini_json"};
-  const tool_format *format = tool_format_by_name(names[data[0] % 4]);
+  static const char *const names[] = {"hermes", "llama3_json", "mistral", "phi4_mini_json", "pythonic"};
+  const tool_format *format = tool_format_by_name(names[data[0] % 5]);
   size_t piece = (size_t)(data[1] % 7) + 1;
   const char *text = (const char *)data + 2;
   size = size - 2;

@@ -79,6 +79,7 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
   answer->logprobs = request->logprobs;
   answer->return_progress = request->return_progress;
   answer->tool_format = request->tool_format;
+  answer->header.single_tool_call = request->single_tool_call;
   if (answer->tool_format) tool_stream_init(&answer->tools, answer->tool_format);
   request_events_init(&answer->events);
   answer->events.wake_on_progress = request->return_progress;
@@ -477,23 +478,7 @@ static enum MHD_Result answer_whole(completion *answer) {
   record_usage(answer);
   enum MHD_Result result;
   if (answer->events.finish_code == VLM_STATUS_OK && !answer->events.out_of_memory) {
-    char *body = NULL;
-    if (answer->tool_format) {
-      request_events *events = &answer->events;
-      vlm_string_builder joined = {0};
-      if (!events->full_text)
-        for (size_t i = 0; i < events->token_count; i++)
-          vlm_sb_append(&joined, events->tokens[i].text, events->tokens[i].text_length);
-      tool_calls_result calls;
-      if (!joined.failed && tool_calls_parse(answer->tool_format, events->full_text ? events->full_text : joined.data,
-                                             events->full_text ? events->full_text_length : joined.length, &calls)) {
-        body = response_completion_tools(&answer->header, events, answer->logprobs, &calls);
-        tool_calls_result_release(&calls);
-      }
-      vlm_sb_release(&joined);
-    } else {
-      body = response_completion(&answer->header, &answer->events, answer->logprobs);
-    }
+    char *body = response_completion_tools(&answer->header, &answer->events, answer->logprobs, answer->tool_format);
     result = server_respond(server, answer->connection, answer->http, 200, "application/json", body);
   } else {
     openai_error error = finish_error(answer);
@@ -517,6 +502,49 @@ static void append_split_token(completion *answer, const event_token *token) {
   vlm_sb_release(&content);
 }
 
+/* One token's text through the reasoning split (with a reasoning parser),
+ * then the content part through the tool-call stream: reasoning streams
+ * as it comes, content only where it cannot be part of a call (vLLM's
+ * order: the tool parser reads what the reasoning parser calls content).
+ * NULL token: the end of the completion. */
+static void append_tools_token(completion *answer, const event_token *token) {
+  vlm_string_builder reasoning = {0}, raw = {0}, content = {0};
+  if (answer->splitting) {
+    if (token)
+      reasoning_split_push(&answer->split, token->text, token->text_length, &reasoning, &raw);
+    else
+      reasoning_split_finish(&answer->split, &reasoning, &raw);
+  } else if (token) {
+    vlm_sb_append(&raw, token->text, token->text_length);
+  }
+  if (raw.length) tool_stream_push(&answer->tools, raw.data, raw.length, &content);
+  response_append_split_chunk(&answer->pending, &answer->header, token, &reasoning, &content, answer->logprobs);
+  if (reasoning.failed || raw.failed || content.failed) answer->pending.failed = true;
+  vlm_sb_release(&reasoning);
+  vlm_sb_release(&raw);
+  vlm_sb_release(&content);
+}
+
+/* The end of a stream parsed for tool calls: what the reasoning split
+ * held, the held content that is not a call, and the calls' chunks.
+ * Whether there were calls. */
+static bool finish_tools_stream(completion *answer) {
+  append_tools_token(answer, NULL);
+  vlm_string_builder content = {0};
+  tool_calls_result calls = {0};
+  if (!tool_stream_finish(&answer->tools, &content, &calls)) answer->pending.failed = true;
+  if (answer->header.single_tool_call) tool_calls_keep_first(&calls, 1);
+  if (content.length) {
+    event_token piece = {.text = content.data, .text_length = content.length, .token = -1};
+    response_append_token_chunk(&answer->pending, &answer->header, &piece, false);
+  }
+  response_append_tool_call_chunks(&answer->pending, &answer->header, &calls);
+  bool any = calls.count > 0;
+  tool_calls_result_release(&calls);
+  vlm_sb_release(&content);
+  return any;
+}
+
 /* Turns the tokens that arrived since the last call (and the finish, if it
  * came) into SSE events in answer->pending. False when the client left. */
 static bool produce_events(completion *answer) {
@@ -536,15 +564,8 @@ static bool produce_events(completion *answer) {
   }
   for (; answer->tokens_sent < events->token_count; answer->tokens_sent++) {
     const event_token *token = &events->tokens[answer->tokens_sent];
-    if (answer->tool_format) { /* only what cannot be part of a call streams as content */
-      vlm_string_builder content = {0};
-      tool_stream_push(&answer->tools, token->text, token->text_length, &content);
-      event_token piece = *token;
-      piece.text = content.data;
-      piece.text_length = content.length;
-      if (piece.text_length || (answer->logprobs && token->has_logprob))
-        response_append_token_chunk(&answer->pending, &answer->header, &piece, answer->logprobs);
-      vlm_sb_release(&content);
+    if (answer->tool_format) {
+      append_tools_token(answer, token);
       continue;
     }
     if (answer->splitting)
@@ -558,19 +579,10 @@ static bool produce_events(completion *answer) {
   record_usage(answer);
   if (events->finish_code == VLM_STATUS_OK && !events->out_of_memory) {
     const char *finish_reason = events->finish_reason;
-    if (answer->splitting) append_split_token(answer, NULL); /* what the parser held back */
     if (answer->tool_format) {
-      vlm_string_builder content = {0};
-      tool_calls_result calls = {0};
-      if (!tool_stream_finish(&answer->tools, &content, &calls)) answer->pending.failed = true;
-      if (content.length) {
-        event_token piece = {.text = content.data, .text_length = content.length, .token = -1};
-        response_append_token_chunk(&answer->pending, &answer->header, &piece, false);
-      }
-      response_append_tool_call_chunks(&answer->pending, &answer->header, &calls);
-      if (calls.count && strcmp(finish_reason, "stop") == 0) finish_reason = "tool_calls";
-      tool_calls_result_release(&calls);
-      vlm_sb_release(&content);
+      if (finish_tools_stream(answer) && strcmp(finish_reason, "stop") == 0) finish_reason = "tool_calls";
+    } else if (answer->splitting) {
+      append_split_token(answer, NULL); /* what the parser held back */
     }
     response_append_finish_chunk(&answer->pending, &answer->header, finish_reason, events);
     if (answer->include_usage) response_append_usage_chunk(&answer->pending, &answer->header, &events->usage);

@@ -16,7 +16,7 @@
  *             continue_final_message, min_tokens, ignore_eos,
  *             stop_token_ids, skip_special_tokens,
  *             spaces_between_special_tokens (openai_extensions.c).
- *   ignored   user, metadata, store, service_tier, parallel_tool_calls,
+ *   ignored   user, metadata, store, service_tier,
  *             prompt_cache_key, prompt_cache_retention, safety_identifier:
  *             bookkeeping that cannot change the generated text (OpenAI
  *             accepts them on every model); accepted only with their
@@ -444,7 +444,7 @@ static const field_rule field_rules[] = {
     {"metadata", FOR_CHAT, FIELD_IGNORED, NULL, ignored_metadata},
     {"store", FOR_CHAT, FIELD_IGNORED, NULL, ignored_boolean},
     {"service_tier", FOR_CHAT, FIELD_IGNORED, NULL, ignored_service_tier},
-    {"parallel_tool_calls", FOR_CHAT, FIELD_IGNORED, NULL, ignored_boolean},
+    {"parallel_tool_calls", FOR_CHAT, FIELD_USED, NULL},
     {"prompt_cache_key", FOR_CHAT, FIELD_IGNORED, NULL, ignored_string},
     {"prompt_cache_retention", FOR_CHAT, FIELD_IGNORED, NULL, ignored_cache_retention},
     {"safety_identifier", FOR_CHAT, FIELD_IGNORED, NULL, ignored_string},

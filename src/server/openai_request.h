@@ -94,6 +94,9 @@ typedef struct openai_request {
    * tools, messages_json is {"messages": [...], "tools": [...]}. */
   char *grammar;
   const struct tool_format *tool_format;
+  /* parallel_tool_calls false: at most one call (a forced one: exactly
+   * one; auto: the first the model wrote). */
+  bool single_tool_call;
   /* vLLM's extensions and OpenAI's logit_bias and echo (openai_extensions.c). */
   char *chat_template_kwargs_json;  /* chat: a JSON object, or NULL */
   bool no_generation_prompt;        /* add_generation_prompt: false */

@@ -10,9 +10,13 @@
  *                                 apply_chat_template(tools=...) does
  *   tool_choice none              tools rendered, output never parsed for calls
  *   tool_choice auto (default)    output parsed for calls in the model's format
- *   tool_choice required / named  one call forced by a grammar: the format's
+ *   tool_choice required / named  calls forced by a grammar: the format's
  *                                 wrapper around the function's parameters
- *                                 schema
+ *                                 schema; required: one or more calls of
+ *                                 any of the tools (one with
+ *                                 parallel_tool_calls false), named: one
+ *   parallel_tool_calls           false: at most one call (auto keeps the
+ *                                 first the model wrote)
  * Refused: json_schema with a forced tool call (two grammars), forced
  * calls on a model whose tool-call format is unknown (vlm serve
  * --tool-call-parser names it). */
@@ -140,13 +144,15 @@ static bool check_tool(const vlm_json_value *tool, size_t index, const vlm_json_
 
 /* The arguments rule of a function: its parameters schema, or {}. */
 static bool arguments_rule(vlm_schema_compiler *compiler, const vlm_json_value *function, size_t index,
-                           const char **out_rule, openai_error *error) {
+                           bool python, const char **out_rule, openai_error *error) {
   const vlm_json_value *parameters = vlm_json_object_get(function, "parameters");
   if (openai_is_absent(parameters)) {
     static const vlm_json_value empty_object = {.type = VLM_JSON_OBJECT};
     parameters = &empty_object; /* no parameters: any object */
   }
-  vlm_status status = vlm_schema_compiler_add(compiler, parameters, out_rule);
+  /* pythonic: the parameters as keyword arguments of Python literals */
+  vlm_status status = python ? vlm_schema_compiler_add_kwargs(compiler, parameters, out_rule)
+                             : vlm_schema_compiler_add(compiler, parameters, out_rule);
   if (!status) return true;
   char param[OPENAI_PARAM_CAPACITY];
   openai_build_param(param, "tools[%zu].function.parameters", index);
@@ -154,10 +160,12 @@ static bool arguments_rule(vlm_schema_compiler *compiler, const vlm_json_value *
 }
 
 static bool forced_call_grammar(const vlm_json_value *tools, const tool_choice *choice, const void *format_pointer,
-                                openai_request *request, openai_error *error) {
+                                bool several, openai_request *request, openai_error *error) {
   const tool_format *format = format_pointer;
   vlm_schema_compiler *compiler = NULL;
   if (vlm_schema_compiler_create(&compiler)) return openai_fail_out_of_memory(error);
+  bool python = tool_format_python_arguments(format);
+  if (python) vlm_schema_compiler_set_python(compiler);
   vlm_string_builder root = {0};
   bool ok = true, found = false;
   for (size_t i = 0; ok && i < tools->as.array.count; i++) {
@@ -165,8 +173,8 @@ static bool forced_call_grammar(const vlm_json_value *tools, const tool_choice *
     const char *name = vlm_json_get_string(vlm_json_object_get(function, "name"));
     if (choice->kind == CHOICE_NAMED && strcmp(name, choice->name) != 0) continue;
     const char *rule = NULL;
-    ok = arguments_rule(compiler, function, i, &rule, error);
-    char *call = ok ? tool_format_call_grammar(format, name, rule) : NULL;
+    ok = arguments_rule(compiler, function, i, python, &rule, error);
+    char *call = ok ? tool_format_call_item_grammar(format, name, rule) : NULL;
     if (ok && !call) ok = openai_fail_out_of_memory(error);
     if (ok) vlm_sb_appendf(&root, "%s(%s)", found ? " | " : "", call);
     free(call);
@@ -175,7 +183,9 @@ static bool forced_call_grammar(const vlm_json_value *tools, const tool_choice *
   if (ok && !found)
     ok = openai_fail_invalid_value(error, "tool_choice", "names the function '%.64s', which is not in tools",
                                    choice->name);
-  char *root_text = ok ? vlm_sb_finish(&root) : (vlm_sb_release(&root), NULL);
+  char *items = ok ? vlm_sb_finish(&root) : (vlm_sb_release(&root), NULL);
+  char *root_text = items ? tool_format_calls_grammar(format, items, several) : NULL;
+  free(items);
   if (ok && !root_text) ok = openai_fail_out_of_memory(error);
   if (ok) {
     vlm_status status = vlm_schema_compiler_finish(compiler, root_text, &request->grammar);
@@ -191,6 +201,10 @@ static bool parse_tools(const vlm_json_value *body, const openai_parse_options *
   const vlm_json_value *tools = vlm_json_object_get(body, "tools");
   tool_choice choice;
   if (!parse_tool_choice(body, &choice, error)) return false;
+  const vlm_json_value *parallel = vlm_json_object_get(body, "parallel_tool_calls");
+  if (!openai_is_absent(parallel) && parallel->type != VLM_JSON_BOOL)
+    return openai_fail_type(error, "parallel_tool_calls", "a boolean", parallel);
+  request->single_tool_call = !openai_is_absent(parallel) && !parallel->as.boolean;
   bool has_tools = !openai_is_absent(tools);
   if (has_tools && tools->type != VLM_JSON_ARRAY) return openai_fail_type(error, "tools", "an array", tools);
   if (has_tools && tools->as.array.count == 0) has_tools = false;
@@ -213,7 +227,8 @@ static bool parse_tools(const vlm_json_value *body, const openai_parse_options *
                                      "(start vlm serve with --tool-call-parser " TOOL_FORMAT_NAMES ")");
     if (request->grammar)
       return openai_fail_unsupported(error, "response_format", "cannot be combined with a forced tool call");
-    if (!forced_call_grammar(tools, &choice, format, request, error)) return false;
+    bool several = choice.kind == CHOICE_REQUIRED && !request->single_tool_call;
+    if (!forced_call_grammar(tools, &choice, format, several, request, error)) return false;
   }
   if (choice.kind != CHOICE_NONE) request->tool_format = format;
   /* The template's input: {"messages": [...], "tools": [...]} */

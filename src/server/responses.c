@@ -269,9 +269,54 @@ char *response_completion(const response_header *header, const request_events *e
   return response_completion_tools(header, events, with_logprobs, NULL);
 }
 
+/* A chat message whose output is parsed for tool calls, after the
+ * reasoning split when the server has a reasoning parser (as vLLM composes
+ * them: the tool parser reads the content part only). *out_calls: it has
+ * calls. False when out of memory. */
+static bool append_tools_message(vlm_string_builder *out, const response_header *header,
+                                 const request_events *events, const tool_format *format, bool *out_calls) {
+  vlm_string_builder text = {0}, reasoning = {0}, raw = {0}, content = {0};
+  gather_text(events, &text);
+  bool thought = false;
+  if (header->reasoning != REASONING_OFF) {
+    reasoning_split split;
+    reasoning_split_init(&split, header->reasoning, header->prompt_tail);
+    reasoning_split_push(&split, text.data ? text.data : "", text.length, &reasoning, &raw);
+    reasoning_split_finish(&split, &reasoning, &raw);
+    thought = split.thought;
+    reasoning_split_release(&split);
+  } else {
+    vlm_sb_append(&raw, text.data ? text.data : "", text.length);
+  }
+  tool_calls_result calls;
+  bool ok = !text.failed && !raw.failed && !reasoning.failed &&
+            tool_calls_parse(format, raw.data ? raw.data : "", raw.length, &calls);
+  if (ok) {
+    if (header->single_tool_call) tool_calls_keep_first(&calls, 1);
+    if (header->echo_text) vlm_sb_append(&content, header->echo_text, strlen(header->echo_text));
+    vlm_sb_append(&content, calls.content, calls.content_length);
+    vlm_sb_append_literal(out, "\"content\":");
+    if (!content.length && (thought || calls.count)) vlm_sb_append_literal(out, "null");
+    else response_append_text(out, content.data ? content.data : "", content.length);
+    if (header->reasoning != REASONING_OFF) {
+      vlm_sb_append_literal(out, ",\"reasoning_content\":");
+      if (thought) response_append_text(out, reasoning.data ? reasoning.data : "", reasoning.length);
+      else vlm_sb_append_literal(out, "null");
+    }
+    if (calls.count) tool_calls_append_message_json(out, &calls, header->id + 9 /* past "chatcmpl-" */);
+    *out_calls = calls.count > 0;
+    tool_calls_result_release(&calls);
+  }
+  vlm_sb_release(&text);
+  vlm_sb_release(&reasoning);
+  vlm_sb_release(&raw);
+  vlm_sb_release(&content);
+  return ok;
+}
+
 char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
-                                const tool_calls_result *tools) {
-  bool calls = tools && tools->count > 0;
+                                const tool_format *tools) {
+  bool calls = false;
   vlm_string_builder out = {0};
   bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
   bool logprobs = with_logprobs && any_logprob(events->tokens, events->token_count);
@@ -280,10 +325,7 @@ char *response_completion_tools(const response_header *header, const request_eve
   if (chat) {
     vlm_sb_append_literal(&out, "\"message\":{\"role\":\"assistant\",");
     if (tools) {
-      vlm_sb_append_literal(&out, "\"content\":");
-      if (calls && !tools->content_length) vlm_sb_append_literal(&out, "null");
-      else response_append_text(&out, tools->content, tools->content_length);
-      if (calls) tool_calls_append_message_json(&out, tools, header->id + 9 /* past "chatcmpl-" */);
+      if (!append_tools_message(&out, header, events, tools, &calls)) out.failed = true;
     } else if (header->reasoning != REASONING_OFF) {
       append_split_message(&out, header, events);
     } else {

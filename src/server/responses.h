@@ -28,6 +28,8 @@ typedef struct response_header {
    * starts from (borrowed); REASONING_OFF: the text is all content. */
   reasoning_kind reasoning;
   const char *prompt_tail;
+  /* parallel_tool_calls false: only the first parsed call is answered */
+  bool single_tool_call;
 } response_header;
 
 void response_header_init(response_header *header, openai_endpoint endpoint, const char *model);
@@ -37,11 +39,13 @@ void response_header_init(response_header *header, openai_endpoint endpoint, con
 char *response_completion(const response_header *header, const request_events *events,
                           bool with_logprobs);
 
-/* The same with the output split into content and tool calls (tools
- * non-NULL: content is tools->content, null when empty and there are
- * calls; finish_reason "tool_calls" when there are calls). */
+/* The same with the output parsed for tool calls in `tools`' format (after
+ * the reasoning split, with a reasoning parser): content is the text
+ * outside the calls, null when empty and there are calls or reasoning;
+ * finish_reason "tool_calls" when there are calls. NULL tools: as
+ * response_completion. */
 char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
-                                const tool_calls_result *tools);
+                                const tool_format *tools);
 
 /* Streaming events, appended to `out`. */
 void response_append_role_chunk(vlm_string_builder *out, const response_header *header);

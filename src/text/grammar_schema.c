@@ -30,6 +30,8 @@ struct vlm_schema_compiler {
   int nodes;
   unsigned used;                  /* primitives emitted */
   char path[512];                 /* where we are, as a JSON pointer */
+  bool python;                    /* values as Python literals (True, False, None; no "\/") */
+  bool kwargs;                    /* the next top-level object: keyword arguments */
 };
 
 enum {
@@ -50,13 +52,26 @@ static const char *const PRIMITIVES[] = {
     "char ::= [^\"\\\\\\x00-\\x1F] | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4})\n",
 };
 
+/* The same in Python's literal syntax (the pythonic tool-call format):
+ * what differs from JSON; everything else is shared. */
+static const char *const PYTHON_PRIMITIVES[] = {
+    NULL, NULL, NULL, NULL,
+    "boolean ::= (\"True\" | \"False\") ws\n",
+    "null ::= \"None\" ws\n",
+    NULL,
+    "char ::= [^\"\\\\\\x00-\\x1F] | \"\\\\\" ([\"\\\\bfnrt] | \"u\" [0-9a-fA-F]{4})\n",
+};
+
 static void use(vlm_schema_compiler *c, unsigned what) {
   if (what & (USE_VALUE)) what |= USE_STRING | USE_NUMBER | USE_BOOLEAN | USE_NULL | USE_WS;
   if (what & (USE_STRING)) what |= USE_CHAR | USE_WS;
   if (what & (USE_NUMBER | USE_INTEGER | USE_BOOLEAN | USE_NULL)) what |= USE_WS;
   unsigned fresh = what & ~c->used;
   for (int i = 0; i < 8; i++)
-    if (fresh & (1u << i)) vlm_sb_append(&c->rules, PRIMITIVES[i], strlen(PRIMITIVES[i]));
+    if (fresh & (1u << i)) {
+      const char *rule = c->python && PYTHON_PRIMITIVES[i] ? PYTHON_PRIMITIVES[i] : PRIMITIVES[i];
+      vlm_sb_append(&c->rules, rule, strlen(rule));
+    }
   c->used |= what;
 }
 
@@ -122,10 +137,42 @@ void vlm_schema_compiler_add_rule(vlm_schema_compiler *c, const char *name, cons
   append_rule(c, name, body);
 }
 
+/* A JSON value as a Python literal: JSON's syntax but True, False, None. */
+static void append_python_literal(vlm_string_builder *out, const vlm_json_value *value) {
+  switch (value->type) {
+    case VLM_JSON_BOOL:
+      if (value->as.boolean) vlm_sb_append_literal(out, "True");
+      else vlm_sb_append_literal(out, "False");
+      return;
+    case VLM_JSON_NULL: vlm_sb_append_literal(out, "None"); return;
+    case VLM_JSON_ARRAY:
+      vlm_sb_append_literal(out, "[");
+      for (size_t i = 0; i < value->as.array.count; i++) {
+        if (i) vlm_sb_append_literal(out, ",");
+        append_python_literal(out, &value->as.array.items[i]);
+      }
+      vlm_sb_append_literal(out, "]");
+      return;
+    case VLM_JSON_OBJECT:
+      vlm_sb_append_literal(out, "{");
+      for (size_t i = 0; i < value->as.object.count; i++) {
+        const vlm_json_member *member = &value->as.object.members[i];
+        if (i) vlm_sb_append_literal(out, ",");
+        vlm_sb_append_json_string(out, member->key, member->key_length);
+        vlm_sb_append_literal(out, ":");
+        append_python_literal(out, &member->value);
+      }
+      vlm_sb_append_literal(out, "}");
+      return;
+    default: vlm_sb_append_json_value(out, value); return;
+  }
+}
+
 /* The literal of a JSON value written compactly, then ws. */
 static vlm_status literal_of_value(vlm_schema_compiler *c, const vlm_json_value *value, vlm_string_builder *out) {
   vlm_string_builder json = {0};
-  vlm_sb_append_json_value(&json, value);
+  if (c->python) append_python_literal(&json, value);
+  else vlm_sb_append_json_value(&json, value);
   char *text = vlm_sb_finish(&json);
   char *literal = text ? vlm_gbnf_literal(text, strlen(text)) : NULL;
   free(text);
@@ -769,6 +816,15 @@ static vlm_status compile_array(vlm_schema_compiler *c, const vlm_json_value *sc
   return VLM_OK;
 }
 
+static bool is_identifier(const char *name, size_t length) {
+  if (!length || length > 64 || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (size_t i = 0; i < length; i++) {
+    char ch = name[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
+  }
+  return true;
+}
+
 static vlm_status compile_object(vlm_schema_compiler *c, const vlm_json_value *schema, int depth,
                                  vlm_string_builder *out) {
   const vlm_json_value *properties = vlm_json_object_get(schema, "properties");
@@ -780,6 +836,12 @@ static vlm_status compile_object(vlm_schema_compiler *c, const vlm_json_value *s
     return refuse(c, "'additionalProperties' must be a boolean or a schema");
   use(c, USE_STRING);
   size_t count = properties ? properties->as.object.count : 0;
+  bool kwargs = c->kwargs && depth == 0; /* name=value, ... without braces */
+  if (depth == 0) c->kwargs = false;
+  if (kwargs && count == 0) { /* keyword arguments need names: no arguments */
+    vlm_sb_append_literal(out, "\"\"");
+    return VLM_OK;
+  }
   if (required)
     for (size_t i = 0; i < required->as.array.count; i++) {
       const vlm_json_value *name = &required->as.array.items[i];
@@ -827,13 +889,20 @@ static vlm_status compile_object(vlm_schema_compiler *c, const vlm_json_value *s
     status = compile_node(c, &member->value, depth + 1, &value);
     c->path[mark] = 0;
     if (status) break;
-    /* the key as a JSON string, then as a GBNF literal */
+    /* the key as a JSON string (a keyword argument: name=), then as a GBNF literal */
     vlm_string_builder key = {0};
-    vlm_sb_append_json_string(&key, member->key, member->key_length);
+    if (kwargs && !is_identifier(member->key, member->key_length)) {
+      status = refuse(c, "the property '%.60s' is not a Python identifier, so it cannot be a keyword argument",
+                      member->key);
+      break;
+    }
+    if (kwargs) vlm_sb_appendf(&key, "%s=", member->key);
+    else vlm_sb_append_json_string(&key, member->key, member->key_length);
     char *key_json = vlm_sb_finish(&key);
     char *literal = key_json ? vlm_gbnf_literal(key_json, strlen(key_json)) : NULL;
     const char *name = new_name(c);
     if (!literal || !name) status = VLM_ERROR(RESOURCE_EXHAUSTED, "schema: out of memory");
+    else if (kwargs) vlm_sb_appendf(&c->rules, "%s ::= %s %s\n", name, literal, value);
     else vlm_sb_appendf(&c->rules, "%s ::= %s ws \":\" ws %s\n", name, literal, value);
     free(key_json);
     free(literal);
@@ -862,7 +931,8 @@ static vlm_status compile_object(vlm_schema_compiler *c, const vlm_json_value *s
         vlm_sb_appendf(&c->rules, "%s ::= %s %s | %s\n", f, kv[k], rest_next ? rest_next : "",
                        first_next ? first_next : "\"\"");
     }
-    if (!status) vlm_sb_appendf(out, "\"{\" ws %s \"}\" ws", first[0]);
+    if (!status && kwargs) vlm_sb_appendf(out, "%s", first[0]);
+    else if (!status) vlm_sb_appendf(out, "\"{\" ws %s \"}\" ws", first[0]);
     free(rest);
     free(first);
   }
@@ -1015,6 +1085,27 @@ vlm_status vlm_schema_compiler_add(vlm_schema_compiler *c, const vlm_json_value 
   vlm_status status = compile_node(c, schema, 0, out_rule);
   for (size_t i = 0; i < c->ref_count; i++) free(c->refs[i].rule);
   c->ref_count = 0;
+  return status;
+}
+
+void vlm_schema_compiler_set_python(vlm_schema_compiler *c) { c->python = true; }
+
+vlm_status vlm_schema_compiler_add_kwargs(vlm_schema_compiler *c, const vlm_json_value *schema,
+                                          const char **out_rule) {
+  if (!c->python) return VLM_ERROR(FAILED_PRECONDITION, "schema: keyword arguments need Python literals");
+  const vlm_json_value *type = vlm_json_object_get(schema, "type");
+  if (schema->type != VLM_JSON_OBJECT || (type && !vlm_json_string_equals(type, "object")))
+    return VLM_ERROR(INVALID_ARGUMENT, "keyword arguments need a schema of \"type\": \"object\" at #");
+  const vlm_json_value *properties = vlm_json_object_get(schema, "properties");
+  if (!properties || properties->type != VLM_JSON_OBJECT || properties->as.object.count == 0) {
+    *out_rule = "\"\""; /* no named parameters: no arguments */
+    return VLM_OK;
+  }
+  c->kwargs = true;
+  vlm_status status = vlm_schema_compiler_add(c, schema, out_rule);
+  bool unused = c->kwargs; /* the root was not compiled as an object */
+  c->kwargs = false;
+  if (!status && unused) status = VLM_ERROR(INVALID_ARGUMENT, "keyword arguments need an object schema at #");
   return status;
 }
 

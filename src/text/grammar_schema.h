@@ -44,6 +44,14 @@ void vlm_schema_compiler_release(vlm_schema_compiler *compiler);
  * whitespace. */
 vlm_status vlm_schema_compiler_add(vlm_schema_compiler *compiler, const vlm_json_value *schema,
                                    const char **out_rule);
+/* Python literals from now on (True, False, None; strings without the
+ * "\/" escape): the pythonic tool-call format. Call before any add. */
+void vlm_schema_compiler_set_python(vlm_schema_compiler *compiler);
+/* An object schema ("type": "object") as Python keyword arguments,
+ * `a=1, b="x"` without brackets (its properties must be identifiers; no
+ * properties: no arguments). Needs set_python. */
+vlm_status vlm_schema_compiler_add_kwargs(vlm_schema_compiler *compiler, const vlm_json_value *schema,
+                                          const char **out_rule);
 /* The rule for any JSON value (json_object mode: an object). */
 const char *vlm_schema_compiler_any_object(vlm_schema_compiler *compiler);
 /* Appends `name ::= body` verbatim (a wrapper around compiled rules). */

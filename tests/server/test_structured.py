@@ -10,7 +10,9 @@ what makes their output parse and validate.
 - a schema outside the subset is a 400 naming the keyword;
 - tool_choice naming a function returns a parseable call with schema-valid
   arguments, streamed and not, for each tool-call format (hermes on Qwen3,
-  detected from its template; llama3_json, mistral, phi4_mini_json);
+  detected from its template; llama3_json, mistral, phi4_mini_json;
+  pythonic on Gemma 3);
+- the reasoning split composes with tool calls (reasoning first);
 - tool_calls and tool messages in the history render;
 - greedy with a grammar that the unconstrained greedy output satisfies
   gives the same tokens (vlm run --grammar).
@@ -252,7 +254,9 @@ class ToolCalls(unittest.TestCase):
     # (family, serve arguments, the format it should report)
     FORMATS = [("qwen3", (), "hermes"), ("llama", ("--tool-call-parser", "llama3_json"), "llama3_json"),
                ("mistral", ("--tool-call-parser", "mistral"), "mistral"),
-               ("phi4_multimodal", (), "phi4_mini_json")]
+               ("phi4_multimodal", (), "phi4_mini_json"),
+               # Gemma 3's templates define no tool format; vLLM serves it with "pythonic"
+               ("gemma3_text", ("--tool-call-parser", "pythonic"), "pythonic")]
 
     def check_call(self, call_id, name, arguments, where):
         self.assertTrue(call_id and call_id.startswith("call_"), where)
@@ -275,10 +279,24 @@ class ToolCalls(unittest.TestCase):
                 self.assertEqual(finish, "tool_calls", f"{family}: {content!r}")
                 self.assertEqual(sorted(calls), [0])
                 self.check_call(calls[0]["id"], calls[0]["name"], calls[0]["arguments"], f"{family} streamed")
-                # required: some tool, its own arguments valid
+                # required: some tool, its own arguments valid; one or more calls
+                # (parallel_tool_calls, OpenAI's default), exactly one without
                 response = served.chat(tools=TOOLS, tool_choice="required", max_tokens=1000)
+                if response.choices[0].finish_reason == "tool_calls":  # random weights may write calls to the end
+                    self.assertGreaterEqual(len(response.choices[0].message.tool_calls), 1)
+                    for call in response.choices[0].message.tool_calls:
+                        self.assertIn(call.function.name, ("get_weather", "get_time"))
+                        json.loads(call.function.arguments)
+                else:
+                    self.assertEqual(response.choices[0].finish_reason, "length")
+                response = served.chat(tools=TOOLS, tool_choice="required", max_tokens=1000, parallel_tool_calls=False)
+                self.assertEqual(response.choices[0].finish_reason, "tool_calls", f"{family}")
+                self.assertEqual(len(response.choices[0].message.tool_calls), 1)
                 call = response.choices[0].message.tool_calls[0]
                 self.assertIn(call.function.name, ("get_weather", "get_time"))
+                with self.assertRaises(openai.BadRequestError) as caught:
+                    served.chat(tools=TOOLS, parallel_tool_calls="yes")
+                self.assertEqual(caught.exception.body["param"], "parallel_tool_calls")
                 with self.assertRaises(openai.BadRequestError) as caught:
                     served.chat(tools=TOOLS, tool_choice={"type": "function", "function": {"name": "nope"}})
                 self.assertIn("not in tools", caught.exception.body["message"])
@@ -339,6 +357,124 @@ class ToolCalls(unittest.TestCase):
             self.assertIn("<tool_call>", rendered)
             self.assertIn("<tool_response>", rendered)
             self.assertEqual(response.usage.prompt_tokens, len(json.loads(result.stdout)))
+        finally:
+            self.assertEqual(served.close(), 0)
+
+
+# Biases that make the tiny random Qwen3, given TOOLS, write both thinking
+# tags greedily: "<think><think></think> hello hello<think></think>..."
+# (as tests/server/test_fields.py's THINKING; the frequency penalty walks
+# it from one biased token to the next).
+THINKING = {"max_tokens": 10, "frequency_penalty": 2, "temperature": 0,
+            "logit_bias": {"151667": 100, "23811": 95, "151668": 95}}
+
+
+def reference_split(text):
+    """vLLM's Qwen3 reasoning parser: (reasoning_content, content)."""
+    stripped = text.lstrip()
+    if not stripped.startswith("<think>"):
+        return None, text
+    reasoning, tag, content = stripped[len("<think>"):].partition("</think>")
+    return reasoning, (content if tag else "") or None
+
+
+class ReasoningWithTools(unittest.TestCase):
+    """--reasoning-parser with tools: the reasoning split runs first and
+    the tool parser reads the content part (vLLM's order), whole and
+    streamed."""
+
+    def streamed(self, served, **kwargs):
+        reasoning = content = ""
+        calls, finish = {}, None
+        for chunk in served.chat(stream=True, **kwargs):
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            reasoning += getattr(choice.delta, "reasoning_content", None) or ""
+            content += choice.delta.content or ""
+            for call in choice.delta.tool_calls or []:
+                entry = calls.setdefault(call.index, {"name": "", "arguments": ""})
+                entry["name"] += (call.function and call.function.name) or ""
+                entry["arguments"] += (call.function and call.function.arguments) or ""
+            finish = choice.finish_reason or finish
+        return reasoning or None, content or None, calls, finish
+
+    def test_thinking_is_split_from_content_with_tools(self):
+        raw = Served("qwen3")
+        try:
+            text = raw.chat(tools=TOOLS, **THINKING).choices[0].message.content
+        finally:
+            self.assertEqual(raw.close(), 0)
+        self.assertIn("<think>", text)
+        self.assertIn("</think>", text)
+        expected = reference_split(text)
+        self.assertTrue(expected[0], text)
+        served = Served("qwen3", "--reasoning-parser", "qwen3")
+        try:
+            message = served.chat(tools=TOOLS, **THINKING).choices[0].message
+            self.assertEqual((getattr(message, "reasoning_content", None), message.content), expected)
+            self.assertIsNone(message.tool_calls)
+            reasoning, content, calls, finish = self.streamed(served, tools=TOOLS, **THINKING)
+            self.assertEqual((reasoning, content), expected)
+            self.assertEqual((calls, finish), ({}, "length"))
+            # a forced call with the parser on: the call, no reasoning
+            choice = {"type": "function", "function": {"name": "get_weather"}}
+            for stream in (False, True):
+                if stream:
+                    reasoning, content, calls, finish = self.streamed(served, tools=TOOLS, tool_choice=choice,
+                                                                      max_tokens=1000)
+                    arguments = calls[0]["arguments"]
+                else:
+                    response = served.chat(tools=TOOLS, tool_choice=choice, max_tokens=1000)
+                    message, finish = response.choices[0].message, response.choices[0].finish_reason
+                    reasoning, content = getattr(message, "reasoning_content", None), message.content
+                    self.assertEqual(len(message.tool_calls), 1)
+                    arguments = message.tool_calls[0].function.arguments
+                self.assertEqual((reasoning, content, finish), (None, None, "tool_calls"), f"stream={stream}")
+                check_valid(self, arguments, WEATHER, f"stream={stream}")
+        finally:
+            self.assertEqual(served.close(), 0)
+
+
+class StopControlsUnderGrammar(unittest.TestCase):
+    """stop_token_ids and ignore_eos keep a constrained output whole: a stop
+    token id is allowed only where the grammar is complete (even one whose
+    text would continue it), ignore_eos masks the EOS ids (the output ends
+    where the grammar admits nothing more)."""
+
+    YES_NO = {"type": "json_schema", "json_schema": {"name": "a", "schema": {"enum": ["yes", "no"]}}}
+
+    def test_stop_token_ids_and_ignore_eos(self):
+        served = Served("qwen2")
+        try:
+            status, tokenized = served.server.post_json("/tokenize", {"model": served.model, "prompt": "yes"})
+            self.assertEqual(status, 200, tokenized)
+            yes = tokenized["tokens"][-1:]  # "es" here (or "yes"): a token the grammar would take mid-string
+            with open(os.path.join(served.directory, "generation_config.json")) as handle:
+                eos = json.load(handle)["eos_token_id"]
+            eos = eos if isinstance(eos, list) else [eos]
+            for stream in (False, True):
+                # the biased stop token wins as soon as it is allowed: at the end only
+                arguments = dict(response_format=self.YES_NO, max_tokens=40,
+                                 extra_body={"stop_token_ids": yes}, logit_bias={str(yes[0]): 100})
+                if stream:
+                    text, _, finish = served.stream_text(**arguments)
+                else:
+                    response = served.chat(**arguments)
+                    text, finish = response.choices[0].message.content, response.choices[0].finish_reason
+                self.assertEqual(finish, "stop", text)
+                self.assertIn(json.loads(text), ("yes", "no"), f"stream={stream}")
+                # ignore_eos: the biased EOS is masked, never a token of the output
+                arguments = dict(response_format=self.YES_NO, max_tokens=40, extra_body={"ignore_eos": True},
+                                 logit_bias={str(token): 100 for token in eos})
+                if stream:
+                    text, _, finish = served.stream_text(**arguments)
+                else:
+                    response = served.chat(**arguments)
+                    text, finish = response.choices[0].message.content, response.choices[0].finish_reason
+                    self.assertLess(response.usage.completion_tokens, 40)
+                self.assertEqual(finish, "stop", text)  # the grammar finished (bounded trailing whitespace)
+                self.assertIn(json.loads(text), ("yes", "no"), f"stream={stream}")
         finally:
             self.assertEqual(served.close(), 0)
 
