@@ -334,6 +334,7 @@ static vlm_status tokenize_pieces(const vlm_tokenizer *tokenizer, const piece_li
       *over = true;
       return VLM_OK;
     } else if (max_ids && tokenizer->longest_token_bytes && piece->length >= ALPHABET_BOUND_BYTES &&
+               body->count + piece->length > max_ids && /* else even 1 byte per id fits: skip the scan */
                body->count + alphabet_lower_bound(&tokenizer->model, piece->text, piece->length) > max_ids) {
       *over = true; /* the piece's own alphabet proves it cannot fit */
       return VLM_OK;
