@@ -479,7 +479,126 @@ static void progress_events_say_how_far_the_prompt_is(void) {
   vlm_golden_case_close(&golden);
 }
 
+/* n choices of one request (vlm_engine_request_options.n): each its own
+ * collected, routed by event->choice. */
+typedef struct choices {
+  collected choice[4];
+  int stray;               /* events for a choice out of range */
+} choices;
+
+static void on_choice_event(void *context, const vlm_engine_event *event) {
+  choices *c = context;
+  if (event->choice < 0 || event->choice >= 4) {
+    c->stray++;
+    return;
+  }
+  on_event(&c->choice[event->choice], event);
+}
+
+static void run_choices(vlm_engine *engine, vlm_engine_request_options options, choices *out, bool cancel_at_once) {
+  memset(out, 0, sizeof(*out));
+  for (int i = 0; i < 4; i++) collected_init(&out->choice[i]);
+  vlm_engine_request *request = NULL;
+  CHECK_OK(vlm_engine_submit(engine, &options, on_choice_event, out, &request));
+  if (cancel_at_once) vlm_engine_cancel(request);
+  for (int i = 0; request && i < options.n; i++) wait_finished(&out->choice[i]);
+  vlm_engine_request_release(request);
+}
+
+static void choices_destroy(choices *c) {
+  for (int i = 0; i < 4; i++) collected_destroy(&c->choice[i]);
+}
+
+static uint64_t prefill_tokens(vlm_engine *engine) {
+  vlm_engine_metrics metrics;
+  vlm_engine_get_metrics(engine, &metrics);
+  return metrics.prefill_tokens_total;
+}
+
+static void choices_share_one_prefill(void) {
+  vlm_engine *engine = open_engine(TEXT_MODEL, 3, 0, 256);
+  if (!engine) return;
+  const char *messages = user_message("Tell me a story about a cat and a dog", 0);
+  collected alone;
+  run_alone(engine, text_request(engine, messages, 12), &alone);
+  /* Greedy: every choice is the n = 1 completion, and the prompt was
+   * prefilled once for the three. */
+  uint64_t before = prefill_tokens(engine);
+  vlm_engine_request_options options = text_request(engine, messages, 12);
+  options.n = 3;
+  choices greedy;
+  run_choices(engine, options, &greedy, false);
+  CHECK_INT_EQ(prefill_tokens(engine) - before, alone.usage.prompt_tokens);
+  for (int i = 0; i < 3; i++) {
+    CHECK_INT_EQ(greedy.choice[i].code, VLM_STATUS_OK);
+    CHECK(same_tokens(&alone, &greedy.choice[i]));
+    CHECK_INT_EQ(greedy.choice[i].usage.prompt_tokens, alone.usage.prompt_tokens);
+    CHECK(!greedy.choice[i].token_after_finish);
+  }
+  CHECK_INT_EQ(greedy.stray, 0);
+  choices_destroy(&greedy);
+
+  /* Sampled with a seed: choice 0 is the n = 1 request's sample, choice i
+   * samples with seed + i, and the whole set is reproducible. */
+  vlm_engine_request_options sampled = text_request(engine, messages, 16);
+  sampled.sampling.temperature = 1.5f;
+  sampled.sampling.seed = 41;
+  collected single;
+  run_alone(engine, sampled, &single);
+  sampled.n = 3;
+  choices first, again;
+  run_choices(engine, sampled, &first, false);
+  run_choices(engine, sampled, &again, false);
+  CHECK(same_tokens(&single, &first.choice[0]));
+  bool differ = false;
+  for (int i = 0; i < 3; i++) {
+    CHECK(same_tokens(&first.choice[i], &again.choice[i]));
+    differ = differ || !same_tokens(&first.choice[0], &first.choice[i]);
+  }
+  CHECK(differ);
+  vlm_engine_request_options next = sampled;
+  next.n = 1;
+  next.sampling.seed = 42; /* choice 1's seed, alone */
+  collected second;
+  run_alone(engine, next, &second);
+  CHECK(same_tokens(&second, &first.choice[1]));
+  choices_destroy(&first);
+  choices_destroy(&again);
+  collected_destroy(&second);
+  collected_destroy(&single);
+
+  /* Cancelled at once: every choice gets its FINISH and every slot is free. */
+  vlm_engine_request_options longer = text_request(engine, messages, 64);
+  longer.n = 3;
+  longer.sampling.temperature = 1;
+  choices cancelled;
+  run_choices(engine, longer, &cancelled, true);
+  for (int i = 0; i < 3; i++) CHECK(cancelled.choice[i].finished);
+  choices_destroy(&cancelled);
+  vlm_engine_metrics metrics;
+  vlm_engine_get_metrics(engine, &metrics);
+  CHECK_INT_EQ(metrics.active_slots, 0);
+  CHECK_INT_EQ(metrics.kv_positions_used, 0);
+
+  /* Refused up front: more choices than slots, or than the cap. */
+  vlm_engine_request *request = NULL;
+  collected unused;
+  collected_init(&unused);
+  options.n = 4;
+  CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, &unused, &request), VLM_STATUS_INVALID_ARGUMENT,
+              "each choice needs a slot");
+  options.n = VLM_ENGINE_MAX_CHOICES + 1;
+  CHECK_ERROR(vlm_engine_submit(engine, &options, on_event, &unused, &request), VLM_STATUS_INVALID_ARGUMENT,
+              "at most 16 choices");
+  options.n = -1;
+  CHECK_ERROR(vlm_engine_check_admission(engine, &options, NULL), VLM_STATUS_INVALID_ARGUMENT, "n must be");
+  collected_destroy(&unused);
+  collected_destroy(&alone);
+  vlm_engine_release(engine);
+}
+
 TEST_MAIN(TEST(batched_text_equals_alone), TEST(image_and_text_batch_without_leaks),
           TEST(admission_refuses_before_work), TEST(absurd_max_tokens_is_refused),
           TEST(cancellation_frees_the_slot),
-          TEST(stop_strings_and_logprobs), TEST(progress_events_say_how_far_the_prompt_is))
+          TEST(stop_strings_and_logprobs), TEST(progress_events_say_how_far_the_prompt_is),
+          TEST(choices_share_one_prefill))

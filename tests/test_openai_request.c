@@ -318,7 +318,8 @@ static void refuses_wrong_types_and_ranges(void) {
       {"\"max_tokens\":0", "max_tokens", "between 1 and 2147483647"},
       {"\"max_tokens\":2.5", "max_tokens", "expected an integer"},
       {"\"max_completion_tokens\":-1", "max_completion_tokens", "between 1 and"},
-      {"\"n\":2", "n", "only n=1"},
+      {"\"n\":0", "n", "between 1 and 16"},
+      {"\"n\":17", "n", "between 1 and 16"},
       {"\"n\":\"1\"", "n", "expected an integer"},
       {"\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]", "stop", "at most 4"},
       {"\"stop\":[\"a\",1]", "stop[1]", "expected a string"},
@@ -367,7 +368,7 @@ static void numeric_fields_have_ranges(void) {
                 "must be between -9223372036854775808 and 9223372036854775807, got an integer beyond");
   CHECK_ACCEPTED(CHAT, "{" HELLO ",\"seed\":-9223372036854775808}");
   CHECK_ACCEPTED(CHAT, "{" HELLO ",\"seed\":9223372036854775807}");
-  CHECK_REFUSED(CHAT, "{" HELLO ",\"n\":18446744073709551615}", "n", "only n=1");
+  CHECK_REFUSED(CHAT, "{" HELLO ",\"n\":18446744073709551615}", "n", "beyond the 64-bit range");
   CHECK_REFUSED(CHAT, "{" HELLO ",\"top_k\":9223372036854775807}", "top_k", "between -1 and 2147483647");
   CHECK_REFUSED(CHAT, "{" HELLO ",\"logprobs\":true,\"top_logprobs\":-1}", "top_logprobs", "between 0 and 20");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"Hi\",\"logprobs\":6}", "logprobs", "between 0 and 5");
@@ -574,9 +575,23 @@ static void completions_prompt_forms(void) {
   openai_request_release(&request);
 
   CHECK_ACCEPTED(COMPLETIONS, "{\"prompt\":\"\"}");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[\"a\",\"b\"]}", "prompt", "single prompt");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[]}", "prompt", "single prompt");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[[1],[2]]}", "prompt", "single prompt");
+  /* A list of prompts: the first in prompt / prompt_ids, the others in
+   * more_prompts, strings and id arrays mixed. */
+  CHECK(parse(COMPLETIONS, "{\"prompt\":[\"a\",[4,5],\"c\"]}", &request, &error));
+  CHECK_STR_EQ(request.prompt, "a");
+  CHECK_INT_EQ(request.more_prompt_count, 2);
+  if (request.more_prompt_count == 2) {
+    CHECK(request.more_prompts[0].id_count == 2 && request.more_prompts[0].ids[1] == 5);
+    CHECK_STR_EQ(request.more_prompts[1].text, "c");
+  }
+  openai_request_release(&request);
+  CHECK(parse(COMPLETIONS, "{\"prompt\":[[1],[2]]}", &request, &error));
+  CHECK(request.prompt_id_count == 1 && request.more_prompt_count == 1 && request.more_prompts[0].ids[0] == 2);
+  openai_request_release(&request);
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[]}", "prompt", "empty list");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[\"a\",7]}", "prompt[1]", "strings or arrays of token ids");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[\"a\",[1,-2]]}", "prompt[1][1]", "token ids");
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[\"a\",\"b\"],\"echo\":true}", "echo", "list of prompts");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,\"a\"]}", "prompt[1]", "token ids");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[1,-2]}", "prompt[1]", "token ids");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[{}]}", "prompt", "array of token ids");
@@ -593,7 +608,11 @@ static void completions_prompt_forms(void) {
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"logprobs\":6}", "logprobs", "between 0 and 5");
   CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"logprobs\":true}", "logprobs",
                 "expected an integer");
-  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":\"p\",\"n\":3}", "n", "only n=1");
+  CHECK(parse(COMPLETIONS, "{\"prompt\":\"p\",\"n\":3}", &request, &error));
+  CHECK_INT_EQ(request.n, 3);
+  openai_request_release(&request);
+  /* prompts x n is bounded (each choice is a slot's work). */
+  CHECK_REFUSED(COMPLETIONS, "{\"prompt\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"n\":16}", "n", "over the limit of 64");
 }
 
 static void refuses_bodies_that_are_not_json_objects(void) {

@@ -27,6 +27,7 @@ typedef struct vlm_benchmark_options {
   const int32_t *decode_batches;  /* default {1, 8} */
   int decode_batch_count;
   int64_t decode_steps;         /* timed steps per batch size; default 32 */
+  int64_t decode_context;       /* tokens each slot holds before the timed steps; default 16 */
   int repetitions;              /* best of N; default 3 */
   /* An image file to time: decode + image processor, then the encoder. */
   const char *image_path;

@@ -302,7 +302,20 @@ typedef struct vlm_engine_request_options {
   /* OpenAI's logit_bias (at most 1024 entries, copied). */
   const vlm_logit_bias *logit_bias;
   size_t logit_bias_count;
+  /* OpenAI's n: independent completions of the one prompt (0 or 1: one).
+   * The prompt is prefilled once, in the first choice's slot; its KV and
+   * last logits row are then copied into the other choices' slots, so the
+   * request takes n slots at once (n over the slot count, or over
+   * VLM_ENGINE_MAX_CHOICES, is INVALID_ARGUMENT; a backend that cannot
+   * copy KV between slots, xla, is UNIMPLEMENTED for n > 1). Choice i
+   * samples with seed + i, so choice 0 is exactly the n = 1 completion and
+   * a seeded request is reproducible. Each choice gets its own TOKEN
+   * events and its own FINISH (event.choice); the request is done after
+   * the n-th FINISH, and cancelling it cancels every choice. */
+  int32_t n;
 } vlm_engine_request_options;
+
+#define VLM_ENGINE_MAX_CHOICES 16
 
 typedef enum vlm_engine_event_kind {
   VLM_ENGINE_EVENT_TOKEN,
@@ -350,6 +363,7 @@ typedef struct vlm_engine_token_logprob {
 
 typedef struct vlm_engine_event {
   vlm_engine_event_kind kind;
+  int32_t choice;               /* which of the request's n choices (0 with n = 1; PROGRESS: 0) */
   /* TOKEN: new completion text (valid UTF-8, may be empty while a stop
    * string or a multi-byte character is pending) and the sampled token;
    * token -1 (no logprob) carries text held back until the end. */
@@ -470,6 +484,9 @@ typedef struct vlm_engine_metrics {
   int32_t active_slots;
   int32_t slot_count;
   uint64_t prompt_tokens_total;
+  /* Prompt positions computed by prefill (not taken from the prefix cache
+   * nor copied from another choice's slot). */
+  uint64_t prefill_tokens_total;
   uint64_t completion_tokens_total;
   uint64_t image_count_total;
   double preprocess_seconds_total;

@@ -397,8 +397,11 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
   int32_t layer = node->params.attention.layer;
   const vlm_kv_layout *layout = vlm_kv_cache_layout(cache);
   const vlm_kv_layer *kv_layer = layer >= 0 && layer < layout->layer_count ? &layout->layers[layer] : NULL;
-  if (layer >= cache_shape->layer_count || !kv_layer || kv_layer->latent ||
-      kv_layer->key_width != kv_heads * head_dim || kv_layer->value_width != kv_heads * head_dim)
+  /* A latent layer (MLA's absorbed form) caches one vector a token, which
+   * is its key and its value both: the node's K and V are one input. */
+  bool latent = kv_layer && kv_layer->latent;
+  if (layer >= cache_shape->layer_count || !kv_layer || kv_layer->key_width != kv_heads * head_dim ||
+      (latent ? kv_heads != 1 || node->inputs[1] != node->inputs[2] : kv_layer->value_width != kv_heads * head_dim))
     return VLM_ERROR(INTERNAL, "graph node '%s' does not fit the KV cache layout", node->name);
   size_t kv_row = (size_t)(kv_heads * head_dim);
   const float *keys = input_f32(state, node, 1), *values = input_f32(state, node, 2);
@@ -409,8 +412,9 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
     int64_t index = rows->cache_indices[r];
     memcpy(vlm_kv_cache_keys(cache, slot, layer) + (size_t)index * kv_row, keys + (size_t)r * kv_row,
            kv_row * sizeof(float));
-    memcpy(vlm_kv_cache_values(cache, slot, layer) + (size_t)index * kv_row,
-           values + (size_t)r * kv_row, kv_row * sizeof(float));
+    if (!latent)
+      memcpy(vlm_kv_cache_values(cache, slot, layer) + (size_t)index * kv_row,
+             values + (size_t)r * kv_row, kv_row * sizeof(float));
   }
   const float *queries = input_f32(state, node, 0);
   size_t query_row = (size_t)(heads * head_dim);
@@ -438,12 +442,14 @@ static vlm_status run_attention(executor *state, const vlm_node *node, float *ou
     if (last - first == 1) {
       singles[single_count++] = (cpu_attention_row){shape, queries + (size_t)first * query_row,
                                                     vlm_kv_cache_keys(cache, slot, layer),
-                                                    vlm_kv_cache_values(cache, slot, layer),
+                                                    latent ? vlm_kv_cache_keys(cache, slot, layer)
+                                                           : vlm_kv_cache_values(cache, slot, layer),
                                                     out + (size_t)first * query_row};
       continue;
     }
     status = cpu_attention(state->run->pool, &shape, queries + (size_t)first * query_row,
-                           vlm_kv_cache_keys(cache, slot, layer), vlm_kv_cache_values(cache, slot, layer),
+                           vlm_kv_cache_keys(cache, slot, layer),
+                           latent ? vlm_kv_cache_keys(cache, slot, layer) : vlm_kv_cache_values(cache, slot, layer),
                            out + (size_t)first * query_row);
   }
   if (!status && single_count) status = cpu_attention_decode(state->run->pool, singles, single_count);

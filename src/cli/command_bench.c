@@ -15,13 +15,16 @@
 static void print_usage(FILE *out) {
   fprintf(out,
           "usage: vlm bench --model DIR [--prefill N,N...] [--decode-batch B,B...]\n"
-          "                 [--steps N] [--repetitions N] [--image PATH] [--audio PATH]\n"
+          "                 [--steps N] [--decode-context N] [--repetitions N] [--image PATH]\n"
+          "                 [--audio PATH]\n"
           "                 [--backend cpu|xla]\n"
           "                 [--compare VLM | --compare-backend cpu|xla] [--rounds N]\n"
           "                 [--quantize q8|q4]\n"
           "\n"
           "Measures the text decoder on --backend (cpu, the default, or xla): prefill tokens/s for each prompt\n"
-          "length (default 128,512) and decode tokens/s for each batch size (default 1,8),\n"
+          "length (default 128,512) and decode tokens/s for each batch size (default 1,8)\n"
+          "with each slot holding --decode-context tokens (default 16) before the timed\n"
+          "--steps (default 32),\n"
           "each as the best of N repetitions (default 3), next to the machine's read\n"
           "bandwidth and FMA peak measured in the same run; prints a JSON report on stdout\n"
           "(progress on stderr). Use the global --threads to set the thread count.\n"
@@ -144,6 +147,11 @@ int command_bench(int argc, char **argv, const global_options *options) {
       if (bench.decode_batch_count < 1) return cli_usage_error("bench: --decode-batch needs sizes like 1,8");
       for (int b = 0; b < bench.decode_batch_count; b++) batches[b] = (int32_t)batch_values[b];
       bench.decode_batches = batches;
+    } else if (strcmp(argument, "--decode-context") == 0 && has_value) {
+      int64_t value[MAX_LIST];
+      if (parse_list(argv[++i], value) != 1) return cli_usage_error("bench: --decode-context needs a positive number");
+      forwarded[forwarded_count++] = argv[i];
+      bench.decode_context = value[0];
     } else if ((strcmp(argument, "--steps") == 0 || strcmp(argument, "--repetitions") == 0) && has_value) {
       int64_t value[MAX_LIST];
       if (parse_list(argv[++i], value) != 1) return cli_usage_error("bench: %s needs a positive number", argument);

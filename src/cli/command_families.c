@@ -83,11 +83,13 @@ void cli_print_families_note(FILE *out) {
   fprintf(out, "Backends (--backend): %s.\n", cli_backend_choices());
 }
 
-/* The backends that run the family: the xla backend runs every decoder the
- * shared decoder graph describes, and the image and audio paths through the
- * same graphs (quantized weights excepted, below). */
+/* The backends that run the family: the xla backend runs every decoder
+ * whose KV layout its state holds, and the image and audio paths through
+ * the same graphs (quantized weights excepted, below); a family it refuses
+ * says so (cpu_only). */
 static const char *family_backends(const vlm_family *family) {
-  return vlm_family_runs(family) ? "cpu, xla" : "none";
+  if (!vlm_family_runs(family)) return "none";
+  return family->cpu_only ? "cpu" : "cpu, xla";
 }
 
 static void append_layouts(vlm_string_builder *out, const vlm_family *family, bool quantized) {
@@ -123,8 +125,9 @@ static void append_json(vlm_string_builder *out) {
     first = false;
     vlm_sb_append_json_string(out, family->display_name, strlen(family->display_name));
     vlm_sb_appendf(out, ",\"model_type\":\"%s\",\"text\":true,\"image\":%s,\"audio\":%s,\"video\":false,"
-                   "\"backends\":[\"cpu\",\"xla\"],\"quantize\":[\"q8\",\"q4\"],\"layouts\":[",
-                   family->model_type, family->image ? "true" : "false", family->audio ? "true" : "false");
+                   "\"backends\":[%s],\"quantize\":[\"q8\",\"q4\"],\"layouts\":[",
+                   family->model_type, family->image ? "true" : "false", family->audio ? "true" : "false",
+                   family->cpu_only ? "\"cpu\"" : "\"cpu\",\"xla\"");
     for (int k = 0; k < family->layout_count; k++) {
       vlm_sb_appendf(out, "%s{\"name\":", k ? "," : "");
       vlm_sb_append_json_string(out, family->layouts[k].name, strlen(family->layouts[k].name));

@@ -234,21 +234,23 @@ static vlm_status time_prefill(vlm_text_decoder *decoder, int64_t vocab, int64_t
   return status;
 }
 
-/* Decode steps of `batch` slots, each slot first prefilled with 16 tokens.
- * Returns the best per-step time over the repetitions. */
-static vlm_status time_decode(vlm_text_decoder *decoder, int64_t vocab, int32_t batch, int64_t steps,
-                              int repetitions, bench_time *out_step_seconds) {
+/* Decode steps of `batch` slots, each slot first prefilled with `context`
+ * tokens (what the timed steps attend to besides themselves). Returns the
+ * best per-step time over the repetitions. */
+static vlm_status time_decode(vlm_text_decoder *decoder, int64_t vocab, int32_t batch, int64_t context,
+                              int64_t steps, int repetitions, bench_time *out_step_seconds) {
   const vlm_text_decoder_operations *ops = decoder->operations;
   float *logits = malloc((size_t)batch * (size_t)vocab * sizeof(float));
-  int32_t tokens[64], slots[64], prompt[16];
+  int32_t tokens[64], slots[64];
+  int32_t *prompt = malloc((size_t)context * sizeof(*prompt));
   int64_t positions[64];
-  vlm_status status = logits ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  for (int i = 0; i < 16; i++) prompt[i] = (int32_t)((i * 31 + 7) % vocab);
+  vlm_status status = logits && prompt ? VLM_OK : VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; prompt && i < context; i++) prompt[i] = (int32_t)((i * 31 + 7) % vocab);
   *out_step_seconds = (bench_time){1e30, 1e30};
   for (int r = 0; !status && r < repetitions; r++) {
     for (int32_t b = 0; !status && b < batch; b++) {
       status = ops->clear_slot(decoder->self, b);
-      if (!status) status = ops->token_prefill(decoder->self, b, prompt, 16, logits);
+      if (!status) status = ops->token_prefill(decoder->self, b, prompt, context, logits);
       slots[b] = b;
       tokens[b] = (int32_t)((b * 101 + 3) % vocab);
     }
@@ -266,6 +268,7 @@ static vlm_status time_decode(vlm_text_decoder *decoder, int64_t vocab, int32_t 
     else vlm_status_free(cleared);
   }
   free(logits);
+  free(prompt);
   return status;
 }
 
@@ -463,11 +466,13 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   const int32_t *batches = options->decode_batch_count ? options->decode_batches : default_batches;
   int batch_count = options->decode_batch_count ? options->decode_batch_count : 2;
   int64_t steps = options->decode_steps > 0 ? options->decode_steps : 32;
+  int64_t context = options->decode_context > 0 ? options->decode_context : 16;
   int repetitions = options->repetitions > 0 ? options->repetitions : 3;
   int32_t slots = 1;
   int64_t longest = 0;
-  if (!vlm_int64_add(16, steps, &longest))
-    return VLM_ERROR(INVALID_ARGUMENT, "bench: %lld decode steps is too many", (long long)steps);
+  if (context > (int64_t)1 << 24 || !vlm_int64_add(context, steps, &longest))
+    return VLM_ERROR(INVALID_ARGUMENT, "bench: %lld decode steps after %lld tokens is too many", (long long)steps,
+                     (long long)context);
   for (int i = 0; i < batch_count; i++) {
     if (batches[i] < 1 || batches[i] > 64)
       return VLM_ERROR(INVALID_ARGUMENT, "bench: decode batch %d is outside 1..64", batches[i]);
@@ -559,7 +564,7 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
   vlm_sb_append_literal(&json, "],\"decode\":[");
   for (int i = 0; !status && i < batch_count; i++) {
     bench_time step;
-    status = time_decode(model, vocab, batches[i], steps, repetitions, &step);
+    status = time_decode(model, vocab, batches[i], context, steps, repetitions, &step);
     if (status) break;
     double tokens_per_second = batches[i] / step.wall;
     /* The bounds: every weight byte read once per step from memory, and
@@ -577,11 +582,12 @@ vlm_status vlm_benchmark_run(const vlm_benchmark_options *options, char **out_js
              batches[i], tokens_per_second, step.wall * 1e3, bytes / 1e6, 100 * read_bound / step.wall,
              100 * roofline / step.wall,
              100 * roofline_cpu / step.cpu);
-    vlm_sb_appendf(&json, "%s{\"batch\":%d,\"steps\":%lld,\"bytes_per_step\":%.0f,\"ms_per_step\":%.3f,"
-                   "\"cpu_ms_per_step\":%.3f,"
+    vlm_sb_appendf(&json, "%s{\"batch\":%d,\"context\":%lld,\"steps\":%lld,\"bytes_per_step\":%.0f,"
+                   "\"ms_per_step\":%.3f,\"cpu_ms_per_step\":%.3f,"
                    "\"tokens_per_second\":%.2f,\"fraction_of_bandwidth_bound\":%.3f,\"fraction_of_roofline\":%.3f,"
                    "\"fraction_of_roofline_cpu_time\":%.3f}",
-                   i ? "," : "", batches[i], (long long)steps, bytes, step.wall * 1e3, step.cpu * 1e3, tokens_per_second,
+                   i ? "," : "", batches[i], (long long)context, (long long)steps, bytes, step.wall * 1e3, step.cpu * 1e3,
+                   tokens_per_second,
                    read_bound / step.wall, roofline / step.wall, roofline_cpu / step.cpu);
   }
   vlm_sb_append_literal(&json, "]");

@@ -590,6 +590,24 @@ static vlm_status copy_controls(vlm_engine_request *request, const vlm_engine_re
   return VLM_OK;
 }
 
+/* n: its choices share one prefill by a KV copy between slots, so they
+ * need the backend's read_kv/write_kv and n slots at once. */
+static vlm_status check_choices(const vlm_engine *engine, int32_t n) {
+  if (n < 0) return VLM_ERROR(INVALID_ARGUMENT, "n must be at least 1");
+  if (n <= 1) return VLM_OK;
+  if (n > VLM_ENGINE_MAX_CHOICES)
+    return VLM_ERROR(INVALID_ARGUMENT, "n is %d; at most %d choices are accepted per request", n,
+                     VLM_ENGINE_MAX_CHOICES);
+  if (n > engine->slot_count)
+    return VLM_ERROR(INVALID_ARGUMENT, "n is %d but the server runs %d slot(s) (--parallel); each choice needs a slot",
+                     n, engine->slot_count);
+  const vlm_text_decoder_operations *decoder = engine->decoder->operations;
+  if (!decoder->kv_position_bytes || !decoder->read_kv || !decoder->write_kv)
+    return VLM_ERROR(UNIMPLEMENTED, "n > 1 is not supported on the %s text decoder: it cannot copy a prompt's KV "
+                     "between slots, which n > 1 needs to prefill the prompt once", decoder->backend);
+  return VLM_OK;
+}
+
 /* media_given: the request's images and clips are loaded (submit), or
  * only counted (admission before decoding). */
 static vlm_status check_options(const vlm_engine *engine, const vlm_engine_request_options *options,
@@ -624,6 +642,7 @@ static vlm_status check_options(const vlm_engine *engine, const vlm_engine_reque
     if (length > ENGINE_MAX_STOP_BYTES)
       return VLM_ERROR(INVALID_ARGUMENT, "stop string %zu is over %d bytes", i, ENGINE_MAX_STOP_BYTES);
   }
+  VLM_RETURN_IF_ERROR(check_choices(engine, options->n));
   return check_controls(engine, options);
 }
 
@@ -895,6 +914,8 @@ vlm_status vlm_engine_submit(vlm_engine *engine, const vlm_engine_request_option
   request->sampling = options->sampling;
   request->logprobs = options->logprobs;
   request->progress = options->progress;
+  request->choice_count = options->n > 1 ? options->n : 1;
+  request->choices_left = request->choice_count;
   request->submit_time = start;
   vlm_status status = callback ? VLM_OK : VLM_ERROR(INVALID_ARGUMENT, "a request needs an event callback");
   if (!status) status = check_options(engine, options, false);

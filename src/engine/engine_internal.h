@@ -58,6 +58,8 @@ struct vlm_engine_request {
   size_t stop_token_id_count;
   vlm_logit_bias *logit_bias;
   size_t logit_bias_count;
+  int32_t choice_count;           /* n: slots taken at admission, one per choice */
+  int32_t choices_left;           /* FINISH events still to deliver (scheduler thread) */
   double submit_time;
   double preprocess_seconds;
   vlm_engine_request *next_in_queue;
@@ -67,6 +69,7 @@ typedef enum slot_phase {
   SLOT_FREE = 0,
   SLOT_PREFILL,
   SLOT_DECODE,
+  SLOT_AWAIT_FORK, /* a later choice: waits for choice 0's prefill, then gets a copy of its KV */
 } slot_phase;
 
 /* One slot of the KV cache and what the request in it needs between steps. */
@@ -74,6 +77,7 @@ typedef struct engine_slot {
   int32_t index;
   slot_phase phase;
   vlm_engine_request *request;
+  int32_t choice;                 /* which of the request's choices */
   uint64_t admission_order;       /* prefill goes oldest first */
   bool started;                   /* sampler etc. created */
   double started_at;              /* engine_now_seconds() when it started (progress) */

@@ -84,7 +84,11 @@ static vlm_status slot_start(vlm_engine *engine, engine_slot *slot) {
     return VLM_ERROR(INTERNAL, "max_tokens %lld cannot be allocated", (long long)request->max_tokens);
   slot->completion = malloc(bytes);
   if (!slot->completion) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
-  VLM_RETURN_IF_ERROR(vlm_sampler_create(&request->sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
+  /* Choice i samples with seed + i (vLLM's parallel sampling): choice 0
+   * is the n = 1 completion, and every choice is reproducible. */
+  vlm_sampling_params sampling = request->sampling;
+  sampling.seed += (uint64_t)slot->choice;
+  VLM_RETURN_IF_ERROR(vlm_sampler_create(&sampling, (int32_t)engine->vocab_size, NULL, &slot->sampler));
   vlm_sampler_set_logprobs(slot->sampler, request->logprobs);
   VLM_RETURN_IF_ERROR(vlm_sampler_add_prompt(slot->sampler, request->prompt.ids, request->prompt.count));
   VLM_RETURN_IF_ERROR(start_controls(engine, slot));
@@ -145,10 +149,16 @@ static char *final_text(vlm_engine *engine, engine_slot *slot, bool stopped_by_s
 /* Delivers FINISH, frees the slot and lets go of the request. `status` is
  * consumed. The counters and the KV are settled before the event goes out,
  * so a client that reads /metrics after its response sees its slot free. */
+static void fail_waiting_choices(vlm_engine *engine, const vlm_engine_request *request, vlm_status status);
+
 static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status, const char *finish_reason) {
   vlm_engine_request *request = slot->request;
+  /* Choice 0 failing (or cancelled) before its prefill was copied leaves
+   * the other choices nothing to start from: they end with it. */
+  if (slot->choice == 0 && slot->phase == SLOT_PREFILL && request->choice_count > 1) fail_waiting_choices(engine, request, status);
   bool stopped_by_string = slot->stop_matcher && vlm_stop_matcher_matched(slot->stop_matcher) >= 0;
-  vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_FINISH, .status = status, .finish_reason = finish_reason};
+  vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_FINISH, .choice = slot->choice, .status = status,
+                            .finish_reason = finish_reason};
   char *text = status ? NULL : final_text(engine, slot, stopped_by_string, &event.full_text_length);
   if (!status && !text) status = event.status = VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory");
   event.full_text = text ? text : "";
@@ -175,7 +185,19 @@ static void slot_finish(vlm_engine *engine, engine_slot *slot, vlm_status status
   pthread_cond_broadcast(&engine->changed);
   pthread_mutex_unlock(&engine->mutex);
   vlm_status_free(status);
-  engine_request_engine_done(request);
+  if (--request->choices_left == 0) engine_request_engine_done(request);
+}
+
+/* Ends the request's choices still waiting for choice 0's prefill, each
+ * with a copy of `status` (not consumed). */
+static void fail_waiting_choices(vlm_engine *engine, const vlm_engine_request *request, vlm_status status) {
+  for (int32_t i = 0; i < engine->slot_count; i++) {
+    engine_slot *other = &engine->slots[i];
+    if (other->request != request || other->phase != SLOT_AWAIT_FORK) continue;
+    vlm_status copy = status ? vlm_status_make(vlm_status_code_of(status), "%s", vlm_status_message(status))
+                             : VLM_ERROR(INTERNAL, "the first choice ended before its prompt was prefilled");
+    slot_finish(engine, other, copy, NULL);
+  }
 }
 
 /* A queued request that never got a slot (cancelled or shutting down). */
@@ -183,7 +205,10 @@ static void finish_unadmitted(vlm_engine_request *request, vlm_status status) {
   vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_FINISH, .status = status, .full_text = ""};
   event.usage = request_usage(request);
   event.timings.preprocess_seconds = request->preprocess_seconds;
-  engine_request_deliver(request, &event);
+  for (int32_t choice = 0; choice < request->choice_count; choice++) {
+    event.choice = choice;
+    engine_request_deliver(request, &event);
+  }
   vlm_status_free(status);
   engine_request_engine_done(request);
 }
@@ -198,16 +223,39 @@ static engine_slot *free_slot(vlm_engine *engine) {
   return NULL;
 }
 
+static int32_t free_slot_count(const vlm_engine *engine) {
+  int32_t count = 0;
+  for (int32_t i = 0; i < engine->slot_count; i++) count += engine->slots[i].phase == SLOT_FREE;
+  return count;
+}
+
+/* The request's choices after the first: slots that wait for its prefill. */
+static void admit_later_choices(vlm_engine *engine, vlm_engine_request *request, double now) {
+  for (int32_t choice = 1; choice < request->choice_count; choice++) {
+    engine_slot *slot = free_slot(engine);
+    slot->request = request;
+    slot->choice = choice;
+    slot->phase = SLOT_AWAIT_FORK;
+    slot->admission_order = engine->next_admission++;
+    slot->timings.queue_seconds = now - request->submit_time;
+    engine->active_slots++;
+  }
+}
+
 /* Under engine->mutex. Moves queued requests into free slots; returns the
  * queued requests that were cancelled (to be finished outside the lock). */
 static vlm_engine_request *admit_locked(vlm_engine *engine, double now) {
   vlm_engine_request *cancelled = NULL, **cancelled_tail = &cancelled;
   vlm_engine_request **link = &engine->queue_head;
   engine->queue_tail = NULL;
+  /* First come, first served: once a request with n choices does not fit
+   * the free slots, nothing behind it overtakes it (it would starve). */
+  bool blocked = false;
   while (*link) {
     vlm_engine_request *request = *link;
     bool cancel = atomic_load(&request->cancel_requested) || engine->stopping;
-    engine_slot *slot = cancel ? NULL : free_slot(engine);
+    blocked = blocked || (!cancel && free_slot_count(engine) < request->choice_count);
+    engine_slot *slot = cancel || blocked ? NULL : free_slot(engine);
     if (!cancel && !slot) {
       engine->queue_tail = request;
       link = &request->next_in_queue;
@@ -228,6 +276,7 @@ static vlm_engine_request *admit_locked(vlm_engine *engine, double now) {
     engine->active_slots++;
     engine->metrics.prompt_tokens_total += (uint64_t)request->prompt.count;
     engine->metrics.preprocess_seconds_total += request->preprocess_seconds;
+    admit_later_choices(engine, request, now);
   }
   engine->metrics.queue_depth = engine->queue_length;
   engine->metrics.active_slots = engine->active_slots;
@@ -276,8 +325,8 @@ static char *token_text(const vlm_engine *engine, int32_t token, size_t *out_len
 
 static void deliver_token(vlm_engine *engine, engine_slot *slot, const vlm_sample_result *sample,
                           const char *text, size_t length) {
-  vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_TOKEN, .text = text, .text_length = length,
-                            .token = sample ? sample->token : -1};
+  vlm_engine_event event = {.kind = VLM_ENGINE_EVENT_TOKEN, .choice = slot->choice, .text = text,
+                            .text_length = length, .token = sample ? sample->token : -1};
   vlm_engine_token_logprob top[VLM_MAX_TOP_LOGPROBS];
   char *texts[VLM_MAX_TOP_LOGPROBS + 1] = {0};
   if (sample && slot->request->logprobs) {
@@ -554,6 +603,55 @@ static void deliver_progress(engine_slot *slot) {
   engine_request_deliver(request, &event);
 }
 
+/* Copies positions [0, count) of slot `from`'s KV to the (cleared, begun)
+ * slot `to`, a bounded piece at a time. */
+static vlm_status copy_kv(vlm_engine *engine, int32_t from, int32_t to, int64_t count) {
+  const vlm_text_decoder_operations *decoder = engine->decoder->operations;
+  uint64_t position_bytes = decoder->kv_position_bytes(engine->decoder->self);
+  int64_t piece = position_bytes ? (int64_t)((64u << 20) / position_bytes) : 0;
+  if (piece < 1) piece = 1;
+  if (piece > count) piece = count;
+  void *buffer = malloc((size_t)position_bytes * (size_t)(piece ? piece : 1));
+  if (!buffer) return VLM_ERROR(RESOURCE_EXHAUSTED, "out of memory copying a prompt's KV to another choice");
+  vlm_status status = VLM_OK;
+  for (int64_t first = 0; first < count && !status; first += piece) {
+    int64_t rows = count - first < piece ? count - first : piece;
+    status = decoder->read_kv(engine->decoder->self, from, first, rows, buffer);
+    if (!status) status = decoder->write_kv(engine->decoder->self, to, first, rows, buffer);
+  }
+  free(buffer);
+  return status;
+}
+
+/* Choice 0's prompt is in its slot: every other choice of the request
+ * starts from a copy of that KV and of its last logits row, so the prompt
+ * is prefilled once for all n (and each choice then samples on its own). */
+static void fork_choices(vlm_engine *engine, engine_slot *first) {
+  vlm_engine_request *request = first->request;
+  double now = engine_now_seconds();
+  for (int32_t i = 0; i < engine->slot_count; i++) {
+    engine_slot *slot = &engine->slots[i];
+    if (slot->request != request || slot->phase != SLOT_AWAIT_FORK) continue;
+    slot->phase = SLOT_PREFILL;
+    slot->started_at = now;
+    slot->started = true;
+    vlm_status status = slot_start(engine, slot);
+    if (!status) status = copy_kv(engine, first->index, slot->index, request->prompt.count);
+    if (status) {
+      slot_finish(engine, slot, status, NULL);
+      continue;
+    }
+    slot->items_encoded = request->item_count;
+    slot->prefilled_rows = request->prompt.count;
+    slot->cached_rows = first->cached_rows;
+    slot->timings.encode_seconds = first->timings.encode_seconds;
+    slot->timings.prefill_seconds = first->timings.prefill_seconds + (engine_now_seconds() - now);
+    float *logits = slot_logits(engine, slot);
+    memcpy(logits, slot_logits(engine, first), (size_t)engine->vocab_size * sizeof(float));
+    take_token(engine, slot, logits);
+  }
+}
+
 /* One chunk of the oldest prompt; samples its first token when the prompt
  * is complete. */
 static void prefill_step(vlm_engine *engine) {
@@ -603,8 +701,13 @@ static void prefill_step(vlm_engine *engine) {
     return;
   }
   slot->prefilled_rows += rows;
+  pthread_mutex_lock(&engine->mutex);
+  engine->metrics.prefill_tokens_total += (uint64_t)rows;
+  pthread_mutex_unlock(&engine->mutex);
   deliver_progress(slot);
-  if (slot->prefilled_rows == prompt->count) take_token(engine, slot, slot_logits(engine, slot));
+  if (slot->prefilled_rows != prompt->count) return;
+  if (request->choice_count > 1) fork_choices(engine, slot);
+  take_token(engine, slot, slot_logits(engine, slot));
 }
 
 /* One batched decode step over every slot with a pending token. The rows

@@ -175,7 +175,7 @@ typedef struct vlm_graph {
   vlm_arena arena;
   /* RoPE parameter sets the rope nodes index (e.g. 0 global, 1 sliding;
    * up to four, so a decoder may choose per layer among more: Molmo's
-   * scaled and unscaled layers, Youtu's rope dims). */
+   * scaled and unscaled layers, MLA's rope dims). */
   const struct vlm_rope_config *ropes[VLM_GRAPH_MAX_ROPES];
   int32_t rope_count;
   vlm_node *nodes;
@@ -233,6 +233,12 @@ int32_t vlm_graph_gated(vlm_graph *graph, int32_t gate, int32_t up, vlm_activati
                         const char *name, ...) __attribute__((format(printf, 5, 6)));
 int32_t vlm_graph_rope(vlm_graph *graph, int32_t x, int32_t rope_index, const char *name, ...)
     __attribute__((format(printf, 4, 5)));
+/* Writes each row's K and V to the cache of `layer` at its cache index and
+ * attends over the slot's cached keys (causal, or the step's bias). On a
+ * latent layer of the KV layout (models/kv_layout.h: MLA's absorbed form)
+ * the cache holds one vector a token that is both key and value: pass the
+ * same node [rows, 1, width] as key and value (a query head's output then
+ * holds the weighted latent; the family slices what it needs). */
 int32_t vlm_graph_attention(vlm_graph *graph, int32_t query, int32_t key, int32_t value,
                             int32_t layer, double scale, int64_t sliding_window,
                             double softcap, const char *name, ...)

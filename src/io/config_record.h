@@ -61,6 +61,10 @@ typedef enum vlm_head_dim_rule {
   VLM_HEAD_DIM_FIELD_OR_DERIVED = 0,
   /* Qwen2VLTextAttention: hidden_size // num_heads, config.head_dim ignored. */
   VLM_HEAD_DIM_ALWAYS_DERIVED,
+  /* head_dim = qk_rope_head_dim whatever the file says (MLA configs whose
+   * __post_init__ sizes the rotary embedding by the rope dims; the
+   * attention's head sizes are the family's). */
+  VLM_HEAD_DIM_ROPE_DIMS,
 } vlm_head_dim_rule;
 
 /* Where the attention projections' biases come from. */

@@ -22,6 +22,7 @@ static const vlm_config_family *const families[] = {
     &vlm_config_family_gemma3n,
     &vlm_config_family_phi4_multimodal,
     &vlm_config_family_molmo2,
+    &vlm_config_family_youtu,
 };
 
 size_t vlm_config_record_count(void) {

@@ -43,6 +43,11 @@ static vlm_status read_intermediate_sizes(const vlm_config_section *section,
 static vlm_status read_head_dim(const vlm_config_section *section, const vlm_text_rules *rules,
                                 vlm_text_config *out) {
   int64_t head_dim = 0;
+  if (rules->head_dim == VLM_HEAD_DIM_ROPE_DIMS) {
+    VLM_RETURN_IF_ERROR(vlm_config_read_int(section, "qk_rope_head_dim", 2, VLM_CONFIG_MAX_HEADS, &head_dim));
+    out->head_dim = head_dim;
+    return VLM_OK;
+  }
   if (rules->head_dim == VLM_HEAD_DIM_FIELD_OR_DERIVED)
     VLM_RETURN_IF_ERROR(
         vlm_config_read_int_or(section, "head_dim", 1, VLM_CONFIG_MAX_HEADS, 0, &head_dim));

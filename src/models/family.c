@@ -14,12 +14,13 @@
  * family means adding its file and one line here. */
 extern const vlm_family vlm_family_llama, vlm_family_mistral, vlm_family_qwen2,
     vlm_family_qwen3, vlm_family_llava, vlm_family_qwen2_vl, vlm_family_qwen2_5_vl,
-    vlm_family_qwen3_vl, vlm_family_qwen3_vl_moe, vlm_family_gemma3, vlm_family_gemma3_text, vlm_family_phi4_multimodal;
+    vlm_family_qwen3_vl, vlm_family_qwen3_vl_moe, vlm_family_gemma3, vlm_family_gemma3_text, vlm_family_phi4_multimodal,
+    vlm_family_youtu;
 
 static const vlm_family *const families[] = {
     &vlm_family_llama, &vlm_family_mistral, &vlm_family_qwen2,   &vlm_family_qwen3,
     &vlm_family_llava, &vlm_family_qwen2_vl, &vlm_family_qwen2_5_vl, &vlm_family_qwen3_vl, &vlm_family_qwen3_vl_moe,
-    &vlm_family_gemma3,  &vlm_family_gemma3_text, &vlm_family_phi4_multimodal,
+    &vlm_family_gemma3,  &vlm_family_gemma3_text, &vlm_family_phi4_multimodal, &vlm_family_youtu,
 };
 
 const vlm_family *vlm_family_find(const char *model_type) {

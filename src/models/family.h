@@ -249,6 +249,10 @@ typedef struct vlm_family {
   /* The decoder's KV layout, per layer (models/kv_layout.h: widths,
    * shared layers, latent layers); NULL: the standard one. */
   vlm_status (*kv_layout)(const vlm_model_config *config, struct vlm_kv_layout *out);
+  /* The xla backend refuses the family (its KV layout or decoder is one
+   * the xla state and lowering do not hold yet): `vlm families` and the
+   * README list cpu only. */
+  bool cpu_only;
   /* The image path; NULL while the family's is not wired. */
   const vlm_family_image *image;
   /* The audio path; NULL while the family's is not wired (all, today). */

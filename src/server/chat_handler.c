@@ -32,6 +32,23 @@
 #include "server/responses.h"
 #include "server/server_internal.h"
 
+/* A choice of the answer after the first (n > 1 or a prompt list; choice
+ * 0 is the completion's own events): its queue and its stream's state. */
+typedef struct extra_choice {
+  request_events events;
+  size_t tokens_sent;
+  bool finish_sent;
+  bool splitting;
+  reasoning_split split;
+} extra_choice;
+
+/* Routes one engine request's events (its n choices) to the queues of
+ * choices [first, first + n) of the answer. */
+typedef struct choice_router {
+  request_events *events[OPENAI_MAX_CHOICES];
+  int32_t n;
+} choice_router;
+
 /* One answer in progress: created after the request parsed, freed when its
  * response is (streaming) or when the answer was queued (otherwise). */
 typedef struct completion {
@@ -59,7 +76,75 @@ typedef struct completion {
   bool splitting;
   reasoning_split split;
   char *prompt_tail;
+  /* Several choices (prompts x n; 1 otherwise): choice 0 is `events`
+   * above, choice i > 0 extra[i - 1]; one router per prompt. */
+  size_t choice_count;
+  int32_t n;
+  extra_choice *extra;
+  choice_router *routers;
+  size_t router_count;
+  bool finish_sent;             /* choice 0's finish chunk (several choices) */
 } completion;
+
+static request_events *choice_events(completion *answer, size_t choice) {
+  return choice ? &answer->extra[choice - 1].events : &answer->events;
+}
+
+/* The queues for choices 1.. and a router per prompt (several choices). */
+static bool create_choices(completion *answer, const openai_request *request) {
+  answer->n = request->n > 1 ? request->n : 1;
+  answer->router_count = 1 + request->more_prompt_count;
+  answer->choice_count = answer->router_count * (size_t)answer->n;
+  if (answer->choice_count == 1) return true;
+  answer->extra = calloc(answer->choice_count - 1, sizeof(*answer->extra));
+  answer->routers = calloc(answer->router_count, sizeof(*answer->routers));
+  if (!answer->extra || !answer->routers) {
+    free(answer->extra);
+    answer->extra = NULL;
+    answer->choice_count = 1;
+    return false;
+  }
+  for (size_t i = 1; i < answer->choice_count; i++) {
+    request_events *events = &answer->extra[i - 1].events;
+    request_events_init(events);
+    snprintf(events->log_id, sizeof(events->log_id), "%s", answer->events.log_id);
+    events->deadline = answer->events.deadline;
+  }
+  for (size_t p = 0; p < answer->router_count; p++) {
+    answer->routers[p].n = answer->n;
+    for (int32_t i = 0; i < answer->n; i++) answer->routers[p].events[i] = choice_events(answer, p * (size_t)answer->n + (size_t)i);
+  }
+  return true;
+}
+
+/* Before any queue is freed: the borrowed handles are forgotten, then the
+ * owners' requests released (after which no callback runs for them). */
+static void destroy_choices(completion *answer) {
+  if (!answer->extra) {
+    free(answer->routers);
+    return;
+  }
+  for (size_t i = 1; i < answer->choice_count; i++)
+    if (answer->extra[i - 1].events.request_borrowed) answer->extra[i - 1].events.request = NULL;
+  for (size_t i = 1; i < answer->choice_count; i++) request_events_release_request(&answer->extra[i - 1].events);
+  request_events_release_request(&answer->events);
+  for (size_t i = 1; i < answer->choice_count; i++) {
+    extra_choice *choice = &answer->extra[i - 1];
+    request_events_destroy(&choice->events);
+    if (choice->splitting) reasoning_split_release(&choice->split);
+  }
+  free(answer->extra);
+  free(answer->routers);
+}
+
+/* The vlm_engine_event_callback of a request with n choices. */
+static void choice_router_callback(void *context, const vlm_engine_event *event) {
+  choice_router *router = context;
+  if (event->choice < 0 || event->choice >= router->n) return;
+  request_events_callback(router->events[event->choice], event);
+}
+
+static void completion_destroy(completion *answer);
 
 static completion *completion_create(vlm_server *server, struct MHD_Connection *connection,
                                      http_request *http, const openai_request *request) {
@@ -90,10 +175,15 @@ static completion *completion_create(vlm_server *server, struct MHD_Connection *
   atomic_init(&answer->watch.timed_out, false);
   atomic_init(&answer->watch.client_gone, false);
   atomic_fetch_add(&server->active_requests, 1);
+  if (!create_choices(answer, request)) {
+    completion_destroy(answer);
+    return NULL;
+  }
   return answer;
 }
 
 static void completion_destroy(completion *answer) {
+  destroy_choices(answer);
   if (answer->tool_format) tool_stream_release(&answer->tools);
   request_events_destroy(&answer->events); /* cancels the request if it still runs */
   vlm_sb_release(&answer->pending);
@@ -268,6 +358,17 @@ static bool check_request(const vlm_server *server, const openai_request *reques
     openai_error_set(error, 400, "invalid_request_error", media->param, "unsupported_content",
                      "%s: the model '%s' (%s) takes no %s input.", media->param, server->model_id,
                      info->model_type ? info->model_type : "?", image ? "image" : "audio");
+    return false;
+  }
+  if (request->n > 1 && request->tool_format) { /* tool-call parsing is per answer (one stream of calls) */
+    openai_error_set(error, 400, "invalid_request_error", "n", NULL,
+                     "n > 1 together with tools is not supported by this server; send one request per choice.");
+    return false;
+  }
+  if (request->n > info->slot_count) {
+    openai_error_set(error, 400, "invalid_request_error", "n", NULL,
+                     "n is %d but the server runs %d slot(s) (vlm serve --parallel); each choice needs a slot.",
+                     request->n, info->slot_count);
     return false;
   }
   if (!check_token_ids(info, request, error)) return false;
@@ -448,12 +549,18 @@ static vlm_sampling_params merge_sampling(const vlm_server *server, const openai
 /* Answering                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static openai_error finish_error(const completion *answer) {
+/* Whether any choice's wait hit the deadline (it cancels every choice). */
+static bool any_timed_out(completion *answer) {
+  for (size_t i = 0; i < answer->choice_count; i++)
+    if (choice_events(answer, i)->timed_out) return true;
+  return false;
+}
+
+static openai_error choice_error(completion *answer, const request_events *events) {
   openai_error error = {0};
-  const request_events *events = &answer->events;
   if (events->out_of_memory)
     openai_error_set(&error, 500, "server_error", NULL, NULL, "The server ran out of memory.");
-  else if (events->finish_code == VLM_STATUS_CANCELLED && events->timed_out)
+  else if (events->finish_code == VLM_STATUS_CANCELLED && any_timed_out(answer))
     set_timed_out(answer->server, answer->http, &error);
   else if (events->finish_code == VLM_STATUS_CANCELLED)
     set_cancelled(answer->server, events->finish_message ? events->finish_message : "cancelled", &error);
@@ -463,12 +570,58 @@ static openai_error finish_error(const completion *answer) {
   return error;
 }
 
+static openai_error finish_error(completion *answer) { return choice_error(answer, &answer->events); }
+
+/* The answer's usage: each prompt once, every choice's completion. */
+static vlm_engine_usage answer_usage(completion *answer) {
+  const request_events *events[OPENAI_MAX_ANSWER_CHOICES];
+  size_t count = answer->choice_count <= OPENAI_MAX_ANSWER_CHOICES ? answer->choice_count : 1;
+  for (size_t i = 0; i < count; i++) events[i] = choice_events(answer, i);
+  return response_sum_usage(events, count, answer->n);
+}
+
 static void record_usage(completion *answer) {
-  answer->http->prompt_tokens = answer->events.usage.prompt_tokens;
-  answer->http->completion_tokens = answer->events.usage.completion_tokens;
+  vlm_engine_usage usage = answer_usage(answer);
+  answer->http->prompt_tokens = usage.prompt_tokens;
+  answer->http->completion_tokens = usage.completion_tokens;
+}
+
+static bool choice_failed(const request_events *events) {
+  return events->finish_code != VLM_STATUS_OK || events->out_of_memory;
+}
+
+/* The whole answer of several choices: waits for each in turn (they run
+ * together), then one object with every choice, or the first failure. */
+static enum MHD_Result answer_whole_choices(completion *answer) {
+  vlm_server *server = answer->server;
+  const request_events *events[OPENAI_MAX_ANSWER_CHOICES];
+  const request_events *failed = NULL;
+  for (size_t i = 0; i < answer->choice_count; i++) {
+    request_events *choice = choice_events(answer, i);
+    if (request_events_wait(choice, SIZE_MAX, answer->connection) == WAIT_CLIENT_GONE) {
+      note_client_gone(answer);
+      completion_destroy(answer);
+      return MHD_NO; /* closes the connection; every choice is cancelled */
+    }
+    events[i] = choice;
+    if (!failed && choice_failed(choice)) failed = choice;
+  }
+  record_usage(answer);
+  enum MHD_Result result;
+  if (!failed) {
+    result = server_respond(server, answer->connection, answer->http, 200, "application/json",
+                            response_completion_choices(&answer->header, events, answer->choice_count, answer->n,
+                                                        answer->logprobs));
+  } else {
+    openai_error error = choice_error(answer, failed);
+    result = respond_and_release_error(server, answer->connection, answer->http, &error);
+  }
+  completion_destroy(answer);
+  return result;
 }
 
 static enum MHD_Result answer_whole(completion *answer) {
+  if (answer->choice_count > 1) return answer_whole_choices(answer);
   vlm_server *server = answer->server;
   if (request_events_wait(&answer->events, SIZE_MAX, answer->connection) == WAIT_CLIENT_GONE) {
     note_client_gone(answer);
@@ -490,12 +643,12 @@ static enum MHD_Result answer_whole(completion *answer) {
 
 /* One token's text through the stream's reasoning split (NULL: the end
  * of the completion, flushing what was held back). */
-static void append_split_token(completion *answer, const event_token *token) {
+static void append_split_token(completion *answer, reasoning_split *split, const event_token *token) {
   vlm_string_builder reasoning = {0}, content = {0};
   if (token)
-    reasoning_split_push(&answer->split, token->text, token->text_length, &reasoning, &content);
+    reasoning_split_push(split, token->text, token->text_length, &reasoning, &content);
   else
-    reasoning_split_finish(&answer->split, &reasoning, &content);
+    reasoning_split_finish(split, &reasoning, &content);
   response_append_split_chunk(&answer->pending, &answer->header, token, &reasoning, &content, answer->logprobs);
   if (reasoning.failed || content.failed) answer->pending.failed = true;
   vlm_sb_release(&reasoning);
@@ -569,7 +722,7 @@ static bool produce_events(completion *answer) {
       continue;
     }
     if (answer->splitting)
-      append_split_token(answer, token);
+      append_split_token(answer, &answer->split, token);
     else if (token->text_length || (answer->logprobs && token->has_logprob))
       response_append_token_chunk(&answer->pending, &answer->header, token, answer->logprobs);
   }
@@ -582,7 +735,7 @@ static bool produce_events(completion *answer) {
     if (answer->tool_format) {
       if (finish_tools_stream(answer) && strcmp(finish_reason, "stop") == 0) finish_reason = "tool_calls";
     } else if (answer->splitting) {
-      append_split_token(answer, NULL); /* what the parser held back */
+      append_split_token(answer, &answer->split, NULL); /* what the parser held back */
     }
     response_append_finish_chunk(&answer->pending, &answer->header, finish_reason, events);
     if (answer->include_usage) response_append_usage_chunk(&answer->pending, &answer->header, &events->usage);
@@ -596,6 +749,92 @@ static bool produce_events(completion *answer) {
     response_append_error_event(&answer->pending, &error);
     openai_error_release(&error);
   }
+  answer->done = true;
+  return true;
+}
+
+/* A choice's stream state: choice 0's lives in the completion. */
+typedef struct choice_stream {
+  request_events *events;
+  size_t *tokens_sent;
+  bool *finish_sent;
+  bool splitting;
+  reasoning_split *split;
+} choice_stream;
+
+static choice_stream stream_of(completion *answer, size_t choice) {
+  if (!choice)
+    return (choice_stream){&answer->events, &answer->tokens_sent, &answer->finish_sent, answer->splitting,
+                           &answer->split};
+  extra_choice *extra = &answer->extra[choice - 1];
+  return (choice_stream){&extra->events, &extra->tokens_sent, &extra->finish_sent, extra->splitting, &extra->split};
+}
+
+/* The new tokens of one choice as chunks with its index, and its finish
+ * chunk once it finished. False when it failed: the stream then ends
+ * with its error event. Under the choice's queue lock. */
+static bool produce_choice(completion *answer, size_t choice) {
+  choice_stream stream = stream_of(answer, choice);
+  request_events *events = stream.events;
+  answer->header.choice_index = (int32_t)choice;
+  pthread_mutex_lock(&events->mutex);
+  if (!choice && events->wake_on_progress && events->progress_count > events->progress_seen) {
+    events->progress_seen = events->progress_count;
+    response_append_progress_chunk(&answer->pending, &answer->header, &events->progress);
+  }
+  for (; *stream.tokens_sent < events->token_count; (*stream.tokens_sent)++) {
+    const event_token *token = &events->tokens[*stream.tokens_sent];
+    if (stream.splitting)
+      append_split_token(answer, stream.split, token);
+    else if (token->text_length || (answer->logprobs && token->has_logprob))
+      response_append_token_chunk(&answer->pending, &answer->header, token, answer->logprobs);
+  }
+  bool finished = events->finished;
+  pthread_mutex_unlock(&events->mutex);
+  if (!finished || *stream.finish_sent) return true;
+  if (choice_failed(events)) return false;
+  if (stream.splitting) append_split_token(answer, stream.split, NULL);
+  response_append_finish_chunk(&answer->pending, &answer->header, events->finish_reason, events);
+  *stream.finish_sent = true;
+  return true;
+}
+
+/* produce_events for several choices: waits on the first choice still
+ * running (they decode in one batch, so any news comes with its next
+ * token), then turns every choice's news into chunks; after the last
+ * finish, the summed usage and [DONE]. */
+static bool produce_choices_events(completion *answer) {
+  size_t waiting = 0;
+  while (waiting < answer->choice_count && *stream_of(answer, waiting).finish_sent) waiting++;
+  if (waiting < answer->choice_count) {
+    choice_stream stream = stream_of(answer, waiting);
+    if (request_events_wait(stream.events, *stream.tokens_sent, answer->connection) == WAIT_CLIENT_GONE) {
+      note_client_gone(answer);
+      return false;
+    }
+  }
+  bool all_sent = true;
+  for (size_t i = 0; i < answer->choice_count; i++) {
+    if (!produce_choice(answer, i)) {
+      record_usage(answer);
+      openai_error error = choice_error(answer, choice_events(answer, i));
+      vlm_log(VLM_LOG_INFO, "serve: request %s: choice %zu ends the stream with an error event, %d: %.240s",
+              answer->events.log_id, i, error.http_status, error.message ? error.message : "");
+      response_append_error_event(&answer->pending, &error);
+      openai_error_release(&error);
+      answer->done = true;
+      return true;
+    }
+    all_sent = all_sent && *stream_of(answer, i).finish_sent;
+  }
+  answer->header.choice_index = 0;
+  if (!all_sent) return true;
+  record_usage(answer);
+  if (answer->include_usage) {
+    vlm_engine_usage usage = answer_usage(answer);
+    response_append_usage_chunk(&answer->pending, &answer->header, &usage);
+  }
+  response_append_done(&answer->pending);
   answer->done = true;
   return true;
 }
@@ -614,7 +853,8 @@ static ssize_t read_stream(void *context, uint64_t position, char *buffer, size_
     }
     if (answer->done) return MHD_CONTENT_READER_END_OF_STREAM;
     answer->pending.length = answer->pending_offset = 0;
-    if (!produce_events(answer)) return MHD_CONTENT_READER_END_WITH_ERROR;
+    bool produced = answer->choice_count > 1 ? produce_choices_events(answer) : produce_events(answer);
+    if (!produced) return MHD_CONTENT_READER_END_WITH_ERROR;
   }
 }
 
@@ -628,9 +868,13 @@ static void free_stream(void *context) {
 }
 
 static enum MHD_Result answer_stream(completion *answer) {
-  if (answer->header.endpoint == OPENAI_CHAT_COMPLETIONS)
-    response_append_role_chunk(&answer->pending, &answer->header); /* sent at once */
-  response_append_echo_chunk(&answer->pending, &answer->header);
+  for (size_t i = 0; i < answer->choice_count; i++) { /* each choice's first chunks, sent at once */
+    answer->header.choice_index = (int32_t)i;
+    if (answer->header.endpoint == OPENAI_CHAT_COMPLETIONS)
+      response_append_role_chunk(&answer->pending, &answer->header);
+    response_append_echo_chunk(&answer->pending, &answer->header);
+  }
+  answer->header.choice_index = 0;
   answer->http->stream = true;
   struct MHD_Response *response =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, answer, free_stream);
@@ -677,6 +921,7 @@ static vlm_engine_request_options request_options(const vlm_server *server, cons
       .keep_special_tokens = request->keep_special_tokens,
       .logit_bias = request->logit_bias,
       .logit_bias_count = request->logit_bias_count,
+      .n = request->n,
   };
   return options;
 }
@@ -690,6 +935,35 @@ static vlm_status start_reasoning_split(const vlm_server *server, const openai_r
   answer->header.prompt_tail = answer->prompt_tail;
   reasoning_split_init(&answer->split, server->reasoning, answer->prompt_tail);
   answer->splitting = true;
+  for (size_t i = 1; i < answer->choice_count; i++) { /* chat has one prompt: every choice starts there */
+    reasoning_split_init(&answer->extra[i - 1].split, server->reasoning, answer->prompt_tail);
+    answer->extra[i - 1].splitting = true;
+  }
+  return VLM_OK;
+}
+
+/* Several choices: one engine request per prompt with its n choices,
+ * each routed to its choices' queues; the first choice's queue owns the
+ * handle, the others borrow it (to cancel). `options` is prompt 0's. */
+static vlm_status submit_choices(vlm_server *server, const openai_request *request, completion *answer,
+                                 vlm_engine_request_options *options) {
+  for (size_t p = 0; p < answer->router_count; p++) {
+    if (p) {
+      const openai_prompt *prompt = &request->more_prompts[p - 1];
+      options->raw_prompt = prompt->text;
+      options->prompt_ids = prompt->ids;
+      options->prompt_id_count = prompt->id_count;
+    }
+    size_t first = p * (size_t)answer->n;
+    request_events *owner = choice_events(answer, first);
+    VLM_RETURN_IF_ERROR(vlm_engine_submit(server->engine, options, choice_router_callback, &answer->routers[p],
+                                          &owner->request));
+    for (int32_t i = 1; i < answer->n; i++) {
+      request_events *borrower = choice_events(answer, first + (size_t)i);
+      borrower->request = owner->request;
+      borrower->request_borrowed = true;
+    }
+  }
   return VLM_OK;
 }
 
@@ -700,8 +974,10 @@ static enum MHD_Result submit_and_answer(vlm_server *server, struct MHD_Connecti
                                          vlm_loaded_image *images, int image_count, vlm_loaded_audio *audio,
                                          int audio_count) {
   vlm_engine_request_options options = request_options(server, request, images, image_count, audio, audio_count);
-  vlm_status status = vlm_engine_submit(server->engine, &options, request_events_callback,
-                                        &answer->events, &answer->events.request);
+  vlm_status status = answer->choice_count > 1
+                          ? submit_choices(server, request, answer, &options)
+                          : vlm_engine_submit(server->engine, &options, request_events_callback, &answer->events,
+                                              &answer->events.request);
   if (!status) status = start_reasoning_split(server, request, answer);
   if (status) {
     http_request *http = answer->http;

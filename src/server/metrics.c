@@ -229,6 +229,9 @@ char *metrics_render(vlm_server *server) {
   append_counter(&out, "vlm_prompt_tokens_total",
                  "Prompt positions of the requests admitted, image placeholders included (those taken from "
                  "the prefix cache too).", metrics.prompt_tokens_total);
+  append_counter(&out, "vlm_prefill_tokens_total",
+                 "Prompt positions computed by prefill (not taken from the prefix cache, and once for all n "
+                 "choices of a request).", metrics.prefill_tokens_total);
   append_counter(&out, "vlm_completion_tokens_total", "Tokens generated.",
                  metrics.completion_tokens_total);
   append_counter(&out, "vlm_images_total", "Images received in requests.", metrics.image_count_total);

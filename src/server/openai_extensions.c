@@ -98,6 +98,8 @@ static bool parse_echo(const vlm_json_value *body, openai_request *request, open
    * not computed here, so refused rather than answered without them. */
   if (request->logprobs)
     return openai_fail_unsupported(error, "echo", "with logprobs (prompt logprobs) is not supported by this server");
+  if (request->more_prompt_count)
+    return openai_fail_unsupported(error, "echo", "with a list of prompts is not supported by this server");
   request->echo_prompt_ids = request->prompt_ids != NULL; /* decoded by the handler, which has the tokenizer */
   request->echo_text = openai_copy_string(request->prompt ? request->prompt : "");
   return request->echo_text ? true : openai_fail_out_of_memory(error);

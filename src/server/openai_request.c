@@ -6,7 +6,7 @@
  *   used      messages (chat), prompt (completions), model, stream,
  *             stream_options {include_usage; include_obfuscation ignored},
  *             max_tokens, max_completion_tokens (chat), temperature, top_p,
- *             presence_penalty, frequency_penalty, seed, stop, n (must be 1),
+ *             presence_penalty, frequency_penalty, seed, stop, n (1..16),
  *             logprobs, top_logprobs (chat), the vLLM extensions top_k,
  *             min_p, repetition_penalty, and llama-server's return_progress
  *             (streams only); chat: tools, tool_choice, response_format
@@ -596,13 +596,20 @@ static bool parse_top_k_and_seed(const vlm_json_value *body, openai_request *req
   return true;
 }
 
-static bool parse_n(const vlm_json_value *body, openai_error *error) {
+/* n: choices per prompt; the engine needs a slot for each (checked by
+ * the handler against --parallel). */
+static bool parse_n(const vlm_json_value *body, openai_request *request, openai_error *error) {
+  request->n = 1;
   const vlm_json_value *value = vlm_json_object_get(body, "n");
   if (openai_is_absent(value)) return true;
   int64_t count = 0;
-  if (is_integer_beyond_64_bits(value) || (vlm_json_get_int(value, &count) && count != 1))
-    return openai_fail_invalid_value(error, "n", "only n=1 is supported");
-  return read_integer_in_range(value, "n", 1, 1, error, &count);
+  if (!read_integer_in_range(value, "n", 1, OPENAI_MAX_CHOICES, error, &count)) return false;
+  request->n = (int32_t)count;
+  size_t prompts = 1 + request->more_prompt_count;
+  if (prompts * (size_t)count > OPENAI_MAX_ANSWER_CHOICES)
+    return openai_fail_invalid_value(error, "n", "%zu prompts x n=%lld is over the limit of %d choices per request",
+                                     prompts, (long long)count, OPENAI_MAX_ANSWER_CHOICES);
+  return true;
 }
 
 static bool parse_chat_logprobs(const vlm_json_value *body, openai_request *request,
@@ -728,21 +735,26 @@ static bool parse_model(const vlm_json_value *body, openai_request *request,
 
 /* A token prompt: an array of ids (bounded by the body's size; checked
  * against the vocabulary by the engine). */
-static bool read_prompt_ids(const vlm_json_value *array, openai_request *request, openai_error *error) {
+static bool read_ids_into(const vlm_json_value *array, const char *param_prefix, int32_t **out_ids,
+                          int64_t *out_count, openai_error *error) {
   size_t count = array->as.array.count;
-  request->prompt_ids = malloc(count * sizeof(int32_t));
-  if (!request->prompt_ids) return openai_fail_out_of_memory(error);
+  *out_ids = malloc(count * sizeof(int32_t));
+  if (!*out_ids) return openai_fail_out_of_memory(error);
   for (size_t i = 0; i < count; i++) {
     int64_t id = 0;
     if (!vlm_json_get_int(&array->as.array.items[i], &id) || id < 0 || id > INT32_MAX) {
       char param[OPENAI_PARAM_CAPACITY];
-      openai_build_param(param, "prompt[%zu]", i);
+      openai_build_param(param, "%s[%zu]", param_prefix, i);
       return openai_fail_invalid_value(error, param, "a token prompt holds token ids (integers from 0)");
     }
-    request->prompt_ids[i] = (int32_t)id;
+    (*out_ids)[i] = (int32_t)id;
   }
-  request->prompt_id_count = (int64_t)count;
+  *out_count = (int64_t)count;
   return true;
+}
+
+static bool read_prompt_ids(const vlm_json_value *array, openai_request *request, openai_error *error) {
+  return read_ids_into(array, "prompt", &request->prompt_ids, &request->prompt_id_count, error);
 }
 
 static bool is_id_array(const vlm_json_value *value) {
@@ -750,19 +762,48 @@ static bool is_id_array(const vlm_json_value *value) {
          value->as.array.items[0].type == VLM_JSON_NUMBER;
 }
 
+/* One entry of a prompt list into `text` or `ids`. */
+static bool read_list_prompt(const vlm_json_value *item, size_t index, char **text, int32_t **ids,
+                             int64_t *id_count, openai_error *error) {
+  char param[OPENAI_PARAM_CAPACITY];
+  openai_build_param(param, "prompt[%zu]", index);
+  if (is_id_array(item)) return read_ids_into(item, param, ids, id_count, error);
+  if (item->type != VLM_JSON_STRING)
+    return openai_fail_invalid_value(error, param, "a prompt list holds strings or arrays of token ids");
+  return openai_copy_plain_string(item, param, error, text);
+}
+
+/* A list of prompts (at most OPENAI_MAX_PROMPTS): the first into
+ * request->prompt / prompt_ids, the others into more_prompts. */
+static bool parse_prompt_list(const vlm_json_value *list, openai_request *request, openai_error *error) {
+  size_t count = list->as.array.count;
+  if (count > OPENAI_MAX_PROMPTS)
+    return openai_fail_invalid_value(error, "prompt", "a list of %zu prompts is over the limit of %d", count,
+                                     OPENAI_MAX_PROMPTS);
+  if (!read_list_prompt(&list->as.array.items[0], 0, &request->prompt, &request->prompt_ids,
+                        &request->prompt_id_count, error))
+    return false;
+  request->more_prompts = calloc(count - 1, sizeof(*request->more_prompts));
+  if (!request->more_prompts) return openai_fail_out_of_memory(error);
+  for (size_t i = 1; i < count; i++) {
+    openai_prompt *more = &request->more_prompts[i - 1];
+    request->more_prompt_count = i;
+    if (!read_list_prompt(&list->as.array.items[i], i, &more->text, &more->ids, &more->id_count, error))
+      return false;
+  }
+  return true;
+}
+
 static bool parse_prompt(const vlm_json_value *body, openai_request *request,
                          openai_error *error) {
   const vlm_json_value *prompt = openai_or_null(vlm_json_object_get(body, "prompt"));
   /* OpenAI's forms: a string, an array of strings, an array of ids, an
-   * array of id arrays. One prompt per request here (a string or one id
-   * array, also inside an array of one); a batch is refused rather than
-   * answered for its first prompt only. */
+   * array of id arrays (a list of prompts, parse_prompt_list). */
   if (is_id_array(prompt)) return read_prompt_ids(prompt, request, error);
   if (prompt->type == VLM_JSON_ARRAY) {
-    if (prompt->as.array.count != 1)
-      return openai_fail_invalid_value(error, "prompt",
-                                "only a single prompt is supported (got an array of %zu)",
-                                prompt->as.array.count);
+    if (prompt->as.array.count > 1) return parse_prompt_list(prompt, request, error);
+    if (prompt->as.array.count == 0)
+      return openai_fail_invalid_value(error, "prompt", "must not be an empty list");
     prompt = &prompt->as.array.items[0];
     if (is_id_array(prompt)) return read_prompt_ids(prompt, request, error);
     if (prompt->type != VLM_JSON_STRING)
@@ -793,7 +834,7 @@ static bool parse_body(const vlm_json_value *body, openai_endpoint endpoint,
                   : parse_prompt(body, request, error)) &&
          parse_model(body, request, error) && parse_stream(body, request, error) &&
          parse_max_tokens(body, request, error) && parse_float_fields(body, request, error) &&
-         parse_top_k_and_seed(body, request, error) && parse_n(body, error) &&
+         parse_top_k_and_seed(body, request, error) && parse_n(body, request, error) &&
          (is_chat ? parse_chat_logprobs(body, request, error)
                   : parse_completions_logprobs(body, request, error)) &&
          parse_stop(body, request, error) && openai_parse_extensions(body, request, error);
@@ -831,6 +872,11 @@ void openai_request_release(openai_request *request) {
   free(request->messages_json);
   free(request->prompt);
   free(request->prompt_ids);
+  for (size_t i = 0; i < request->more_prompt_count; i++) {
+    free(request->more_prompts[i].text);
+    free(request->more_prompts[i].ids);
+  }
+  free(request->more_prompts);
   for (size_t i = 0; i < request->media_count; i++) openai_media_release(&request->media[i]);
   free(request->media);
   for (size_t i = 0; i < request->stop_count; i++) free(request->stop[i]);

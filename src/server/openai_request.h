@@ -68,6 +68,13 @@ typedef enum openai_endpoint {
   OPENAI_COMPLETIONS,
 } openai_endpoint;
 
+/* One more prompt of a /v1/completions list: a string or token ids. */
+typedef struct openai_prompt {
+  char *text;
+  int32_t *ids;
+  int64_t id_count;
+} openai_prompt;
+
 typedef struct openai_request {
   openai_endpoint endpoint;
   char *model;                  /* as given (echoed back); may be NULL */
@@ -75,6 +82,12 @@ typedef struct openai_request {
   char *prompt;                 /* completions: the prompt string, or */
   int32_t *prompt_ids;          /* completions: a prompt of token ids (not yet checked against the vocabulary) */
   int64_t prompt_id_count;
+  /* completions: a list of prompts, the first in prompt / prompt_ids above
+   * and the others here, in order (OpenAI's choices are indexed
+   * prompt * n + choice). */
+  struct openai_prompt *more_prompts;
+  size_t more_prompt_count;
+  int32_t n;                    /* choices per prompt, 1..OPENAI_MAX_CHOICES */
   openai_media *media;          /* chat: in placeholder order */
   size_t media_count;
   bool stream;
@@ -123,6 +136,9 @@ typedef struct openai_request {
 #define OPENAI_MAX_STOP_BYTES 1024
 #define OPENAI_MAX_STOP_TOKEN_IDS 64
 #define OPENAI_MAX_LOGIT_BIAS 1024
+#define OPENAI_MAX_CHOICES 16         /* n (as VLM_ENGINE_MAX_CHOICES) */
+#define OPENAI_MAX_PROMPTS 16         /* a /v1/completions prompt list */
+#define OPENAI_MAX_ANSWER_CHOICES 64  /* prompts x n in one answer */
 #define OPENAI_MAX_IGNORED_FIELDS 16  /* named in the log; more are counted */
 
 /* How chat content is handed to the model's template, from

@@ -44,7 +44,8 @@ void request_events_release_request(request_events *events) {
   /* After vlm_engine_request_release returns no callback runs for the
    * request, so the queue may be freed right after. The handle is only
    * touched by the connection thread that owns this queue. */
-  if (events->request) vlm_engine_request_release(events->request);
+  if (events->request && events->request_borrowed) vlm_engine_cancel(events->request);
+  else if (events->request) vlm_engine_request_release(events->request);
   events->request = NULL;
 }
 

@@ -62,6 +62,10 @@ typedef struct request_events {
   char log_id[136];             /* the HTTP request's id (HTTP_REQUEST_ID_MAX + 1 fits) */
 
   vlm_engine_request *request;  /* NULL once released */
+  /* Another choice's handle (n > 1: every choice of one engine request
+   * sees its events here, the first choice's queue owns it): releasing
+   * only cancels it, and the owner must outlive this queue's use of it. */
+  bool request_borrowed;
   atomic_bool cancel;           /* polled by media fetching and image decoding */
   /* --request-timeout: past it, request_events_wait cancels the engine
    * request (vlm_engine_cancel) and waits for its FINISH. */

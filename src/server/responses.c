@@ -264,9 +264,79 @@ static void append_completion_text(vlm_string_builder *out, const response_heade
   vlm_sb_release(&joined);
 }
 
-char *response_completion(const response_header *header, const request_events *events,
-                          bool with_logprobs) {
-  return response_completion_tools(header, events, with_logprobs, NULL);
+/* One element of "choices" (its index, message or text, logprobs and
+ * finish_reason); `tools` as in response_completion_tools. */
+static bool append_tools_message(vlm_string_builder *out, const response_header *header,
+                                 const request_events *events, const tool_format *format, bool *out_calls);
+
+static void append_choice(vlm_string_builder *out, const response_header *header, const request_events *events,
+                          size_t index, bool with_logprobs, const tool_format *tools) {
+  bool calls = false;
+  bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
+  bool logprobs = with_logprobs && any_logprob(events->tokens, events->token_count);
+  vlm_sb_appendf(out, "{\"index\":%zu,", index);
+  if (chat) {
+    vlm_sb_append_literal(out, "\"message\":{\"role\":\"assistant\",");
+    if (tools) {
+      if (!append_tools_message(out, header, events, tools, &calls)) out->failed = true;
+    } else if (header->reasoning != REASONING_OFF) {
+      append_split_message(out, header, events);
+    } else {
+      vlm_sb_append_literal(out, "\"content\":");
+      append_completion_text(out, header, events);
+    }
+    vlm_sb_append_literal(out, ",\"refusal\":null},\"logprobs\":");
+    if (logprobs) append_chat_logprobs(out, events->tokens, events->token_count);
+    else vlm_sb_append_literal(out, "null");
+  } else {
+    vlm_sb_append_literal(out, "\"text\":");
+    append_completion_text(out, header, events);
+    vlm_sb_append_literal(out, ",\"logprobs\":");
+    if (logprobs) append_completion_logprobs(out, events->tokens, events->token_count, 0);
+    else vlm_sb_append_literal(out, "null");
+  }
+  vlm_sb_append_literal(out, ",\"finish_reason\":");
+  append_string(out, calls && strcmp(events->finish_reason, "stop") == 0 ? "tool_calls" : events->finish_reason);
+  vlm_sb_append_literal(out, "}");
+}
+
+vlm_engine_usage response_sum_usage(const request_events *const *events, size_t count, int32_t n) {
+  vlm_engine_usage sum = {0};
+  for (size_t i = 0; i < count; i++) {
+    const vlm_engine_usage *usage = &events[i]->usage;
+    if (n <= 1 || i % (size_t)n == 0) { /* each prompt once: its choices share its prefill */
+      sum.prompt_tokens += usage->prompt_tokens;
+      sum.prompt_image_tokens += usage->prompt_image_tokens;
+      sum.prompt_audio_tokens += usage->prompt_audio_tokens;
+      sum.prompt_video_tokens += usage->prompt_video_tokens;
+      sum.prompt_cached_tokens += usage->prompt_cached_tokens;
+    }
+    sum.completion_tokens += usage->completion_tokens;
+  }
+  return sum;
+}
+
+static char *completion_object(const response_header *header, const request_events *const *events, size_t count,
+                               int32_t n, bool with_logprobs, const tool_format *tools) {
+  vlm_string_builder out = {0};
+  bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
+  append_object_start(&out, header, chat ? "chat.completion" : "text_completion");
+  vlm_sb_append_literal(&out, ",\"choices\":[");
+  for (size_t i = 0; i < count; i++) {
+    if (i) vlm_sb_append_literal(&out, ",");
+    append_choice(&out, header, events[i], i, with_logprobs, tools);
+  }
+  vlm_sb_append_literal(&out, "],\"usage\":");
+  vlm_engine_usage usage = response_sum_usage(events, count, n);
+  append_usage(&out, &usage);
+  response_append_timings(&out, events[0]);
+  vlm_sb_append_literal(&out, "}");
+  return vlm_sb_finish(&out);
+}
+
+char *response_completion_choices(const response_header *header, const request_events *const *events, size_t count,
+                                  int32_t n, bool with_logprobs) {
+  return completion_object(header, events, count, n, with_logprobs, NULL);
 }
 
 /* A chat message whose output is parsed for tool calls, after the
@@ -316,39 +386,12 @@ static bool append_tools_message(vlm_string_builder *out, const response_header 
 
 char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
                                 const tool_format *tools) {
-  bool calls = false;
-  vlm_string_builder out = {0};
-  bool chat = header->endpoint == OPENAI_CHAT_COMPLETIONS;
-  bool logprobs = with_logprobs && any_logprob(events->tokens, events->token_count);
-  append_object_start(&out, header, chat ? "chat.completion" : "text_completion");
-  vlm_sb_append_literal(&out, ",\"choices\":[{\"index\":0,");
-  if (chat) {
-    vlm_sb_append_literal(&out, "\"message\":{\"role\":\"assistant\",");
-    if (tools) {
-      if (!append_tools_message(&out, header, events, tools, &calls)) out.failed = true;
-    } else if (header->reasoning != REASONING_OFF) {
-      append_split_message(&out, header, events);
-    } else {
-      vlm_sb_append_literal(&out, "\"content\":");
-      append_completion_text(&out, header, events);
-    }
-    vlm_sb_append_literal(&out, ",\"refusal\":null},\"logprobs\":");
-    if (logprobs) append_chat_logprobs(&out, events->tokens, events->token_count);
-    else vlm_sb_append_literal(&out, "null");
-  } else {
-    vlm_sb_append_literal(&out, "\"text\":");
-    append_completion_text(&out, header, events);
-    vlm_sb_append_literal(&out, ",\"logprobs\":");
-    if (logprobs) append_completion_logprobs(&out, events->tokens, events->token_count, 0);
-    else vlm_sb_append_literal(&out, "null");
-  }
-  vlm_sb_append_literal(&out, ",\"finish_reason\":");
-  append_string(&out, calls && strcmp(events->finish_reason, "stop") == 0 ? "tool_calls" : events->finish_reason);
-  vlm_sb_append_literal(&out, "}],\"usage\":");
-  append_usage(&out, &events->usage);
-  response_append_timings(&out, events);
-  vlm_sb_append_literal(&out, "}");
-  return vlm_sb_finish(&out);
+  return completion_object(header, &events, 1, 1, with_logprobs, tools);
+}
+
+char *response_completion(const response_header *header, const request_events *events,
+                          bool with_logprobs) {
+  return response_completion_choices(header, &events, 1, 1, with_logprobs);
 }
 
 /* n per ms as llama-server gives them; 0 where no time passed (JSON has no
@@ -384,8 +427,8 @@ static void append_chunk_start(vlm_string_builder *out, const response_header *h
 
 void response_append_role_chunk(vlm_string_builder *out, const response_header *header) {
   append_chunk_start(out, header);
-  vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
-                             "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+  vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{\"role\":\"assistant\","
+                             "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n", (int)header->choice_index);
 }
 
 void response_append_token_chunk(vlm_string_builder *out, const response_header *header,
@@ -393,13 +436,13 @@ void response_append_token_chunk(vlm_string_builder *out, const response_header 
   bool logprobs = with_logprobs && token->has_logprob;
   append_chunk_start(out, header);
   if (header->endpoint == OPENAI_CHAT_COMPLETIONS) {
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"content\":");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{\"content\":", (int)header->choice_index);
     response_append_text(out, token->text, token->text_length);
     vlm_sb_append_literal(out, "},\"logprobs\":");
     if (logprobs) append_chat_logprobs(out, token, 1);
     else vlm_sb_append_literal(out, "null");
   } else {
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"text\":", (int)header->choice_index);
     response_append_text(out, token->text, token->text_length);
     vlm_sb_append_literal(out, ",\"logprobs\":");
     if (logprobs) append_completion_logprobs(out, token, 1, 0);
@@ -414,7 +457,7 @@ void response_append_split_chunk(vlm_string_builder *out, const response_header 
   bool logprobs = with_logprobs && token && token->has_logprob;
   if (!reasoning->length && !content->length && !logprobs) return;
   append_chunk_start(out, header);
-  vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{");
+  vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{", (int)header->choice_index);
   if (reasoning->length) {
     vlm_sb_append_literal(out, "\"reasoning_content\":");
     response_append_text(out, reasoning->data, reasoning->length);
@@ -440,9 +483,9 @@ void response_append_finish_chunk(vlm_string_builder *out, const response_header
                                   const char *finish_reason, const request_events *events) {
   append_chunk_start(out, header);
   if (header->endpoint == OPENAI_CHAT_COMPLETIONS)
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{},");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{},", (int)header->choice_index);
   else
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":\"\",");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"text\":\"\",", (int)header->choice_index);
   vlm_sb_append_literal(out, "\"logprobs\":null,\"finish_reason\":");
   append_string(out, finish_reason);
   vlm_sb_append_literal(out, "}]");
@@ -471,9 +514,9 @@ void response_append_progress_chunk(vlm_string_builder *out, const response_head
                                     const vlm_engine_progress *progress) {
   append_chunk_start(out, header);
   if (header->endpoint == OPENAI_CHAT_COMPLETIONS)
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null},");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"delta\":{\"role\":\"assistant\",\"content\":null},", (int)header->choice_index);
   else
-    vlm_sb_append_literal(out, ",\"choices\":[{\"index\":0,\"text\":\"\",");
+    vlm_sb_appendf(out, ",\"choices\":[{\"index\":%d,\"text\":\"\",", (int)header->choice_index);
   vlm_sb_appendf(out,
                  "\"logprobs\":null,\"finish_reason\":null}],\"prompt_progress\":{\"total\":%lld,\"cache\":%lld,"
                  "\"processed\":%lld,\"time_ms\":%lld}}\n\n",

@@ -28,6 +28,9 @@ typedef struct response_header {
    * starts from (borrowed); REASONING_OFF: the text is all content. */
   reasoning_kind reasoning;
   const char *prompt_tail;
+  /* The "index" of the choice the streamed chunks carry (prompt * n +
+   * choice; 0 for a single answer). */
+  int32_t choice_index;
   /* parallel_tool_calls false: only the first parsed call is answered */
   bool single_tool_call;
 } response_header;
@@ -46,6 +49,14 @@ char *response_completion(const response_header *header, const request_events *e
  * response_completion. */
 char *response_completion_tools(const response_header *header, const request_events *events, bool with_logprobs,
                                 const tool_format *tools);
+/* The whole answer of several choices (n > 1 or a prompt list), all
+ * finished with status OK: events[i] is choice i (prompt i / n); usage
+ * counts each prompt once and the completion tokens of every choice. NULL
+ * if out of memory. */
+char *response_completion_choices(const response_header *header, const request_events *const *events, size_t count,
+                                  int32_t n, bool with_logprobs);
+/* The usage of such an answer (as above). */
+vlm_engine_usage response_sum_usage(const request_events *const *events, size_t count, int32_t n);
 
 /* Streaming events, appended to `out`. */
 void response_append_role_chunk(vlm_string_builder *out, const response_header *header);

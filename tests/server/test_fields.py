@@ -234,7 +234,10 @@ class Qwen3Fields(unittest.TestCase):
             self.assertEqual(tokens.usage.prompt_tokens, len(ids))
         echoed = self.client.completions.create(model="qwen3", prompt=ids, max_tokens=2, temperature=0, echo=True)
         self.assertTrue(echoed.choices[0].text.startswith("Once upon a time"))
-        for prompt, param in (([ids, ids], "prompt"), ([1, 10 ** 9], "prompt[1]"), (["a", "b"], "prompt")):
+        # Lists of prompts are answered (tests/server/test_choices.py); an
+        # empty one, one over 16 prompts, or ids outside the vocabulary are not.
+        for prompt, param in (([1, 10 ** 9], "prompt[1]"), ([], "prompt"), (["a"] * 17, "prompt"),
+                              ([ids, [1, 10 ** 9]], "prompt")):
             with self.assertRaises(openai.BadRequestError) as caught:
                 self.client.completions.create(model="qwen3", prompt=prompt, max_tokens=1)
             self.assertEqual(caught.exception.body["param"], param)

@@ -231,7 +231,7 @@ class TextServerTests(ServerTestCase):
         self.assertEqual(json.loads(data)["error"]["type"], "invalid_request_error")
         status, body = self.server.post_json("/v1/chat/completions", chat_body("Hi", 2, bogus_field=1))
         self.assert_error(status, body, 400, fragment="bogus_field")
-        status, body = self.server.post_json("/v1/chat/completions", chat_body("Hi", 2, n=2))
+        status, body = self.server.post_json("/v1/chat/completions", chat_body("Hi", 2, n=17))
         self.assert_error(status, body, 400, param="n")
         status, body = self.server.post_json("/v1/chat/completions", chat_body("Hi", 2, model="gpt-4o"))
         self.assert_error(status, body, 404, param="model", code="model_not_found")

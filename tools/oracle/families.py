@@ -718,6 +718,29 @@ PHI4_MULTIMODAL = Family(
              dtype="bfloat16"),
     ])
 
+# Youtu-LLM's MLA decoder (YoutuForCausalLM, native in 5.23) in miniature:
+# q LoRA with its norm, the compressed KV latent with its norm, interleaved
+# RoPE on the rope dims, nope and v head sizes unlike each other (so a
+# mix-up of the two cannot pass), tied embeddings, rope_theta 5e5 as
+# Youtu-VL's. Transformers caches the normed latent and the rotated rope key
+# (the kv stage holds them side by side per position: the latent layout).
+YOUTU = Family(
+    name="youtu", kind="causal_lm", seed=7007,
+    config={"architectures": ["YoutuForCausalLM"], "model_type": "youtu", "vocab_size": 151936,
+            "hidden_size": 8, "intermediate_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "num_key_value_heads": 2, "q_lora_rank": 12, "kv_lora_rank": 10,
+            "qk_rope_head_dim": 4, "qk_nope_head_dim": 6, "v_head_dim": 5, "rope_interleave": True,
+            "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "tie_word_embeddings": True,
+            "bos_token_id": 151643, "eos_token_id": 151645, "attention_bias": False,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}},
+    midsize_config={}, tokenizer=None, tokenizer_config=None,
+    chat_template=None, real_tokenizer="qwen3", weights_dtype="bfloat16",
+    cases=[
+        Case("chat", messages=ROBOT_CHAT),
+        Case("plain", prompt="The quick brown fox jumps over the lazy dog."),
+        Case("chat_bf16", messages=CAT_CHAT, dtype="bfloat16"),
+    ])
+
 # The hub's int4 layouts on the Qwen2 decoder: GPTQ as the official
 # Qwen2-VL / Qwen2.5-VL -GPTQ-Int4 repositories write it (symmetric, no
 # act-order, the original "gptq" format), GPTQ with act-order and zero
@@ -737,4 +760,4 @@ FAMILIES = {family.name: family for family in (LLAMA, QWEN2, LLAVA, LLAMA_REALTO
                                                LLAVA_REALTOK, LLAVA_V4, MISTRAL, QWEN3, GEMMA3_TEXT,
                                                GEMMA3, GEMMA3_V4, QWEN2_VL, QWEN2_VL_V4, QWEN2_5_VL,
                                                QWEN3_VL, QWEN3_VL_MOE, QWEN3_VL_MOE_HUB, PHI4_MULTIMODAL,
-                                               QWEN2_GPTQ, QWEN2_GPTQ_ACT, QWEN2_AWQ)}
+                                               QWEN2_GPTQ, QWEN2_GPTQ_ACT, QWEN2_AWQ, YOUTU)}

@@ -294,8 +294,15 @@ def kv_tensor(cache, positions):
     layers = []
     for layer in cache.layers:
         keys, values = layer.keys[0], layer.values[0]   # [kv_heads, seq, head_dim]
-        layers.append(torch.stack([keys[:, positions], values[:, positions]]))
-    return torch.stack(layers)  # [layer, 2, kv_heads, position, head_dim]
+        if keys.shape[-1] != values.shape[-1]:
+            # MLA (Youtu): the cache holds the normed latent as "keys" and the
+            # rotated rope key as "values", one head each; vlm's latent layout
+            # stores them as one vector per position, latent first.
+            layers.append(torch.cat([keys[:, positions], values[:, positions]], dim=-1)[None])
+        else:
+            layers.append(torch.stack([keys[:, positions], values[:, positions]]))
+    # [layer, 2, kv_heads, position, head_dim]; latent: [layer, 1, 1, position, rank + rope]
+    return torch.stack(layers)
 
 
 def greedy(model, inputs, case, dtype, tokenizer, prompt_length):

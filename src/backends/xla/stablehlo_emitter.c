@@ -49,9 +49,10 @@ vlm_status vlm_xla_text_decoder_check(const vlm_model *model) {
   free(layout);
   VLM_RETURN_IF_ERROR(status);
   if (!uniform)
-    return VLM_ERROR(UNIMPLEMENTED, "%s: the xla backend does not hold per-layer KV layouts (widths that differ "
-                     "between layers or between K and V, shared or latent layers) yet; use --backend cpu",
-                     model->directory);
+    return VLM_ERROR(UNIMPLEMENTED, "%s: %s (model_type '%s'): the xla backend does not hold per-layer KV layouts "
+                     "(widths that differ between layers or between K and V, shared or latent layers) yet; use "
+                     "--backend cpu", model->directory, model->family && model->family->display_name ? model->family->display_name : "this model",
+                     model->config.model_type ? model->config.model_type : "?");
   return VLM_OK;
 }
 

@@ -24,6 +24,7 @@ extern const vlm_config_family vlm_config_family_gemma3;
 extern const vlm_config_family vlm_config_family_gemma3n;
 extern const vlm_config_family vlm_config_family_phi4_multimodal;
 extern const vlm_config_family vlm_config_family_molmo2;
+extern const vlm_config_family vlm_config_family_youtu;
 
 /* clip.c: CLIPVisionConfig's reader, which SiglipVisionConfig shares. */
 vlm_status vlm_clip_read_vision(const vlm_config_section *section, vlm_vision_config *out);
