@@ -217,5 +217,82 @@ static void bounded_encoding_is_exact(void) {
   vlm_tokenizer_release(tokenizer);
 }
 
+/* Long single pieces that the longest-token bound cannot refuse: one
+ * repeated letter, digits, punctuation, a two-letter pattern, CJK without
+ * spaces (a repeated phrase and a pseudo-random run of common characters). */
+static const char *const long_piece_units[] = {"a", "1", "-", "ab", "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", "!?"};
+
+static char *long_piece(size_t shape, size_t length) {
+  char *text = malloc(length + 8);
+  size_t used = 0;
+  unsigned seed = 12345;
+  while (used < length) {
+    if (shape < sizeof(long_piece_units) / sizeof(long_piece_units[0])) {
+      const char *unit = long_piece_units[shape];
+      size_t unit_length = strlen(unit);
+      memcpy(text + used, unit, unit_length);
+      used += unit_length;
+    } else { /* CJK Unified Ideographs U+4E00 + 0..511, 3 bytes each */
+      seed = seed * 1103515245u + 12345u;
+      uint32_t codepoint = 0x4E00 + ((seed >> 16) & 511);
+      text[used++] = (char)(0xE0 | (codepoint >> 12));
+      text[used++] = (char)(0x80 | ((codepoint >> 6) & 0x3F));
+      text[used++] = (char)(0x80 | (codepoint & 0x3F));
+    }
+  }
+  text[used] = 0;
+  return text;
+}
+#define LONG_PIECE_SHAPES (sizeof(long_piece_units) / sizeof(long_piece_units[0]) + 1)
+
+/* Exact where they fit: 64 KiB of each shape, bounded at exactly its count,
+ * on every fixture tokenizer; and 4 MiB of each refused at 32768 ids. */
+static void long_pieces_are_exact_or_refused(void) {
+  const char *fixtures = test_fixtures_dir();
+  const char *names[] = {"qwen2", "llama2", "llama3", "qwen3", "gemma3", "deepseek_v3"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    char dir[1024];
+    if (i == 0) {
+      snprintf(dir, sizeof(dir), "%s/tests/models/qwen2", VLM_SOURCE_DIR);
+    } else if (!fixtures) {
+      printf("  skipped %s: ../shared/fixtures not found\n", names[i]);
+      continue;
+    } else {
+      snprintf(dir, sizeof(dir), "%s/tokenizers/%s", fixtures, names[i]);
+    }
+    vlm_tokenizer *tokenizer = NULL;
+    CHECK_OK(vlm_tokenizer_create(dir, NULL, &tokenizer));
+    if (!tokenizer) continue;
+    for (size_t shape = 0; shape < LONG_PIECE_SHAPES; shape++) {
+      char *text = long_piece(shape, 64u << 10);
+      size_t length = strlen(text);
+      vlm_token_ids whole = {0}, bounded = {0};
+      CHECK_OK(vlm_tokenizer_encode(tokenizer, text, length, false, &whole));
+      bool over = true;
+      CHECK_OK(vlm_tokenizer_encode_bounded(tokenizer, text, length, false, whole.count, &bounded, &over));
+      if (over || bounded.count != whole.count ||
+          memcmp(bounded.ids, whole.ids, whole.count * sizeof(int32_t)) != 0) {
+        fprintf(stderr, "  %s: shape %zu (%zu ids) not exact when bounded at its own count\n", names[i], shape,
+                whole.count);
+        test_failures++;
+      }
+      vlm_token_ids_release(&whole), vlm_token_ids_release(&bounded);
+      free(text);
+      text = long_piece(shape, 4u << 20);
+      length = strlen(text);
+      struct timespec start, end;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+      CHECK_OK(vlm_tokenizer_encode_bounded(tokenizer, text, length, false, 32768, &bounded, &over));
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end);
+      double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;
+      printf("  %s: 4 MiB of shape %zu stopped past 32768 ids after %.3f CPU-s\n", names[i], shape, seconds);
+      CHECK(over);
+      vlm_token_ids_release(&bounded);
+      free(text);
+    }
+    vlm_tokenizer_release(tokenizer);
+  }
+}
+
 TEST_MAIN(TEST(bound_is_sound_on_every_tokenizer), TEST(no_bound_where_text_can_vanish),
-          TEST(bounded_encoding_is_exact))
+          TEST(bounded_encoding_is_exact), TEST(long_pieces_are_exact_or_refused))

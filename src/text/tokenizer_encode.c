@@ -284,6 +284,37 @@ static vlm_status normalize_piece(const vlm_tokenizer *tokenizer, text_piece pie
   return VLM_OK;
 }
 
+/* Pieces this long get the alphabet bound below before the model runs. */
+#define ALPHABET_BOUND_BYTES 4096
+
+/* A lower bound on the ids the BPE model makes of a long piece, by the
+ * piece's alphabet: every id it makes is a vocabulary token that occurs in
+ * the piece (merges concatenate token strings), a byte-fallback token for
+ * one byte, or an unknown token for one character (at most 4 bytes; a fused
+ * unknown has no bound, nor do prefixed or suffixed subwords). So each id
+ * covers at most the longest vocabulary token made only of bytes the piece
+ * uses: 4 MiB of 'a' are at least 4 MiB / 8 ids on a Qwen vocabulary, where
+ * the longest token overall (256 bytes) proved nothing. One pass over the
+ * piece and one over the vocabulary, which rejects most tokens at their
+ * first byte. 0: no bound. */
+static size_t alphabet_lower_bound(const tokenizer_model *model, const char *text, size_t length) {
+  if (model->kind != MODEL_BPE || model->continuing_prefix_length || model->end_of_word_suffix_length ||
+      (model->fuse_unknown && model->unknown_id >= 0))
+    return 0;
+  bool used[256] = {false};
+  for (size_t i = 0; i < length; i++) used[(unsigned char)text[i]] = true;
+  size_t widest = model->unknown_id >= 0 ? 4 : 1;
+  const string_table *vocabulary = &model->vocabulary;
+  for (size_t slot = 0; slot < vocabulary->slot_count; slot++) {
+    const char *token = vocabulary->strings[slot];
+    size_t token_length = vocabulary->lengths[slot], j = 0;
+    if (!token || token_length <= widest) continue;
+    while (j < token_length && used[(unsigned char)token[j]]) j++;
+    if (j == token_length) widest = token_length;
+  }
+  return (length + widest - 1) / widest;
+}
+
 /* Steps 2-4 (normalizer, pre-tokenizer, model) for one raw piece, its ids
  * appended to `body`. Each raw piece goes through them on its own in
  * `tokenizers` too (the added tokens split the text first), so the ids
@@ -301,6 +332,11 @@ static vlm_status tokenize_pieces(const vlm_tokenizer *tokenizer, const piece_li
        * piece (merges of its characters, an unknown character, a byte):
        * this piece alone takes the ids past the limit, unmodelled. */
       *over = true;
+      return VLM_OK;
+    } else if (max_ids && tokenizer->longest_token_bytes && piece->length >= ALPHABET_BOUND_BYTES &&
+               body->count + piece->length > max_ids && /* else even 1 byte per id fits: skip the scan */
+               body->count + alphabet_lower_bound(&tokenizer->model, piece->text, piece->length) > max_ids) {
+      *over = true; /* the piece's own alphabet proves it cannot fit */
       return VLM_OK;
     } else {
       VLM_RETURN_IF_ERROR(model_tokenize(&tokenizer->model, piece->text, piece->length, body));
