@@ -508,7 +508,7 @@ static void stop_strings_are_bounded(void) {
 static void benchmark_sizes_are_checked(void) {
   vlm_benchmark_options options = {.model_dir = TEXT_MODEL, .decode_steps = INT64_MAX};
   char *json = NULL;
-  CHECK_ERROR(vlm_benchmark_run(&options, &json), VLM_STATUS_INVALID_ARGUMENT, "decode steps is too many");
+  CHECK_ERROR(vlm_benchmark_run(&options, &json), VLM_STATUS_INVALID_ARGUMENT, "decode steps after 16 tokens is too many");
   CHECK(json == NULL);
 }
 
