@@ -1222,13 +1222,27 @@ static vlm_status index_new(int32_t vocab_size, const int32_t *end_tokens, int32
   return VLM_OK;
 }
 
+/* End tokens carry no bytes: the grammar allows them only where it is complete. */
 static bool index_set_bytes(vlm_token_index *index, int32_t token, const char *bytes, size_t length) {
   if (length == 0 || length > MAX_TOKEN_BYTES) return true; /* never allowed */
+  for (int32_t e = 0; e < index->end_token_count; e++)
+    if (index->end_tokens[e] == token) return true;
   index->bytes[token] = malloc(length);
   if (!index->bytes[token]) return false;
   memcpy(index->bytes[token], bytes, length);
   index->lengths[token] = (uint16_t)length;
   return true;
+}
+
+/* Builds the trie over the bytes set so far; on failure the index is released. */
+static vlm_status index_finish(vlm_token_index *index, vlm_token_index **out_index) {
+  vlm_status status = index_build(index);
+  if (status) {
+    vlm_token_index_release(index);
+    return status;
+  }
+  *out_index = index;
+  return VLM_OK;
 }
 
 vlm_status vlm_token_index_create_from_bytes(const char *const *tokens, const size_t *lengths, int32_t count,
@@ -1238,20 +1252,12 @@ vlm_status vlm_token_index_create_from_bytes(const char *const *tokens, const si
   vlm_token_index *index = NULL;
   VLM_RETURN_IF_ERROR(index_new(count, end_tokens, end_token_count, &index));
   for (int32_t t = 0; t < count; t++) {
-    bool is_end = false;
-    for (int32_t e = 0; e < index->end_token_count; e++) is_end |= index->end_tokens[e] == t;
-    if (tokens[t] && !is_end && !index_set_bytes(index, t, tokens[t], lengths[t])) {
+    if (tokens[t] && !index_set_bytes(index, t, tokens[t], lengths[t])) {
       vlm_token_index_release(index);
       return VLM_ERROR(RESOURCE_EXHAUSTED, "token index: out of memory");
     }
   }
-  vlm_status status = index_build(index);
-  if (status) {
-    vlm_token_index_release(index);
-    return status;
-  }
-  *out_index = index;
-  return VLM_OK;
+  return index_finish(index, out_index);
 }
 
 vlm_status vlm_token_index_create(const vlm_tokenizer *tokenizer, int32_t vocab_limit, const int32_t *end_tokens,
@@ -1270,20 +1276,12 @@ vlm_status vlm_token_index_create(const vlm_tokenizer *tokenizer, int32_t vocab_
       vlm_status_free(status);
       continue;
     }
-    bool is_end = false;
-    for (int32_t e = 0; e < index->end_token_count; e++) is_end |= index->end_tokens[e] == t;
-    if (!is_end && !index_set_bytes(index, t, buffer, length)) {
+    if (!index_set_bytes(index, t, buffer, length)) {
       vlm_token_index_release(index);
       return VLM_ERROR(RESOURCE_EXHAUSTED, "token index: out of memory");
     }
   }
-  vlm_status status = index_build(index);
-  if (status) {
-    vlm_token_index_release(index);
-    return status;
-  }
-  *out_index = index;
-  return VLM_OK;
+  return index_finish(index, out_index);
 }
 
 void vlm_token_index_release(vlm_token_index *index) {
